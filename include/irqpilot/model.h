@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_MODEL_H
+#define IRQPILOT_MODEL_H
+
+/*
+ * The system model: a snapshot is what one sample read (sample); a model
+ * is two snapshots and the rates between them (derive). The policy only
+ * ever sees a model.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "irqpilot/cpuset.h"
+#include "irqpilot/diag.h"
+#include "irqpilot/root.h"
+#include "irqpilot/storage.h"
+#include "irqpilot/topology.h"
+
+/* Why a vector is considered managed by the kernel. */
+enum ip_managed_why {
+	IP_MANAGED_NO = 0,
+	IP_MANAGED_MODE,     /* smp_affinity is mode 0444 (6.18+) */
+	IP_MANAGED_EIO,      /* a write failed with EIO (6.1) */
+	IP_MANAGED_EPERM,    /* a write failed with EPERM */
+	IP_MANAGED_SPREAD,   /* inferred: one vector per hw queue, each pinned to its queue's CPUs */
+};
+const char *ip_managed_why_str(enum ip_managed_why w);
+
+struct ip_irq {
+	unsigned irq;
+	char *chip, *hwirq, *trigger, *actions;
+	uint64_t total;      /* sum over the online columns */
+	uint64_t *percpu;    /* nr_cpus entries when tracked, else NULL */
+	bool tracked;        /* storage vector, or named by the policy */
+	bool have_proc;      /* /proc/irq/N/ was read */
+	ip_cpuset affinity;  /* smp_affinity_list */
+	bool have_effective;
+	ip_cpuset effective; /* effective_affinity_list */
+	int node;
+	mode_t mode;         /* permission bits of smp_affinity */
+	enum ip_managed_why managed;
+	int nr_devs;         /* storage devices with a vector on this line */
+	int devs[4];         /* indexes into storage.devs (a shared INTx line has several) */
+};
+
+struct ip_irq_thread {
+	pid_t pid;
+	unsigned irq;
+	bool secondary;      /* irq/N-s-name */
+	char comm[64];
+	ip_cpuset allowed;   /* Cpus_allowed_list */
+	unsigned policy;     /* SCHED_* */
+	unsigned rt_priority;
+	uint64_t utime, stime; /* clock ticks */
+	uint64_t vcsw, nvcsw;  /* context switches: each voluntary one is a wakeup */
+	int last_cpu;
+};
+
+/* Where a per-CPU I/O count came from. Every rate records its source. */
+enum ip_count_source {
+	IP_SRC_NONE = 0,
+	IP_SRC_REPLAY,       /* irqpilot/submit and irqpilot/complete of a capture */
+	IP_SRC_MODULE,       /* irqpilot_cq per-CPU counts */
+	IP_SRC_PERF,         /* perf tracepoint counters */
+	IP_SRC_TASKS,        /* /proc task sampling, apportioned from diskstats */
+	IP_SRC_INTERRUPTS,   /* completions: the device's vectors' interrupts per CPU */
+};
+const char *ip_count_source_name(enum ip_count_source s);
+
+struct ip_devcount {
+	enum ip_count_source submit_src, complete_src;
+	uint64_t *submit;    /* nr_cpus cumulative, NULL if no source */
+	uint64_t *complete;
+	uint64_t ios;        /* diskstats reads+writes completed, cumulative */
+};
+
+struct ip_snapshot {
+	uint64_t time_ns;    /* CLOCK_MONOTONIC */
+	struct ip_topology topo;
+	struct ip_storage storage;
+	int nr_irqs;
+	struct ip_irq *irqs; /* sorted by number */
+	uint64_t *irq_load;  /* nr_cpus: all numbered interrupts handled per CPU */
+	uint64_t *block_softirq; /* nr_cpus */
+	int nr_threads;
+	struct ip_irq_thread *threads;
+	struct ip_devcount *dc;  /* storage.nr_devs entries */
+};
+
+void ip_snapshot_free(struct ip_snapshot *s);
+struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq);
+
+/* ---- derive ------------------------------------------------------ */
+
+struct ip_irq_rate {
+	double total;        /* interrupts/s */
+	double *percpu;      /* nr_cpus, tracked IRQs only */
+};
+
+struct ip_dev_rate {
+	enum ip_count_source submit_src, complete_src;
+	double *submit;      /* nr_cpus, per second */
+	double *complete;
+	double submit_total, complete_total;
+	double ios;          /* diskstats I/Os per second */
+};
+
+struct ip_thread_rate {
+	double cpu_pct;      /* of one CPU */
+	double wakeups;      /* per second */
+	double wakeups_per_irq; /* -1 when its IRQ did not fire */
+};
+
+struct ip_model {
+	const struct ip_snapshot *cur;
+	const struct ip_snapshot *prev; /* NULL on the first sample: no rates */
+	double interval_s;
+	double *cpu_irq;     /* nr_cpus: interrupts/s handled per CPU */
+	double *cpu_softirq; /* nr_cpus: BLOCK softirqs/s per CPU */
+	struct ip_irq_rate *irq;       /* cur->nr_irqs */
+	struct ip_dev_rate *dev;       /* cur->storage.nr_devs */
+	struct ip_thread_rate *thread; /* cur->nr_threads */
+};
+
+/* Rates between @prev (may be NULL) and @cur. Counters that went down
+ * (a 32-bit wrap or a reused IRQ number) count as a restart from zero. */
+int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
+		    struct ip_diag *d);
+void ip_model_free(struct ip_model *m);
+
+/* Submissions per second on the CPUs of hw queue @q of device @dev (all
+ * queues if q < 0). */
+double ip_model_queue_submit(const struct ip_model *m, int dev, int q, double *by_cpu_out);
+
+#endif

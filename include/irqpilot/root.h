@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_ROOT_H
+#define IRQPILOT_ROOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Every file irqpilot reads or writes is named relative to one root
+ * directory, so that the same code runs on the live machine ("/"), on a
+ * fixture tree and on a replay step.
+ *
+ * Paths are given relative to the root ("proc/interrupts"); a leading '/'
+ * is accepted and ignored. Symbolic links inside the tree are followed.
+ * Trees that were copied by tools that do not keep symlinks store a link as
+ * a small regular file holding the link's target; such "flattened" links
+ * are followed too, both in the middle of a path and by ip_root_readlink().
+ *
+ * All functions return 0 (or a length) on success and a negative errno on
+ * failure; they never print.
+ */
+struct ip_root;
+
+/*
+ * For --capture: told of every successful read, readlink and listdir, with
+ * what was returned, so the capture holds exactly what the model saw.
+ */
+enum ip_root_event_kind { IP_ROOT_EV_READ, IP_ROOT_EV_LINK, IP_ROOT_EV_DIR };
+struct ip_root_event {
+	enum ip_root_event_kind kind;
+	const char *path; /* normalised, relative to the root */
+	const char *data; /* READ: content; LINK: target */
+	size_t len;
+	mode_t mode; /* READ: the file's permission bits */
+};
+typedef void (*ip_root_recorder)(void *ctx, const struct ip_root_event *ev);
+
+int ip_root_open(const char *dir, struct ip_root **out);
+void ip_root_free(struct ip_root *r);
+const char *ip_root_dir(const struct ip_root *r);
+bool ip_root_is_live(const struct ip_root *r);
+void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx);
+
+/* Whole file, NUL-terminated; *len excludes the NUL. Files over @max bytes
+ * give -EFBIG so a garbled or hostile tree cannot exhaust memory. */
+#define IP_ROOT_READ_MAX (64u << 20)
+int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len);
+/* First line without its newline. */
+int ip_root_read_line(struct ip_root *r, const char *path, char **out);
+/* A file holding one decimal integer (leading/trailing blanks allowed). */
+int ip_root_read_long(struct ip_root *r, const char *path, long long *out);
+int ip_root_readlink(struct ip_root *r, const char *path, char **target);
+/* Path after following every link, relative to the root, without '..'. */
+int ip_root_resolve(struct ip_root *r, const char *path, char **out);
+int ip_root_stat(struct ip_root *r, const char *path, struct stat *st);
+bool ip_root_exists(struct ip_root *r, const char *path);
+/* Sorted entry names, without "." and "..". Free with ip_strv_free(). */
+int ip_root_listdir(struct ip_root *r, const char *path, char ***names, size_t *n);
+/* Writes @data to an existing file with one write(2). Returns the errno
+ * of open() or write() exactly, since callers classify it. */
+int ip_root_write(struct ip_root *r, const char *path, const char *data);
+
+/* Reproduce @ev under @dest_dirfd: every symlink met on the way to its
+ * path in @r is recreated as a symlink, then the file, link or directory
+ * itself, with its mode. For --capture. */
+int ip_root_mirror(struct ip_root *r, const struct ip_root_event *ev, int dest_dirfd);
+
+void ip_strv_free(char **v, size_t n);
+
+/* printf into a malloc()ed string; NULL on ENOMEM. */
+char *ip_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

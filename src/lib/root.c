@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/root.h"
+
+struct ip_root {
+	int fd;
+	char *dir;
+	bool live;
+	ip_root_recorder rec;
+	void *rec_ctx;
+};
+
+#define MAX_LINK_HOPS 40
+
+char *ip_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+void ip_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int ip_root_open(const char *dir, struct ip_root **out)
+{
+	_cleanup_free_ struct ip_root *r = calloc(1, sizeof(*r));
+	char real[PATH_MAX];
+
+	if (!r)
+		return -ENOMEM;
+	r->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (!realpath(dir, real))
+		snprintf(real, sizeof(real), "%s", dir);
+	r->dir = strdup(real);
+	if (!r->dir) {
+		close(r->fd);
+		return -ENOMEM;
+	}
+	r->live = strcmp(real, "/") == 0;
+	*out = TAKE_PTR(r);
+	return 0;
+}
+
+void ip_root_free(struct ip_root *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->dir);
+	free(r);
+}
+
+const char *ip_root_dir(const struct ip_root *r)
+{
+	return r->dir;
+}
+
+bool ip_root_is_live(const struct ip_root *r)
+{
+	return r->live;
+}
+
+void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx)
+{
+	r->rec = fn;
+	r->rec_ctx = ctx;
+}
+
+static void record(struct ip_root *r, enum ip_root_event_kind kind, const char *path,
+		   const char *data, size_t len, mode_t mode)
+{
+	struct ip_root_event ev = { kind, path, data, len, mode };
+
+	if (r->rec)
+		r->rec(r->rec_ctx, &ev);
+}
+
+/* Strip leading slashes and "./" so that every path is relative to the root. */
+static const char *rel(const char *path)
+{
+	while (*path == '/' || (path[0] == '.' && path[1] == '/'))
+		path += (*path == '/') ? 1 : 2;
+	return *path ? path : ".";
+}
+
+/* Read a small regular file that stands for a symlink in a flattened tree. */
+static int read_flat_link(int dirfd, const char *path, char **target)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	/* A link target is one non-empty line without NULs. */
+	if (n == 0 || memchr(buf, '\n', n) || strlen(buf) != (size_t)n)
+		return -ENOTDIR;
+	*target = strdup(buf);
+	return *target ? 0 : -ENOMEM;
+}
+
+/*
+ * Walk @path one component at a time below the root, following real and
+ * flattened links. If @mirror_fd >= 0, every directory and link met is
+ * recreated below it. On success *out is the resolved relative path.
+ */
+static int walk(struct ip_root *r, const char *path, bool follow_last, int mirror_fd, char **out)
+{
+	_cleanup_free_ char *done = strdup("");
+	_cleanup_free_ char *todo = strdup(rel(path));
+	int hops = 0;
+
+	if (!done || !todo)
+		return -ENOMEM;
+	for (;;) {
+		char *slash, *comp, *cand, *rest;
+		struct stat st;
+		bool last;
+
+		/* pop the first component of todo */
+		comp = todo;
+		while (*comp == '/')
+			comp++;
+		if (!*comp)
+			break;
+		slash = strchr(comp, '/');
+		rest = slash ? slash + 1 : NULL;
+		if (slash)
+			*slash = '\0';
+		while (rest && *rest == '/')
+			rest++;
+		last = !rest || !*rest;
+
+		if (strcmp(comp, ".") == 0)
+			goto next;
+		if (strcmp(comp, "..") == 0) {
+			char *p = strrchr(done, '/');
+
+			if (p)
+				*p = '\0';
+			else
+				done[0] = '\0';
+			goto next;
+		}
+		cand = *done ? ip_asprintf("%s/%s", done, comp) : strdup(comp);
+		if (!cand)
+			return -ENOMEM;
+		if (fstatat(r->fd, cand, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = -errno;
+
+			free(cand);
+			return e;
+		}
+		if (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && !last)) {
+			_cleanup_free_ char *target = NULL;
+			char *ntodo;
+			int ret;
+
+			if (last && !follow_last) {
+				free(done);
+				done = cand;
+				break;
+			}
+			if (++hops > MAX_LINK_HOPS) {
+				free(cand);
+				return -ELOOP;
+			}
+			if (S_ISLNK(st.st_mode)) {
+				char buf[PATH_MAX];
+				ssize_t n = readlinkat(r->fd, cand, buf, sizeof(buf) - 1);
+
+				if (n < 0) {
+					ret = -errno;
+					free(cand);
+					return ret;
+				}
+				buf[n] = '\0';
+				target = strdup(buf);
+				if (!target) {
+					free(cand);
+					return -ENOMEM;
+				}
+			} else {
+				ret = read_flat_link(r->fd, cand, &target);
+				if (ret < 0) {
+					free(cand);
+					return ret;
+				}
+			}
+			if (mirror_fd >= 0) {
+				struct ip_root_event ev = { IP_ROOT_EV_LINK, cand, target, strlen(target), 0 };
+				int ret2 = ip_root_mirror(NULL, &ev, mirror_fd);
+
+				if (ret2 < 0 && ret2 != -EEXIST) {
+					free(cand);
+					return ret2;
+				}
+			}
+			free(cand);
+			if (target[0] == '/')
+				done[0] = '\0';
+			ntodo = ip_asprintf("%s/%s", target, rest ? rest : "");
+			if (!ntodo)
+				return -ENOMEM;
+			free(todo);
+			todo = ntodo;
+			continue;
+		}
+		free(done);
+		done = cand;
+next:
+		if (!rest)
+			break;
+		memmove(todo, rest, strlen(rest) + 1);
+	}
+	*out = *done ? TAKE_PTR(done) : strdup(".");
+	return *out ? 0 : -ENOMEM;
+}
+
+int ip_root_resolve(struct ip_root *r, const char *path, char **out)
+{
+	return walk(r, path, true, -1, out);
+}
+
+/* Open through the kernel first; fall back to our own walk only for
+ * flattened links, which the kernel reports as ENOTDIR. */
+static int root_openat(struct ip_root *r, const char *path, int flags)
+{
+	_cleanup_free_ char *resolved = NULL;
+	int fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
+	int ret;
+
+	if (fd >= 0 || errno != ENOTDIR)
+		return fd >= 0 ? fd : -errno;
+	ret = walk(r, path, true, -1, &resolved);
+	if (ret < 0)
+		return ret;
+	fd = openat(r->fd, resolved, flags | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
+{
+	_cleanup_close_ int fd = root_openat(r, path, O_RDONLY);
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 0, n = 0;
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	for (;;) {
+		ssize_t k;
+
+		if (cap - n < 4096) {
+			size_t ncap = cap ? cap * 2 : 8192;
+			char *nb;
+
+			if (ncap > IP_ROOT_READ_MAX + 1)
+				ncap = IP_ROOT_READ_MAX + 1;
+			if (ncap <= n + 1)
+				return -EFBIG;
+			nb = realloc(buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+			cap = ncap;
+		}
+		k = read(fd, buf + n, cap - n - 1);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		n += k;
+	}
+	buf[n] = '\0';
+	record(r, IP_ROOT_EV_READ, rel(path), buf, n, st.st_mode & 07777);
+	if (len)
+		*len = n;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+int ip_root_read_line(struct ip_root *r, const char *path, char **out)
+{
+	char *buf, *nl;
+	int ret = ip_root_read(r, path, &buf, NULL);
+
+	if (ret < 0)
+		return ret;
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	*out = buf;
+	return 0;
+}
+
+int ip_root_read_long(struct ip_root *r, const char *path, long long *out)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *end;
+	long long v;
+	int ret = ip_root_read(r, path, &buf, NULL);
+
+	if (ret < 0)
+		return ret;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno)
+		return -errno;
+	if (end == buf)
+		return -EINVAL;
+	while (*end == ' ' || *end == '\n' || *end == '\t')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ip_root_readlink(struct ip_root *r, const char *path, char **target)
+{
+	_cleanup_free_ char *resolved = NULL;
+	char buf[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int ret = walk(r, path, false, -1, &resolved);
+
+	if (ret < 0)
+		return ret;
+	if (fstatat(r->fd, resolved, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		ret = read_flat_link(r->fd, resolved, target);
+		if (ret == -ENOTDIR)
+			return -EINVAL;
+		if (ret == 0)
+			record(r, IP_ROOT_EV_LINK, rel(path), *target, strlen(*target), 0);
+		return ret;
+	}
+	if (!S_ISLNK(st.st_mode))
+		return -EINVAL;
+	n = readlinkat(r->fd, resolved, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	*target = strdup(buf);
+	if (!*target)
+		return -ENOMEM;
+	record(r, IP_ROOT_EV_LINK, rel(path), *target, n, 0);
+	return 0;
+}
+
+int ip_root_stat(struct ip_root *r, const char *path, struct stat *st)
+{
+	_cleanup_free_ char *resolved = NULL;
+	int ret;
+
+	if (fstatat(r->fd, rel(path), st, 0) == 0)
+		return 0;
+	if (errno != ENOTDIR)
+		return -errno;
+	ret = walk(r, path, true, -1, &resolved);
+	if (ret < 0)
+		return ret;
+	return fstatat(r->fd, resolved, st, 0) == 0 ? 0 : -errno;
+}
+
+bool ip_root_exists(struct ip_root *r, const char *path)
+{
+	struct stat st;
+
+	return ip_root_stat(r, path, &st) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ip_root_listdir(struct ip_root *r, const char *path, char ***names, size_t *n)
+{
+	int fd = root_openat(r, path, O_RDONLY | O_DIRECTORY);
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			char **nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv)
+				goto oom;
+			v = nv;
+			cap = ncap;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (!v[cnt])
+			goto oom;
+		cnt++;
+	}
+	closedir(d);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_str);
+	record(r, IP_ROOT_EV_DIR, rel(path), NULL, 0, 0);
+	*names = v;
+	*n = cnt;
+	return 0;
+oom:
+	closedir(d);
+	ip_strv_free(v, cnt);
+	return -ENOMEM;
+}
+
+int ip_root_write(struct ip_root *r, const char *path, const char *data)
+{
+	_cleanup_close_ int fd = root_openat(r, path, O_WRONLY | O_TRUNC);
+	size_t len = strlen(data);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = write(fd, data, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* mkdir -p of @path's parent below @dirfd. */
+static int mkparents(int dirfd, const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = strchr(p, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdirat(dirfd, p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
+static int write_file_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = -1;
+	size_t off = 0;
+
+	unlinkat(dirfd, path, 0);
+	fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t k = write(fd, data + off, len - off);
+
+		if (k < 0)
+			return -errno;
+		off += k;
+	}
+	if (fchmod(fd, mode & 07777) < 0)
+		return -errno;
+	return 0;
+}
+
+int ip_root_mirror(struct ip_root *r, const struct ip_root_event *ev, int dest_dirfd)
+{
+	_cleanup_free_ char *resolved = NULL;
+	int ret;
+
+	if (ev->kind == IP_ROOT_EV_LINK && !r) {
+		/* a link met while walking: create it where it stands */
+		ret = mkparents(dest_dirfd, ev->path);
+		if (ret < 0)
+			return ret;
+		if (symlinkat(ev->data, dest_dirfd, ev->path) < 0)
+			return errno == EEXIST ? 0 : -errno;
+		return 0;
+	}
+	/* recreate every link on the way, then the object at the end */
+	ret = walk(r, ev->path, ev->kind != IP_ROOT_EV_LINK, dest_dirfd, &resolved);
+	if (ret < 0)
+		return ret;
+	ret = mkparents(dest_dirfd, resolved);
+	if (ret < 0)
+		return ret;
+	switch (ev->kind) {
+	case IP_ROOT_EV_READ:
+		return write_file_at(dest_dirfd, resolved, ev->data, ev->len, ev->mode);
+	case IP_ROOT_EV_LINK:
+		if (symlinkat(ev->data, dest_dirfd, resolved) < 0 && errno != EEXIST)
+			return -errno;
+		return 0;
+	case IP_ROOT_EV_DIR:
+		if (strcmp(resolved, ".") && mkdirat(dest_dirfd, resolved, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		return 0;
+	}
+	return -EINVAL;
+}
