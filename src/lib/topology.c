@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * CPU topology: which CPUs exist, how they share caches and clusters, how
+ * fast they are relative to each other, and from that the domains that
+ * vectors are steered to.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/topology.h"
+
+#define CPU_DIR "sys/devices/system/cpu/"
+#define NODE_DIR "sys/devices/system/node"
+#define CGROUP_ISOLATED "sys/fs/cgroup/cpuset.cpus.isolated"
+
+/* Synthetic capacities for sources that have no numeric value of their own;
+ * only their order matters. */
+#define CAP_FULL 1024u
+#define CAP_MID 512u
+#define CAP_LOW 256u
+
+/*
+ * Values within this many percent of a class's fastest member join that
+ * class. Turbo Boost Max 3.0 "favoured cores" report a max frequency (and
+ * on 6.18 a cpu_capacity) a few percent above their siblings; they are the
+ * same kind of core and must not become a class of their own.
+ */
+#define CAP_BAND_PCT 5u
+
+const char *ip_cap_source_name(enum ip_cap_source s)
+{
+	switch (s) {
+	case IP_CAP_UNIFORM:
+		return "uniform";
+	case IP_CAP_CPU_CAPACITY:
+		return "cpu_capacity";
+	case IP_CAP_HYBRID_PMU:
+		return "hybrid_pmu";
+	case IP_CAP_MAX_FREQ:
+		return "max_freq";
+	case IP_CAP_CONFIG:
+		return "config";
+	}
+	return "unknown";
+}
+
+const char *ip_cap_class_name(enum ip_cap_class c)
+{
+	switch (c) {
+	case IP_CLASS_EFFICIENCY:
+		return "efficiency";
+	case IP_CLASS_MID:
+		return "mid";
+	case IP_CLASS_PERFORMANCE:
+		return "performance";
+	}
+	return "unknown";
+}
+
+/* 6.1 prints nohz_full as "(null)" when the boot option is not given. */
+static int parse_cpulist_text(const char *text, ip_cpuset *s)
+{
+	const char *p = text;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "(null)", 6) == 0) {
+		for (p += 6; *p; p++)
+			if (!isspace((unsigned char)*p))
+				return -EINVAL;
+		cpuset_zero(s);
+		return 0;
+	}
+	return cpuset_parse_list(s, text);
+}
+
+/* cpufreq's related_cpus is "0 1 2 3 \n"; accept a cpulist as well. */
+static int parse_spaced_list(const char *text, ip_cpuset *s)
+{
+	_cleanup_free_ char *buf = malloc(strlen(text) + 1);
+	bool sep = false;
+	size_t n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (const char *p = text; *p; p++) {
+		if (isspace((unsigned char)*p)) {
+			sep = n > 0;
+			continue;
+		}
+		if (sep)
+			buf[n++] = ',';
+		sep = false;
+		buf[n++] = *p;
+	}
+	buf[n] = '\0';
+	return cpuset_parse_list(s, buf);
+}
+
+static int read_cpulist(struct ip_root *r, const char *path, ip_cpuset *s)
+{
+	_cleanup_free_ char *buf = NULL;
+	int ret = ip_root_read(r, path, &buf, NULL);
+
+	if (ret < 0)
+		return ret;
+	return parse_cpulist_text(buf, s);
+}
+
+/* An optional list: absent leaves @s empty; present but unreadable is an
+ * error, because silently losing e.g. the isolated set would put IRQs on
+ * CPUs the admin fenced off. */
+static int read_optional_list(struct ip_root *r, const char *path, ip_cpuset *s, bool *found,
+			      struct ip_diag *d)
+{
+	int ret = read_cpulist(r, path, s);
+
+	if (found)
+		*found = ret == 0;
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		cpuset_zero(s);
+		return 0;
+	}
+	if (ret == -ERANGE)
+		return ip_diag_set(d, -E2BIG,
+				   "%s: lists a CPU id >= %d, more than this build supports", path,
+				   IP_CPU_MAX);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "%s: %s", path,
+				   ret == -EINVAL ? "not a CPU list" : strerror(-ret));
+	return 0;
+}
+
+static int read_required_list(struct ip_root *r, const char *path, ip_cpuset *s,
+			      struct ip_diag *d)
+{
+	int ret = read_cpulist(r, path, s);
+
+	if (ret == -ERANGE)
+		return ip_diag_set(d, -E2BIG,
+				   "%s: lists a CPU id >= %d; rebuild with a larger IP_CPU_MAX",
+				   path, IP_CPU_MAX);
+	if (ret == -ENOTDIR)
+		ret = -ENOENT;
+	if (ret < 0)
+		return ip_diag_set(d, ret, "%s: %s", path,
+				   ret == -EINVAL ? "not a CPU list" : strerror(-ret));
+	if (cpuset_empty(s))
+		return ip_diag_set(d, -EINVAL, "%s: empty CPU list", path);
+	return 0;
+}
+
+static bool read_int(struct ip_root *r, const char *path, long long *out)
+{
+	return ip_root_read_long(r, path, out) == 0;
+}
+
+/* Lowest CPU of a cpulist file, or -1. */
+static int read_first_cpu(struct ip_root *r, const char *path)
+{
+	ip_cpuset s;
+
+	if (read_cpulist(r, path, &s) < 0)
+		return -1;
+	return cpuset_first(&s);
+}
+
+/*
+ * Kernel command line words we care about. Quoting is ignored: none of
+ * the parameters read here can contain blanks.
+ */
+struct cmdline_info {
+	bool threadirqs;
+	bool have_isolcpus, have_nohz_full;
+	ip_cpuset isolcpus, nohz_full;
+};
+
+/* isolcpus=[flag,...,]cpulist: the flags (nohz, domain, managed_irq) are
+ * words, the CPU list is everything else. */
+static void parse_isolcpus(const char *val, ip_cpuset *out, bool *have)
+{
+	_cleanup_free_ char *copy = strdup(val);
+	_cleanup_free_ char *list = calloc(1, strlen(val) + 1);
+	char *save = NULL;
+	ip_cpuset s;
+
+	if (!copy || !list)
+		return;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (isalpha((unsigned char)tok[0]))
+			continue;
+		if (list[0])
+			strcat(list, ",");
+		strcat(list, tok);
+	}
+	if (list[0] && cpuset_parse_list(&s, list) == 0) {
+		cpuset_or(out, out, &s);
+		*have = true;
+	}
+}
+
+static void read_cmdline(struct ip_root *r, struct cmdline_info *ci)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *save = NULL;
+
+	memset(ci, 0, sizeof(*ci));
+	if (ip_root_read(r, "proc/cmdline", &buf, NULL) < 0)
+		return;
+	for (char *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+		if (strcmp(w, "threadirqs") == 0) {
+			ci->threadirqs = true;
+		} else if (strncmp(w, "isolcpus=", 9) == 0) {
+			parse_isolcpus(w + 9, &ci->isolcpus, &ci->have_isolcpus);
+		} else if (strncmp(w, "nohz_full=", 10) == 0) {
+			ip_cpuset s;
+
+			if (cpuset_parse_list(&s, w + 10) == 0) {
+				cpuset_or(&ci->nohz_full, &ci->nohz_full, &s);
+				ci->have_nohz_full = true;
+			}
+		}
+	}
+}
+
+static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
+{
+	struct cmdline_info ci;
+	ip_cpuset cg;
+	bool found;
+	int ret;
+
+	read_cmdline(r, &ci);
+
+	ret = read_optional_list(r, CPU_DIR "isolated", &t->isolated, &found, d);
+	if (ret < 0)
+		return ret;
+	if (!found && ci.have_isolcpus)
+		t->isolated = ci.isolcpus;
+	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
+	 * show up in the boot-time list. */
+	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, d);
+	if (ret < 0)
+		return ret;
+	cpuset_or(&t->isolated, &t->isolated, &cg);
+
+	ret = read_optional_list(r, CPU_DIR "nohz_full", &t->nohz_full, &found, d);
+	if (ret < 0)
+		return ret;
+	if (!found && ci.have_nohz_full)
+		t->nohz_full = ci.nohz_full;
+
+	t->forced_threading = ci.threadirqs;
+	if (!t->forced_threading) {
+		long long rt;
+
+		t->forced_threading = read_int(r, "sys/kernel/realtime", &rt) && rt == 1;
+	}
+	return 0;
+}
+
+/*
+ * The LLC of @c: the highest cache level of type Unified or Data. Every
+ * CPU listed as sharing it learns its LLC at the same time, so on a big
+ * machine each LLC's files are read once rather than once per CPU.
+ */
+static void read_llc(struct ip_root *r, struct ip_topology *t, int c, bool *llc_known)
+{
+	char dir[96], path[192];
+	char **names = NULL;
+	size_t n = 0;
+	long long best = -1;
+	ssize_t best_i = -1;
+	ip_cpuset shared;
+
+	snprintf(dir, sizeof(dir), CPU_DIR "cpu%d/cache", c);
+	if (ip_root_listdir(r, dir, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *type = NULL;
+		long long level;
+
+		if (strncmp(names[i], "index", 5) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/level", dir, names[i]);
+		if (!read_int(r, path, &level))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/type", dir, names[i]);
+		if (ip_root_read_line(r, path, &type) == 0 && strcmp(type, "Unified") != 0 &&
+		    strcmp(type, "Data") != 0)
+			continue;
+		if (level > best) {
+			best = level;
+			best_i = (ssize_t)i;
+		}
+	}
+	if (best_i >= 0) {
+		snprintf(path, sizeof(path), "%s/%s/shared_cpu_list", dir, names[best_i]);
+		if (read_cpulist(r, path, &shared) < 0)
+			cpuset_zero(&shared);
+		cpuset_set(&shared, c);
+		CPUSET_FOREACH(x, &shared)
+		{
+			if (x >= t->nr_cpus || llc_known[x])
+				continue;
+			t->cpus[x].llc = cpuset_first(&shared);
+			llc_known[x] = true;
+		}
+	}
+	ip_strv_free(names, n);
+}
+
+static void read_cpu(struct ip_root *r, struct ip_topology *t, int c, bool *llc_known,
+		     bool *have_cap, unsigned *raw_cap)
+{
+	struct ip_cpu *cpu = &t->cpus[c];
+	char path[128];
+	long long v;
+	ip_cpuset s;
+
+	/* Offline CPUs lose topology/ and cache/ on x86; every read below is
+	 * allowed to fail. */
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/core_id", c);
+	if (read_int(r, path, &v) && v >= 0 && v <= INT32_MAX)
+		cpu->core = (int)v;
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/physical_package_id", c);
+	if (read_int(r, path, &v) && v >= 0 && v <= INT32_MAX)
+		cpu->package = (int)v;
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/cluster_cpus_list", c);
+	cpu->cluster = read_first_cpu(r, path);
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/core_cpus_list", c);
+	if (read_cpulist(r, path, &s) < 0) {
+		snprintf(path, sizeof(path), CPU_DIR "cpu%d/topology/thread_siblings_list", c);
+		if (read_cpulist(r, path, &s) < 0)
+			cpuset_zero(&s);
+	}
+	cpuset_set(&s, c);
+	cpu->smt = s;
+
+	snprintf(path, sizeof(path), CPU_DIR "cpu%d/cpu_capacity", c);
+	if (read_int(r, path, &v) && v >= 0 && v <= UINT32_MAX) {
+		have_cap[c] = true;
+		raw_cap[c] = (unsigned)v;
+	}
+
+	if (cpu->online && !llc_known[c])
+		read_llc(r, t, c, llc_known);
+}
+
+/* Each cpufreq policy once, rather than each CPU's cpufreq link. */
+static void read_cpufreq(struct ip_root *r, struct ip_topology *t)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	if (ip_root_listdir(r, CPU_DIR "cpufreq", &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *rel = NULL;
+		char path[160], *end;
+		long long khz = 0;
+		unsigned long pol;
+		ip_cpuset s;
+
+		if (strncmp(names[i], "policy", 6) != 0 || !isdigit((unsigned char)names[i][6]))
+			continue;
+		pol = strtoul(names[i] + 6, &end, 10);
+		if (*end || pol >= (unsigned long)t->nr_cpus)
+			continue;
+		snprintf(path, sizeof(path), CPU_DIR "cpufreq/%s/related_cpus", names[i]);
+		cpuset_zero(&s);
+		if (ip_root_read(r, path, &rel, NULL) < 0 || parse_spaced_list(rel, &s) < 0)
+			cpuset_zero(&s);
+		cpuset_set(&s, (int)pol);
+		snprintf(path, sizeof(path), CPU_DIR "cpufreq/%s/cpuinfo_max_freq", names[i]);
+		if (!read_int(r, path, &khz) || khz < 0 || khz > UINT32_MAX)
+			khz = 0;
+		CPUSET_FOREACH(c, &s)
+		{
+			if (c >= t->nr_cpus)
+				break;
+			t->cpus[c].freq_policy = (int)pol;
+			t->cpus[c].max_freq_khz = (unsigned)khz;
+		}
+	}
+	ip_strv_free(names, n);
+}
+
+/*
+ * NUMA nodes from node/nodeN/cpulist. Those lists drop offline CPUs on
+ * x86, so a present CPU missing from all of them is looked up through its
+ * own cpuN/nodeM link. Without a node directory the kernel has no NUMA and
+ * every CPU is on node 0.
+ */
+static void read_nodes(struct ip_root *r, struct ip_topology *t)
+{
+	_cleanup_free_ bool *known = calloc(t->nr_cpus, sizeof(bool));
+	char **names = NULL;
+	size_t n = 0;
+
+	if (!known || ip_root_listdir(r, NODE_DIR, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char path[128], *end;
+		unsigned long node;
+		ip_cpuset s;
+
+		if (strncmp(names[i], "node", 4) != 0 || !isdigit((unsigned char)names[i][4]))
+			continue;
+		node = strtoul(names[i] + 4, &end, 10);
+		if (*end || node > INT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[i]);
+		if (read_cpulist(r, path, &s) < 0)
+			continue;
+		CPUSET_FOREACH(c, &s)
+		{
+			if (c >= t->nr_cpus)
+				break;
+			t->cpus[c].node = (int)node;
+			known[c] = true;
+		}
+	}
+	ip_strv_free(names, n);
+
+	for (int c = 0; c < t->nr_cpus; c++) {
+		char dir[64];
+
+		if (known[c] || !t->cpus[c].present)
+			continue;
+		snprintf(dir, sizeof(dir), CPU_DIR "cpu%d", c);
+		if (ip_root_listdir(r, dir, &names, &n) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			char *end;
+			unsigned long node;
+
+			if (strncmp(names[i], "node", 4) != 0 ||
+			    !isdigit((unsigned char)names[i][4]))
+				continue;
+			node = strtoul(names[i] + 4, &end, 10);
+			if (!*end && node <= INT32_MAX) {
+				t->cpus[c].node = (int)node;
+				break;
+			}
+		}
+		ip_strv_free(names, n);
+	}
+}
+
+static int cmp_unsigned_desc(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * Replace each value by the highest value of its band (see CAP_BAND_PCT).
+ * Returns the number of bands among the CPUs that have a value.
+ */
+static int band_values(const struct ip_topology *t, const bool *have, unsigned *val)
+{
+	_cleanup_free_ unsigned *sorted = malloc(t->nr_cpus * sizeof(unsigned));
+	int n = 0, bands = 0;
+
+	if (!sorted)
+		return 1;
+	for (int c = 0; c < t->nr_cpus; c++)
+		if (have[c] && val[c] > 0)
+			sorted[n++] = val[c];
+	if (n == 0)
+		return 0;
+	qsort(sorted, n, sizeof(unsigned), cmp_unsigned_desc);
+	for (int i = 0; i < n;) {
+		unsigned lead = sorted[i];
+		int j = i;
+
+		while (j < n && (unsigned long long)sorted[j] * 100 >=
+					(unsigned long long)lead * (100 - CAP_BAND_PCT))
+			j++;
+		for (int c = 0; c < t->nr_cpus; c++)
+			if (have[c] && val[c] <= lead && val[c] >= sorted[j - 1])
+				val[c] = lead;
+		bands++;
+		i = j;
+	}
+	return bands;
+}
+
+/* The first source that tells CPUs apart sets cpu->capacity. */
+static void choose_capacity(struct ip_root *r, struct ip_topology *t, bool *have, unsigned *raw)
+{
+	static const struct {
+		const char *path;
+		unsigned cap;
+	} pmus[] = {
+		/* Later entries win, so a CPU listed twice gets the lower class. */
+		{ "sys/devices/cpu_core/cpus", CAP_FULL },
+		{ "sys/devices/cpu_atom/cpus", CAP_MID },
+		{ "sys/devices/cpu_lowpower/cpus", CAP_LOW },
+	};
+	int kinds = 0;
+
+	if (band_values(t, have, raw) > 1) {
+		t->cap_source = IP_CAP_CPU_CAPACITY;
+		for (int c = 0; c < t->nr_cpus; c++)
+			t->cpus[c].capacity = have[c] ? raw[c] : 0;
+		return;
+	}
+
+	memset(raw, 0, t->nr_cpus * sizeof(*raw));
+	memset(have, 0, t->nr_cpus * sizeof(*have));
+	for (size_t i = 0; i < ARRAY_SIZE(pmus); i++) {
+		ip_cpuset s;
+
+		if (read_cpulist(r, pmus[i].path, &s) < 0 || cpuset_empty(&s))
+			continue;
+		kinds++;
+		CPUSET_FOREACH(c, &s)
+		{
+			if (c >= t->nr_cpus)
+				break;
+			raw[c] = pmus[i].cap;
+			have[c] = true;
+		}
+	}
+	if (kinds > 1) {
+		t->cap_source = IP_CAP_HYBRID_PMU;
+		for (int c = 0; c < t->nr_cpus; c++)
+			t->cpus[c].capacity = raw[c];
+		return;
+	}
+
+	for (int c = 0; c < t->nr_cpus; c++) {
+		raw[c] = t->cpus[c].max_freq_khz;
+		have[c] = raw[c] > 0;
+	}
+	if (band_values(t, have, raw) > 1) {
+		t->cap_source = IP_CAP_MAX_FREQ;
+		for (int c = 0; c < t->nr_cpus; c++)
+			t->cpus[c].capacity = raw[c];
+		return;
+	}
+
+	t->cap_source = IP_CAP_UNIFORM;
+	for (int c = 0; c < t->nr_cpus; c++)
+		t->cpus[c].capacity = CAP_FULL;
+}
+
+static int apply_overrides(struct ip_topology *t, const struct ip_cpu_overrides *ov,
+			   struct ip_diag *d)
+{
+	unsigned rest;
+
+	if (ov->have_performance && ov->have_efficiency &&
+	    cpuset_intersects(&ov->performance, &ov->efficiency)) {
+		ip_cpuset both;
+
+		cpuset_and(&both, &ov->performance, &ov->efficiency);
+		return ip_diag_set(d, -EINVAL,
+				   "CPUs %s are listed as both performance and efficiency",
+				   cpuset_str(&both));
+	}
+	if (ov->have_performance && ov->have_efficiency)
+		rest = CAP_MID;
+	else if (ov->have_performance)
+		rest = CAP_LOW;
+	else
+		rest = CAP_FULL;
+	for (int c = 0; c < t->nr_cpus; c++) {
+		unsigned cap = rest;
+
+		if (ov->have_performance && cpuset_test(&ov->performance, c))
+			cap = CAP_FULL;
+		else if (ov->have_efficiency && cpuset_test(&ov->efficiency, c))
+			cap = CAP_LOW;
+		t->cpus[c].capacity = cap;
+	}
+	t->cap_source = IP_CAP_CONFIG;
+	return 0;
+}
+
+enum group_kind { GROUP_CLUSTER, GROUP_LLC, GROUP_PACKAGE, GROUP_NONE };
+
+struct group_key {
+	unsigned capacity;
+	enum group_kind kind;
+	int id;
+};
+
+static int cmp_domain(const void *a, const void *b)
+{
+	const struct ip_domain *x = a, *y = b;
+
+	if (x->capacity != y->capacity)
+		return x->capacity < y->capacity ? 1 : -1;
+	return cpuset_first(&x->cpus) - cpuset_first(&y->cpus);
+}
+
+/* The value all CPUs of @dom share, or -1. */
+static int common(const struct ip_topology *t, const ip_cpuset *dom, size_t off)
+{
+	int v = -2;
+
+	CPUSET_FOREACH(c, dom)
+	{
+		int x = *(const int *)((const char *)&t->cpus[c] + off);
+
+		if (v == -2)
+			v = x;
+		else if (v != x)
+			return -1;
+	}
+	return v == -2 ? -1 : v;
+}
+
+int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov, struct ip_diag *d)
+{
+	_cleanup_free_ int *cluster_size = NULL;
+	_cleanup_free_ struct group_key *keys = NULL;
+	struct ip_domain *doms = NULL;
+	unsigned hi = 0, lo = UINT32_MAX;
+	int nd = 0, ret;
+
+	free(t->domains);
+	t->domains = NULL;
+	t->nr_domains = 0;
+	if (t->nr_cpus <= 0 || !t->cpus)
+		return ip_diag_set(d, -EINVAL, "topology has no CPUs");
+	for (int c = 0; c < t->nr_cpus; c++)
+		t->cpus[c].domain = -1;
+
+	if (ov && (ov->have_performance || ov->have_efficiency)) {
+		ret = apply_overrides(t, ov, d);
+		if (ret < 0)
+			return ret;
+	} else if (t->cap_source == IP_CAP_CONFIG) {
+		/* The sampled capacities were replaced by the overrides. */
+		return ip_diag_set(d, -ESTALE,
+				   "CPU overrides were removed; sample the topology again");
+	}
+
+	/*
+	 * A cluster is worth grouping by only if it holds more than one core:
+	 * on x86 cluster_cpus_list is usually just the SMT siblings, which
+	 * would split the P-cores of a hybrid part into one domain per core.
+	 */
+	cluster_size = calloc(t->nr_cpus, sizeof(int));
+	keys = calloc(t->nr_cpus, sizeof(*keys));
+	doms = calloc(t->nr_cpus, sizeof(*doms));
+	if (!cluster_size || !keys || !doms) {
+		free(doms);
+		return ip_diag_set(d, -ENOMEM, "out of memory deriving CPU domains");
+	}
+	for (int c = 0; c < t->nr_cpus; c++)
+		if (t->cpus[c].online && t->cpus[c].cluster >= 0 && t->cpus[c].cluster < t->nr_cpus)
+			cluster_size[t->cpus[c].cluster]++;
+
+	for (int c = 0; c < t->nr_cpus; c++) {
+		struct ip_cpu *cpu = &t->cpus[c];
+		struct group_key k = { cpu->capacity, GROUP_NONE, 0 };
+		int i;
+
+		if (!cpu->online)
+			continue;
+		if (cpu->cluster >= 0 && cpu->cluster < t->nr_cpus &&
+		    cluster_size[cpu->cluster] > cpuset_count(&cpu->smt))
+			k = (struct group_key){ cpu->capacity, GROUP_CLUSTER, cpu->cluster };
+		else if (cpu->llc >= 0)
+			k = (struct group_key){ cpu->capacity, GROUP_LLC, cpu->llc };
+		else if (cpu->package >= 0)
+			k = (struct group_key){ cpu->capacity, GROUP_PACKAGE, cpu->package };
+		for (i = 0; i < nd; i++)
+			if (keys[i].capacity == k.capacity && keys[i].kind == k.kind &&
+			    keys[i].id == k.id)
+				break;
+		if (i == nd) {
+			keys[nd] = k;
+			doms[nd].capacity = k.capacity;
+			cpuset_zero(&doms[nd].cpus);
+			nd++;
+		}
+		cpuset_set(&doms[i].cpus, c);
+	}
+
+	qsort(doms, nd, sizeof(*doms), cmp_domain);
+	for (int i = 0; i < nd; i++) {
+		hi = MAX(hi, doms[i].capacity);
+		lo = MIN(lo, doms[i].capacity);
+	}
+	for (int i = 0; i < nd; i++) {
+		struct ip_domain *dom = &doms[i];
+
+		dom->id = i;
+		if (dom->capacity == hi)
+			dom->cls = IP_CLASS_PERFORMANCE;
+		else if (dom->capacity == lo)
+			dom->cls = IP_CLASS_EFFICIENCY;
+		else
+			dom->cls = IP_CLASS_MID;
+		dom->llc = common(t, &dom->cpus, offsetof(struct ip_cpu, llc));
+		dom->cluster = common(t, &dom->cpus, offsetof(struct ip_cpu, cluster));
+		dom->package = common(t, &dom->cpus, offsetof(struct ip_cpu, package));
+		dom->node = common(t, &dom->cpus, offsetof(struct ip_cpu, node));
+		CPUSET_FOREACH(c, &dom->cpus)
+			t->cpus[c].domain = i;
+	}
+	if (nd == 0) {
+		free(doms);
+		doms = NULL;
+	}
+	t->domains = doms;
+	t->nr_domains = nd;
+	return 0;
+}
+
+/* @t is overwritten, not freed: free a previous sample first. It is zeroed
+ * on failure, so ip_topology_free() is always safe afterwards. */
+int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, struct ip_topology *t,
+		       struct ip_diag *d)
+{
+	_cleanup_free_ bool *llc_known = NULL, *have_cap = NULL;
+	_cleanup_free_ unsigned *raw_cap = NULL;
+	struct ip_topology n = { 0 };
+	int ret, bad;
+	ip_cpuset extra;
+
+	memset(t, 0, sizeof(*t));
+	ret = read_required_list(r, CPU_DIR "possible", &n.possible, d);
+	if (ret < 0)
+		return ret;
+	ret = read_required_list(r, CPU_DIR "online", &n.online, d);
+	if (ret < 0)
+		return ret;
+	cpuset_andnot(&extra, &n.online, &n.possible);
+	bad = cpuset_first(&extra);
+	if (bad >= 0)
+		return ip_diag_set(d, -EINVAL,
+				   CPU_DIR "online: CPU %d is not in " CPU_DIR "possible", bad);
+	ret = read_optional_list(r, CPU_DIR "present", &n.present, NULL, d);
+	if (ret < 0)
+		return ret;
+	if (cpuset_empty(&n.present))
+		n.present = n.possible;
+	/* A CPU is online only if present; keep the sets consistent even if
+	 * the tree is not. */
+	cpuset_or(&n.present, &n.present, &n.online);
+	cpuset_and(&n.present, &n.present, &n.possible);
+
+	ret = read_isolation(r, &n, d);
+	if (ret < 0)
+		return ret;
+
+	n.nr_cpus = cpuset_last(&n.possible) + 1;
+	n.cpus = calloc(n.nr_cpus, sizeof(*n.cpus));
+	llc_known = calloc(n.nr_cpus, sizeof(bool));
+	have_cap = calloc(n.nr_cpus, sizeof(bool));
+	raw_cap = calloc(n.nr_cpus, sizeof(unsigned));
+	if (!n.cpus || !llc_known || !have_cap || !raw_cap) {
+		free(n.cpus);
+		return ip_diag_set(d, -ENOMEM, "out of memory sampling %d CPUs", n.nr_cpus);
+	}
+	for (int c = 0; c < n.nr_cpus; c++) {
+		struct ip_cpu *cpu = &n.cpus[c];
+
+		cpu->id = c;
+		cpu->present = cpuset_test(&n.present, c);
+		cpu->online = cpuset_test(&n.online, c);
+		cpu->isolated = cpuset_test(&n.isolated, c);
+		cpu->nohz_full = cpuset_test(&n.nohz_full, c);
+		cpu->core = cpu->package = cpu->cluster = cpu->llc = cpu->freq_policy = -1;
+		cpu->domain = -1;
+		cpuset_zero(&cpu->smt);
+		cpuset_set(&cpu->smt, c);
+	}
+	for (int c = 0; c < n.nr_cpus; c++)
+		if (n.cpus[c].present)
+			read_cpu(r, &n, c, llc_known, have_cap, raw_cap);
+	read_cpufreq(r, &n);
+	read_nodes(r, &n);
+	choose_capacity(r, &n, have_cap, raw_cap);
+
+	ret = ip_topology_derive(&n, ov, d);
+	if (ret < 0) {
+		ip_topology_free(&n);
+		return ret;
+	}
+	*t = n;
+	return 0;
+}
+
+void ip_topology_free(struct ip_topology *t)
+{
+	if (!t)
+		return;
+	free(t->cpus);
+	free(t->domains);
+	t->cpus = NULL;
+	t->domains = NULL;
+	t->nr_cpus = 0;
+	t->nr_domains = 0;
+}
+
+int ip_topology_domain_of(const struct ip_topology *t, int cpu)
+{
+	if (!t || !t->cpus || cpu < 0 || cpu >= t->nr_cpus)
+		return -1;
+	return t->cpus[cpu].domain;
+}
