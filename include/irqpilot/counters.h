@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_COUNTERS_H
+#define IRQPILOT_COUNTERS_H
+
+#include <stdbool.h>
+
+#include "irqpilot/diag.h"
+#include "irqpilot/model.h"
+#include "irqpilot/root.h"
+
+/*
+ * Where each device's I/O is submitted and completed, per CPU, as
+ * cumulative counts. In order of preference:
+ *  - a replay step's irqpilot/submit and irqpilot/complete files;
+ *  - perf tracepoint counters (block:block_bio_queue, block:block_rq_complete)
+ *    per CPU, filtered to the device, on the live machine;
+ *  - /proc task sampling: each device's diskstats I/O apportioned to CPUs by
+ *    the I/O bytes of the tasks that last ran there;
+ *  - for completions, the device's vectors' interrupts per CPU.
+ */
+struct ip_counters;
+
+int ip_counters_new(bool live, struct ip_counters **out);
+void ip_counters_free(struct ip_counters *c);
+const char *ip_counters_describe(const struct ip_counters *c);
+/* Fills snap->dc[*].submit/complete (snap->storage and irqs are set). */
+int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
+		       struct ip_diag *d);
+
+#endif

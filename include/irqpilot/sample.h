@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_SAMPLE_H
+#define IRQPILOT_SAMPLE_H
+
+#include <stdbool.h>
+
+#include "irqpilot/diag.h"
+#include "irqpilot/model.h"
+#include "irqpilot/root.h"
+#include "irqpilot/topology.h"
+
+/*
+ * The sampler reads one snapshot at a time through a root. It caches what
+ * rarely changes (topology, the storage scan, which PIDs are IRQ threads)
+ * and reads it again only when a cheap signature says it changed (the
+ * online CPU list, the set of IRQ numbers and names) or when told to
+ * (hot-plug).
+ */
+struct ip_sampler;
+
+struct ip_sampler_opts {
+	struct ip_cpu_overrides overrides;
+	/* IRQ action-name globs to track besides storage ([irq NAME] rules). */
+	const char *const *extra_irqs;
+	int nr_extra_irqs;
+	/* Live submission counters (perf tracepoints, task sampling) are only
+	 * meaningful on the live root; off for fixtures and replays. */
+	bool live_counters;
+};
+
+int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip_sampler **out);
+void ip_sampler_free(struct ip_sampler *s);
+/* Use another root from now on (the next replay step); drops the caches. */
+void ip_sampler_set_root(struct ip_sampler *s, struct ip_root *r);
+/* Drop the caches so the next sample reads everything again. */
+void ip_sampler_invalidate(struct ip_sampler *s);
+/* Describe the submission source in use, e.g. "perf tracepoints". */
+const char *ip_sampler_submit_source(const struct ip_sampler *s);
+
+int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *out, struct ip_diag *d);
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "irqpilot/capture.h"
+#include "irqpilot/macro.h"
+
+struct mirror_ctx {
+	struct ip_root *root;
+	int dirfd;
+	int err;
+	char path[256];
+};
+
+static void mirror_event(void *ctx, const struct ip_root_event *ev)
+{
+	struct mirror_ctx *m = ctx;
+	int ret;
+
+	if (m->err)
+		return;
+	ret = ip_root_mirror(m->root, ev, m->dirfd);
+	if (ret < 0) {
+		m->err = ret;
+		snprintf(m->path, sizeof(m->path), "%s", ev->path);
+	}
+}
+
+static int write_text(int dirfd, const char *path, const char *text)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(text), off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t k = write(fd, text + off, len - off);
+
+		if (k < 0)
+			return -errno;
+		off += k;
+	}
+	return 0;
+}
+
+static int write_counts(int dirfd, const char *path, const struct ip_snapshot *snap, bool submit)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i < snap->storage.nr_devs; i++) {
+		const uint64_t *v = submit ? snap->dc[i].submit : snap->dc[i].complete;
+
+		for (int c = 0; v && c < snap->topo.nr_cpus; c++)
+			if (cpuset_test(&snap->topo.possible, c))
+				fprintf(f, "%s %d %llu\n", snap->storage.devs[i].name, c,
+					(unsigned long long)v[c]);
+	}
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	ret = write_text(dirfd, path, buf ? buf : "");
+	return ret;
+}
+
+int ip_capture_step(struct ip_root *r, struct ip_sampler *s, const char *dir, int step,
+		    struct ip_snapshot *out, struct ip_diag *d)
+{
+	_cleanup_free_ char *stepdir = ip_asprintf("%s/%04d", dir, step);
+	_cleanup_close_ int fd = -1;
+	struct mirror_ctx m = { .root = r };
+	char tbuf[32];
+	int ret;
+
+	if (!stepdir)
+		return -ENOMEM;
+	if (mkdir(stepdir, 0755) < 0 && errno != EEXIST)
+		return ip_diag_set(d, -errno, "%s: %s", stepdir, strerror(errno));
+	fd = open(stepdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ip_diag_set(d, -errno, "%s: %s", stepdir, strerror(errno));
+	m.dirfd = fd;
+	/* Each step must stand alone as a root: read everything again. */
+	ip_sampler_invalidate(s);
+	ip_root_set_recorder(r, mirror_event, &m);
+	ret = ip_sampler_sample(s, out, d);
+	ip_root_set_recorder(r, NULL, NULL);
+	if (ret < 0)
+		return ret;
+	if (m.err) {
+		ip_snapshot_free(out);
+		return ip_diag_set(d, m.err, "%s: cannot record %s: %s", stepdir, m.path, strerror(-m.err));
+	}
+	if (mkdirat(fd, "irqpilot", 0755) < 0 && errno != EEXIST)
+		ret = -errno;
+	snprintf(tbuf, sizeof(tbuf), "%llu\n", (unsigned long long)out->time_ns);
+	if (ret == 0)
+		ret = write_text(fd, "irqpilot/time_ns", tbuf);
+	if (ret == 0)
+		ret = write_counts(fd, "irqpilot/submit", out, true);
+	if (ret == 0)
+		ret = write_counts(fd, "irqpilot/complete", out, false);
+	if (ret < 0) {
+		ip_snapshot_free(out);
+		return ip_diag_set(d, ret, "%s/irqpilot: %s", stepdir, strerror(-ret));
+	}
+	return 0;
+}
+
+int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int samples,
+		   double interval_s, struct ip_diag *d)
+{
+	if (samples < 1)
+		return ip_diag_set(d, -EINVAL, "--samples must be at least 1");
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
+	for (int i = 0; i < samples; i++) {
+		struct ip_snapshot snap;
+		int ret;
+
+		if (i > 0 && interval_s > 0) {
+			struct timespec ts = { (time_t)interval_s,
+					       (long)((interval_s - (time_t)interval_s) * 1e9) };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+		ret = ip_capture_step(r, s, dir, i, &snap, d);
+		if (ret < 0)
+			return ret;
+		ip_snapshot_free(&snap);
+	}
+	return 0;
+}
+
+static bool is_step_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len < 4)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)n[i]))
+			return false;
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ip_replay_steps(const char *dir, char ***steps, size_t *n, struct ip_diag *d)
+{
+	DIR *dp = opendir(dir);
+	char **v = NULL;
+	size_t cnt = 0;
+	struct dirent *de;
+
+	if (!dp)
+		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(dp))) {
+		char **nv;
+
+		if (!is_step_name(de->d_name))
+			continue;
+		nv = realloc(v, sizeof(*v) * (cnt + 1));
+		if (!nv)
+			goto oom;
+		v = nv;
+		v[cnt] = strdup(de->d_name);
+		if (!v[cnt])
+			goto oom;
+		cnt++;
+	}
+	closedir(dp);
+	if (!cnt) {
+		free(v);
+		return ip_diag_set(d, -ENOENT, "%s: no steps (0000/, 0001/, ...) in this replay series", dir);
+	}
+	qsort(v, cnt, sizeof(*v), cmp_str);
+	*steps = v;
+	*n = cnt;
+	return 0;
+oom:
+	closedir(dp);
+	ip_strv_free(v, cnt);
+	return -ENOMEM;
+}

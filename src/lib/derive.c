@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* derive: rates between two snapshots. No I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "irqpilot/model.h"
+
+/*
+ * A counter that went down either wrapped at 32 bits (some architectures
+ * print %10u of a 32-bit count) or belongs to an IRQ that was freed and
+ * reused: the first is a wrap when both values fit in 32 bits, anything
+ * else is a restart from zero.
+ */
+static uint64_t delta(uint64_t prev, uint64_t cur, bool same_owner)
+{
+	if (cur >= prev)
+		return cur - prev;
+	if (same_owner && prev <= UINT32_MAX)
+		return cur + (UINT64_C(1) << 32) - prev;
+	return cur;
+}
+
+static double *zalloc(int n)
+{
+	return calloc(n > 0 ? n : 1, sizeof(double));
+}
+
+static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
+		       double dt)
+{
+	int nr_cpus = cur->topo.nr_cpus;
+
+	m->irq = calloc(cur->nr_irqs ? cur->nr_irqs : 1, sizeof(*m->irq));
+	if (!m->irq)
+		return -ENOMEM;
+	for (int i = 0; i < cur->nr_irqs; i++) {
+		const struct ip_irq *c = &cur->irqs[i];
+		const struct ip_irq *p = prev ? ip_snapshot_irq(prev, c->irq) : NULL;
+		bool same = p && strcmp(p->actions, c->actions) == 0;
+		struct ip_irq_rate *r = &m->irq[i];
+
+		if (c->percpu) {
+			r->percpu = zalloc(nr_cpus);
+			if (!r->percpu)
+				return -ENOMEM;
+		}
+		if (!prev || dt <= 0)
+			continue;
+		/* A reused number started counting again from zero. */
+		r->total = (double)delta(same ? p->total : 0, c->total, same) / dt;
+		if (!r->percpu)
+			continue;
+		for (int k = 0; k < nr_cpus; k++) {
+			uint64_t before = (same && p->percpu && k < prev->topo.nr_cpus) ? p->percpu[k] : 0;
+
+			r->percpu[k] = (double)delta(before, c->percpu[k], same) / dt;
+		}
+	}
+	return 0;
+}
+
+static int percpu_rate(const uint64_t *prev, int prev_n, const uint64_t *cur, int n, double dt, double **out)
+{
+	double *r = zalloc(n);
+
+	if (!r)
+		return -ENOMEM;
+	*out = r;
+	if (!prev || !cur || dt <= 0)
+		return 0;
+	for (int k = 0; k < n && k < prev_n; k++)
+		r[k] = (double)delta(prev[k], cur[k], true) / dt;
+	return 0;
+}
+
+static int derive_devs(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
+		       double dt)
+{
+	int nr_cpus = cur->topo.nr_cpus, pn = prev ? prev->topo.nr_cpus : 0;
+
+	m->dev = calloc(cur->storage.nr_devs ? cur->storage.nr_devs : 1, sizeof(*m->dev));
+	if (!m->dev)
+		return -ENOMEM;
+	for (int i = 0; i < cur->storage.nr_devs; i++) {
+		const struct ip_devcount *c = cur->dc ? &cur->dc[i] : NULL;
+		const struct ip_devcount *p = NULL;
+		struct ip_dev_rate *r = &m->dev[i];
+		int ret;
+
+		for (int j = 0; prev && prev->dc && j < prev->storage.nr_devs; j++)
+			if (strcmp(prev->storage.devs[j].name, cur->storage.devs[i].name) == 0)
+				p = &prev->dc[j];
+		r->submit_src = c ? c->submit_src : IP_SRC_NONE;
+		r->complete_src = c ? c->complete_src : IP_SRC_NONE;
+		ret = percpu_rate(p ? p->submit : NULL, pn, c ? c->submit : NULL, nr_cpus, dt, &r->submit);
+		if (ret < 0)
+			return ret;
+		ret = percpu_rate(p ? p->complete : NULL, pn, c ? c->complete : NULL, nr_cpus, dt, &r->complete);
+		if (ret < 0)
+			return ret;
+		for (int k = 0; k < nr_cpus; k++) {
+			r->submit_total += r->submit[k];
+			r->complete_total += r->complete[k];
+		}
+		if (p && c && dt > 0)
+			r->ios = (double)delta(p->ios, c->ios, true) / dt;
+	}
+	return 0;
+}
+
+static int derive_threads(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
+			  double dt)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0)
+		hz = 100;
+	m->thread = calloc(cur->nr_threads ? cur->nr_threads : 1, sizeof(*m->thread));
+	if (!m->thread)
+		return -ENOMEM;
+	for (int i = 0; i < cur->nr_threads; i++) {
+		const struct ip_irq_thread *c = &cur->threads[i];
+		const struct ip_irq_thread *p = NULL;
+		struct ip_thread_rate *r = &m->thread[i];
+		uint64_t wakeups;
+
+		r->wakeups_per_irq = -1;
+		for (int j = 0; prev && j < prev->nr_threads; j++)
+			if (prev->threads[j].pid == c->pid && prev->threads[j].irq == c->irq)
+				p = &prev->threads[j];
+		if (!p || dt <= 0)
+			continue;
+		r->cpu_pct = 100.0 * (double)delta(p->utime + p->stime, c->utime + c->stime, false) / hz / dt;
+		/* Each voluntary switch ends one run of the thread: a wakeup. */
+		wakeups = delta(p->vcsw, c->vcsw, false);
+		r->wakeups = (double)wakeups / dt;
+		for (int j = 0; j < cur->nr_irqs; j++) {
+			if (cur->irqs[j].irq != c->irq)
+				continue;
+			if (m->irq[j].total > 0)
+				r->wakeups_per_irq = r->wakeups / m->irq[j].total;
+			break;
+		}
+	}
+	return 0;
+}
+
+int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
+		    struct ip_diag *d)
+{
+	int nr_cpus = cur->topo.nr_cpus, pn = prev ? prev->topo.nr_cpus : 0;
+	double dt = 0;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->cur = cur;
+	m->prev = prev;
+	if (prev) {
+		if (cur->time_ns <= prev->time_ns) {
+			ip_model_free(m);
+			return ip_diag_set(d, -EINVAL, "samples out of order: %llu ns after %llu ns",
+					   (unsigned long long)cur->time_ns,
+					   (unsigned long long)prev->time_ns);
+		}
+		dt = (double)(cur->time_ns - prev->time_ns) / 1e9;
+	}
+	m->interval_s = dt;
+	ret = percpu_rate(prev ? prev->irq_load : NULL, pn, cur->irq_load, nr_cpus, dt, &m->cpu_irq);
+	if (ret >= 0)
+		ret = percpu_rate(prev ? prev->block_softirq : NULL, pn, cur->block_softirq, nr_cpus, dt,
+				  &m->cpu_softirq);
+	if (ret >= 0)
+		ret = derive_irqs(prev, cur, m, dt);
+	if (ret >= 0)
+		ret = derive_devs(prev, cur, m, dt);
+	if (ret >= 0)
+		ret = derive_threads(prev, cur, m, dt);
+	if (ret < 0) {
+		ip_model_free(m);
+		return ip_diag_set(d, ret, "derive: out of memory");
+	}
+	return 0;
+}
+
+void ip_model_free(struct ip_model *m)
+{
+	if (!m)
+		return;
+	if (m->irq && m->cur)
+		for (int i = 0; i < m->cur->nr_irqs; i++)
+			free(m->irq[i].percpu);
+	if (m->dev && m->cur)
+		for (int i = 0; i < m->cur->storage.nr_devs; i++) {
+			free(m->dev[i].submit);
+			free(m->dev[i].complete);
+		}
+	free(m->irq);
+	free(m->dev);
+	free(m->thread);
+	free(m->cpu_irq);
+	free(m->cpu_softirq);
+	memset(m, 0, sizeof(*m));
+}
+
+double ip_model_queue_submit(const struct ip_model *m, int dev, int q, double *by_cpu_out)
+{
+	const struct ip_blockdev *b;
+	double sum = 0;
+	int nr_cpus;
+
+	if (!m->dev || dev < 0 || dev >= m->cur->storage.nr_devs)
+		return 0;
+	b = &m->cur->storage.devs[dev];
+	nr_cpus = m->cur->topo.nr_cpus;
+	for (int k = 0; k < nr_cpus; k++) {
+		/* blk-mq sends a CPU's submissions to the queue whose cpu_list
+		 * holds it */
+		bool in = q < 0 || q >= b->nr_queues || cpuset_test(&b->queues[q].cpus, k);
+		double v = in ? m->dev[dev].submit[k] : 0;
+
+		if (by_cpu_out)
+			by_cpu_out[k] += v;
+		sum += v;
+	}
+	return sum;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <math.h>
+#include <stdio.h>
+
+#include "irqpilot/json.h"
+
+void ip_json_init(struct ip_json *j, FILE *f)
+{
+	j->f = f;
+	j->depth = 0;
+	j->first[0] = true;
+}
+
+void ip_json_write_escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			/* Control bytes and bytes of broken UTF-8 from /proc
+			 * names must not break the document. */
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void sep(struct ip_json *j, const char *key)
+{
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	j->first[j->depth] = false;
+	if (key) {
+		ip_json_write_escaped(j->f, key);
+		fputc(':', j->f);
+	}
+}
+
+static void open_(struct ip_json *j, const char *key, char c)
+{
+	sep(j, key);
+	fputc(c, j->f);
+	if (j->depth + 1 < IP_JSON_MAX_DEPTH)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+static void close_(struct ip_json *j, char c)
+{
+	if (j->depth > 0)
+		j->depth--;
+	fputc(c, j->f);
+}
+
+void ip_json_object_begin(struct ip_json *j, const char *key)
+{
+	open_(j, key, '{');
+}
+
+void ip_json_object_end(struct ip_json *j)
+{
+	close_(j, '}');
+}
+
+void ip_json_array_begin(struct ip_json *j, const char *key)
+{
+	open_(j, key, '[');
+}
+
+void ip_json_array_end(struct ip_json *j)
+{
+	close_(j, ']');
+}
+
+void ip_json_string(struct ip_json *j, const char *key, const char *value)
+{
+	sep(j, key);
+	if (value)
+		ip_json_write_escaped(j->f, value);
+	else
+		fputs("null", j->f);
+}
+
+void ip_json_int(struct ip_json *j, const char *key, long long value)
+{
+	sep(j, key);
+	fprintf(j->f, "%lld", value);
+}
+
+void ip_json_uint(struct ip_json *j, const char *key, unsigned long long value)
+{
+	sep(j, key);
+	fprintf(j->f, "%llu", value);
+}
+
+void ip_json_double(struct ip_json *j, const char *key, double value)
+{
+	sep(j, key);
+	if (isfinite(value))
+		fprintf(j->f, "%.6g", value);
+	else
+		fputs("null", j->f);
+}
+
+void ip_json_bool(struct ip_json *j, const char *key, bool value)
+{
+	sep(j, key);
+	fputs(value ? "true" : "false", j->f);
+}
+
+void ip_json_null(struct ip_json *j, const char *key)
+{
+	sep(j, key);
+	fputs("null", j->f);
+}
+
+void ip_json_cpuset(struct ip_json *j, const char *key, const ip_cpuset *s)
+{
+	ip_json_string(j, key, cpuset_str(s));
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* report: the model as JSON and as text. */
+#include <string.h>
+
+#include "irqpilot/report.h"
+
+static const char *bus_name(enum ip_bus b)
+{
+	switch (b) {
+	case IP_BUS_PCI:
+		return "pci";
+	case IP_BUS_PLATFORM:
+		return "platform";
+	case IP_BUS_VIRTIO_MMIO:
+		return "virtio-mmio";
+	default:
+		return "other";
+	}
+}
+
+static const char *map_name(enum ip_vec_map m)
+{
+	switch (m) {
+	case IP_VEC_MAP_NAME:
+		return "name";
+	case IP_VEC_MAP_ORDER:
+		return "order";
+	default:
+		return "all";
+	}
+}
+
+static const char *irq_name(const struct ip_model *m, unsigned irq)
+{
+	const struct ip_irq *i = ip_snapshot_irq(m->cur, irq);
+
+	return i ? i->actions : "?";
+}
+
+/* Only non-zero CPUs: a 1,024-CPU machine stays readable. */
+static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int n)
+{
+	char k[16];
+
+	ip_json_object_begin(j, key);
+	for (int c = 0; v && c < n; c++) {
+		if (v[c] <= 0)
+			continue;
+		snprintf(k, sizeof(k), "%d", c);
+		ip_json_double(j, k, v[c]);
+	}
+	ip_json_object_end(j);
+}
+
+static void json_cpus(struct ip_json *j, const struct ip_model *m)
+{
+	const struct ip_topology *t = &m->cur->topo;
+
+	ip_json_object_begin(j, "cpus");
+	ip_json_int(j, "nr_cpus", t->nr_cpus);
+	ip_json_cpuset(j, "possible", &t->possible);
+	ip_json_cpuset(j, "online", &t->online);
+	ip_json_cpuset(j, "isolated", &t->isolated);
+	ip_json_cpuset(j, "nohz_full", &t->nohz_full);
+	ip_json_string(j, "capacity_source", ip_cap_source_name(t->cap_source));
+	ip_json_bool(j, "forced_threading", t->forced_threading);
+	ip_json_array_begin(j, "cpu");
+	for (int c = 0; c < t->nr_cpus; c++) {
+		const struct ip_cpu *cpu = &t->cpus[c];
+
+		if (!cpuset_test(&t->possible, c))
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_int(j, "cpu", c);
+		ip_json_bool(j, "online", cpu->online);
+		ip_json_bool(j, "isolated", cpu->isolated);
+		ip_json_int(j, "domain", cpu->domain);
+		ip_json_uint(j, "capacity", cpu->capacity);
+		ip_json_cpuset(j, "smt", &cpu->smt);
+		ip_json_int(j, "cluster", cpu->cluster);
+		ip_json_int(j, "llc", cpu->llc);
+		ip_json_int(j, "package", cpu->package);
+		ip_json_int(j, "node", cpu->node);
+		ip_json_int(j, "freq_policy", cpu->freq_policy);
+		ip_json_double(j, "irq_rate", m->cpu_irq[c]);
+		ip_json_double(j, "block_softirq_rate", m->cpu_softirq[c]);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+	ip_json_object_end(j);
+
+	ip_json_array_begin(j, "domains");
+	for (int i = 0; i < t->nr_domains; i++) {
+		const struct ip_domain *dm = &t->domains[i];
+
+		ip_json_object_begin(j, NULL);
+		ip_json_int(j, "id", dm->id);
+		ip_json_string(j, "class", ip_cap_class_name(dm->cls));
+		ip_json_cpuset(j, "cpus", &dm->cpus);
+		ip_json_uint(j, "capacity", dm->capacity);
+		ip_json_int(j, "llc", dm->llc);
+		ip_json_int(j, "cluster", dm->cluster);
+		ip_json_int(j, "package", dm->package);
+		ip_json_int(j, "node", dm->node);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
+static void json_devices(struct ip_json *j, const struct ip_model *m)
+{
+	const struct ip_storage *s = &m->cur->storage;
+	int n = m->cur->topo.nr_cpus;
+
+	ip_json_array_begin(j, "devices");
+	for (int i = 0; i < s->nr_devs; i++) {
+		const struct ip_blockdev *b = &s->devs[i];
+		const struct ip_dev_rate *r = &m->dev[i];
+
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "name", b->name);
+		ip_json_uint(j, "major", b->major);
+		ip_json_uint(j, "minor", b->minor);
+		ip_json_string(j, "driver", b->driver);
+		ip_json_string(j, "bus", bus_name(b->bus));
+		ip_json_string(j, "bus_id", b->bus_id);
+		ip_json_int(j, "rq_affinity", b->rq_affinity);
+		ip_json_bool(j, "rotational", b->rotational);
+		ip_json_int(j, "numa_node", b->numa_node);
+		ip_json_array_begin(j, "queues");
+		for (int q = 0; q < b->nr_queues; q++) {
+			const struct ip_hwqueue *hq = &b->queues[q];
+
+			ip_json_object_begin(j, NULL);
+			ip_json_int(j, "index", hq->index);
+			ip_json_cpuset(j, "cpus", &hq->cpus);
+			if (hq->vector >= 0 && hq->vector < b->nr_vectors)
+				ip_json_uint(j, "irq", b->vectors[hq->vector].irq);
+			else
+				ip_json_null(j, "irq");
+			ip_json_object_end(j);
+		}
+		ip_json_array_end(j);
+		ip_json_array_begin(j, "vectors");
+		for (int v = 0; v < b->nr_vectors; v++) {
+			ip_json_object_begin(j, NULL);
+			ip_json_uint(j, "irq", b->vectors[v].irq);
+			ip_json_string(j, "name", irq_name(m, b->vectors[v].irq));
+			ip_json_int(j, "queue", b->vectors[v].queue);
+			ip_json_bool(j, "admin", b->vectors[v].admin);
+			ip_json_string(j, "map", map_name(b->vectors[v].map));
+			ip_json_object_end(j);
+		}
+		ip_json_array_end(j);
+		ip_json_object_begin(j, "submit");
+		ip_json_string(j, "source", ip_count_source_name(r->submit_src));
+		ip_json_double(j, "total", r->submit_total);
+		json_by_cpu(j, "by_cpu", r->submit, n);
+		ip_json_object_end(j);
+		ip_json_object_begin(j, "complete");
+		ip_json_string(j, "source", ip_count_source_name(r->complete_src));
+		ip_json_double(j, "total", r->complete_total);
+		json_by_cpu(j, "by_cpu", r->complete, n);
+		ip_json_object_end(j);
+		ip_json_double(j, "ios_rate", r->ios);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
+static void json_irqs(struct ip_json *j, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	ip_json_int(j, "nr_irqs", s->nr_irqs);
+	ip_json_array_begin(j, "irqs");
+	for (int i = 0; i < s->nr_irqs; i++) {
+		const struct ip_irq *q = &s->irqs[i];
+
+		if (!q->tracked)
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_uint(j, "irq", q->irq);
+		ip_json_string(j, "name", q->actions);
+		ip_json_string(j, "chip", q->chip);
+		ip_json_string(j, "hwirq", q->hwirq);
+		if (q->have_proc)
+			ip_json_cpuset(j, "affinity", &q->affinity);
+		else
+			ip_json_null(j, "affinity");
+		if (q->have_effective)
+			ip_json_cpuset(j, "effective", &q->effective);
+		else
+			ip_json_null(j, "effective");
+		ip_json_int(j, "node", q->node);
+		ip_json_bool(j, "managed", q->managed != IP_MANAGED_NO);
+		if (q->managed != IP_MANAGED_NO)
+			ip_json_string(j, "managed_reason", ip_managed_why_str(q->managed));
+		ip_json_array_begin(j, "devices");
+		for (int k = 0; k < q->nr_devs; k++)
+			ip_json_string(j, NULL, s->storage.devs[q->devs[k]].name);
+		ip_json_array_end(j);
+		ip_json_double(j, "rate", m->irq[i].total);
+		json_by_cpu(j, "by_cpu", m->irq[i].percpu, s->topo.nr_cpus);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
+static void json_threads(struct ip_json *j, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	ip_json_array_begin(j, "irq_threads");
+	for (int i = 0; i < s->nr_threads; i++) {
+		const struct ip_irq_thread *t = &s->threads[i];
+		const struct ip_thread_rate *r = &m->thread[i];
+
+		ip_json_object_begin(j, NULL);
+		ip_json_int(j, "pid", t->pid);
+		ip_json_string(j, "comm", t->comm);
+		ip_json_uint(j, "irq", t->irq);
+		ip_json_cpuset(j, "allowed", &t->allowed);
+		ip_json_string(j, "policy", t->policy == 1 ? "fifo" : t->policy == 2 ? "rr" : "other");
+		ip_json_uint(j, "priority", t->rt_priority);
+		ip_json_int(j, "last_cpu", t->last_cpu);
+		ip_json_double(j, "cpu_pct", r->cpu_pct);
+		ip_json_double(j, "wakeups_per_s", r->wakeups);
+		if (r->wakeups_per_irq >= 0)
+			ip_json_double(j, "wakeups_per_irq", r->wakeups_per_irq);
+		else
+			ip_json_null(j, "wakeups_per_irq");
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
+void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_model *m,
+			  const char *submit_source)
+{
+	ip_json_object_begin(j, key);
+	ip_json_uint(j, "time_ns", m->cur->time_ns);
+	ip_json_double(j, "interval_s", m->interval_s);
+	ip_json_string(j, "submit_source", submit_source);
+	json_cpus(j, m);
+	json_devices(j, m);
+	json_irqs(j, m);
+	json_threads(j, m);
+	ip_json_object_end(j);
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+static void text_rates(FILE *f, const char *label, const double *v, int n, double total)
+{
+	bool any = false;
+
+	fprintf(f, "    %s %.0f/s", label, total);
+	for (int c = 0; v && c < n; c++) {
+		if (v[c] < 0.5)
+			continue;
+		fprintf(f, "%s cpu%d %.0f (%.0f%%)", any ? "," : ":", c, v[c],
+			total > 0 ? 100.0 * v[c] / total : 0);
+		any = true;
+	}
+	fputc('\n', f);
+}
+
+void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source)
+{
+	const struct ip_snapshot *s = m->cur;
+	const struct ip_topology *t = &s->topo;
+	int n = t->nr_cpus;
+
+	fprintf(f, "CPUs: %d possible, online %s", cpuset_count(&t->possible), cpuset_str(&t->online));
+	if (!cpuset_empty(&t->isolated))
+		fprintf(f, ", isolated %s", cpuset_str(&t->isolated));
+	if (!cpuset_empty(&t->nohz_full))
+		fprintf(f, ", nohz_full %s", cpuset_str(&t->nohz_full));
+	fprintf(f, "; capacity from %s%s\n", ip_cap_source_name(t->cap_source),
+		t->forced_threading ? "; forced IRQ threading" : "");
+	fprintf(f, "Domains:\n");
+	for (int i = 0; i < t->nr_domains; i++)
+		fprintf(f, "  %d %-11s cpus %-12s capacity %u\n", t->domains[i].id,
+			ip_cap_class_name(t->domains[i].cls), cpuset_str(&t->domains[i].cpus),
+			t->domains[i].capacity);
+
+	fprintf(f, "Storage devices:%s\n", s->storage.nr_devs ? "" : " none backed by hardware");
+	for (int i = 0; i < s->storage.nr_devs; i++) {
+		const struct ip_blockdev *b = &s->storage.devs[i];
+		const struct ip_dev_rate *r = &m->dev[i];
+
+		fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
+			bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
+			b->nr_queues == 1 ? "" : "s");
+		for (int q = 0; q < b->nr_queues; q++) {
+			const struct ip_hwqueue *hq = &b->queues[q];
+
+			fprintf(f, "    queue %d cpus %s", hq->index, cpuset_str(&hq->cpus));
+			if (hq->vector >= 0 && hq->vector < b->nr_vectors)
+				fprintf(f, " -> irq %u", b->vectors[hq->vector].irq);
+			fputc('\n', f);
+		}
+		for (int v = 0; v < b->nr_vectors; v++) {
+			const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
+
+			fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
+				b->vectors[v].admin ? " (admin)" : "");
+			if (q && q->have_proc)
+				fprintf(f, " affinity %s", cpuset_str(&q->affinity));
+			if (q && q->have_effective)
+				fprintf(f, " effective %s", cpuset_str(&q->effective));
+			if (q && q->managed != IP_MANAGED_NO)
+				fprintf(f, " managed (%s)", ip_managed_why_str(q->managed));
+			fputc('\n', f);
+		}
+		if (m->prev) {
+			fprintf(f, "    submissions from %s:\n", ip_count_source_name(r->submit_src));
+			text_rates(f, "  submitted", r->submit, n, r->submit_total);
+			fprintf(f, "    completions from %s:\n", ip_count_source_name(r->complete_src));
+			text_rates(f, "  completed", r->complete, n, r->complete_total);
+		}
+	}
+	if (m->prev) {
+		double total = 0;
+
+		for (int c = 0; c < n; c++)
+			total += m->cpu_softirq[c];
+		text_rates(f, "BLOCK softirqs", m->cpu_softirq, n, total);
+		fprintf(f, "Submission source: %s\n", submit_source);
+	} else {
+		fprintf(f, "Rates: need two samples\n");
+	}
+	if (s->nr_threads) {
+		fprintf(f, "IRQ threads:\n");
+		for (int i = 0; i < s->nr_threads; i++) {
+			const struct ip_irq_thread *th = &s->threads[i];
+
+			fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
+				th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
+				cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
+			if (m->thread[i].wakeups_per_irq >= 0)
+				fprintf(f, ", %.2f per interrupt", m->thread[i].wakeups_per_irq);
+			fputc('\n', f);
+		}
+	}
+}

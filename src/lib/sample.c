@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sample: read one snapshot of the machine through a root.
+ *
+ * The expensive, rarely-changing parts (CPU topology, the storage scan,
+ * the PIDs of IRQ threads) are cached and read again only when a cheap
+ * signature changes: the online CPU list, or the set of IRQ numbers and
+ * action names in /proc/interrupts.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "irqpilot/counters.h"
+#include "irqpilot/macro.h"
+#include "irqpilot/procfs.h"
+#include "irqpilot/sample.h"
+
+struct ip_sampler {
+	struct ip_root *root;
+	struct ip_sampler_opts opts;
+
+	bool have_topo;
+	char *online_sig;
+	struct ip_topology topo;
+
+	bool have_storage;
+	uint64_t irq_sig;
+	struct ip_storage storage;
+	unsigned *tracked; /* sorted IRQ numbers whose per-CPU counts are kept */
+	int nr_tracked;
+
+	bool have_threads;
+	pid_t *thread_pids;
+	int nr_thread_pids;
+
+	struct ip_counters *counters;
+};
+
+/* ---- copies of the cached parts into a snapshot ---------------------- */
+
+static int topology_copy(struct ip_topology *dst, const struct ip_topology *src)
+{
+	*dst = *src;
+	dst->cpus = NULL;
+	dst->domains = NULL;
+	if (src->nr_cpus) {
+		dst->cpus = malloc(sizeof(*dst->cpus) * src->nr_cpus);
+		if (!dst->cpus)
+			return -ENOMEM;
+		memcpy(dst->cpus, src->cpus, sizeof(*dst->cpus) * src->nr_cpus);
+	}
+	if (src->nr_domains) {
+		dst->domains = malloc(sizeof(*dst->domains) * src->nr_domains);
+		if (!dst->domains)
+			return -ENOMEM;
+		memcpy(dst->domains, src->domains, sizeof(*dst->domains) * src->nr_domains);
+	}
+	return 0;
+}
+
+static void *dup_array(const void *src, size_t n, size_t size)
+{
+	void *p;
+
+	if (!n)
+		return NULL;
+	p = malloc(n * size);
+	if (p)
+		memcpy(p, src, n * size);
+	return p;
+}
+
+static int storage_copy(struct ip_storage *dst, const struct ip_storage *src)
+{
+	dst->nr_devs = 0;
+	dst->devs = NULL;
+	if (!src->nr_devs)
+		return 0;
+	dst->devs = calloc(src->nr_devs, sizeof(*dst->devs));
+	if (!dst->devs)
+		return -ENOMEM;
+	for (int i = 0; i < src->nr_devs; i++) {
+		const struct ip_blockdev *s = &src->devs[i];
+		struct ip_blockdev *b = &dst->devs[i];
+
+		*b = *s;
+		b->syspath = s->syspath ? strdup(s->syspath) : NULL;
+		b->queues = dup_array(s->queues, s->nr_queues, sizeof(*s->queues));
+		b->vectors = dup_array(s->vectors, s->nr_vectors, sizeof(*s->vectors));
+		dst->nr_devs = i + 1;
+		if ((s->syspath && !b->syspath) || (s->nr_queues && !b->queues) ||
+		    (s->nr_vectors && !b->vectors))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- the sampler ------------------------------------------------------ */
+
+int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip_sampler **out)
+{
+	struct ip_sampler *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	s->root = r;
+	if (o)
+		s->opts = *o;
+	ret = ip_counters_new(s->opts.live_counters, &s->counters);
+	if (ret < 0) {
+		free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void ip_sampler_invalidate(struct ip_sampler *s)
+{
+	if (s->have_topo)
+		ip_topology_free(&s->topo);
+	if (s->have_storage)
+		ip_storage_free(&s->storage);
+	free(s->online_sig);
+	free(s->tracked);
+	free(s->thread_pids);
+	s->online_sig = NULL;
+	s->tracked = NULL;
+	s->thread_pids = NULL;
+	s->nr_tracked = s->nr_thread_pids = 0;
+	s->have_topo = s->have_storage = s->have_threads = false;
+	s->irq_sig = 0;
+}
+
+void ip_sampler_free(struct ip_sampler *s)
+{
+	if (!s)
+		return;
+	ip_sampler_invalidate(s);
+	ip_counters_free(s->counters);
+	free(s);
+}
+
+void ip_sampler_set_root(struct ip_sampler *s, struct ip_root *r)
+{
+	s->root = r;
+	ip_sampler_invalidate(s);
+}
+
+const char *ip_sampler_submit_source(const struct ip_sampler *s)
+{
+	return ip_counters_describe(s->counters);
+}
+
+/* ---- /proc/interrupts ------------------------------------------------ */
+
+struct irq_ctx {
+	struct ip_snapshot *snap;
+	struct ip_irq_header *hdr;
+	const unsigned *tracked;
+	int nr_tracked;
+	const struct ip_sampler_opts *opts;
+	int cap;
+	uint64_t sig;
+};
+
+static bool is_tracked(const struct irq_ctx *c, unsigned irq, const char *actions)
+{
+	int lo = 0, hi = c->nr_tracked - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (c->tracked[mid] == irq)
+			return true;
+		if (c->tracked[mid] < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	for (int i = 0; i < c->opts->nr_extra_irqs; i++)
+		if (fnmatch(c->opts->extra_irqs[i], actions, 0) == 0)
+			return true;
+	return false;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static int irq_line(void *ctx, const struct ip_irq_line *l)
+{
+	struct irq_ctx *c = ctx;
+	struct ip_snapshot *snap = c->snap;
+	int nr_cpus = snap->topo.nr_cpus;
+	size_t lc = strlen(l->chip) + 1, lh = strlen(l->hwirq) + 1, lt = strlen(l->trigger) + 1;
+	size_t la = strlen(l->actions) + 1;
+	struct ip_irq *irq;
+	char *strs;
+
+	if (snap->nr_irqs == c->cap) {
+		int ncap = c->cap ? c->cap * 2 : 256;
+		struct ip_irq *n = realloc(snap->irqs, sizeof(*n) * ncap);
+
+		if (!n)
+			return -ENOMEM;
+		snap->irqs = n;
+		c->cap = ncap;
+	}
+	irq = &snap->irqs[snap->nr_irqs];
+	memset(irq, 0, sizeof(*irq));
+	/* One allocation for the four strings of a line keeps a 8,000-line
+	 * file at 8,000 mallocs a cycle rather than 32,000. */
+	strs = malloc(lc + lh + lt + la);
+	if (!strs)
+		return -ENOMEM;
+	irq->chip = memcpy(strs, l->chip, lc);
+	irq->hwirq = memcpy(strs + lc, l->hwirq, lh);
+	irq->trigger = memcpy(strs + lc + lh, l->trigger, lt);
+	irq->actions = memcpy(strs + lc + lh + lt, l->actions, la);
+	irq->irq = l->irq;
+	irq->node = -1;
+	irq->tracked = is_tracked(c, l->irq, l->actions);
+	if (irq->tracked) {
+		irq->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(uint64_t));
+		if (!irq->percpu) {
+			free(strs);
+			return -ENOMEM;
+		}
+	}
+	snap->nr_irqs++;
+	for (int i = 0; i < l->ncounts && i < c->hdr->ncols; i++) {
+		int cpu = c->hdr->col_cpu[i];
+
+		irq->total += l->counts[i];
+		if (cpu < 0 || cpu >= nr_cpus)
+			continue;
+		snap->irq_load[cpu] += l->counts[i];
+		if (irq->percpu)
+			irq->percpu[cpu] = l->counts[i];
+	}
+	c->sig = fnv1a(c->sig, &l->irq, sizeof(l->irq));
+	c->sig = fnv1a(c->sig, l->actions, la);
+	return 0;
+}
+
+static void free_irqs(struct ip_snapshot *snap)
+{
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		free(snap->irqs[i].chip); /* owns all four strings */
+		free(snap->irqs[i].percpu);
+	}
+	free(snap->irqs);
+	snap->irqs = NULL;
+	snap->nr_irqs = 0;
+}
+
+static int cmp_irq(const void *a, const void *b)
+{
+	unsigned x = ((const struct ip_irq *)a)->irq, y = ((const struct ip_irq *)b)->irq;
+
+	return x < y ? -1 : x > y;
+}
+
+static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint64_t *sig,
+			   struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ struct ip_irq_header *hdr = malloc(sizeof(*hdr));
+	struct irq_ctx c = {
+		.snap = snap, .hdr = hdr, .tracked = s->tracked, .nr_tracked = s->nr_tracked,
+		.opts = &s->opts, .sig = UINT64_C(14695981039346656037),
+	};
+	size_t len;
+	int ret;
+
+	if (!hdr)
+		return -ENOMEM;
+	ret = ip_root_read(s->root, "proc/interrupts", &text, &len);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
+	free_irqs(snap);
+	memset(snap->irq_load, 0, sizeof(uint64_t) * snap->topo.nr_cpus);
+	ret = ip_parse_interrupts(text, len, hdr, irq_line, &c, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "proc/interrupts");
+	/* The kernel lists IRQs in ascending order; a garbled file need not,
+	 * and lookups are binary searches. */
+	qsort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
+	*sig = c.sig;
+	return 0;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Storage scan and the tracked set, from the IRQ names just parsed. */
+static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, struct ip_diag *d)
+{
+	_cleanup_free_ struct ip_irq_name *names = NULL;
+	unsigned *tracked = NULL;
+	int n = 0, ret;
+
+	if (s->have_storage)
+		ip_storage_free(&s->storage);
+	s->have_storage = false;
+	if (snap->nr_irqs) {
+		names = calloc(snap->nr_irqs, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+	}
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		names[i].irq = snap->irqs[i].irq;
+		names[i].actions = snap->irqs[i].actions;
+	}
+	ret = ip_storage_sample(s->root, names, snap->nr_irqs, &s->storage, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "storage scan");
+	s->have_storage = true;
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		n += s->storage.devs[i].nr_vectors;
+	if (n) {
+		tracked = malloc(sizeof(*tracked) * n);
+		if (!tracked)
+			return -ENOMEM;
+	}
+	n = 0;
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		for (int k = 0; k < s->storage.devs[i].nr_vectors; k++)
+			tracked[n++] = s->storage.devs[i].vectors[k].irq;
+	if (n)
+		qsort(tracked, n, sizeof(*tracked), cmp_uint);
+	free(s->tracked);
+	s->tracked = tracked;
+	s->nr_tracked = n;
+	return 0;
+}
+
+/* ---- /proc/irq/N/ ---------------------------------------------------- */
+
+static void read_irq_dir(struct ip_root *r, struct ip_irq *irq)
+{
+	char path[64];
+	char *text = NULL;
+	long long v;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", irq->irq);
+	if (ip_root_read(r, path, &text, NULL) == 0) {
+		if (cpuset_parse_list(&irq->affinity, text) == 0)
+			irq->have_proc = true;
+		free(text);
+		text = NULL;
+	}
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity", irq->irq);
+	if (ip_root_stat(r, path, &st) == 0)
+		irq->mode = st.st_mode & 07777;
+	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
+	 * gives EINVAL: then the affinity is all we know. */
+	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", irq->irq);
+	if (ip_root_read(r, path, &text, NULL) == 0) {
+		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
+			irq->have_effective = true;
+		free(text);
+	}
+	snprintf(path, sizeof(path), "proc/irq/%u/node", irq->irq);
+	if (ip_root_read_long(r, path, &v) == 0)
+		irq->node = (int)v;
+}
+
+/*
+ * Managed vectors cannot be moved from user space. 6.18 says so with mode
+ * 0444; 6.1 says it only on write (EIO). Before any write we can still
+ * recognise the kernel's spread: one vector per hw queue, each pinned to
+ * exactly its queue's CPUs.
+ */
+static void classify_managed(struct ip_snapshot *snap)
+{
+	bool modes_mean_something = false;
+
+	for (int i = 0; i < snap->nr_irqs; i++)
+		if (snap->irqs[i].have_proc && (snap->irqs[i].mode & 0200))
+			modes_mean_something = true;
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq *irq = &snap->irqs[i];
+
+		if (irq->have_proc && modes_mean_something && !(irq->mode & 0222))
+			irq->managed = IP_MANAGED_MODE;
+	}
+	for (int k = 0; k < snap->storage.nr_devs; k++) {
+		const struct ip_blockdev *b = &snap->storage.devs[k];
+		int io = 0, spread = 0;
+
+		for (int v = 0; v < b->nr_vectors; v++) {
+			const struct ip_vector *vec = &b->vectors[v];
+			struct ip_irq *irq;
+
+			if (vec->admin)
+				continue;
+			io++;
+			irq = ip_snapshot_irq(snap, vec->irq);
+			if (!irq || !irq->have_proc || vec->queue < 0 || vec->queue >= b->nr_queues)
+				continue;
+			if (cpuset_equal(&irq->affinity, &b->queues[vec->queue].cpus))
+				spread++;
+		}
+		if (io < 2 || spread != io || b->nr_queues < 2)
+			continue;
+		for (int v = 0; v < b->nr_vectors; v++) {
+			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+
+			if (irq && !b->vectors[v].admin && irq->managed == IP_MANAGED_NO)
+				irq->managed = IP_MANAGED_SPREAD;
+		}
+	}
+}
+
+static void link_devices(struct ip_snapshot *snap)
+{
+	for (int k = 0; k < snap->storage.nr_devs; k++) {
+		const struct ip_blockdev *b = &snap->storage.devs[k];
+
+		for (int v = 0; v < b->nr_vectors; v++) {
+			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+
+			if (!irq || irq->nr_devs >= (int)ARRAY_SIZE(irq->devs))
+				continue;
+			if (irq->nr_devs && irq->devs[irq->nr_devs - 1] == k)
+				continue;
+			irq->devs[irq->nr_devs++] = k;
+		}
+	}
+}
+
+/* ---- IRQ threads ---------------------------------------------------- */
+
+static bool parse_thread_comm(const char *comm, unsigned *irq, bool *secondary)
+{
+	char *end;
+	unsigned long n;
+
+	if (strncmp(comm, "irq/", 4) != 0)
+		return false;
+	n = strtoul(comm + 4, &end, 10);
+	if (end == comm + 4 || *end != '-' || n > UINT32_MAX)
+		return false;
+	*irq = (unsigned)n;
+	*secondary = strncmp(end, "-s-", 3) == 0;
+	return true;
+}
+
+/* Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ thread. */
+static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
+{
+	_cleanup_free_ char *comm = NULL, *stat = NULL, *status = NULL;
+	struct ip_pid_stat ps;
+	struct ip_pid_status st;
+	char path[64];
+	size_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
+	ret = ip_root_read_line(r, path, &comm);
+	if (ret < 0)
+		return ret;
+	memset(t, 0, sizeof(*t));
+	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
+		return -ESRCH;
+	t->pid = pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
+	ret = ip_root_read(r, path, &stat, &len);
+	if (ret < 0)
+		return ret;
+	if (ip_parse_pid_stat(stat, len, &ps, NULL) < 0)
+		return -EINVAL;
+	t->utime = ps.utime;
+	t->stime = ps.stime;
+	t->policy = ps.policy;
+	t->rt_priority = ps.rt_priority;
+	t->last_cpu = ps.has_processor ? ps.processor : -1;
+	snprintf(path, sizeof(path), "proc/%d/status", (int)pid);
+	ret = ip_root_read(r, path, &status, &len);
+	if (ret < 0)
+		return ret;
+	if (ip_parse_pid_status(status, len, &st, NULL) < 0)
+		return -EINVAL;
+	t->allowed = st.cpus_allowed;
+	t->vcsw = st.voluntary_ctxt_switches;
+	t->nvcsw = st.nonvoluntary_ctxt_switches;
+	return 0;
+}
+
+static int add_thread(struct ip_snapshot *snap, int *cap, const struct ip_irq_thread *t)
+{
+	if (snap->nr_threads == *cap) {
+		int ncap = *cap ? *cap * 2 : 16;
+		struct ip_irq_thread *n = realloc(snap->threads, sizeof(*n) * ncap);
+
+		if (!n)
+			return -ENOMEM;
+		snap->threads = n;
+		*cap = ncap;
+	}
+	snap->threads[snap->nr_threads++] = *t;
+	return 0;
+}
+
+static int scan_threads(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int cap = 0, ret;
+
+	ret = ip_root_listdir(s->root, "proc", &names, &n);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;
+	for (size_t i = 0; i < n; i++) {
+		struct ip_irq_thread t;
+		char *end;
+		long pid = strtol(names[i], &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (read_thread(s->root, (pid_t)pid, &t) < 0)
+			continue;
+		ret = add_thread(snap, &cap, &t);
+		if (ret < 0)
+			break;
+	}
+	ip_strv_free(names, n);
+	return ret < 0 ? ret : 0;
+}
+
+static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	int cap = 0, ret;
+	bool lost = false;
+
+	if (s->have_threads) {
+		for (int i = 0; i < s->nr_thread_pids; i++) {
+			struct ip_irq_thread t;
+
+			if (read_thread(s->root, s->thread_pids[i], &t) < 0) {
+				lost = true;
+				break;
+			}
+			ret = add_thread(snap, &cap, &t);
+			if (ret < 0)
+				return ret;
+		}
+		if (!lost)
+			return 0;
+		free(snap->threads);
+		snap->threads = NULL;
+		snap->nr_threads = 0;
+	}
+	ret = scan_threads(s, snap);
+	if (ret < 0)
+		return ret;
+	free(s->thread_pids);
+	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
+	if (!s->thread_pids)
+		return -ENOMEM;
+	for (int i = 0; i < snap->nr_threads; i++)
+		s->thread_pids[i] = snap->threads[i].pid;
+	s->nr_thread_pids = snap->nr_threads;
+	s->have_threads = true;
+	return 0;
+}
+
+/* ---- softirqs, diskstats -------------------------------------------- */
+
+static int read_softirqs(struct ip_root *r, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ uint64_t *by_cpu = calloc(IP_CPU_MAX, sizeof(uint64_t));
+	size_t len;
+	int ncpus, ret;
+
+	if (!by_cpu)
+		return -ENOMEM;
+	ret = ip_root_read(r, "proc/softirqs", &text, &len);
+	if (ret == -ENOENT)
+		return 0; /* fixtures may leave it out: no softirq load then */
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/softirqs: %s", strerror(-ret));
+	ret = ip_parse_softirqs(text, len, "BLOCK", by_cpu, &ncpus, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "proc/softirqs");
+	memcpy(snap->block_softirq, by_cpu, sizeof(uint64_t) * snap->topo.nr_cpus);
+	return 0;
+}
+
+static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
+{
+	struct ip_snapshot *snap = ctx;
+
+	for (int i = 0; i < snap->storage.nr_devs; i++)
+		if (strcmp(snap->storage.devs[i].name, ds->name) == 0)
+			snap->dc[i].ios = ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+	return 0;
+}
+
+static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int ret = ip_root_read(r, "proc/diskstats", &text, &len);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/diskstats: %s", strerror(-ret));
+	ret = ip_parse_diskstats(text, len, diskstat_line, snap, d);
+	return ret < 0 ? ip_diag_prefix(d, ret, "proc/diskstats") : 0;
+}
+
+/* ---- the whole sample ---------------------------------------------- */
+
+static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
+{
+	_cleanup_free_ char *online = NULL;
+	int ret = ip_root_read_line(s->root, "sys/devices/system/cpu/online", &online);
+
+	if (ret < 0)
+		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
+	if (s->have_topo && s->online_sig && strcmp(online, s->online_sig) == 0)
+		return 0;
+	/* CPUs came or went: everything keyed by CPU must be read again. */
+	ip_sampler_invalidate(s);
+	ret = ip_topology_sample(s->root, &s->opts.overrides, &s->topo, d);
+	if (ret < 0)
+		return ret;
+	s->have_topo = true;
+	s->online_sig = TAKE_PTR(online);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static int read_time(struct ip_root *r, uint64_t *t)
+{
+	long long v;
+	int ret = ip_root_read_long(r, "irqpilot/time_ns", &v);
+
+	if (ret == -ENOENT && ip_root_is_live(r)) {
+		*t = now_ns();
+		return 0;
+	}
+	if (ret == -ENOENT) {
+		*t = now_ns();
+		return 0;
+	}
+	if (ret < 0 || v < 0)
+		return ret < 0 ? ret : -EINVAL;
+	*t = (uint64_t)v;
+	return 0;
+}
+
+int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	uint64_t sig = 0;
+	int ret, nr_cpus;
+
+	memset(snap, 0, sizeof(*snap));
+	ret = read_time(s->root, &snap->time_ns);
+	if (ret < 0) {
+		ip_diag_set(d, ret, "irqpilot/time_ns: not a count of nanoseconds");
+		goto fail;
+	}
+	ret = ensure_topology(s, d);
+	if (ret < 0)
+		goto fail;
+	ret = topology_copy(&snap->topo, &s->topo);
+	if (ret < 0)
+		goto fail;
+	nr_cpus = snap->topo.nr_cpus;
+	snap->irq_load = calloc(nr_cpus, sizeof(uint64_t));
+	snap->block_softirq = calloc(nr_cpus, sizeof(uint64_t));
+	if (!snap->irq_load || !snap->block_softirq) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = read_interrupts(s, snap, &sig, d);
+	if (ret < 0)
+		goto fail;
+	if (!s->have_storage || sig != s->irq_sig) {
+		ret = rescan_storage(s, snap, d);
+		if (ret < 0)
+			goto fail;
+		s->irq_sig = sig;
+		s->have_threads = false;
+		/* The tracked set may have changed: per-CPU counts must be
+		 * kept for the new one. Rare: at start and on hot-plug. */
+		ret = read_interrupts(s, snap, &sig, d);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = storage_copy(&snap->storage, &s->storage);
+	if (ret < 0)
+		goto fail;
+	for (int i = 0; i < snap->nr_irqs; i++)
+		if (snap->irqs[i].tracked)
+			read_irq_dir(s->root, &snap->irqs[i]);
+	link_devices(snap);
+	classify_managed(snap);
+	ret = read_threads(s, snap);
+	if (ret < 0) {
+		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = read_softirqs(s->root, snap, d);
+	if (ret < 0)
+		goto fail;
+	if (snap->storage.nr_devs) {
+		snap->dc = calloc(snap->storage.nr_devs, sizeof(*snap->dc));
+		if (!snap->dc) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
+	ret = read_diskstats(s->root, snap, d);
+	if (ret < 0)
+		goto fail;
+	ret = ip_counters_sample(s->counters, s->root, snap, d);
+	if (ret < 0)
+		goto fail;
+	return 0;
+fail:
+	ip_snapshot_free(snap);
+	return ret;
+}
+
+/* ---- snapshot helpers ----------------------------------------------- */
+
+void ip_snapshot_free(struct ip_snapshot *s)
+{
+	if (!s)
+		return;
+	free_irqs(s);
+	if (s->dc) {
+		for (int i = 0; i < s->storage.nr_devs; i++) {
+			free(s->dc[i].submit);
+			free(s->dc[i].complete);
+		}
+		free(s->dc);
+	}
+	ip_storage_free(&s->storage);
+	ip_topology_free(&s->topo);
+	free(s->irq_load);
+	free(s->block_softirq);
+	free(s->threads);
+	memset(s, 0, sizeof(*s));
+}
+
+struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq)
+{
+	int lo = 0, hi = s->nr_irqs - 1;
+
+	/* /proc/interrupts lists IRQs in ascending order */
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->irqs[mid].irq == irq)
+			return &s->irqs[mid];
+		if (s->irqs[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+const char *ip_managed_why_str(enum ip_managed_why w)
+{
+	switch (w) {
+	case IP_MANAGED_NO:
+		return "not managed";
+	case IP_MANAGED_MODE:
+		return "smp_affinity is read-only (mode 0444)";
+	case IP_MANAGED_EIO:
+		return "a write to smp_affinity_list failed with EIO";
+	case IP_MANAGED_EPERM:
+		return "a write to smp_affinity_list failed with EPERM";
+	case IP_MANAGED_SPREAD:
+		return "one vector per hw queue, each pinned to its queue's CPUs by the kernel";
+	}
+	return "?";
+}
+
+const char *ip_count_source_name(enum ip_count_source s)
+{
+	switch (s) {
+	case IP_SRC_NONE:
+		return "none";
+	case IP_SRC_REPLAY:
+		return "replay";
+	case IP_SRC_MODULE:
+		return "irqpilot_cq";
+	case IP_SRC_PERF:
+		return "perf";
+	case IP_SRC_TASKS:
+		return "tasks";
+	case IP_SRC_INTERRUPTS:
+		return "interrupts";
+	}
+	return "?";
+}

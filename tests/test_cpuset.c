@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <string.h>
+
+#include "irqpilot/cpuset.h"
+
+static ip_cpuset list(const char *s)
+{
+	ip_cpuset c;
+
+	assert_int_equal(cpuset_parse_list(&c, s), 0);
+	return c;
+}
+
+static void test_parse_list_kernel_forms(void **state)
+{
+	ip_cpuset s = list("0-3,6,8-15:2\n");
+
+	assert_string_equal(cpuset_str(&s), "0-3,6,8,10,12,14");
+	assert_int_equal(cpuset_count(&s), 9);
+	/* blk-mq's mq/N/cpu_list separator */
+	s = list("0, 1, 2, 3, 4, 5, 6, 7\n");
+	assert_string_equal(cpuset_str(&s), "0-7");
+	s = list("\n");
+	assert_true(cpuset_empty(&s));
+	s = list("1023");
+	assert_int_equal(cpuset_first(&s), 1023);
+	assert_int_equal(cpuset_last(&s), 1023);
+}
+
+static void test_parse_list_rejects(void **state)
+{
+	ip_cpuset s;
+
+	assert_int_equal(cpuset_parse_list(&s, "3-1"), -EINVAL);
+	assert_int_equal(cpuset_parse_list(&s, "1,"), -EINVAL);
+	assert_int_equal(cpuset_parse_list(&s, "a"), -EINVAL);
+	assert_int_equal(cpuset_parse_list(&s, "0-4:0"), -EINVAL);
+	assert_int_equal(cpuset_parse_list(&s, "1-2x"), -EINVAL);
+	assert_int_equal(cpuset_parse_list(&s, "1024"), -ERANGE);
+	assert_int_equal(cpuset_parse_list(&s, "99999999999999999999"), -ERANGE);
+	assert_int_equal(cpuset_parse_list(&s, "1\n2"), -EINVAL);
+}
+
+static void test_parse_mask(void **state)
+{
+	ip_cpuset s;
+
+	assert_int_equal(cpuset_parse_mask(&s, "f\n"), 0);
+	assert_string_equal(cpuset_str(&s), "0-3");
+	/* 32-bit words separated by commas, most significant first */
+	assert_int_equal(cpuset_parse_mask(&s, "00000001,00000000,80000000"), 0);
+	assert_string_equal(cpuset_str(&s), "31,64");
+	assert_int_equal(cpuset_parse_mask(&s, "xyz"), -EINVAL);
+	assert_int_equal(cpuset_parse_mask(&s, ""), -EINVAL);
+}
+
+static void test_set_ops(void **state)
+{
+	ip_cpuset a = list("0-7"), b = list("4-11"), r;
+
+	cpuset_and(&r, &a, &b);
+	assert_string_equal(cpuset_str(&r), "4-7");
+	cpuset_or(&r, &a, &b);
+	assert_string_equal(cpuset_str(&r), "0-11");
+	cpuset_andnot(&r, &a, &b);
+	assert_string_equal(cpuset_str(&r), "0-3");
+	assert_true(cpuset_intersects(&a, &b));
+	assert_false(cpuset_subset(&a, &b));
+	r = list("5-6");
+	assert_true(cpuset_subset(&r, &a));
+	assert_int_equal(cpuset_next(&a, 8), -1);
+	assert_int_equal(cpuset_next(&b, 64), -1);
+	r = list("63-64,200");
+	assert_int_equal(cpuset_next(&r, 64), 64);
+	assert_int_equal(cpuset_next(&r, 65), 200);
+}
+
+static void test_format_truncates_safely(void **state)
+{
+	ip_cpuset s = list("0,2,4,6,8");
+	char buf[4];
+
+	assert_int_equal(cpuset_format_list(&s, buf, sizeof(buf)), strlen("0,2,4,6,8"));
+	assert_true(strlen(buf) < sizeof(buf));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_list_kernel_forms),
+		cmocka_unit_test(test_parse_list_rejects),
+		cmocka_unit_test(test_parse_mask),
+		cmocka_unit_test(test_set_ops),
+		cmocka_unit_test(test_format_truncates_safely),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

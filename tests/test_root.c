@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/root.h"
+
+static char tmpl[64];
+
+static void put(const char *rel, const char *content)
+{
+	char path[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpl, rel);
+	for (p = strchr(path + strlen(tmpl) + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static void link_(const char *target, const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpl, rel);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static int setup(void **state)
+{
+	snprintf(tmpl, sizeof(tmpl), "/tmp/irqpilot-root-XXXXXX");
+	assert_non_null(mkdtemp(tmpl));
+	put("sys/devices/pci0000:00/0000:00:06.0/block/sda/queue/rq_affinity", "1\n");
+	put("sys/devices/pci0000:00/0000:00:06.0/block/sda/dev", "8:0\n");
+	put("sys/devices/pci0000:00/0000:00:06.0/driver-target/x", "");
+	mkdir("tmp", 0755);
+	put("sys/block/.keep", "");
+	/* a real symlink and a flattened one (a file holding the target) */
+	link_("../devices/pci0000:00/0000:00:06.0/block/sda", "sys/block/sda");
+	put("sys/class/block/sda", "../../devices/pci0000:00/0000:00:06.0/block/sda");
+	put("sys/devices/pci0000:00/0000:00:06.0/driver", "../../../bus/pci/drivers/ahci");
+	put("proc/irq/28/smp_affinity_list", "0-3\n");
+	put("proc/number", "  42 \n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_read_through_links(void **state)
+{
+	struct ip_root *r;
+	char *s;
+	long long v;
+
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	assert_false(ip_root_is_live(r));
+	assert_int_equal(ip_root_read_line(r, "sys/block/sda/queue/rq_affinity", &s), 0);
+	assert_string_equal(s, "1");
+	free(s);
+	/* the flattened link is followed like the real one */
+	assert_int_equal(ip_root_read_line(r, "/sys/class/block/sda/dev", &s), 0);
+	assert_string_equal(s, "8:0");
+	free(s);
+	assert_int_equal(ip_root_resolve(r, "sys/class/block/sda/queue", &s), 0);
+	assert_string_equal(s, "sys/devices/pci0000:00/0000:00:06.0/block/sda/queue");
+	free(s);
+	assert_int_equal(ip_root_read_long(r, "proc/number", &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(ip_root_read_long(r, "proc/irq/28/smp_affinity_list", &v), -EINVAL);
+	assert_int_equal(ip_root_read(r, "proc/irq/29/smp_affinity_list", &s, NULL), -ENOENT);
+	ip_root_free(r);
+}
+
+static void test_readlink_both_kinds(void **state)
+{
+	struct ip_root *r;
+	char *s;
+
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	assert_int_equal(ip_root_readlink(r, "sys/devices/pci0000:00/0000:00:06.0/driver", &s), 0);
+	assert_string_equal(s, "../../../bus/pci/drivers/ahci");
+	free(s);
+	assert_int_equal(ip_root_readlink(r, "sys/block/sda", &s), 0);
+	assert_string_equal(s, "../devices/pci0000:00/0000:00:06.0/block/sda");
+	free(s);
+	/* a directory is not a link */
+	assert_int_equal(ip_root_readlink(r, "proc/irq", &s), -EINVAL);
+	ip_root_free(r);
+}
+
+static void test_listdir_and_write(void **state)
+{
+	struct ip_root *r;
+	char **names, *s;
+	size_t n;
+
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	assert_int_equal(ip_root_listdir(r, "sys/devices/pci0000:00/0000:00:06.0", &names, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(names[0], "block");
+	assert_string_equal(names[1], "driver");
+	assert_string_equal(names[2], "driver-target");
+	ip_strv_free(names, n);
+	assert_int_equal(ip_root_write(r, "proc/irq/28/smp_affinity_list", "6"), 0);
+	assert_int_equal(ip_root_read_line(r, "proc/irq/28/smp_affinity_list", &s), 0);
+	assert_string_equal(s, "6");
+	free(s);
+	/* writes never create files: a vanished IRQ is ENOENT */
+	assert_int_equal(ip_root_write(r, "proc/irq/99/smp_affinity_list", "6"), -ENOENT);
+	ip_root_free(r);
+}
+
+struct rec {
+	int reads, links;
+	char last[128];
+};
+
+static void recorder(void *ctx, const struct ip_root_event *ev)
+{
+	struct rec *rc = ctx;
+
+	if (ev->kind == IP_ROOT_EV_READ)
+		rc->reads++;
+	if (ev->kind == IP_ROOT_EV_LINK)
+		rc->links++;
+	snprintf(rc->last, sizeof(rc->last), "%s", ev->path);
+}
+
+static void test_mirror_keeps_links(void **state)
+{
+	struct ip_root *r, *copy;
+	struct rec rc = { 0 };
+	char dest[128], path[256], buf[256];
+	struct ip_root_event ev;
+	char *s;
+	int fd;
+	ssize_t n;
+
+	snprintf(dest, sizeof(dest), "%s/mirror", tmpl);
+	assert_int_equal(mkdir(dest, 0755), 0);
+	fd = open(dest, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	ip_root_set_recorder(r, recorder, &rc);
+	assert_int_equal(ip_root_read(r, "sys/class/block/sda/queue/rq_affinity", &s, NULL), 0);
+	assert_int_equal(rc.reads, 1);
+	assert_string_equal(rc.last, "sys/class/block/sda/queue/rq_affinity");
+	ev = (struct ip_root_event){ IP_ROOT_EV_READ, rc.last, s, strlen(s), 0444 };
+	assert_int_equal(ip_root_mirror(r, &ev, fd), 0);
+	free(s);
+	/* the flattened link became a real symlink in the copy */
+	snprintf(path, sizeof(path), "%s/sys/class/block/sda", dest);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "../../devices/pci0000:00/0000:00:06.0/block/sda");
+	assert_int_equal(ip_root_open(dest, &copy), 0);
+	assert_int_equal(ip_root_read_line(copy, "sys/class/block/sda/queue/rq_affinity", &s), 0);
+	assert_string_equal(s, "1");
+	free(s);
+	ip_root_free(copy);
+	ip_root_free(r);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_through_links),
+		cmocka_unit_test(test_readlink_both_kinds),
+		cmocka_unit_test(test_listdir_and_write),
+		cmocka_unit_test(test_mirror_keeps_links),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
