@@ -547,6 +547,41 @@ static int scan_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	return ret < 0 ? ret : 0;
 }
 
+static int cmp_thread(const void *a, const void *b)
+{
+	pid_t x = ((const struct ip_irq_thread *)a)->pid, y = ((const struct ip_irq_thread *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A capture need not hold the kernel command line. Under threadirqs or
+ * PREEMPT_RT nearly every IRQ with an action has an irq/N thread, while
+ * otherwise only drivers that ask for one do: more threads than half the
+ * IRQs with actions is forced threading.
+ */
+static void infer_forced_threading(struct ip_snapshot *snap)
+{
+	int with_action = 0, threaded = 0;
+
+	if (snap->topo.forced_threading)
+		return;
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		const struct ip_irq *irq = &snap->irqs[i];
+
+		if (!irq->actions[0])
+			continue;
+		with_action++;
+		for (int t = 0; t < snap->nr_threads; t++)
+			if (snap->threads[t].irq == irq->irq && !snap->threads[t].secondary) {
+				threaded++;
+				break;
+			}
+	}
+	if (with_action >= 4 && threaded * 2 > with_action)
+		snap->topo.forced_threading = true;
+}
+
 static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 {
 	int cap = 0, ret;
@@ -573,6 +608,8 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	ret = scan_threads(s, snap);
 	if (ret < 0)
 		return ret;
+	if (snap->nr_threads)
+		qsort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
 	free(s->thread_pids);
 	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
 	if (!s->thread_pids)
@@ -731,6 +768,7 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
 		goto fail;
 	}
+	infer_forced_threading(snap);
 	ret = read_softirqs(s->root, snap, d);
 	if (ret < 0)
 		goto fail;

@@ -239,8 +239,11 @@ static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_di
 	ret = read_optional_list(r, CPU_DIR "isolated", &t->isolated, &found, d);
 	if (ret < 0)
 		return ret;
-	if (!found && ci.have_isolcpus)
-		t->isolated = ci.isolcpus;
+	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
+	 * says the admin wants interrupts kept off N, so the command line
+	 * always adds to it. */
+	if (ci.have_isolcpus)
+		cpuset_or(&t->isolated, &t->isolated, &ci.isolcpus);
 	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
 	 * show up in the boot-time list. */
 	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, d);

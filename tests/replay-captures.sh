@@ -1,0 +1,56 @@
+#!/bin/sh
+# Replays the real captures from Debian 12's 6.1 kernel through the
+# irqpilotd binary and checks what a user would read in its JSON output.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+shared=${IRQPILOT_SHARED:-$top_srcdir/../shared}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+caps=$shared/captures
+fail=0
+
+if [ ! -d "$caps/qemu-x86-ahci-threadirqs" ]; then
+	echo "SKIP: no captures at $caps (set IRQPILOT_SHARED)"
+	exit 77
+fi
+
+check() { # description, command...
+	desc=$1
+	shift
+	if "$@"; then
+		echo "ok - $desc"
+	else
+		echo "not ok - $desc"
+		fail=1
+	fi
+}
+
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+"$bin" --replay "$caps/qemu-x86-ahci-threadirqs" --json >"$out" 2>"$err"
+check "ahci replay exits 0" test $? -eq 0
+check "one JSON document per step (4)" test "$(wc -l <"$out")" -eq 4
+check "every document has schema 1" test "$(grep -c '^{"schema":1,"step":' "$out")" -eq 4
+step1=$(sed -n 2p "$out")
+# 8,000 reads from CPU 3 between steps 0 and 1, recorded as such
+check "sda submissions come from the recording, all on CPU 3" \
+	sh -c "printf '%s' '$step1' | grep -q '\"name\":\"sda\".*\"submit\":{\"source\":\"replay\",\"total\":[0-9.e+]*,\"by_cpu\":{\"3\":'"
+check "sda completes on CPU 2, where IRQ 28 fires" \
+	sh -c "printf '%s' '$step1' | grep -q '\"complete\":{\"source\":\"replay\",\"total\":[0-9.e+]*,\"by_cpu\":{\"2\":'"
+check "forced IRQ threading is recognised from the threads" \
+	sh -c "printf '%s' '$step1' | grep -q '\"forced_threading\":true'"
+check "the ahci IRQ thread is listed as FIFO 50" \
+	sh -c "printf '%s' '$step1' | grep -q '\"comm\":\"irq/28-ahci\[0000:00:06.0\]\",\"irq\":28,\"allowed\":\"2\",\"policy\":\"fifo\",\"priority\":50'"
+
+"$bin" --replay "$caps/qemu-x86-nvme-managed" --json >"$out" 2>"$err"
+check "nvme replay exits 0" test $? -eq 0
+check "all four nvme I/O vectors are managed" \
+	test "$(sed -n 2p "$out" | grep -o '"name":"nvme0q[1-4]","chip":"PCI-MSI","hwirq":"[0-9]*-edge","affinity":"[0-3]","effective":"[0-3]","node":0,"managed":true' | wc -l)" -eq 4
+
+"$bin" --replay /nonexistent/series >"$out" 2>"$err"
+check "a missing series fails with exit 1" test $? -eq 1
+check "and says why" grep -q "nonexistent/series" "$err"
+
+exit $fail

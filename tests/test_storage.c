@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Storage discovery against the fixture trees, a real capture and small
+ * trees built on the fly for the odd cases.
+ *
+ * The laptop's managed NVMe vectors have smp_affinity mode 0444 in the
+ * generator (6.18 behaviour), but git records only the executable bit, so
+ * a checkout has 0644: nothing here (or in the policy tests) may depend on
+ * modes read from the committed trees.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/procfs.h"
+#include "irqpilot/root.h"
+#include "irqpilot/storage.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+#ifndef SHARED_DIR
+#define SHARED_DIR TOP_SRCDIR "/../shared"
+#endif
+#define FIXTURES TOP_SRCDIR "/tests/fixtures/"
+
+/* ---- IRQ names from a tree's /proc/interrupts --------------------- */
+
+struct names {
+	int n;
+	struct ip_irq_name v[512];
+};
+
+static int collect(void *ctx, const struct ip_irq_line *l)
+{
+	struct names *nm = ctx;
+
+	if (nm->n >= (int)ARRAY_SIZE(nm->v))
+		return -E2BIG;
+	nm->v[nm->n].irq = l->irq;
+	nm->v[nm->n].actions = strdup(l->actions);
+	if (!nm->v[nm->n].actions)
+		return -ENOMEM;
+	nm->n++;
+	return 0;
+}
+
+static void names_free(struct names *nm)
+{
+	for (int i = 0; i < nm->n; i++)
+		free((char *)nm->v[i].actions);
+	free(nm);
+}
+
+static struct names *read_names(struct ip_root *r)
+{
+	struct names *nm = calloc(1, sizeof(*nm));
+	struct ip_irq_header *hdr = calloc(1, sizeof(*hdr));
+	struct ip_diag d = { "" };
+	char *text = NULL;
+	size_t len;
+
+	assert_non_null(nm);
+	assert_non_null(hdr);
+	assert_int_equal(ip_root_read(r, "proc/interrupts", &text, &len), 0);
+	if (ip_parse_interrupts(text, len, hdr, collect, nm, &d) < 0)
+		fail_msg("proc/interrupts: %s", d.msg);
+	free(text);
+	free(hdr);
+	return nm;
+}
+
+/* ---- one sampled tree --------------------------------------------- */
+
+struct scan {
+	struct ip_root *r;
+	struct names *nm;
+	struct ip_storage s;
+	struct ip_diag d;
+};
+
+static void scan_tree(struct scan *sc, const char *dir, bool with_names)
+{
+	memset(sc, 0, sizeof(*sc));
+	assert_int_equal(ip_root_open(dir, &sc->r), 0);
+	sc->nm = with_names ? read_names(sc->r) : calloc(1, sizeof(*sc->nm));
+	assert_non_null(sc->nm);
+	if (ip_storage_sample(sc->r, sc->nm->v, sc->nm->n, &sc->s, &sc->d) < 0)
+		fail_msg("%s: %s", dir, sc->d.msg);
+}
+
+static void scan_free(struct scan *sc)
+{
+	ip_storage_free(&sc->s);
+	names_free(sc->nm);
+	ip_root_free(sc->r);
+}
+
+static const struct ip_blockdev *dev(const struct scan *sc, const char *name)
+{
+	for (int i = 0; i < sc->s.nr_devs; i++)
+		if (strcmp(sc->s.devs[i].name, name) == 0)
+			return &sc->s.devs[i];
+	return NULL;
+}
+
+static const struct ip_blockdev *must_dev(const struct scan *sc, const char *name)
+{
+	const struct ip_blockdev *b = dev(sc, name);
+
+	if (!b)
+		fail_msg("device %s not found", name);
+	return b;
+}
+
+static void assert_cpus(const ip_cpuset *s, const char *want)
+{
+	char buf[IP_CPULIST_MAX];
+
+	cpuset_format_list(s, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+static const struct ip_vector *vec_by_irq(const struct ip_blockdev *b, unsigned irq)
+{
+	for (int i = 0; i < b->nr_vectors; i++)
+		if (b->vectors[i].irq == irq)
+			return &b->vectors[i];
+	fail_msg("%s has no vector %u", b->name, irq);
+	return NULL;
+}
+
+/* ---- names --------------------------------------------------------- */
+
+static void test_queue_from_name(void **state)
+{
+	static const struct {
+		const char *name;
+		int queue;
+		bool admin;
+	} cases[] = {
+		{ "nvme0q0", -1, true },
+		{ "nvme0q1", 0, false },
+		{ "nvme0q4", 3, false },
+		{ "nvme12q65", 64, false },
+		{ "nvme1q", -1, false },
+		{ "nvme0q1x", -1, false },
+		{ "virtio1-req.0", 0, false },
+		{ "virtio1-req.3", 3, false },
+		{ "virtio1-config", -1, true },
+		{ "virtio0-requests", -1, false },
+		{ "virtio2-virtqueues", -1, false },
+		{ "virtio0", -1, false },
+		{ "mpi3mr0-msix5", 5, false },
+		{ "mpi3mr0-msix0", 0, false },
+		{ "megasas0-msix3", 3, false },
+		{ "megasas0-msix", -1, false },
+		{ "ahci[0000:00:06.0]", -1, false },
+		{ "ahci0", -1, false },
+		{ "ufshcd", -1, false },
+		{ "mmc0", -1, false },
+		{ "hisi_sas_v3_hw cq", -1, false },
+		{ "qla2xxx (rsp_q)", -1, false },
+		{ "lpfc:fp", -1, false },
+		{ "i40e-eno1-TxRx-0", -1, false },
+		{ "", -1, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		bool admin = !cases[i].admin;
+		int q = ip_vector_queue_from_name(cases[i].name, &admin);
+
+		if (q != cases[i].queue || admin != cases[i].admin)
+			fail_msg("%s: queue %d admin %d, want %d %d", cases[i].name, q, admin,
+				 cases[i].queue, cases[i].admin);
+	}
+	assert_int_equal(ip_vector_queue_from_name(NULL, NULL), -1);
+	assert_int_equal(ip_vector_queue_from_name("nvme0q2", NULL), 1);
+}
+
+static void test_is_virtual(void **state)
+{
+	static const char *const virt[] = { "loop0", "loop12", "ram0", "zram0", "dm-0", "dm-12",
+					    "md127", "md0", "nbd3", "sr0", "" };
+	static const char *const real[] = { "sda", "nvme0n1", "mmcblk0", "vda", "xvda", "sdaa",
+					    "mmcblk0boot0", "pmem0", "rbd0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(virt); i++)
+		if (!ip_blockdev_is_virtual(virt[i]))
+			fail_msg("%s should be virtual", virt[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(real); i++)
+		if (ip_blockdev_is_virtual(real[i]))
+			fail_msg("%s should not be virtual", real[i]);
+}
+
+/* ---- fixtures ------------------------------------------------------- */
+
+static void test_phone(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "phone-arm64", true);
+	/* zram0, loop0, dm-0 are in sys/block but are not hardware */
+	assert_int_equal(sc.s.nr_devs, 2);
+	assert_null(dev(&sc, "zram0"));
+	assert_null(dev(&sc, "loop0"));
+	assert_null(dev(&sc, "dm-0"));
+
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->major, 8);
+	assert_int_equal(b->minor, 0);
+	assert_string_equal(b->driver, "ufshcd-qcom");
+	assert_string_equal(b->bus_id, "1d84000.ufshc");
+	assert_int_equal(b->bus, IP_BUS_PLATFORM);
+	assert_string_equal(b->syspath, "sys/devices/platform/soc/1d84000.ufshc/"
+					"host0/target0:0:0/0:0:0:0/block/sda");
+	assert_int_equal(b->rq_affinity, 1);
+	assert_false(b->rotational);
+	assert_int_equal(b->numa_node, -1);
+	assert_true(cpuset_empty(&b->local_cpus));
+	assert_int_equal(b->nr_queues, 1);
+	assert_int_equal(b->queues[0].index, 0);
+	assert_cpus(&b->queues[0].cpus, "0-7");
+	/* a platform device has no msi_irqs: its one vector is found by name */
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 37);
+	assert_false(b->vectors[0].admin);
+	assert_int_equal(b->vectors[0].queue, -1);
+	assert_int_equal(b->vectors[0].map, IP_VEC_MAP_NONE);
+	assert_int_equal(b->queues[0].vector, 0);
+
+	/* the second LUN shares the controller's vector */
+	b = must_dev(&sc, "sdb");
+	assert_int_equal(b->minor, 16);
+	assert_string_equal(b->bus_id, "1d84000.ufshc");
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 37);
+	scan_free(&sc);
+}
+
+static void test_laptop(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "laptop-hybrid", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->major, 259);
+	assert_int_equal(b->minor, 0);
+	assert_string_equal(b->driver, "nvme");
+	assert_string_equal(b->bus_id, "0000:01:00.0");
+	assert_int_equal(b->bus, IP_BUS_PCI);
+	assert_int_equal(b->rq_affinity, 1);
+	assert_false(b->rotational);
+	assert_int_equal(b->numa_node, -1);
+	assert_cpus(&b->local_cpus, "0-11");
+	assert_int_equal(b->nr_queues, 12);
+	assert_int_equal(b->nr_vectors, 13);
+
+	const struct ip_vector *admin = vec_by_irq(b, 124);
+
+	assert_true(admin->admin);
+	assert_int_equal(admin->queue, -1);
+	for (int q = 0; q < 12; q++) {
+		const struct ip_vector *v = vec_by_irq(b, 125 + q);
+		char want[8];
+
+		/* mq/10 must come after mq/9, not after mq/1 */
+		assert_int_equal(b->queues[q].index, q);
+		snprintf(want, sizeof(want), "%d", q);
+		assert_cpus(&b->queues[q].cpus, want);
+		assert_false(v->admin);
+		assert_int_equal(v->queue, q);
+		assert_int_equal(v->map, IP_VEC_MAP_NAME);
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, 125 + q);
+	}
+	scan_free(&sc);
+}
+
+static void test_server(void **state)
+{
+	static const char *const groups[8] = { "0-1,16-17", "2-3,18-19", "4-5,20-21", "6-7,22-23",
+						"8-9,24-25", "10-11,26-27", "12-13,28-29",
+						"14-15,30-31" };
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "server-2s", true);
+	assert_int_equal(sc.s.nr_devs, 4);
+	assert_null(dev(&sc, "dm-0"));
+	assert_null(dev(&sc, "md127"));
+
+	for (int i = 0; i < 2; i++) {
+		b = must_dev(&sc, i ? "sdb" : "sda");
+		assert_string_equal(b->driver, "ahci");
+		assert_string_equal(b->bus_id, "0000:00:17.0");
+		assert_int_equal(b->bus, IP_BUS_PCI);
+		assert_true(b->rotational);
+		assert_int_equal(b->rq_affinity, 1);
+		assert_int_equal(b->numa_node, 0);
+		assert_cpus(&b->local_cpus, "0-7,16-23");
+		/* blk-mq maps possible CPUs, so offline CPU 31 is listed */
+		assert_int_equal(b->nr_queues, 1);
+		assert_cpus(&b->queues[0].cpus, "0-31");
+		assert_int_equal(b->nr_vectors, 1);
+		assert_int_equal(b->vectors[0].irq, 38);
+		assert_int_equal(b->vectors[0].queue, -1);
+		assert_int_equal(b->vectors[0].map, IP_VEC_MAP_NONE);
+		assert_int_equal(b->queues[0].vector, 0);
+	}
+
+	for (int i = 0; i < 2; i++) {
+		b = must_dev(&sc, i ? "sdd" : "sdc");
+		assert_string_equal(b->driver, "mpi3mr");
+		assert_string_equal(b->bus_id, "0000:5e:00.0");
+		assert_int_equal(b->numa_node, 1);
+		assert_cpus(&b->local_cpus, "8-15,24-30");
+		assert_int_equal(b->rotational, i == 1);
+		assert_int_equal(b->rq_affinity, i ? 2 : 1);
+		assert_int_equal(b->nr_queues, 8);
+		assert_int_equal(b->nr_vectors, 9);
+		/* msix0 is the admin pre-vector; msixM serves op reply queue M-1 */
+		assert_true(vec_by_irq(b, 150)->admin);
+		assert_int_equal(vec_by_irq(b, 150)->queue, -1);
+		for (int q = 0; q < 8; q++) {
+			const struct ip_vector *v = vec_by_irq(b, 151 + q);
+
+			assert_cpus(&b->queues[q].cpus, groups[q]);
+			assert_false(v->admin);
+			assert_int_equal(v->queue, q);
+			assert_int_equal(v->map, IP_VEC_MAP_NAME);
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, 151 + q);
+		}
+	}
+	scan_free(&sc);
+}
+
+static void test_qemu_intx_shared(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *mmc, *sda, *sdb;
+
+	scan_tree(&sc, FIXTURES "qemu-intx-shared", true);
+	/* sr0 (a CD-ROM on the same HBA) and loop0 are skipped */
+	assert_int_equal(sc.s.nr_devs, 3);
+	assert_null(dev(&sc, "sr0"));
+	assert_null(dev(&sc, "loop0"));
+
+	mmc = must_dev(&sc, "mmcblk0");
+	assert_int_equal(mmc->major, 179);
+	assert_string_equal(mmc->driver, "sdhci-pci");
+	assert_string_equal(mmc->bus_id, "0000:00:04.0");
+	assert_int_equal(mmc->bus, IP_BUS_PCI);
+	assert_false(mmc->rotational);
+	assert_int_equal(mmc->nr_queues, 1);
+	assert_cpus(&mmc->queues[0].cpus, "0-3");
+
+	sda = must_dev(&sc, "sda");
+	sdb = must_dev(&sc, "sdb");
+	assert_string_equal(sda->driver, "sym53c8xx");
+	assert_string_equal(sda->bus_id, "0000:00:05.0");
+	assert_string_equal(sdb->bus_id, "0000:00:05.0");
+	assert_true(sda->rotational);
+
+	/* INTx from the irq file: one line, 10, carried by both controllers */
+	const struct ip_blockdev *all[] = { mmc, sda, sdb };
+
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+		assert_int_equal(all[i]->nr_vectors, 1);
+		assert_int_equal(all[i]->vectors[0].irq, 10);
+		assert_int_equal(all[i]->vectors[0].queue, -1);
+		assert_false(all[i]->vectors[0].admin);
+		assert_int_equal(all[i]->queues[0].vector, 0);
+	}
+	scan_free(&sc);
+}
+
+/* The real capture: symlinks there are flattened into files. */
+static void test_capture_ahci(void **state)
+{
+	const char *dir = SHARED_DIR "/captures/qemu-x86-ahci-threadirqs/0000";
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	if (access(dir, R_OK) != 0) {
+		print_message("skipped: %s not present\n", dir);
+		skip();
+	}
+	scan_tree(&sc, dir, true);
+	/* the two virtio functions there are not disks (no vda in sys/block) */
+	assert_int_equal(sc.s.nr_devs, 2);
+
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "ahci");
+	assert_string_equal(b->bus_id, "0000:00:06.0");
+	assert_int_equal(b->bus, IP_BUS_PCI);
+	assert_int_equal(b->major, 8);
+	assert_int_equal(b->rq_affinity, 1);
+	assert_true(b->rotational);
+	assert_int_equal(b->nr_queues, 1);
+	assert_cpus(&b->queues[0].cpus, "0-3");
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 28);
+	assert_int_equal(b->vectors[0].queue, -1);
+	assert_int_equal(b->queues[0].vector, 0);
+
+	b = must_dev(&sc, "nvme0n1");
+	assert_string_equal(b->driver, "nvme");
+	assert_string_equal(b->bus_id, "0000:00:07.0");
+	assert_int_equal(b->major, 259);
+	assert_false(b->rotational);
+	assert_int_equal(b->nr_queues, 4);
+	assert_int_equal(b->nr_vectors, 5);
+	assert_int_equal(b->vectors[0].irq, 29);
+	assert_true(b->vectors[0].admin);
+	for (int q = 0; q < 4; q++) {
+		char want[4];
+
+		snprintf(want, sizeof(want), "%d", q);
+		assert_cpus(&b->queues[q].cpus, want);
+		assert_int_equal(b->vectors[q + 1].irq, 30 + q);
+		assert_int_equal(b->vectors[q + 1].queue, q);
+		assert_int_equal(b->vectors[q + 1].map, IP_VEC_MAP_NAME);
+		assert_int_equal(b->queues[q].vector, q + 1);
+	}
+	scan_free(&sc);
+}
+
+/* ---- trees built on the fly --------------------------------------- */
+
+#define PCI0 "sys/devices/pci0000:00/"
+#define SDEV "host0/target0:0:0/0:0:0:0/block/"
+
+static char tmpl[] = "/tmp/irqpilot-storage-XXXXXX";
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *s = strchr(path + strlen(dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void lnk(const char *dir, const char *rel, const char *target)
+{
+	char path[4096];
+
+	put(dir, rel, ""); /* creates the parents */
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+static char *mktree(void)
+{
+	char *dir = strdup(tmpl);
+
+	assert_non_null(dir);
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static void rmtree(char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+/*
+ * A PCI function at sys/devices/pci0000:00/<bdf> with one SCSI disk under
+ * it, listed in sys/block (or only in sys/class/block if @class_only).
+ */
+static void pci_disk_in(const char *t, bool class_only, const char *bdf, const char *drv,
+			const char *name, const char *devno, int nq, const char *msi)
+{
+	char fn[256], disk[512], rel[1024], tgt[1024];
+
+	snprintf(fn, sizeof(fn), "sys/devices/pci0000:00/%s", bdf);
+	snprintf(disk, sizeof(disk), "%s/host0/target0:0:0/0:0:0:0/block/%s", fn, name);
+	snprintf(rel, sizeof(rel), "%s/driver", fn);
+	snprintf(tgt, sizeof(tgt), "../../../bus/pci/drivers/%s", drv);
+	lnk(t, rel, tgt);
+	snprintf(rel, sizeof(rel), "%s/host0/target0:0:0/0:0:0:0/driver", fn);
+	lnk(t, rel, "../../../../../../../bus/scsi/drivers/sd");
+	snprintf(rel, sizeof(rel), "%s/irq", fn);
+	put(t, rel, "11\n");
+	for (const char *p = msi; p && *p;) {
+		char num[16];
+		size_t n = strcspn(p, ",");
+
+		snprintf(num, sizeof(num), "%.*s", (int)n, p);
+		snprintf(rel, sizeof(rel), "%s/msi_irqs/%s", fn, num);
+		put(t, rel, "msix\n");
+		p += n + (p[n] == ',');
+	}
+	snprintf(rel, sizeof(rel), "%s/dev", disk);
+	put(t, rel, devno);
+	for (int q = 0; q < nq; q++) {
+		char cpu[16];
+
+		snprintf(rel, sizeof(rel), "%s/mq/%d/cpu_list", disk, q);
+		snprintf(cpu, sizeof(cpu), "%d\n", q);
+		put(t, rel, cpu);
+	}
+	snprintf(rel, sizeof(rel), "sys/%s/%s", class_only ? "class/block" : "block", name);
+	snprintf(tgt, sizeof(tgt), "%s%s", class_only ? "../../" : "../", disk + 4);
+	lnk(t, rel, tgt);
+}
+
+static void pci_disk(const char *t, const char *bdf, const char *drv, const char *name,
+		     const char *devno, int nq, const char *msi)
+{
+	pci_disk_in(t, false, bdf, drv, name, devno, nq, msi);
+}
+
+static void test_odd_devices_skipped(void **state)
+{
+	char *t = mktree();
+	struct ip_root *r;
+	struct ip_storage s;
+	struct ip_diag d = { "" };
+
+	pci_disk(t, "0000:00:10.0", "ahci", "sda", "8:0\n", 1, "40");
+	pci_disk(t, "0000:00:11.0", "ahci", "sdb", "8:16\n", 1, "41");
+	pci_disk(t, "0000:00:12.0", "ahci", "sdc", "8:32\n", 1, "42");
+	pci_disk(t, "0000:00:13.0", "ahci", "sdd", "garbage\n", 1, "43");
+	/* sdb: a garbled cpu_list */
+	put(t, PCI0 "0000:00:11.0/" SDEV "sdb/mq/0/cpu_list", "0, x, 2\n");
+	/* sdc: mq/ is not a directory */
+	{
+		char p[1024];
+
+		snprintf(p, sizeof(p), "%s/" PCI0 "0000:00:12.0/" SDEV "sdc/mq", t);
+		nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		put(t, PCI0 "0000:00:12.0/" SDEV "sdc/mq", "0\n");
+	}
+	/* sde: a dangling sys/block link */
+	lnk(t, "sys/block/sde", "../devices/nowhere/sde");
+
+	assert_int_equal(ip_root_open(t, &r), 0);
+	assert_int_equal(ip_storage_sample(r, NULL, 0, &s, &d), 0);
+	assert_int_equal(s.nr_devs, 1);
+	assert_string_equal(s.devs[0].name, "sda");
+	assert_int_equal(s.devs[0].nr_vectors, 1);
+	assert_int_equal(s.devs[0].vectors[0].irq, 40);
+	/* unreadable bits of a good device take their "unknown" values */
+	assert_int_equal(s.devs[0].rq_affinity, -1);
+	assert_int_equal(s.devs[0].numa_node, -1);
+	/* the reason of a skip is kept for the caller */
+	assert_true(d.msg[0] != '\0');
+	ip_storage_free(&s);
+	ip_root_free(r);
+	rmtree(t);
+}
+
+static void test_no_sys_block(void **state)
+{
+	char *t = mktree();
+	struct ip_root *r;
+	struct ip_storage s;
+	struct ip_diag d = { "" };
+
+	assert_int_equal(ip_root_open(t, &r), 0);
+	assert_int_equal(ip_storage_sample(r, NULL, 0, &s, &d), 0);
+	assert_int_equal(s.nr_devs, 0);
+	ip_storage_free(&s);
+	ip_storage_free(&s); /* idempotent */
+	ip_root_free(r);
+	rmtree(t);
+}
+
+/* Only sys/class/block: partitions are listed there and must be skipped. */
+static void test_class_block_fallback(void **state)
+{
+	char *t = mktree();
+	const char *disk = PCI0 "0000:00:10.0/" SDEV "sda";
+	char rel[1024];
+	struct ip_root *r;
+	struct ip_storage s;
+	struct ip_diag d = { "" };
+
+	pci_disk_in(t, true, "0000:00:10.0", "ahci", "sda", "8:0\n", 1, NULL);
+	snprintf(rel, sizeof(rel), "%s/sda1/partition", disk);
+	put(t, rel, "1\n");
+	snprintf(rel, sizeof(rel), "%s/sda1/dev", disk);
+	put(t, rel, "8:1\n");
+	lnk(t, "sys/class/block/sda1", "../../devices/pci0000:00/0000:00:10.0/" SDEV "sda/sda1");
+
+	assert_int_equal(ip_root_open(t, &r), 0);
+	assert_int_equal(ip_storage_sample(r, NULL, 0, &s, &d), 0);
+	assert_int_equal(s.nr_devs, 1);
+	assert_string_equal(s.devs[0].name, "sda");
+	/* a partition is passed over on purpose, not skipped as broken */
+	assert_string_equal(d.msg, "");
+	/* no msi_irqs: INTx from the irq file */
+	assert_int_equal(s.devs[0].nr_vectors, 1);
+	assert_int_equal(s.devs[0].vectors[0].irq, 11);
+	ip_storage_free(&s);
+	ip_root_free(r);
+	rmtree(t);
+}
+
+/* Vectors tied to queues by order, and the msix0-is-admin offset. */
+static void test_vector_mapping(void **state)
+{
+	char *t = mktree();
+	struct ip_root *r;
+	struct ip_storage s;
+	struct ip_diag d = { "" };
+	const struct ip_irq_name names[] = {
+		{ 40, "foo_hba" },       { 41, "foo_hba" },      { 50, "megasas0-msix0" },
+		{ 51, "megasas0-msix1" }, { 52, "megasas0-msix2" }, { 60, "nvme1q0" },
+		{ 61, "nvme1q1" },       { 62, "nvme1q9" },
+	};
+
+	/* sda: two unnamed vectors for two queues: by order */
+	pci_disk(t, "0000:00:10.0", "foo", "sda", "8:0\n", 2, "40,41");
+	/* sdb: msix0..2 for two queues: msix0 is admin, msix1 -> queue 0 */
+	pci_disk(t, "0000:00:11.0", "megaraid_sas", "sdb", "8:16\n", 2, "50,51,52");
+	/* sdc: a name pointing past the last queue is not trusted */
+	pci_disk(t, "0000:00:12.0", "nvme", "sdc", "8:32\n", 2, "60,61,62");
+
+	assert_int_equal(ip_root_open(t, &r), 0);
+	assert_int_equal(ip_storage_sample(r, names, ARRAY_SIZE(names), &s, &d), 0);
+	assert_int_equal(s.nr_devs, 3);
+
+	assert_string_equal(s.devs[0].name, "sda");
+	assert_int_equal(s.devs[0].vectors[0].queue, 0);
+	assert_int_equal(s.devs[0].vectors[0].map, IP_VEC_MAP_ORDER);
+	assert_int_equal(s.devs[0].vectors[1].queue, 1);
+	assert_int_equal(s.devs[0].vectors[1].map, IP_VEC_MAP_ORDER);
+	assert_int_equal(s.devs[0].queues[1].vector, 1);
+
+	assert_string_equal(s.devs[1].name, "sdb");
+	assert_true(s.devs[1].vectors[0].admin);
+	assert_int_equal(s.devs[1].vectors[1].queue, 0);
+	assert_int_equal(s.devs[1].vectors[2].queue, 1);
+	assert_int_equal(s.devs[1].queues[0].vector, 1);
+	assert_int_equal(s.devs[1].queues[1].vector, 2);
+
+	assert_string_equal(s.devs[2].name, "sdc");
+	assert_true(s.devs[2].vectors[0].admin);
+	assert_int_equal(s.devs[2].vectors[1].queue, 0);
+	assert_int_equal(s.devs[2].vectors[2].queue, -1);
+	assert_int_equal(s.devs[2].vectors[2].map, IP_VEC_MAP_NONE);
+	assert_int_equal(s.devs[2].queues[1].vector, -1);
+	ip_storage_free(&s);
+	ip_root_free(r);
+	rmtree(t);
+}
+
+/* virtio-blk over PCI (named queues) and over virtio-mmio (one IRQ, by name). */
+static void test_virtio(void **state)
+{
+	char *t = mktree();
+	struct ip_root *r;
+	struct ip_storage s;
+	struct ip_diag d = { "" };
+	const struct ip_irq_name names[] = {
+		{ 24, "virtio1-config" }, { 25, "virtio1-req.0" }, { 26, "virtio1-req.1" },
+		{ 27, "virtio1-req.2" },  { 40, "virtio0" },       { 41, "virtio2" },
+	};
+	const char *pf = PCI0 "0000:00:05.0";
+	const char *mm = "sys/devices/platform/a003e00.virtio_mmio";
+	char rel[512];
+
+	lnk(t, PCI0 "0000:00:05.0/driver", "../../../bus/pci/drivers/virtio-pci");
+	lnk(t, PCI0 "0000:00:05.0/virtio1/driver", "../../../../bus/virtio/drivers/virtio_blk");
+	for (int v = 24; v <= 27; v++) {
+		snprintf(rel, sizeof(rel), "%s/msi_irqs/%d", pf, v);
+		put(t, rel, "msix\n");
+	}
+	put(t, PCI0 "0000:00:05.0/virtio1/block/vda/dev", "253:0\n");
+	for (int q = 0; q < 3; q++) {
+		snprintf(rel, sizeof(rel), "%s/virtio1/block/vda/mq/%d/cpu_list", pf, q);
+		put(t, rel, q == 2 ? "2, 3\n" : (q ? "1\n" : "0\n"));
+	}
+	lnk(t, "sys/block/vda", "../devices/pci0000:00/0000:00:05.0/virtio1/block/vda");
+
+	lnk(t, "sys/devices/platform/a003e00.virtio_mmio/driver",
+	    "../../../bus/platform/drivers/virtio-mmio");
+	lnk(t, "sys/devices/platform/a003e00.virtio_mmio/virtio0/driver",
+	    "../../../../bus/virtio/drivers/virtio_blk");
+	snprintf(rel, sizeof(rel), "%s/virtio0/block/vdb/dev", mm);
+	put(t, rel, "253:16\n");
+	snprintf(rel, sizeof(rel), "%s/virtio0/block/vdb/mq/0/cpu_list", mm);
+	put(t, rel, "0, 1, 2, 3\n");
+	lnk(t, "sys/block/vdb", "../devices/platform/a003e00.virtio_mmio/virtio0/block/vdb");
+
+	assert_int_equal(ip_root_open(t, &r), 0);
+	assert_int_equal(ip_storage_sample(r, names, ARRAY_SIZE(names), &s, &d), 0);
+	assert_int_equal(s.nr_devs, 2);
+
+	assert_string_equal(s.devs[0].name, "vda");
+	assert_string_equal(s.devs[0].driver, "virtio_blk");
+	assert_string_equal(s.devs[0].bus_id, "0000:00:05.0");
+	assert_int_equal(s.devs[0].bus, IP_BUS_PCI);
+	assert_int_equal(s.devs[0].nr_vectors, 4);
+	assert_true(s.devs[0].vectors[0].admin);
+	for (int q = 0; q < 3; q++) {
+		assert_int_equal(s.devs[0].vectors[q + 1].queue, q);
+		assert_int_equal(s.devs[0].queues[q].vector, q + 1);
+	}
+	assert_cpus(&s.devs[0].queues[2].cpus, "2-3");
+
+	assert_string_equal(s.devs[1].name, "vdb");
+	assert_string_equal(s.devs[1].driver, "virtio_blk");
+	assert_string_equal(s.devs[1].bus_id, "a003e00.virtio_mmio");
+	assert_int_equal(s.devs[1].bus, IP_BUS_VIRTIO_MMIO);
+	/* virtio2 belongs to another device: only virtio0 is this disk's */
+	assert_int_equal(s.devs[1].nr_vectors, 1);
+	assert_int_equal(s.devs[1].vectors[0].irq, 40);
+	assert_int_equal(s.devs[1].queues[0].vector, 0);
+	ip_storage_free(&s);
+	ip_root_free(r);
+	rmtree(t);
+}
+
+/* A platform controller whose interrupt is not in /proc/interrupts. */
+static void test_platform_without_irq(void **state)
+{
+	struct scan sc;
+
+	memset(&sc, 0, sizeof(sc));
+	/* the phone tree, but with no IRQ names at all */
+	scan_tree(&sc, FIXTURES "phone-arm64", false);
+	assert_int_equal(sc.s.nr_devs, 2);
+	assert_int_equal(must_dev(&sc, "sda")->nr_vectors, 0);
+	assert_int_equal(must_dev(&sc, "sda")->queues[0].vector, -1);
+	scan_free(&sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_queue_from_name),
+		cmocka_unit_test(test_is_virtual),
+		cmocka_unit_test(test_phone),
+		cmocka_unit_test(test_laptop),
+		cmocka_unit_test(test_server),
+		cmocka_unit_test(test_qemu_intx_shared),
+		cmocka_unit_test(test_capture_ahci),
+		cmocka_unit_test(test_odd_devices_skipped),
+		cmocka_unit_test(test_no_sys_block),
+		cmocka_unit_test(test_class_block_fallback),
+		cmocka_unit_test(test_vector_mapping),
+		cmocka_unit_test(test_virtio),
+		cmocka_unit_test(test_platform_without_irq),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
