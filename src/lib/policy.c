@@ -1,0 +1,1521 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * decide: place each storage vector in the domain where the I/O it
+ * completes is submitted. Pure: everything comes in through the model,
+ * the configuration, the history and now_ns; the plan goes out.
+ *
+ * The measure everything is judged by is locality: the share of a
+ * vector's I/O whose interrupt is handled in the domain that submitted
+ * it, sum over domains of submit_share(d) * handled_share(d). A vector
+ * moves only when that rises by move_threshold, which is what keeps a
+ * steady workload from making the vectors wander.
+ */
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/policy.h"
+
+#define NS_PER_S 1000000000.0
+/* Pins go first when the move budget is shared out. */
+#define GAIN_PIN 1e9
+#define EPS 1e-9
+
+/* ---- configuration ---------------------------------------------------- */
+
+void ip_policy_config_init(struct ip_policy_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->granularity = IP_GRAN_CPU;
+	c->move_threshold = 0.20;
+	c->dwell_s = 10;
+	c->max_moves = 4;
+	c->min_rate = 200;
+	c->idle_domain = IP_IDLE_EFFICIENCY;
+	c->idle_grace_s = 30;
+	c->return_window_s = 60;
+	c->rt_priority = 50;
+	cpuset_zero(&c->banned);
+}
+
+static void rules_free(struct ip_rule *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(r[i].match);
+	free(r);
+}
+
+void ip_policy_config_free(struct ip_policy_config *c)
+{
+	rules_free(c->dev_rules, c->nr_dev_rules);
+	rules_free(c->irq_rules, c->nr_irq_rules);
+	c->dev_rules = c->irq_rules = NULL;
+	c->nr_dev_rules = c->nr_irq_rules = 0;
+}
+
+static struct ip_rule *rule_add(struct ip_rule **v, int *n, const char *match)
+{
+	struct ip_rule *nv, *r;
+	char *m = strdup(match);
+
+	if (!m)
+		return NULL;
+	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv) {
+		free(m);
+		return NULL;
+	}
+	*v = nv;
+	r = &nv[(*n)++];
+	memset(r, 0, sizeof(*r));
+	r->match = m;
+	r->rt_priority = -1;
+	r->rq_affinity = -1;
+	return r;
+}
+
+struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match)
+{
+	return rule_add(&c->dev_rules, &c->nr_dev_rules, match);
+}
+
+struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match)
+{
+	return rule_add(&c->irq_rules, &c->nr_irq_rules, match);
+}
+
+/* ---- history ------------------------------------------------------------ */
+
+void ip_history_init(struct ip_history *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+void ip_history_free(struct ip_history *h)
+{
+	for (size_t i = 0; i < h->nr; i++)
+		free(h->irqs[i].orig);
+	free(h->irqs);
+	free(h->threads);
+	free(h->rq);
+	ip_strv_free(h->logged, h->nr_logged);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Index of @irq, or where it would be inserted (with *found false). */
+static size_t hist_pos(const struct ip_history *h, unsigned irq, bool *found)
+{
+	size_t lo = 0, hi = h->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->irqs[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < h->nr && h->irqs[lo].irq == irq;
+	return lo;
+}
+
+const struct ip_irq_hist *ip_history_find(const struct ip_history *h, unsigned irq)
+{
+	bool found;
+	size_t i;
+
+	if (!h)
+		return NULL;
+	i = hist_pos(h, irq, &found);
+	return found ? &h->irqs[i] : NULL;
+}
+
+struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq)
+{
+	bool found;
+	size_t i = hist_pos(h, irq, &found);
+
+	if (found)
+		return &h->irqs[i];
+	if (h->nr == h->alloc) {
+		size_t na = h->alloc ? h->alloc * 2 : 16;
+		struct ip_irq_hist *nv = realloc(h->irqs, na * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		h->irqs = nv;
+		h->alloc = na;
+	}
+	memmove(&h->irqs[i + 1], &h->irqs[i], (h->nr - i) * sizeof(*h->irqs));
+	h->nr++;
+	memset(&h->irqs[i], 0, sizeof(h->irqs[i]));
+	h->irqs[i].irq = irq;
+	return &h->irqs[i];
+}
+
+void ip_history_drop(struct ip_history *h, unsigned irq)
+{
+	bool found;
+	size_t i = hist_pos(h, irq, &found);
+
+	if (!found)
+		return;
+	free(h->irqs[i].orig);
+	memmove(&h->irqs[i], &h->irqs[i + 1], (h->nr - i - 1) * sizeof(*h->irqs));
+	h->nr--;
+}
+
+int ip_history_pin(struct ip_history *h, unsigned irq, const ip_cpuset *cpus)
+{
+	struct ip_irq_hist *e = ip_history_get(h, irq);
+
+	if (!e)
+		return -ENOMEM;
+	e->have_pin = true;
+	e->pin = *cpus;
+	return 0;
+}
+
+void ip_history_unpin(struct ip_history *h, unsigned irq)
+{
+	bool found;
+	size_t i = hist_pos(h, irq, &found);
+
+	if (found)
+		h->irqs[i].have_pin = false;
+}
+
+bool ip_history_log_once(struct ip_history *h, const char *key)
+{
+	char **nv, *k;
+
+	for (size_t i = 0; i < h->nr_logged; i++)
+		if (strcmp(h->logged[i], key) == 0)
+			return false;
+	k = strdup(key);
+	nv = k ? realloc(h->logged, (h->nr_logged + 1) * sizeof(*nv)) : NULL;
+	if (!nv) {
+		/* Out of memory: better to log twice than never. */
+		free(k);
+		return true;
+	}
+	h->logged = nv;
+	h->logged[h->nr_logged++] = k;
+	return true;
+}
+
+int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
+{
+	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
+	uint64_t now = now_ns ? now_ns : 1;
+
+	for (int i = 0; i < p->nr_moves; i++) {
+		const struct ip_move *mv = &p->moves[i];
+		struct ip_irq_hist *e;
+
+		if (mv->failed)
+			continue;
+		e = ip_history_get(h, mv->irq);
+		if (!e)
+			return -ENOMEM;
+		e->from = mv->from;
+		e->last_move_ns = now;
+		e->placed = true;
+		e->placement = mv->to;
+	}
+	for (int i = 0; i < p->nr_kept; i++) {
+		const struct ip_kept *k = &p->kept[i];
+		struct ip_irq_hist *e;
+
+		if (!k->managed || !k->explained)
+			continue;
+		e = ip_history_get(h, k->irq);
+		if (!e)
+			return -ENOMEM;
+		e->managed_explained = true;
+	}
+	for (int i = 0; i < p->nr_states; i++) {
+		const struct ip_vec_state *st = &p->states[i];
+
+		if (st->idle) {
+			struct ip_irq_hist *e = ip_history_get(h, st->irq);
+
+			if (!e)
+				return -ENOMEM;
+			if (!e->idle_since_ns)
+				e->idle_since_ns = now;
+		} else {
+			bool found;
+			size_t j = hist_pos(h, st->irq, &found);
+
+			if (found)
+				h->irqs[j].idle_since_ns = 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- plan --------------------------------------------------------------- */
+
+void ip_plan_free(struct ip_plan *p)
+{
+	free(p->moves);
+	free(p->threads);
+	free(p->kept);
+	free(p->rq);
+	free(p->notes);
+	free(p->states);
+	memset(p, 0, sizeof(*p));
+}
+
+struct grow {
+	size_t moves, threads, kept, rq, notes, states;
+};
+
+static void *grow(void *v, int *n, size_t *alloc, size_t size, int *err)
+{
+	if ((size_t)*n == *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 8;
+		void *nv = realloc(v, na * size);
+
+		if (!nv) {
+			*err = -ENOMEM;
+			return v;
+		}
+		v = nv;
+		*alloc = na;
+	}
+	return v;
+}
+
+/* ---- decide --------------------------------------------------------------- */
+
+enum cand_kind {
+	CAND_NONE = 0, /* nothing to do with the vector itself */
+	CAND_KEEP,
+	CAND_MOVE,
+};
+
+/* What the rules say about one IRQ line. */
+struct resolved {
+	bool named; /* an irq rule matched it */
+	const struct ip_rule *ban;
+	bool have_pin;
+	ip_cpuset pin;
+	char pin_src[80]; /* "rule 'sda'", "irqctl pin" */
+	int rt_priority;  /* -1 = policy default */
+	char rt_src[80];
+};
+
+struct cand {
+	int idx; /* into cur->irqs */
+	enum cand_kind kind;
+	bool managed, explain, storage, banned, named;
+	double gain;
+	double rate;	  /* interrupts/s */
+	int td;		  /* target domain, -1 */
+	ip_cpuset target; /* set to choose from (single) or to write */
+	bool single;	  /* choose one CPU of target */
+	int fixed_cpu;	  /* housekeeping CPU already chosen, -1 */
+	int busiest;	  /* busiest submitter, -1 */
+	ip_cpuset from;	  /* where its interrupts were handled */
+	bool dwell_applies;
+	char why[IP_REASON_MAX]; /* after "moved N name A → B: " or "kept N name: " */
+	/* The placement an IRQ thread of a managed vector should get. */
+	bool thread_direct;
+	ip_cpuset thread_target;
+	bool thread_single;
+	int thread_busiest;
+	char thread_why[IP_REASON_MAX];
+	/* Final placement of the vector for its threads to follow. */
+	bool moved;
+	ip_cpuset placed;
+};
+
+struct ctx {
+	const struct ip_model *m;
+	const struct ip_snapshot *s;
+	const struct ip_topology *t;
+	const struct ip_policy_config *cfg;
+	const struct ip_history *h;
+	uint64_t now;
+	struct ip_plan *p;
+	struct grow g;
+	int err;
+	ip_cpuset eligible; /* online, not isolated, nohz_full or banned */
+	double *load;	    /* nr_cpus: interrupts + BLOCK softirqs per second */
+	double *sub;	    /* nr_cpus scratch: submissions per second */
+	double *sh;	    /* nr_domains scratch: submission shares */
+	double *hd;	    /* nr_domains scratch: handled shares */
+	bool have_rates;
+};
+
+static const char *class_name(enum ip_cap_class c)
+{
+	switch (c) {
+	case IP_CLASS_EFFICIENCY:
+		return "efficiency";
+	case IP_CLASS_MID:
+		return "mid";
+	case IP_CLASS_PERFORMANCE:
+		return "performance";
+	}
+	return "unknown";
+}
+
+static const char *managed_why(enum ip_managed_why w)
+{
+	switch (w) {
+	case IP_MANAGED_NO:
+		return "not managed";
+	case IP_MANAGED_MODE:
+		return "smp_affinity is read-only, mode 0444";
+	case IP_MANAGED_EIO:
+		return "write failed with EIO";
+	case IP_MANAGED_EPERM:
+		return "write failed with EPERM";
+	case IP_MANAGED_SPREAD:
+		return "one vector per hw queue, each on its queue's CPUs";
+	}
+	return "unknown";
+}
+
+/* snprintf for reasons: cutting a long reason short is expected. */
+static void rfmt(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
+static void rfmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+/* Formats a CPU list into @buf; reasons are one line, so long lists are cut. */
+static const char *fmt_set(char *buf, size_t size, const ip_cpuset *s)
+{
+	size_t need = cpuset_format_list(s, buf, size);
+
+	if (need >= size && size > 4)
+		strcpy(buf + size - 4, "...");
+	return buf;
+}
+
+static void add_note(struct ctx *c, const char *fmt, ...) _printf_(2, 3);
+static void add_note(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->p->notes =
+		grow(c->p->notes, &c->p->nr_notes, &c->g.notes, sizeof(*c->p->notes), &c->err);
+	if (c->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->p->notes[c->p->nr_notes++], IP_REASON_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static const char *irq_name(const struct ip_irq *q)
+{
+	return q->actions && *q->actions ? q->actions : "(no action)";
+}
+
+static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool explained,
+		     const char *why)
+{
+	struct ip_kept *k;
+
+	c->p->kept = grow(c->p->kept, &c->p->nr_kept, &c->g.kept, sizeof(*c->p->kept), &c->err);
+	if (c->err)
+		return;
+	k = &c->p->kept[c->p->nr_kept++];
+	memset(k, 0, sizeof(*k));
+	k->irq = q->irq;
+	snprintf(k->name, sizeof(k->name), "%s", irq_name(q));
+	k->managed = managed;
+	k->explained = explained;
+	snprintf(k->reason, sizeof(k->reason), "kept %u %s: %s", q->irq, irq_name(q), why);
+}
+
+static void add_state(struct ctx *c, unsigned irq, bool idle)
+{
+	c->p->states =
+		grow(c->p->states, &c->p->nr_states, &c->g.states, sizeof(*c->p->states), &c->err);
+	if (c->err)
+		return;
+	c->p->states[c->p->nr_states].irq = irq;
+	c->p->states[c->p->nr_states++].idle = idle;
+}
+
+static int cpu_domain(const struct ctx *c, int cpu)
+{
+	if (cpu < 0 || cpu >= c->t->nr_cpus)
+		return -1;
+	return c->t->cpus[cpu].domain < c->t->nr_domains ? c->t->cpus[cpu].domain : -1;
+}
+
+static void domain_eligible(const struct ctx *c, int d, ip_cpuset *out)
+{
+	cpuset_and(out, &c->t->domains[d].cpus, &c->eligible);
+}
+
+/* "sda", or "mmcblk0+sda" for a line several devices share. */
+static void line_devices(const struct ctx *c, const struct ip_irq *q, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
+		int d = q->devs[i];
+
+		if (d < 0 || d >= c->s->storage.nr_devs)
+			continue;
+		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "+" : "",
+				c->s->storage.devs[d].name);
+	}
+	if (!buf[0])
+		snprintf(buf, size, "IRQ %u", q->irq);
+}
+
+/* ---- rules ---- */
+
+static bool irq_rule_matches(const struct ip_rule *r, const struct ip_irq *q)
+{
+	char num[16], buf[256];
+	const char *p;
+
+	snprintf(num, sizeof(num), "%u", q->irq);
+	if (fnmatch(r->match, num, 0) == 0)
+		return true;
+	if (!q->actions)
+		return false;
+	/* Each action name on its own: "mmc0, sym53c8xx" matches "mmc*". */
+	p = q->actions;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		while (n && p[n - 1] == ' ')
+			n--;
+		if (n < sizeof(buf)) {
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			if (fnmatch(r->match, buf, 0) == 0)
+				return true;
+		}
+		p += strcspn(p, ",");
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * Later rules override earlier ones, field by field; IRQ rules override
+ * device rules, and a runtime pin overrides both.
+ */
+static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const struct ip_irq_hist *e,
+			  struct resolved *r)
+{
+	const struct ip_policy_config *cfg = c->cfg;
+
+	memset(r, 0, sizeof(*r));
+	r->rt_priority = -1;
+	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
+		int d = q->devs[i];
+
+		if (d < 0 || d >= c->s->storage.nr_devs)
+			continue;
+		for (int k = 0; k < cfg->nr_dev_rules; k++) {
+			const struct ip_rule *ru = &cfg->dev_rules[k];
+
+			if (fnmatch(ru->match, c->s->storage.devs[d].name, 0) != 0)
+				continue;
+			if (ru->ban)
+				r->ban = ru;
+			if (ru->have_pin) {
+				r->have_pin = true;
+				r->pin = ru->pin;
+				snprintf(r->pin_src, sizeof(r->pin_src), "rule '%s'", ru->match);
+			}
+			if (ru->rt_priority >= 0) {
+				r->rt_priority = ru->rt_priority;
+				snprintf(r->rt_src, sizeof(r->rt_src), "rule '%s'", ru->match);
+			}
+		}
+	}
+	for (int k = 0; k < cfg->nr_irq_rules; k++) {
+		const struct ip_rule *ru = &cfg->irq_rules[k];
+
+		if (!irq_rule_matches(ru, q))
+			continue;
+		r->named = true;
+		if (ru->ban)
+			r->ban = ru;
+		if (ru->have_pin) {
+			r->have_pin = true;
+			r->pin = ru->pin;
+			snprintf(r->pin_src, sizeof(r->pin_src), "rule '%s'", ru->match);
+		}
+		if (ru->rt_priority >= 0) {
+			r->rt_priority = ru->rt_priority;
+			snprintf(r->rt_src, sizeof(r->rt_src), "rule '%s'", ru->match);
+		}
+	}
+	if (e && e->have_pin) {
+		r->have_pin = true;
+		r->pin = e->pin;
+		snprintf(r->pin_src, sizeof(r->pin_src), "irqctl pin");
+	}
+}
+
+/* ---- measures ---- */
+
+/* Which hw queues of @dev vector @irq serves; false if all of them. */
+static bool vector_queue_cpus(const struct ip_blockdev *dev, unsigned irq, ip_cpuset *cpus,
+			      bool *admin)
+{
+	int vi = -1;
+	bool any = false;
+
+	*admin = false;
+	cpuset_zero(cpus);
+	for (int i = 0; i < dev->nr_vectors; i++)
+		if (dev->vectors[i].irq == irq)
+			vi = i;
+	if (vi < 0)
+		return false;
+	*admin = dev->vectors[vi].admin;
+	for (int k = 0; k < dev->nr_queues; k++) {
+		const struct ip_hwqueue *hq = &dev->queues[k];
+
+		if (hq->vector == vi ||
+		    (dev->vectors[vi].queue >= 0 && hq->index == dev->vectors[vi].queue)) {
+			cpuset_or(cpus, cpus, &hq->cpus);
+			any = true;
+		}
+	}
+	return any;
+}
+
+/*
+ * Submissions per second, per CPU, of the I/O whose completions @q
+ * interrupts for: every device on the line, restricted to the CPUs of the
+ * queues the vector serves. Returns false when no device has counts.
+ */
+static bool vector_submits(struct ctx *c, int qi, double *total, bool *admin_only)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	bool have = false;
+	int nr_admin = 0, nr = 0;
+
+	*total = 0;
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+		c->sub[cpu] = 0;
+	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
+		int d = q->devs[i];
+		const struct ip_dev_rate *dr;
+		ip_cpuset qcpus;
+		bool restricted, admin;
+
+		if (d < 0 || d >= c->s->storage.nr_devs)
+			continue;
+		nr++;
+		restricted = vector_queue_cpus(&c->s->storage.devs[d], q->irq, &qcpus, &admin);
+		if (admin) {
+			nr_admin++;
+			continue;
+		}
+		dr = c->m->dev ? &c->m->dev[d] : NULL;
+		if (!dr || !dr->submit)
+			continue;
+		have = true;
+		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
+			if (restricted && !cpuset_test(&qcpus, cpu))
+				continue;
+			if (dr->submit[cpu] > 0) {
+				c->sub[cpu] += dr->submit[cpu];
+				*total += dr->submit[cpu];
+			}
+		}
+	}
+	*admin_only = nr > 0 && nr_admin == nr;
+	return have;
+}
+
+/* Shares of the handled interrupts per domain, from a set (even split). */
+static void handled_from_set(struct ctx *c, const ip_cpuset *set, ip_cpuset *from)
+{
+	ip_cpuset on;
+	int n;
+
+	for (int d = 0; d < c->t->nr_domains; d++)
+		c->hd[d] = 0;
+	cpuset_and(&on, set, &c->t->online);
+	if (cpuset_empty(&on))
+		on = c->t->online;
+	n = cpuset_count(&on);
+	CPUSET_FOREACH(cpu, &on) {
+		int d = cpu_domain(c, cpu);
+
+		if (d >= 0)
+			c->hd[d] += 1.0 / n;
+	}
+	if (from)
+		*from = on;
+}
+
+static const ip_cpuset *irq_placement(const struct ip_irq *q)
+{
+	return q->have_effective && !cpuset_empty(&q->effective) ? &q->effective : &q->affinity;
+}
+
+/* Where the vector's interrupts were handled: its per-CPU rates, or its
+ * effective affinity when it had none. */
+static void handled_by_vector(struct ctx *c, int qi, ip_cpuset *from)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_rate *ir = c->m->irq ? &c->m->irq[qi] : NULL;
+
+	if (!ir || !ir->percpu || ir->total <= 0) {
+		handled_from_set(c, irq_placement(q), from);
+		return;
+	}
+	for (int d = 0; d < c->t->nr_domains; d++)
+		c->hd[d] = 0;
+	cpuset_zero(from);
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
+		int d = cpu_domain(c, cpu);
+
+		if (ir->percpu[cpu] <= 0)
+			continue;
+		cpuset_set(from, cpu);
+		if (d >= 0)
+			c->hd[d] += ir->percpu[cpu] / ir->total;
+	}
+}
+
+static int dominant_domain(const struct ctx *c, const double *v)
+{
+	int best = -1;
+
+	for (int d = 0; d < c->t->nr_domains; d++)
+		if (best < 0 || v[d] > v[best] + EPS)
+			best = d;
+	return best;
+}
+
+static bool is_isolated(const struct ctx *c, int cpu)
+{
+	return cpuset_test(&c->t->isolated, cpu) || cpuset_test(&c->t->nohz_full, cpu) ||
+	       (cpu < c->t->nr_cpus && (c->t->cpus[cpu].isolated || c->t->cpus[cpu].nohz_full));
+}
+
+static double cpu_load(const struct ctx *c, int cpu, int qi)
+{
+	double l = c->load[cpu];
+
+	/* The vector's own interrupts leave with it. */
+	if (qi >= 0 && c->m->irq && c->m->irq[qi].percpu)
+		l -= c->m->irq[qi].percpu[cpu];
+	return l;
+}
+
+static int least_loaded(const struct ctx *c, const ip_cpuset *set, int near, int qi)
+{
+	int best = -1;
+	double bl = 0;
+
+	CPUSET_FOREACH(cpu, set) {
+		double l = cpu_load(c, cpu, qi);
+
+		if (best < 0 || l < bl - EPS ||
+		    (fabs(l - bl) <= EPS && near >= 0 && abs(cpu - near) < abs(best - near))) {
+			best = cpu;
+			bl = l;
+		}
+	}
+	return best;
+}
+
+/* One CPU of @set: least loaded, avoiding the busiest submitter's core. */
+static int choose_cpu(const struct ctx *c, const ip_cpuset *set, int busiest, int qi)
+{
+	ip_cpuset a;
+
+	if (busiest >= 0 && busiest < c->t->nr_cpus) {
+		ip_cpuset smt = c->t->cpus[busiest].smt;
+
+		cpuset_set(&smt, busiest);
+		cpuset_andnot(&a, set, &smt);
+		if (!cpuset_empty(&a))
+			return least_loaded(c, &a, -1, qi);
+		a = *set;
+		cpuset_clear(&a, busiest);
+		if (!cpuset_empty(&a))
+			return least_loaded(c, &a, -1, qi);
+	}
+	return least_loaded(c, set, -1, qi);
+}
+
+/*
+ * The nearest housekeeping CPU to an isolated submitter: same capacity and
+ * LLC, then same package, then any CPU of the same class.
+ */
+static int housekeeping_cpu(const struct ctx *c, int b, int qi, ip_cpuset *tier, const char **how)
+{
+	const struct ip_cpu *bc = &c->t->cpus[b];
+	int bd = cpu_domain(c, b);
+
+	for (int pass = 0; pass < 3; pass++) {
+		cpuset_zero(tier);
+		CPUSET_FOREACH(cpu, &c->eligible) {
+			const struct ip_cpu *cc;
+			int cd;
+
+			if (cpu >= c->t->nr_cpus)
+				break;
+			cc = &c->t->cpus[cpu];
+			cd = cpu_domain(c, cpu);
+			if (pass == 0 && cc->capacity == bc->capacity && bc->llc >= 0 &&
+			    cc->llc == bc->llc)
+				cpuset_set(tier, cpu);
+			else if (pass == 1 && cc->capacity == bc->capacity && bc->package >= 0 &&
+				 cc->package == bc->package)
+				cpuset_set(tier, cpu);
+			else if (pass == 2 && cd >= 0 &&
+				 (bd >= 0 ? c->t->domains[cd].cls == c->t->domains[bd].cls
+					  : cc->capacity == bc->capacity))
+				cpuset_set(tier, cpu);
+		}
+		if (!cpuset_empty(tier)) {
+			static const char *const hows[] = {
+				"same capacity and LLC", "same capacity and package", "same class"};
+			*how = hows[pass];
+			return least_loaded(c, tier, b, qi);
+		}
+	}
+	return -1;
+}
+
+static void span_domains(const struct ctx *c, const ip_cpuset *set, ip_cpuset *out)
+{
+	cpuset_zero(out);
+	CPUSET_FOREACH(cpu, set) {
+		int d = cpu_domain(c, cpu);
+
+		if (d >= 0)
+			cpuset_or(out, out, &c->t->domains[d].cpus);
+	}
+}
+
+static const char *share_phrase(char *buf, size_t size, double f)
+{
+	if (f < 0.005)
+		snprintf(buf, size, "none");
+	else if (f > 0.995)
+		snprintf(buf, size, "all");
+	else
+		snprintf(buf, size, "%.0f%%", f * 100);
+	return buf;
+}
+
+/*
+ * The submitter placement of vector @qi, judged against the handled
+ * shares already in c->hd (of the vector, or of its thread). Fills the
+ * candidate's target and reason; kind is MOVE when locality would rise
+ * by the threshold.
+ */
+static void submitter_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				const struct ip_irq_hist *e, bool for_thread)
+{
+	const struct ip_policy_config *cfg = c->cfg;
+	const struct ip_topology *t = c->t;
+	double total = 0, cur = 0, now_loc, thr, rate = cd->rate;
+	int D, TD, busiest = -1, cur_dom;
+	bool all_iso = true, substituted = false;
+	ip_cpuset elig, span;
+	char b1[128], b2[128], p1[16], p2[16];
+	char *why = for_thread ? cd->thread_why : cd->why;
+	const char *how = NULL;
+	int hk = -1;
+
+	for (int d = 0; d < t->nr_domains; d++)
+		c->sh[d] = 0;
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+		int d = cpu_domain(c, cpu);
+
+		if (c->sub[cpu] <= 0 || d < 0)
+			continue;
+		c->sh[d] += c->sub[cpu];
+		total += c->sub[cpu];
+		if (!is_isolated(c, cpu))
+			all_iso = false;
+	}
+	if (total <= 0) {
+		cd->kind = CAND_KEEP;
+		snprintf(why, IP_REASON_MAX, "no submissions on online CPUs");
+		return;
+	}
+	for (int d = 0; d < t->nr_domains; d++)
+		c->sh[d] /= total;
+	D = dominant_domain(c, c->sh);
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		if (cpu_domain(c, cpu) == D && (busiest < 0 || c->sub[cpu] > c->sub[busiest]))
+			busiest = cpu;
+	if (all_iso)
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			if (busiest < 0 || c->sub[cpu] > c->sub[busiest])
+				busiest = cpu;
+	domain_eligible(c, D, &elig);
+	TD = D;
+	if (all_iso || cpuset_empty(&elig)) {
+		ip_cpuset tier;
+
+		hk = housekeeping_cpu(c, busiest, qi, &tier, &how);
+		if (hk < 0) {
+			cd->kind = CAND_KEEP;
+			snprintf(
+				why, IP_REASON_MAX,
+				"the submitters of %s run only on isolated or banned CPUs and no housekeeping CPU of their class is left",
+				devs);
+			return;
+		}
+		TD = cpu_domain(c, hk);
+		substituted = true;
+		if (TD != D) {
+			c->sh[TD] += c->sh[D];
+			c->sh[D] = 0;
+		}
+		domain_eligible(c, TD, &elig);
+		if (all_iso && !for_thread)
+			add_note(
+				c,
+				"every submitter of %s is isolated; using housekeeping CPU %d (%s)",
+				devs, hk, how);
+		else if (!for_thread)
+			add_note(
+				c,
+				"the submitters of %s on domain %s run only on isolated CPUs; using housekeeping CPU %d (%s)",
+				devs, fmt_set(b1, sizeof(b1), &t->domains[D].cpus), hk, how);
+	}
+	if (TD < 0) {
+		cd->kind = CAND_KEEP;
+		snprintf(why, IP_REASON_MAX, "no usable CPU in the submitter domain");
+		return;
+	}
+	for (int d = 0; d < t->nr_domains; d++)
+		cur += c->sh[d] * c->hd[d];
+	now_loc = c->sh[TD];
+	cd->gain = now_loc - cur;
+	cd->td = TD;
+	cd->busiest = busiest;
+	cur_dom = dominant_domain(c, c->hd);
+
+	if (for_thread) {
+		cd->thread_single = cfg->granularity == IP_GRAN_CPU;
+		if (hk >= 0 && cd->thread_single) {
+			cpuset_zero(&cd->thread_target);
+			cpuset_set(&cd->thread_target, hk);
+		} else {
+			cd->thread_target = elig;
+		}
+		cd->thread_busiest = busiest;
+	} else {
+		cd->single = cfg->granularity == IP_GRAN_CPU;
+		cd->fixed_cpu = cd->single ? hk : -1;
+		cd->target = elig;
+	}
+
+	thr = cfg->move_threshold;
+	cpuset_zero(&span);
+	if (e)
+		span_domains(c, &e->from, &span);
+	bool returning = e && e->last_move_ns && c->now >= e->last_move_ns &&
+			 (c->now - e->last_move_ns) / NS_PER_S < cfg->return_window_s &&
+			 cpuset_intersects(&span, &elig) && !(cur_dom >= 0 && cur_dom == TD);
+	if (returning && !for_thread)
+		thr *= 2;
+
+	if (cd->gain + EPS < thr || cd->gain <= EPS) {
+		cd->kind = CAND_KEEP;
+		if (cur_dom == TD && c->hd[TD] > 0.995)
+			snprintf(why, IP_REASON_MAX,
+				 "already handled in %s domain %s (%s of %s submissions there)",
+				 class_name(t->domains[TD].cls),
+				 fmt_set(b1, sizeof(b1), &t->domains[TD].cpus),
+				 share_phrase(p1, sizeof(p1), now_loc), devs);
+		else if (returning && !for_thread)
+			snprintf(
+				why, IP_REASON_MAX,
+				"gain %.0f pp below threshold %.0f pp (moving back to %s within return_window %.0f s)",
+				cd->gain * 100, thr * 100, fmt_set(b1, sizeof(b1), &elig),
+				cfg->return_window_s);
+		else
+			snprintf(why, IP_REASON_MAX, "gain %.0f pp below threshold %.0f pp",
+				 cd->gain * 100, thr * 100);
+		return;
+	}
+	if (!for_thread && rate < cfg->min_rate && cur_dom >= 0 &&
+	    t->domains[TD].capacity > t->domains[cur_dom].capacity) {
+		cd->kind = CAND_KEEP;
+		snprintf(
+			why, IP_REASON_MAX,
+			"%.0f interrupts/s below min_rate %.0f, not moving towards a higher-capacity domain",
+			rate, cfg->min_rate);
+		return;
+	}
+	cd->kind = CAND_MOVE;
+	cd->dwell_applies = true;
+	if (substituted)
+		snprintf(
+			why, IP_REASON_MAX,
+			"%s of %s submissions on isolated CPUs of %s domain %s; housekeeping CPU %d (%s) is the nearest, %s of its interrupts were handled in its domain",
+			share_phrase(p1, sizeof(p1), now_loc), devs, class_name(t->domains[D].cls),
+			fmt_set(b1, sizeof(b1), &t->domains[D].cpus), hk, how,
+			share_phrase(p2, sizeof(p2), c->hd[TD]));
+	else
+		snprintf(why, IP_REASON_MAX,
+			 "%s of %s submissions on %s domain %s, %s of its %s there",
+			 share_phrase(p1, sizeof(p1), now_loc), devs,
+			 class_name(t->domains[TD].cls),
+			 fmt_set(b2, sizeof(b2), &t->domains[TD].cpus),
+			 share_phrase(p2, sizeof(p2), c->hd[TD]),
+			 for_thread ? "thread's CPUs are" : "interrupts were handled");
+}
+
+/* Submitters idle: back to the efficiency domain after the grace time. */
+static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			   const struct ip_irq_hist *e)
+{
+	const struct ip_policy_config *cfg = c->cfg;
+	const struct ip_topology *t = c->t;
+	uint64_t since = e && e->idle_since_ns ? e->idle_since_ns : c->now;
+	double idle_for = c->now > since ? (c->now - since) / NS_PER_S : 0;
+	unsigned mincap = 0;
+	bool have_min = false;
+	int cur_dom, cpu, TD;
+	ip_cpuset pool;
+	char b1[128];
+
+	cd->kind = CAND_KEEP;
+	if (cfg->idle_domain == IP_IDLE_STAY) {
+		snprintf(cd->why, IP_REASON_MAX, "submitters of %s idle; idle_domain = stay", devs);
+		return;
+	}
+	for (int d = 0; d < t->nr_domains; d++) {
+		ip_cpuset el;
+
+		domain_eligible(c, d, &el);
+		if (cpuset_empty(&el))
+			continue;
+		if (!have_min || t->domains[d].capacity < mincap)
+			mincap = t->domains[d].capacity;
+		have_min = true;
+	}
+	cur_dom = dominant_domain(c, c->hd);
+	if (!have_min || (cur_dom >= 0 && t->domains[cur_dom].capacity <= mincap)) {
+		snprintf(cd->why, IP_REASON_MAX,
+			 "submitters of %s idle, already on an efficiency domain", devs);
+		return;
+	}
+	if (idle_for < cfg->idle_grace_s) {
+		snprintf(
+			cd->why, IP_REASON_MAX,
+			"submitters of %s idle for %.1f s, back to the efficiency domain after idle_grace %.0f s",
+			devs, idle_for, cfg->idle_grace_s);
+		return;
+	}
+	cpuset_zero(&pool);
+	for (int d = 0; d < t->nr_domains; d++) {
+		ip_cpuset el;
+
+		if (t->domains[d].capacity != mincap)
+			continue;
+		domain_eligible(c, d, &el);
+		cpuset_or(&pool, &pool, &el);
+	}
+	cpu = least_loaded(c, &pool, -1, qi);
+	TD = cpu_domain(c, cpu);
+	if (TD < 0)
+		return;
+	cd->kind = CAND_MOVE;
+	cd->dwell_applies = true;
+	cd->gain = 0;
+	cd->td = TD;
+	domain_eligible(c, TD, &cd->target);
+	cd->single = cfg->granularity == IP_GRAN_CPU;
+	cd->fixed_cpu = -1;
+	cd->busiest = -1;
+	snprintf(
+		cd->why, IP_REASON_MAX,
+		"submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
+		devs, idle_for, cfg->idle_grace_s, fmt_set(b1, sizeof(b1), &t->domains[TD].cpus));
+}
+
+static bool is_ioapic(const struct ip_irq *q)
+{
+	return q->chip && strstr(q->chip, "IO-APIC");
+}
+
+/* Pass 1: what each vector should do, before budget and dwell. */
+static void evaluate(struct ctx *c, int qi, struct cand *cd)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	struct resolved r;
+	enum ip_managed_why mw = q->managed != IP_MANAGED_NO ? q->managed
+				 : e			     ? e->managed
+							     : IP_MANAGED_NO;
+	char devs[64], b1[128], b2[128];
+	bool admin_only = false, have_counts;
+	double total;
+	int nthreads = 0;
+
+	memset(cd, 0, sizeof(*cd));
+	cd->idx = qi;
+	cd->td = -1;
+	cd->fixed_cpu = -1;
+	cd->busiest = -1;
+	cd->thread_busiest = -1;
+	cd->storage = q->nr_devs > 0;
+	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
+	resolve_rules(c, q, e, &r);
+	if (!cd->storage && !r.named && !(e && e->have_pin))
+		return;
+	cd->named = true;
+	line_devices(c, q, devs, sizeof(devs));
+	if (r.ban) {
+		cd->banned = true;
+		cd->kind = CAND_KEEP;
+		snprintf(cd->why, IP_REASON_MAX, "banned by rule '%s', never touched",
+			 r.ban->match);
+		return;
+	}
+	for (int i = 0; i < c->s->nr_threads; i++)
+		if (c->s->threads[i].irq == q->irq)
+			nthreads++;
+	cd->managed = mw != IP_MANAGED_NO;
+	cd->explain = cd->managed && !(e && e->managed_explained);
+	if (cd->managed) {
+		cd->kind = CAND_KEEP;
+		if (cd->explain)
+			snprintf(cd->why, IP_REASON_MAX, "managed by the kernel (%s); %s",
+				 managed_why(mw),
+				 nthreads ? "its IRQ thread is moved instead"
+					  : "it has no IRQ thread to move instead");
+		else
+			snprintf(cd->why, IP_REASON_MAX, "managed by the kernel");
+	}
+
+	if (r.have_pin) {
+		ip_cpuset trimmed;
+
+		cpuset_and(&trimmed, &r.pin, &c->eligible);
+		if (cpuset_empty(&trimmed)) {
+			add_note(
+				c,
+				"pin %s of %s for IRQ %u has no usable CPU (all isolated, nohz_full, banned or offline); ignored",
+				fmt_set(b1, sizeof(b1), &r.pin), r.pin_src, q->irq);
+			if (!cd->managed) {
+				cd->kind = CAND_KEEP;
+				snprintf(
+					cd->why, IP_REASON_MAX,
+					"pin %s (%s) has no usable CPU: all isolated, nohz_full, banned or offline",
+					fmt_set(b1, sizeof(b1), &r.pin), r.pin_src);
+			}
+			return;
+		}
+		if (cd->managed) {
+			cd->thread_direct = true;
+			cd->thread_target = trimmed;
+			snprintf(cd->thread_why, IP_REASON_MAX, "pinned by %s", r.pin_src);
+			return;
+		}
+		if (cpuset_equal(&q->affinity, &trimmed)) {
+			cd->kind = CAND_KEEP;
+			snprintf(cd->why, IP_REASON_MAX, "pinned to %s by %s",
+				 fmt_set(b1, sizeof(b1), &trimmed), r.pin_src);
+			return;
+		}
+		cd->kind = CAND_MOVE;
+		cd->gain = GAIN_PIN;
+		cd->target = trimmed;
+		handled_by_vector(c, qi, &cd->from);
+		if (cpuset_equal(&trimmed, &r.pin))
+			snprintf(cd->why, IP_REASON_MAX, "pinned by %s", r.pin_src);
+		else
+			snprintf(
+				cd->why, IP_REASON_MAX,
+				"pinned by %s (pin %s trimmed to %s: the rest is isolated, nohz_full, banned or offline)",
+				r.pin_src, fmt_set(b1, sizeof(b1), &r.pin),
+				fmt_set(b2, sizeof(b2), &trimmed));
+		return;
+	}
+	if (!cd->storage)
+		return; /* named only for its thread's priority */
+
+	if (!c->have_rates) {
+		if (!cd->managed) {
+			cd->kind = CAND_KEEP;
+			snprintf(cd->why, IP_REASON_MAX, "no rates yet (first sample)");
+		}
+		return;
+	}
+	have_counts = vector_submits(c, qi, &total, &admin_only);
+	if (admin_only) {
+		if (!cd->managed) {
+			cd->kind = CAND_KEEP;
+			snprintf(cd->why, IP_REASON_MAX, "admin vector, not on the I/O path");
+		}
+		return;
+	}
+	if (!have_counts) {
+		if (!cd->managed) {
+			cd->kind = CAND_KEEP;
+			snprintf(cd->why, IP_REASON_MAX, "no submission counts for %s", devs);
+		}
+		return;
+	}
+	add_state(c, q->irq, total <= 0);
+	if (cd->managed) {
+		const struct ip_irq_thread *th = NULL;
+		struct cand tmp;
+
+		for (int i = 0; i < c->s->nr_threads && !th; i++)
+			if (c->s->threads[i].irq == q->irq)
+				th = &c->s->threads[i];
+		if (!th || total <= 0)
+			return;
+		/* The thread is judged by where it may run, like a vector by where it fired. */
+		handled_from_set(c, &th->allowed, NULL);
+		tmp = *cd;
+		submitter_placement(c, qi, devs, &tmp, e, true);
+		if (tmp.kind == CAND_MOVE) {
+			cd->thread_direct = true;
+			cd->thread_target = tmp.thread_target;
+			cd->thread_single = tmp.thread_single;
+			cd->thread_busiest = tmp.thread_busiest;
+			rfmt(cd->thread_why, IP_REASON_MAX, "vector %u is managed; %s", q->irq,
+			     tmp.thread_why);
+		}
+		return;
+	}
+	handled_by_vector(c, qi, &cd->from);
+	if (total <= 0)
+		idle_placement(c, qi, devs, cd, e);
+	else
+		submitter_placement(c, qi, devs, cd, e, false);
+	/* Per-queue completion threads (irqpilot_cq, from the kernel module)
+	 * will follow the same submitter placement here, one per hw queue:
+	 * extend struct cand with the queue's placement and emit threads[]
+	 * entries for them in emit_threads(). */
+}
+
+static int cmp_gain(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->gain > y->gain)
+		return -1;
+	if (x->gain < y->gain)
+		return 1;
+	return x->idx - y->idx;
+}
+
+static void emit_move(struct ctx *c, struct cand *cd)
+{
+	const struct ip_irq *q = &c->s->irqs[cd->idx];
+	struct ip_move *mv;
+	char devs[64], b1[128], b2[128];
+	ip_cpuset to = cd->target, fallback;
+	const double *own = c->m->irq ? c->m->irq[cd->idx].percpu : NULL;
+
+	cpuset_zero(&fallback);
+	if (cd->single) {
+		int cpu = cd->fixed_cpu >= 0 ? cd->fixed_cpu
+					     : choose_cpu(c, &cd->target, cd->busiest, cd->idx);
+
+		if (cpu < 0)
+			return;
+		cpuset_zero(&to);
+		cpuset_set(&to, cpu);
+		cpuset_andnot(&fallback, &cd->target, &to);
+	}
+	c->p->moves =
+		grow(c->p->moves, &c->p->nr_moves, &c->g.moves, sizeof(*c->p->moves), &c->err);
+	if (c->err)
+		return;
+	mv = &c->p->moves[c->p->nr_moves++];
+	memset(mv, 0, sizeof(*mv));
+	mv->irq = q->irq;
+	snprintf(mv->name, sizeof(mv->name), "%s", irq_name(q));
+	line_devices(c, q, devs, sizeof(devs));
+	snprintf(mv->device, sizeof(mv->device), "%s", devs);
+	mv->from = cpuset_empty(&cd->from) ? *irq_placement(q) : cd->from;
+	mv->from_affinity = q->affinity;
+	mv->to = to;
+	mv->fallback = fallback;
+	mv->ioapic = is_ioapic(q);
+	rfmt(mv->reason, sizeof(mv->reason), "moved %u %s %s → %s: %s", q->irq, irq_name(q),
+	     fmt_set(b1, sizeof(b1), &mv->from), fmt_set(b2, sizeof(b2), &to), cd->why);
+	/* Later choices this cycle see the interrupts where they will be. */
+	if (cd->rate > 0) {
+		int n = cpuset_count(&to);
+
+		CPUSET_FOREACH(cpu, &to)
+			if (cpu < c->t->nr_cpus)
+				c->load[cpu] += cd->rate / n;
+		for (int cpu = 0; own && cpu < c->t->nr_cpus; cpu++)
+			c->load[cpu] -= own[cpu];
+	}
+	cd->moved = true;
+	cd->placed = to;
+}
+
+static void add_thread(struct ctx *c, const struct ip_irq_thread *th, const ip_cpuset *to, int prio,
+		       const char *why)
+{
+	struct ip_thread_action *ta;
+	char b1[128], b2[128];
+	size_t len;
+
+	c->p->threads = grow(c->p->threads, &c->p->nr_threads, &c->g.threads,
+			     sizeof(*c->p->threads), &c->err);
+	if (c->err)
+		return;
+	ta = &c->p->threads[c->p->nr_threads++];
+	memset(ta, 0, sizeof(*ta));
+	ta->pid = th->pid;
+	snprintf(ta->comm, sizeof(ta->comm), "%s", th->comm);
+	ta->irq = th->irq;
+	ta->from = th->allowed;
+	ta->from_policy = th->policy;
+	ta->from_priority = th->rt_priority;
+	len = snprintf(ta->reason, sizeof(ta->reason), "thread %d %s", th->pid, th->comm);
+	if (to) {
+		ta->set_affinity = true;
+		ta->to = *to;
+		len += snprintf(ta->reason + len,
+				len < sizeof(ta->reason) ? sizeof(ta->reason) - len : 0, " %s → %s",
+				fmt_set(b1, sizeof(b1), &th->allowed), fmt_set(b2, sizeof(b2), to));
+	}
+	if (prio > 0) {
+		ta->set_sched = true;
+		ta->policy = SCHED_FIFO;
+		ta->priority = prio;
+		len += snprintf(ta->reason + len,
+				len < sizeof(ta->reason) ? sizeof(ta->reason) - len : 0,
+				" %s %u → SCHED_FIFO %d",
+				th->policy == SCHED_FIFO ? "SCHED_FIFO"
+				: th->policy == SCHED_RR ? "SCHED_RR"
+							 : "SCHED_OTHER",
+				th->rt_priority, prio);
+	}
+	snprintf(ta->reason + MIN(len, sizeof(ta->reason) - 1),
+		 sizeof(ta->reason) - MIN(len, sizeof(ta->reason) - 1), ": %s", why);
+}
+
+/*
+ * IRQ threads follow their vector: the kernel copies the effective
+ * affinity onto the thread after every change, but user-set thread
+ * affinity is lost then, so this is checked every cycle.
+ */
+static void emit_threads(struct ctx *c, struct cand *cd)
+{
+	const struct ip_irq *q = &c->s->irqs[cd->idx];
+	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	struct resolved r;
+	int prio;
+	char b1[128];
+
+	if (cd->banned)
+		return;
+	resolve_rules(c, q, e, &r);
+	prio = r.rt_priority >= 0 ? r.rt_priority : c->cfg->rt_priority;
+	for (int i = 0; i < c->s->nr_threads; i++) {
+		const struct ip_irq_thread *th = &c->s->threads[i];
+		ip_cpuset want, want_on, have_on;
+		bool aff = false, sched = false;
+		int tp = prio;
+		char why[IP_REASON_MAX];
+
+		if (th->irq != q->irq)
+			continue;
+		if (th->secondary && tp > 1)
+			tp--; /* the kernel runs secondary handlers one below */
+		if (cd->moved) {
+			want = cd->placed;
+			snprintf(why, sizeof(why), "follows vector %u to %s", q->irq,
+				 fmt_set(b1, sizeof(b1), &want));
+		} else if (cd->managed) {
+			if (!cd->thread_direct)
+				want = th->allowed;
+			else if (cd->thread_single) {
+				/* Stay on a single CPU already in the target. */
+				if (cpuset_count(&th->allowed) == 1 &&
+				    cpuset_subset(&th->allowed, &cd->thread_target))
+					want = th->allowed;
+				else {
+					cpuset_zero(&want);
+					cpuset_set(&want, choose_cpu(c, &cd->thread_target,
+								     cd->thread_busiest, -1));
+				}
+			} else
+				want = cd->thread_target;
+			snprintf(why, sizeof(why), "%s",
+				 cd->thread_direct ? cd->thread_why : "vector is managed");
+		} else {
+			want = *irq_placement(q);
+			snprintf(why, sizeof(why), "follows vector %u on %s", q->irq,
+				 fmt_set(b1, sizeof(b1), &want));
+		}
+		cpuset_and(&want_on, &want, &c->t->online);
+		cpuset_and(&have_on, &th->allowed, &c->t->online);
+		aff = !cpuset_empty(&want_on) && !cpuset_equal(&want_on, &have_on);
+		sched = tp > 0 && (th->policy != SCHED_FIFO || (int)th->rt_priority != tp);
+		if (sched && !aff) {
+			if (r.rt_priority >= 0)
+				snprintf(why, sizeof(why), "rt_priority %d from %s", tp, r.rt_src);
+			else
+				snprintf(why, sizeof(why), "rt_priority %d from the policy", tp);
+		}
+		if (aff || sched)
+			add_thread(c, th, aff ? &want_on : NULL, sched ? tp : 0, why);
+	}
+}
+
+static void emit_rq(struct ctx *c)
+{
+	for (int d = 0; d < c->s->storage.nr_devs; d++) {
+		const struct ip_blockdev *dev = &c->s->storage.devs[d];
+		const struct ip_rule *rule = NULL;
+		struct ip_rq_action *ra;
+
+		for (int k = 0; k < c->cfg->nr_dev_rules; k++) {
+			const struct ip_rule *ru = &c->cfg->dev_rules[k];
+
+			if (ru->rq_affinity >= 0 && fnmatch(ru->match, dev->name, 0) == 0)
+				rule = ru;
+		}
+		if (!rule || rule->rq_affinity == dev->rq_affinity)
+			continue;
+		c->p->rq = grow(c->p->rq, &c->p->nr_rq, &c->g.rq, sizeof(*c->p->rq), &c->err);
+		if (c->err)
+			return;
+		ra = &c->p->rq[c->p->nr_rq++];
+		memset(ra, 0, sizeof(*ra));
+		snprintf(ra->device, sizeof(ra->device), "%s", dev->name);
+		ra->from = dev->rq_affinity;
+		ra->value = rule->rq_affinity;
+		if (dev->rq_affinity < 0)
+			snprintf(ra->reason, sizeof(ra->reason),
+				 "rq_affinity of %s (unreadable) → %d: set by rule '%s'", dev->name,
+				 ra->value, rule->match);
+		else
+			snprintf(ra->reason, sizeof(ra->reason),
+				 "rq_affinity of %s %d → %d: set by rule '%s'", dev->name,
+				 dev->rq_affinity, ra->value, rule->match);
+	}
+}
+
+int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
+		     const struct ip_history *h, uint64_t now_ns, struct ip_plan *out)
+{
+	struct ctx c = {0};
+	struct cand *cands = NULL;
+	int nr = 0, moves = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || !m->cur || !cfg)
+		return -EINVAL;
+	c.m = m;
+	c.s = m->cur;
+	c.t = &m->cur->topo;
+	c.cfg = cfg;
+	c.h = h;
+	c.now = now_ns;
+	c.p = out;
+	c.have_rates = m->prev && m->interval_s > 0;
+	if (c.t->nr_cpus <= 0)
+		return 0;
+
+	c.load = calloc(c.t->nr_cpus, sizeof(double));
+	c.sub = calloc(c.t->nr_cpus, sizeof(double));
+	c.sh = calloc(c.t->nr_domains + 1, sizeof(double));
+	c.hd = calloc(c.t->nr_domains + 1, sizeof(double));
+	cands = calloc(c.s->nr_irqs + 1, sizeof(*cands));
+	if (!c.load || !c.sub || !c.sh || !c.hd || !cands) {
+		c.err = -ENOMEM;
+		goto out;
+	}
+	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
+		c.load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
+			      (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
+	cpuset_andnot(&c.eligible, &c.t->online, &c.t->isolated);
+	cpuset_andnot(&c.eligible, &c.eligible, &c.t->nohz_full);
+	cpuset_andnot(&c.eligible, &c.eligible, &cfg->banned);
+	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
+		if (c.t->cpus[cpu].isolated || c.t->cpus[cpu].nohz_full || !c.t->cpus[cpu].online)
+			cpuset_clear(&c.eligible, cpu);
+	if (!c.have_rates)
+		add_note(&c, "first sample: no rates yet, only rules are applied");
+
+	for (int i = 0; i < c.s->nr_irqs && !c.err; i++) {
+		evaluate(&c, i, &cands[nr]);
+		if (cands[nr].kind != CAND_NONE || cands[nr].named)
+			nr++;
+	}
+	qsort(cands, nr, sizeof(*cands), cmp_gain);
+
+	for (int i = 0; i < nr && !c.err; i++) {
+		struct cand *cd = &cands[i];
+		const struct ip_irq *q = &c.s->irqs[cd->idx];
+		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
+		char why[IP_REASON_MAX];
+
+		if (cd->kind == CAND_KEEP) {
+			add_kept(&c, q, cd->managed, !cd->managed || cd->explain, cd->why);
+			continue;
+		}
+		if (cd->kind != CAND_MOVE)
+			continue;
+		if (cd->dwell_applies && e && e->last_move_ns && now_ns >= e->last_move_ns &&
+		    (now_ns - e->last_move_ns) / NS_PER_S < cfg->dwell_s) {
+			snprintf(why, sizeof(why), "in dwell (moved %.1f s ago, dwell %.0f s)",
+				 (now_ns - e->last_move_ns) / NS_PER_S, cfg->dwell_s);
+			add_kept(&c, q, false, true, why);
+			continue;
+		}
+		if (moves >= cfg->max_moves) {
+			snprintf(why, sizeof(why), "move budget exhausted (max_moves %d per cycle)",
+				 cfg->max_moves);
+			add_kept(&c, q, false, true, why);
+			continue;
+		}
+		emit_move(&c, cd);
+		if (cd->moved)
+			moves++;
+	}
+	for (int i = 0; i < nr && !c.err; i++)
+		emit_threads(&c, &cands[i]);
+	if (!c.err)
+		emit_rq(&c);
+out:
+	free(c.load);
+	free(c.sub);
+	free(c.sh);
+	free(c.hd);
+	free(cands);
+	if (c.err) {
+		ip_plan_free(out);
+		return c.err;
+	}
+	return 0;
+}

@@ -1,0 +1,1411 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The placement policy, driven on models built in code. Multi-step tests
+ * feed each plan back into the model as if it had been applied, the way
+ * the daemon's next sample would see it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/policy.h"
+
+#define MAXC 16
+#define MAXD 6
+#define MAXV 8
+#define MAXI 12
+#define MAXT 8
+#define S (UINT64_C(1000000000))
+
+/* ---- model builder ---- */
+
+struct tb {
+	struct ip_snapshot cur, prev;
+	struct ip_model m;
+	int nr_cpus;
+	struct ip_cpu cpus[MAXC];
+	struct ip_domain doms[MAXD];
+	int nr_doms;
+	struct ip_blockdev devs[MAXD];
+	struct ip_hwqueue queues[MAXD][MAXV];
+	struct ip_vector vecs[MAXD][MAXV];
+	int nr_devs;
+	struct ip_irq irqs[MAXI];
+	int nr_irqs;
+	struct ip_irq_rate irate[MAXI];
+	double irq_percpu[MAXI][MAXC];
+	struct ip_irq_thread threads[MAXT];
+	int nr_threads;
+	struct ip_dev_rate drate[MAXD];
+	double submit[MAXD][MAXC];
+	double base_load[MAXC];
+	double cpu_irq[MAXC], cpu_softirq[MAXC];
+	int moves_total;
+};
+
+static ip_cpuset L(const char *list)
+{
+	ip_cpuset s;
+
+	assert_int_equal(cpuset_parse_list(&s, list), 0);
+	return s;
+}
+
+static struct tb *tb_new(int nr_cpus)
+{
+	struct tb *tb = calloc(1, sizeof(*tb));
+
+	assert_non_null(tb);
+	tb->nr_cpus = nr_cpus;
+	for (int c = 0; c < nr_cpus; c++) {
+		struct ip_cpu *cpu = &tb->cpus[c];
+
+		cpu->id = c;
+		cpu->present = cpu->online = true;
+		cpu->core = c;
+		cpu->package = 0;
+		cpu->llc = 0;
+		cpu->cluster = -1;
+		cpu->freq_policy = -1;
+		cpu->capacity = 1024;
+		cpuset_set(&cpu->smt, c);
+		cpu->domain = -1;
+		cpuset_set(&tb->cur.topo.online, c);
+		cpuset_set(&tb->cur.topo.possible, c);
+		cpuset_set(&tb->cur.topo.present, c);
+	}
+	return tb;
+}
+
+/* Domains must be added by capacity, highest first, like topology.c sorts them. */
+static int tb_domain(struct tb *tb, const char *cpus, unsigned cap, enum ip_cap_class cls, int llc)
+{
+	struct ip_domain *d = &tb->doms[tb->nr_doms];
+
+	d->id = tb->nr_doms;
+	d->cpus = L(cpus);
+	d->capacity = cap;
+	d->cls = cls;
+	d->llc = llc;
+	d->cluster = cpuset_first(&d->cpus);
+	CPUSET_FOREACH(c, &d->cpus) {
+		tb->cpus[c].domain = tb->nr_doms;
+		tb->cpus[c].capacity = cap;
+		tb->cpus[c].llc = llc;
+		tb->cpus[c].cluster = d->cluster;
+	}
+	return tb->nr_doms++;
+}
+
+static void tb_isolate(struct tb *tb, const char *cpus)
+{
+	ip_cpuset s = L(cpus);
+
+	CPUSET_FOREACH(c, &s) {
+		tb->cpus[c].isolated = true;
+		cpuset_set(&tb->cur.topo.isolated, c);
+	}
+}
+
+static void tb_smt(struct tb *tb, int a, int b)
+{
+	cpuset_set(&tb->cpus[a].smt, b);
+	cpuset_set(&tb->cpus[b].smt, a);
+}
+
+static int tb_dev(struct tb *tb, const char *name, int rq_affinity)
+{
+	struct ip_blockdev *d = &tb->devs[tb->nr_devs];
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->rq_affinity = rq_affinity;
+	d->queues = tb->queues[tb->nr_devs];
+	d->vectors = tb->vecs[tb->nr_devs];
+	d->numa_node = -1;
+	tb->drate[tb->nr_devs].submit_src = IP_SRC_REPLAY;
+	tb->drate[tb->nr_devs].submit = tb->submit[tb->nr_devs];
+	return tb->nr_devs++;
+}
+
+static int tb_irq(struct tb *tb, unsigned irq, const char *actions, const char *chip,
+		  const char *affinity, int effective)
+{
+	struct ip_irq *q = &tb->irqs[tb->nr_irqs];
+
+	q->irq = irq;
+	q->actions = (char *)actions;
+	q->chip = (char *)chip;
+	q->tracked = q->have_proc = true;
+	q->affinity = L(affinity);
+	q->have_effective = true;
+	cpuset_set(&q->effective, effective);
+	q->mode = 0644;
+	tb->irate[tb->nr_irqs].percpu = tb->irq_percpu[tb->nr_irqs];
+	return tb->nr_irqs++;
+}
+
+/* Attach IRQ index @qi to device @d as the vector of hw queue @queue
+ * (-1: every queue) with @cpus as that queue's CPUs. */
+static void tb_vec(struct tb *tb, int d, int qi, int queue, const char *cpus, bool admin)
+{
+	struct ip_blockdev *dev = &tb->devs[d];
+	struct ip_irq *q = &tb->irqs[qi];
+	struct ip_vector *v = &dev->vectors[dev->nr_vectors];
+
+	v->irq = q->irq;
+	v->queue = queue;
+	v->admin = admin;
+	if (queue >= 0) {
+		struct ip_hwqueue *hq = &dev->queues[dev->nr_queues++];
+
+		hq->index = queue;
+		hq->cpus = L(cpus);
+		hq->vector = dev->nr_vectors;
+	}
+	dev->nr_vectors++;
+	q->devs[q->nr_devs++] = d;
+}
+
+static int tb_thread(struct tb *tb, pid_t pid, unsigned irq, const char *comm, const char *allowed,
+		     unsigned policy, unsigned prio)
+{
+	struct ip_irq_thread *t = &tb->threads[tb->nr_threads];
+
+	t->pid = pid;
+	t->irq = irq;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	t->secondary = strstr(comm, "-s-") != NULL;
+	t->allowed = L(allowed);
+	t->policy = policy;
+	t->rt_priority = prio;
+	return tb->nr_threads++;
+}
+
+static void tb_submit(struct tb *tb, int d, int cpu, double rate)
+{
+	tb->submit[d][cpu] = rate;
+}
+
+static void tb_clear_submits(struct tb *tb, int d)
+{
+	for (int c = 0; c < MAXC; c++)
+		tb->submit[d][c] = 0;
+}
+
+/* The vector's interrupts all land on @cpu at @rate per second. */
+static void tb_rate(struct tb *tb, int qi, int cpu, double rate)
+{
+	for (int c = 0; c < MAXC; c++)
+		tb->irq_percpu[qi][c] = 0;
+	tb->irq_percpu[qi][cpu] = rate;
+}
+
+static void tb_finish(struct tb *tb)
+{
+	struct ip_topology *t = &tb->cur.topo;
+
+	t->nr_cpus = tb->nr_cpus;
+	t->cpus = tb->cpus;
+	t->nr_domains = tb->nr_doms;
+	t->domains = tb->doms;
+	tb->cur.storage.nr_devs = tb->nr_devs;
+	tb->cur.storage.devs = tb->devs;
+	tb->cur.nr_irqs = tb->nr_irqs;
+	tb->cur.irqs = tb->irqs;
+	tb->cur.nr_threads = tb->nr_threads;
+	tb->cur.threads = tb->threads;
+	for (int c = 0; c < MAXC; c++)
+		tb->cpu_irq[c] = tb->base_load[c];
+	for (int i = 0; i < tb->nr_irqs; i++) {
+		tb->irate[i].total = 0;
+		for (int c = 0; c < MAXC; c++) {
+			tb->irate[i].total += tb->irq_percpu[i][c];
+			tb->cpu_irq[c] += tb->irq_percpu[i][c];
+		}
+	}
+	for (int d = 0; d < tb->nr_devs; d++) {
+		tb->drate[d].submit_total = 0;
+		for (int c = 0; c < MAXC; c++)
+			tb->drate[d].submit_total += tb->submit[d][c];
+	}
+	tb->m.cur = &tb->cur;
+	tb->m.prev = &tb->prev;
+	tb->m.interval_s = 1.0;
+	tb->m.cpu_irq = tb->cpu_irq;
+	tb->m.cpu_softirq = tb->cpu_softirq;
+	tb->m.irq = tb->irate;
+	tb->m.dev = tb->drate;
+}
+
+static int tb_irq_index(struct tb *tb, unsigned irq)
+{
+	for (int i = 0; i < tb->nr_irqs; i++)
+		if (tb->irqs[i].irq == irq)
+			return i;
+	fail_msg("no IRQ %u in the model", irq);
+	return -1;
+}
+
+/* What the next sample would see after the plan was applied. */
+static void tb_apply(struct tb *tb, const struct ip_plan *p)
+{
+	for (int i = 0; i < p->nr_moves; i++) {
+		int qi = tb_irq_index(tb, p->moves[i].irq);
+		struct ip_irq *q = &tb->irqs[qi];
+		int eff = cpuset_first(&p->moves[i].to);
+		double rate = 0;
+
+		q->affinity = p->moves[i].to;
+		cpuset_zero(&q->effective);
+		cpuset_set(&q->effective, eff);
+		for (int c = 0; c < MAXC; c++)
+			rate += tb->irq_percpu[qi][c];
+		tb_rate(tb, qi, eff, rate);
+		/* The kernel copies the effective affinity onto the thread. */
+		for (int t = 0; t < tb->nr_threads; t++)
+			if (tb->threads[t].irq == q->irq)
+				tb->threads[t].allowed = q->effective;
+		tb->moves_total++;
+	}
+	for (int i = 0; i < p->nr_threads; i++) {
+		const struct ip_thread_action *a = &p->threads[i];
+
+		for (int t = 0; t < tb->nr_threads; t++) {
+			if (tb->threads[t].pid != a->pid)
+				continue;
+			if (a->set_affinity)
+				tb->threads[t].allowed = a->to;
+			if (a->set_sched) {
+				tb->threads[t].policy = a->policy;
+				tb->threads[t].rt_priority = a->priority;
+			}
+		}
+	}
+	for (int i = 0; i < p->nr_rq; i++)
+		for (int d = 0; d < tb->nr_devs; d++)
+			if (strcmp(tb->devs[d].name, p->rq[i].device) == 0)
+				tb->devs[d].rq_affinity = p->rq[i].value;
+}
+
+/* decide, apply, commit: one daemon cycle at @now. */
+static void step(struct tb *tb, const struct ip_policy_config *cfg, struct ip_history *h,
+		 uint64_t now, struct ip_plan *p)
+{
+	ip_plan_free(p);
+	tb_finish(tb);
+	assert_int_equal(ip_policy_decide(&tb->m, cfg, h, now, p), 0);
+	tb_apply(tb, p);
+	assert_int_equal(ip_history_commit(h, p, now), 0);
+}
+
+static const struct ip_move *find_move(const struct ip_plan *p, unsigned irq)
+{
+	for (int i = 0; i < p->nr_moves; i++)
+		if (p->moves[i].irq == irq)
+			return &p->moves[i];
+	return NULL;
+}
+
+static const struct ip_kept *find_kept(const struct ip_plan *p, unsigned irq)
+{
+	for (int i = 0; i < p->nr_kept; i++)
+		if (p->kept[i].irq == irq)
+			return &p->kept[i];
+	return NULL;
+}
+
+static const struct ip_thread_action *find_thread(const struct ip_plan *p, pid_t pid)
+{
+	for (int i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].pid == pid)
+			return &p->threads[i];
+	return NULL;
+}
+
+static const char *find_note(const struct ip_plan *p, const char *needle)
+{
+	for (int i = 0; i < p->nr_notes; i++)
+		if (strstr(p->notes[i], needle))
+			return p->notes[i];
+	return NULL;
+}
+
+#define assert_contains(hay, needle)                                                              \
+	do {                                                                                      \
+		const char *h_ = (hay);                                                           \
+		if (!h_ || !strstr(h_, (needle)))                                                 \
+			fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
+	} while (0)
+
+static void assert_set(const ip_cpuset *s, const char *list)
+{
+	char buf[256];
+
+	cpuset_format_list(s, buf, sizeof(buf));
+	assert_string_equal(buf, list);
+}
+
+/*
+ * A phone: efficiency 0-3, mid 4-5, performance 6-7; UFS (one platform
+ * vector, ufshcd, IRQ 45) firing on CPU 0, fio submitting on CPU 6.
+ */
+static struct tb *phone(double irq_rate)
+{
+	struct tb *tb = tb_new(8);
+	int sda, qi;
+
+	tb_domain(tb, "6-7", 1024, IP_CLASS_PERFORMANCE, 6);
+	tb_domain(tb, "4-5", 700, IP_CLASS_MID, 4);
+	tb_domain(tb, "0-3", 400, IP_CLASS_EFFICIENCY, 0);
+	sda = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 45, "ufshcd", "GICv3", "0-7", 0);
+	tb_vec(tb, sda, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, irq_rate);
+	tb_submit(tb, sda, 6, 5000);
+	tb_thread(tb, 700, 45, "irq/45-ufshcd", "0", SCHED_FIFO, 50);
+	return tb;
+}
+
+/* ---- tests ---- */
+
+static void test_config_defaults(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_rule *r;
+
+	ip_policy_config_init(&cfg);
+	assert_int_equal(cfg.granularity, IP_GRAN_CPU);
+	assert_true(cfg.move_threshold > 0.199 && cfg.move_threshold < 0.201);
+	assert_true(cfg.dwell_s == 10 && cfg.max_moves == 4 && cfg.min_rate == 200);
+	assert_int_equal(cfg.idle_domain, IP_IDLE_EFFICIENCY);
+	assert_true(cfg.idle_grace_s == 30 && cfg.return_window_s == 60);
+	assert_int_equal(cfg.rt_priority, 50);
+	assert_true(cpuset_empty(&cfg.banned));
+	r = ip_policy_add_dev_rule(&cfg, "sd*");
+	assert_non_null(r);
+	assert_string_equal(r->match, "sd*");
+	assert_int_equal(r->rt_priority, -1);
+	assert_int_equal(r->rq_affinity, -1);
+	assert_false(r->have_pin || r->ban);
+	assert_non_null(ip_policy_add_irq_rule(&cfg, "45"));
+	assert_int_equal(cfg.nr_dev_rules, 1);
+	assert_int_equal(cfg.nr_irq_rules, 1);
+	ip_policy_config_free(&cfg);
+	assert_int_equal(cfg.nr_dev_rules, 0);
+}
+
+static void test_history_basics(void **state)
+{
+	struct ip_history h;
+	ip_cpuset pin = L("3");
+
+	ip_history_init(&h);
+	assert_null(ip_history_find(&h, 45));
+	assert_non_null(ip_history_get(&h, 45));
+	assert_non_null(ip_history_get(&h, 10));
+	assert_non_null(ip_history_get(&h, 30));
+	assert_int_equal(h.nr, 3);
+	assert_int_equal(h.irqs[0].irq, 10);
+	assert_int_equal(h.irqs[2].irq, 45);
+	assert_int_equal(ip_history_pin(&h, 30, &pin), 0);
+	assert_true(ip_history_find(&h, 30)->have_pin);
+	ip_history_unpin(&h, 30);
+	assert_false(ip_history_find(&h, 30)->have_pin);
+	ip_history_drop(&h, 30);
+	assert_null(ip_history_find(&h, 30));
+	assert_int_equal(h.nr, 2);
+	assert_true(ip_history_log_once(&h, "irq 45"));
+	assert_false(ip_history_log_once(&h, "irq 45"));
+	assert_true(ip_history_log_once(&h, "pid 700"));
+	ip_history_free(&h);
+}
+
+/* The phone: the vector goes to the submitter's domain, to the CPU next to
+ * the submitter, then stays there. */
+static void test_phone_moves_to_submitter_domain(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	const struct ip_kept *k;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	mv = find_move(&p, 45);
+	assert_non_null(mv);
+	/* 6 is fio itself; 7 is the other CPU of the domain. */
+	assert_set(&mv->to, "7");
+	assert_set(&mv->from, "0");
+	assert_set(&mv->from_affinity, "0-7");
+	assert_set(&mv->fallback, "6");
+	assert_string_equal(mv->device, "sda");
+	assert_string_equal(
+		mv->reason,
+		"moved 45 ufshcd 0 → 7: all of sda submissions on performance domain 6-7, none of its interrupts were handled there");
+	assert_false(mv->ioapic);
+	/* The thread follows the move directly. */
+	assert_non_null(find_thread(&p, 700));
+	assert_set(&find_thread(&p, 700)->to, "7");
+	assert_contains(find_thread(&p, 700)->reason, "follows vector 45 to 7");
+
+	/* Steady workload: never again. */
+	for (int i = 1; i <= 30; i++) {
+		step(tb, &cfg, &h, (1000 + i * 5) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+		assert_int_equal(p.nr_threads, 0);
+	}
+	k = find_kept(&p, 45);
+	assert_non_null(k);
+	assert_string_equal(
+		k->reason,
+		"kept 45 ufshcd: already handled in performance domain 6-7 (all of sda submissions there)");
+	assert_int_equal(tb->moves_total, 1);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* x86 with SMT: never on the busiest submitter's sibling, even when that
+ * is the least loaded CPU. */
+static void test_smt_sibling_avoided(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int d, qi;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	tb_smt(tb, 4, 5);
+	tb_smt(tb, 6, 7);
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 28, "ahci[0000:00:1f.2]", "PCI-MSI", "0", 0);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, 3000);
+	tb_submit(tb, d, 4, 3000);
+	tb->base_load[5] = 0;
+	tb->base_load[6] = 900;
+	tb->base_load[7] = 400;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "7");
+	assert_contains(
+		p.moves[0].reason,
+		"moved 28 ahci[0000:00:1f.2] 0 → 7: all of sda submissions on performance domain 4-7");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* Two submitters in different domains, taking turns at being slightly
+ * ahead: the vector settles once and stays. */
+static void test_competing_submitters_settle(void **state)
+{
+	struct tb *tb = tb_new(12);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	unsigned seed = 12345;
+	ip_cpuset c8_11 = L("8-11");
+	bool below = false;
+	int d, qi;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	tb_domain(tb, "8-11", 1024, IP_CLASS_PERFORMANCE, 8);
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 28, "ahci[0000:00:1f.2]", "PCI-MSI", "8", 8);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 8, 4000);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int i = 0; i < 60; i++) {
+		/* 41..59 % on each side: the lead changes, never by 20 pp. */
+		double a;
+
+		seed = seed * 1103515245 + 12345;
+		a = 0.41 + ((seed >> 16) % 19) / 100.0;
+		tb_submit(tb, d, 1, 4000 * a);
+		tb_submit(tb, d, 5, 4000 * (1 - a));
+		step(tb, &cfg, &h, (1000 + i * 2) * S, &p);
+		if (i == 0) {
+			assert_int_equal(p.nr_moves, 1);
+			assert_false(cpuset_intersects(&p.moves[0].to, &c8_11));
+		} else if (strstr(find_kept(&p, 28)->reason, "pp below threshold 20 pp")) {
+			below = true;
+		}
+	}
+	assert_int_equal(tb->moves_total, 1);
+	/* The other side was ahead at some point, and that was not enough. */
+	assert_true(below);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
+ * Every submitter on isolated CPUs 12-15: the vector goes to the nearest
+ * housekeeping CPU of the same capacity and LLC (the other cluster 8-11),
+ * never to an isolated CPU.
+ */
+static void test_every_submitter_isolated(void **state)
+{
+	struct tb *tb = tb_new(16);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	int d, qi;
+
+	tb_domain(tb, "0-7", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "8-11", 512, IP_CLASS_EFFICIENCY, 8);
+	tb_domain(tb, "12-15", 512, IP_CLASS_EFFICIENCY, 8);
+	tb_isolate(tb, "12-15");
+	d = tb_dev(tb, "nvme0n1", 1);
+	qi = tb_irq(tb, 40, "mydev", "PCI-MSI", "0", 0);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, 2000);
+	tb_submit(tb, d, 14, 1500);
+	tb_submit(tb, d, 13, 500);
+	tb->base_load[8] = 50;
+	tb->base_load[9] = 10;
+	tb->base_load[10] = 30;
+	tb->base_load[11] = 40;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 40);
+	assert_non_null(mv);
+	assert_set(&mv->to, "9");
+	assert_false(cpuset_intersects(&mv->fallback, &tb->cur.topo.isolated));
+	assert_contains(mv->reason, "housekeeping CPU 9 (same capacity and LLC)");
+	assert_contains(mv->reason, "on isolated CPUs of efficiency domain 12-15");
+	assert_non_null(
+		find_note(&p, "every submitter of nvme0n1 is isolated; using housekeeping CPU 9"));
+	/* And it stays. */
+	step(tb, &cfg, &h, 1020 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* No same LLC: the same package is the next best. */
+	for (int c = 12; c <= 15; c++)
+		tb->cpus[c].llc = 12;
+	tb_rate(tb, qi, 0, 2000);
+	tb->irqs[qi].affinity = L("0");
+	cpuset_zero(&tb->irqs[qi].effective);
+	cpuset_set(&tb->irqs[qi].effective, 0);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 40);
+	assert_non_null(mv);
+	assert_set(&mv->to, "9");
+	assert_contains(mv->reason, "(same capacity and package)");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* Every CPU of the class isolated: nowhere to go, and said so. */
+	tb_isolate(tb, "8-11");
+	tb_rate(tb, qi, 0, 2000);
+	tb->irqs[qi].affinity = L("0");
+	cpuset_zero(&tb->irqs[qi].effective);
+	cpuset_set(&tb->irqs[qi].effective, 0);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 40)->reason, "no housekeeping CPU of their class");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
+ * NVMe whose vectors the kernel manages: never a move; the long
+ * explanation once, then a short reason; the IRQ thread is moved to the
+ * submitters instead, and only once.
+ */
+static void test_managed_nvme(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_kept *k;
+	const struct ip_thread_action *ta;
+	int d, q0, q1, q2;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	d = tb_dev(tb, "nvme0n1", 1);
+	q0 = tb_irq(tb, 29, "nvme0q0", "PCI-MSI", "0-7", 0);
+	tb_vec(tb, d, q0, -1, NULL, true);
+	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
+	tb->irqs[q1].managed = IP_MANAGED_EIO;
+	tb_vec(tb, d, q1, 0, "0-7", false);
+	tb_rate(tb, q1, 0, 8000);
+	q2 = tb_irq(tb, 31, "nvme0q2", "PCI-MSI", "2", 2);
+	tb->irqs[q2].managed = IP_MANAGED_SPREAD;
+	tb_vec(tb, d, q2, 1, "2", false);
+	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
+	tb_submit(tb, d, 6, 8000);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	k = find_kept(&p, 30);
+	assert_non_null(k);
+	assert_string_equal(
+		k->reason,
+		"kept 30 nvme0q1: managed by the kernel (write failed with EIO); its IRQ thread is moved instead");
+	assert_true(k->managed && k->explained);
+	k = find_kept(&p, 31);
+	assert_contains(
+		k->reason,
+		"managed by the kernel (one vector per hw queue, each on its queue's CPUs)");
+	assert_contains(find_kept(&p, 29)->reason, "admin vector, not on the I/O path");
+	ta = find_thread(&p, 800);
+	assert_non_null(ta);
+	assert_true(ta->set_affinity);
+	assert_false(ta->set_sched);
+	/* CPU 6 submits; 4 is the least loaded other CPU of 4-7. */
+	assert_set(&ta->to, "4");
+	assert_contains(
+		ta->reason,
+		"thread 800 irq/30-nvme0q1 0-7 → 4: vector 30 is managed; all of nvme0n1 submissions on performance domain 4-7");
+
+	step(tb, &cfg, &h, 1005 * S, &p);
+	k = find_kept(&p, 30);
+	assert_string_equal(k->reason, "kept 30 nvme0q1: managed by the kernel");
+	assert_true(k->managed);
+	assert_false(k->explained);
+	assert_null(find_thread(&p, 800));
+	assert_int_equal(p.nr_moves, 0);
+
+	/* Found managed by apply (history), not by sampling: also kept. */
+	tb->irqs[q1].managed = IP_MANAGED_NO;
+	ip_history_get(&h, 30)->managed = IP_MANAGED_EPERM;
+	step(tb, &cfg, &h, 1010 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(find_kept(&p, 30)->reason, "kept 30 nvme0q1: managed by the kernel");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* A shared INTx line is placed by the submissions of every device on it. */
+static void test_shared_intx_line(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	int mmc, sda, qi;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	mmc = tb_dev(tb, "mmcblk0", 1);
+	sda = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 10, "mmc0, sym53c8xx", "IO-APIC", "0", 0);
+	tb_vec(tb, mmc, qi, -1, NULL, false);
+	tb_vec(tb, sda, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, 1000);
+	/* The busiest CPU is mmcblk0's in 0-3, but sda's two submitters
+	 * together make 4-7 the larger share, though not by enough. */
+	tb_submit(tb, mmc, 1, 450);
+	tb_submit(tb, sda, 5, 275);
+	tb_submit(tb, sda, 6, 275);
+	tb->base_load[4] = 100;
+	tb->base_load[6] = 50;
+	tb->base_load[7] = 200;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_non_null(find_kept(&p, 10));
+	assert_string_equal(find_kept(&p, 10)->reason,
+			    "kept 10 mmc0, sym53c8xx: gain 10 pp below threshold 20 pp");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	tb_submit(tb, mmc, 1, 300);
+	tb_submit(tb, sda, 5, 350);
+	tb_submit(tb, sda, 6, 350);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 10);
+	assert_non_null(mv);
+	assert_string_equal(mv->device, "mmcblk0+sda");
+	assert_true(mv->ioapic);
+	/* Busiest submitter 5 (first of the two) is avoided; 6 is less loaded than 4 and 7. */
+	assert_set(&mv->to, "6");
+	/* 70% counts both devices: sda alone would be 100%, mmcblk0 alone 0-3. */
+	assert_contains(
+		mv->reason,
+		"moved 10 mmc0, sym53c8xx 0 → 6: 70% of mmcblk0+sda submissions on performance domain 4-7");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void test_banned_cpus(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	cfg.banned = L("7");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	/* 7 is banned; the only CPU left in 6-7 is the submitter itself. */
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "6");
+	assert_true(cpuset_empty(&p.moves[0].fallback));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* The whole performance domain banned: nothing of its class is left. */
+	tb = phone(5000);
+	cfg.banned = L("6-7");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 45)->reason, "no housekeeping CPU of their class");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void test_granularity_domain(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	cfg.granularity = IP_GRAN_DOMAIN;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "6-7");
+	assert_contains(p.moves[0].reason, "moved 45 ufshcd 0 → 6-7: ");
+	for (int i = 1; i < 10; i++) {
+		step(tb, &cfg, &h, (1000 + 5 * i) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* Minus the isolated CPUs. */
+	tb = phone(5000);
+	tb_isolate(tb, "7");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_set(&p.moves[0].to, "6");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* Below min_rate a vector does not go up in capacity, but may go down. */
+static void test_min_rate_energy(void **state)
+{
+	struct tb *tb = phone(35);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(
+		find_kept(&p, 45)->reason,
+		"kept 45 ufshcd: 35 interrupts/s below min_rate 200, not moving towards a higher-capacity domain");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* Handled on 7, submitted on 1: towards less capacity is fine. */
+	tb = phone(35);
+	qi = tb_irq_index(tb, 45);
+	tb->irqs[qi].affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].effective);
+	cpuset_set(&tb->irqs[qi].effective, 7);
+	tb_rate(tb, qi, 7, 35);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 1, 35);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "0");
+	assert_contains(p.moves[0].reason,
+			"moved 45 ufshcd 7 → 0: all of sda submissions on efficiency domain 0-3");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* Submitters idle: back to the least loaded efficiency CPU after the grace time. */
+static void test_idle_return(void **state)
+{
+	struct tb *tb = phone(0);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45);
+
+	tb->irqs[qi].affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].effective);
+	cpuset_set(&tb->irqs[qi].effective, 7);
+	tb->threads[0].allowed = L("7");
+	tb_clear_submits(tb, 0);
+	tb->base_load[0] = 300;
+	tb->base_load[1] = 100;
+	tb->base_load[2] = 20;
+	tb->base_load[3] = 90;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(
+		find_kept(&p, 45)->reason,
+		"kept 45 ufshcd: submitters of sda idle for 0.0 s, back to the efficiency domain after idle_grace 30 s");
+	step(tb, &cfg, &h, 1020 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 45)->reason, "idle for 20.0 s");
+	step(tb, &cfg, &h, 1031 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "2");
+	assert_string_equal(
+		p.moves[0].reason,
+		"moved 45 ufshcd 7 → 2: submitters of sda idle for 31.0 s (idle_grace 30 s), back to efficiency domain 0-3");
+	step(tb, &cfg, &h, 1100 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 45)->reason, "already on an efficiency domain");
+
+	/* Submissions again: the idle clock restarts. */
+	tb_submit(tb, 0, 1, 10);
+	step(tb, &cfg, &h, 1101 * S, &p);
+	assert_int_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* idle_domain = stay */
+	tb_clear_submits(tb, 0);
+	tb->irqs[qi].affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].effective);
+	cpuset_set(&tb->irqs[qi].effective, 7);
+	cfg.idle_domain = IP_IDLE_STAY;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	step(tb, &cfg, &h, 1100 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(find_kept(&p, 45)->reason,
+			    "kept 45 ufshcd: submitters of sda idle; idle_domain = stay");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static struct tb *three_domains(void)
+{
+	struct tb *tb = tb_new(12);
+	int d, qi;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	tb_domain(tb, "8-11", 1024, IP_CLASS_PERFORMANCE, 8);
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 28, "ahci[0000:00:1f.2]", "PCI-MSI", "0", 0);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, 3000);
+	tb_submit(tb, d, 5, 3000);
+	return tb;
+}
+
+static void test_dwell(void **state)
+{
+	struct tb *tb = three_domains();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "4");
+	/* The workload moves on at once. */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 9, 3000);
+	step(tb, &cfg, &h, 1004 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(find_kept(&p, 28)->reason,
+			    "kept 28 ahci[0000:00:1f.2]: in dwell (moved 4.0 s ago, dwell 10 s)");
+	step(tb, &cfg, &h, 1011 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "8");
+	assert_contains(p.moves[0].reason, "moved 28 ahci[0000:00:1f.2] 4 → 8:");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void test_return_needs_double_threshold(void **state)
+{
+	struct tb *tb = three_domains();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	/* Now 65% back in 0-3 where it came from: 30 pp, not 40. */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 1, 1950);
+	tb_submit(tb, 0, 5, 1050);
+	step(tb, &cfg, &h, 1020 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(
+		find_kept(&p, 28)->reason,
+		"kept 28 ahci[0000:00:1f.2]: gain 30 pp below threshold 40 pp (moving back to 0-3 within return_window 60 s)");
+	step(tb, &cfg, &h, 1059 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	/* After the window the ordinary threshold applies. */
+	step(tb, &cfg, &h, 1061 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_contains(
+		p.moves[0].reason,
+		"65% of sda submissions on performance domain 0-3, none of its interrupts were handled there");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* A move elsewhere (not back) within the window needs only 20 pp. */
+	free(tb);
+	tb = three_domains();
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 9, 1950);
+	tb_submit(tb, 0, 5, 1050);
+	step(tb, &cfg, &h, 1020 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void test_max_moves(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int budget_kept = 0;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	for (int i = 0; i < 6; i++) {
+		char name[16];
+		int d, qi;
+
+		snprintf(name, sizeof(name), "sd%c", 'a' + i);
+		d = tb_dev(tb, name, 1);
+		qi = tb_irq(tb, 40 + i, strdup(name), "PCI-MSI", "0", 0);
+		tb_vec(tb, d, qi, -1, NULL, false);
+		tb_rate(tb, qi, 0, 1000);
+		/* sda..sdf: 50, 60, ... 100% on 4-7, so sdf gains most. */
+		tb_submit(tb, d, 5, 500 + 100 * i);
+		tb_submit(tb, d, 1, 500 - 100 * i + 0.0);
+	}
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	/* sda (50/50) does not qualify; the 4 of sdb..sdf with most gain move. */
+	assert_int_equal(p.nr_moves, 4);
+	for (unsigned irq = 42; irq <= 45; irq++)
+		assert_non_null(find_move(&p, irq));
+	for (int i = 0; i < p.nr_kept; i++)
+		if (strstr(p.kept[i].reason, "move budget exhausted (max_moves 4 per cycle)"))
+			budget_kept++;
+	assert_int_equal(budget_kept, 1);
+	assert_string_equal(find_kept(&p, 41)->reason,
+			    "kept 41 sdb: move budget exhausted (max_moves 4 per cycle)");
+	assert_string_equal(
+		find_kept(&p, 40)->reason,
+		"kept 40 sda: already handled in performance domain 0-3 (50% of sda submissions there)");
+	/* The four spread out instead of piling on the least loaded CPU. */
+	{
+		ip_cpuset all;
+
+		cpuset_zero(&all);
+		for (int i = 0; i < p.nr_moves; i++)
+			cpuset_or(&all, &all, &p.moves[i].to);
+		assert_int_equal(cpuset_count(&all), 3);
+		assert_false(cpuset_test(&all, 5));
+	}
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_non_null(find_move(&p, 41));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	for (int i = 0; i < tb->nr_irqs; i++)
+		free(tb->irqs[i].actions);
+	free(tb);
+}
+
+static void test_pin_rule(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct ip_rule *r;
+	int qi;
+	ip_cpuset one = L("1");
+
+	/* A non-storage IRQ named by a rule, and one that is not. */
+	qi = tb_irq(tb, 50, "eth0", "GICv3", "0-7", 0);
+	tb_rate(tb, qi, 0, 900);
+	qi = tb_irq(tb, 51, "eth1", "GICv3", "0-7", 0);
+	tb_rate(tb, qi, 0, 900);
+	tb_thread(tb, 701, 51, "irq/51-eth1", "0-7", SCHED_OTHER, 0);
+	tb_isolate(tb, "2");
+	ip_policy_config_init(&cfg);
+	cfg.banned = L("3");
+	r = ip_policy_add_dev_rule(&cfg, "sd*");
+	r->have_pin = true;
+	r->pin = L("2-5");
+	r = ip_policy_add_irq_rule(&cfg, "eth0");
+	r->have_pin = true;
+	r->pin = L("4");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 2);
+	assert_set(&find_move(&p, 45)->to, "4-5");
+	assert_string_equal(
+		find_move(&p, 45)->reason,
+		"moved 45 ufshcd 0 → 4-5: pinned by rule 'sd*' (pin 2-5 trimmed to 4-5: the rest is isolated, nohz_full, banned or offline)");
+	assert_set(&find_move(&p, 50)->to, "4");
+	assert_string_equal(find_move(&p, 50)->reason,
+			    "moved 50 eth0 0 → 4: pinned by rule 'eth0'");
+	/* Never touched: eth1 and its thread. */
+	assert_null(find_kept(&p, 51));
+	assert_null(find_thread(&p, 701));
+
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(find_kept(&p, 45)->reason,
+			    "kept 45 ufshcd: pinned to 4-5 by rule 'sd*'");
+
+	/* irqctl pin wins over the rule. */
+	assert_int_equal(ip_history_pin(&h, 45, &one), 0);
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_set(&find_move(&p, 45)->to, "1");
+	assert_contains(find_move(&p, 45)->reason, "pinned by irqctl pin");
+
+	/* A pin with nothing usable is refused, and said so. */
+	ip_history_unpin(&h, 45);
+	cfg.dev_rules[0].pin = L("2-3");
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_null(find_move(&p, 45));
+	assert_contains(find_kept(&p, 45)->reason, "pin 2-3 (rule 'sd*') has no usable CPU");
+	assert_non_null(find_note(&p, "pin 2-3 of rule 'sd*' for IRQ 45 has no usable CPU"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_ban_rule(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct ip_rule *r;
+
+	tb->threads[0].policy = SCHED_OTHER;
+	tb->threads[0].rt_priority = 0;
+	ip_policy_config_init(&cfg);
+	r = ip_policy_add_dev_rule(&cfg, "sda");
+	r->ban = true;
+	r->rq_affinity = 1;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_int_equal(p.nr_threads, 0);
+	assert_string_equal(find_kept(&p, 45)->reason,
+			    "kept 45 ufshcd: banned by rule 'sda', never touched");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+
+	/* An IRQ rule can ban by number too. */
+	ip_policy_config_init(&cfg);
+	r = ip_policy_add_irq_rule(&cfg, "4?");
+	r->ban = true;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 45)->reason, "banned by rule '4?'");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* A non-managed vector's thread that the kernel or someone else left
+ * elsewhere is put back on the vector's effective CPU every cycle. */
+static void test_thread_follows_vector(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_threads, 0);
+	tb->threads[0].allowed = L("0-7");
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_int_equal(p.nr_threads, 1);
+	assert_set(&p.threads[0].to, "7");
+	assert_set(&p.threads[0].from, "0-7");
+	assert_string_equal(p.threads[0].reason,
+			    "thread 700 irq/45-ufshcd 0-7 → 7: follows vector 45 on 7");
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_int_equal(p.nr_threads, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void test_rt_priority(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_thread_action *ta;
+
+	tb->threads[0].policy = SCHED_OTHER;
+	tb->threads[0].rt_priority = 0;
+	tb_thread(tb, 702, 45, "irq/45-s-ufshcd", "0", SCHED_FIFO, 49);
+	/* Already where the policy wants it: nothing for it. */
+	ip_policy_config_init(&cfg);
+	cfg.max_moves = 0;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(find_kept(&p, 45)->reason, "move budget exhausted");
+	ta = find_thread(&p, 700);
+	assert_non_null(ta);
+	assert_false(ta->set_affinity);
+	assert_true(ta->set_sched);
+	assert_int_equal(ta->policy, SCHED_FIFO);
+	assert_int_equal(ta->priority, 50);
+	assert_int_equal(ta->from_policy, SCHED_OTHER);
+	assert_string_equal(
+		ta->reason,
+		"thread 700 irq/45-ufshcd SCHED_OTHER 0 → SCHED_FIFO 50: rt_priority 50 from the policy");
+	assert_null(find_thread(&p, 702));
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_threads, 0);
+
+	/* A device rule raises it; the secondary thread stays one below. */
+	ip_policy_add_dev_rule(&cfg, "sda")->rt_priority = 60;
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_int_equal(p.nr_threads, 2);
+	assert_int_equal(find_thread(&p, 700)->priority, 60);
+	assert_string_equal(
+		find_thread(&p, 700)->reason,
+		"thread 700 irq/45-ufshcd SCHED_FIFO 50 → SCHED_FIFO 60: rt_priority 60 from rule 'sda'");
+	assert_int_equal(find_thread(&p, 702)->priority, 59);
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_int_equal(p.nr_threads, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_rq_affinity_rule(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	tb_dev(tb, "nvme0n1", 1);
+	tb_dev(tb, "sdb", 2);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_rq, 0);
+	ip_policy_add_dev_rule(&cfg, "sd*")->rq_affinity = 2;
+	step(tb, &cfg, &h, 1001 * S, &p);
+	/* sdb already has 2; nvme0n1 is not named. */
+	assert_int_equal(p.nr_rq, 1);
+	assert_string_equal(p.rq[0].device, "sda");
+	assert_int_equal(p.rq[0].from, 1);
+	assert_int_equal(p.rq[0].value, 2);
+	assert_string_equal(p.rq[0].reason, "rq_affinity of sda 1 → 2: set by rule 'sd*'");
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_int_equal(p.nr_rq, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* No rates on the first sample: nothing is placed by submitters, and every
+ * decision still says why. */
+static void test_first_sample(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb_finish(tb);
+	tb->m.prev = NULL;
+	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1000 * S, &p), 0);
+	assert_int_equal(p.nr_moves, 0);
+	assert_string_equal(find_kept(&p, 45)->reason,
+			    "kept 45 ufshcd: no rates yet (first sample)");
+	assert_non_null(find_note(&p, "first sample"));
+	ip_plan_free(&p);
+
+	/* No submission source. */
+	tb_finish(tb);
+	tb->drate[0].submit = NULL;
+	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1000 * S, &p), 0);
+	assert_string_equal(find_kept(&p, 45)->reason,
+			    "kept 45 ufshcd: no submission counts for sda");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* A failed move (apply marks it) leaves no trace in the history. */
+static void test_commit_skips_failed(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb_finish(tb);
+	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1000 * S, &p), 0);
+	assert_int_equal(p.nr_moves, 1);
+	p.moves[0].failed = true;
+	assert_int_equal(ip_history_commit(&h, &p, 1000 * S), 0);
+	assert_true(!ip_history_find(&h, 45) || !ip_history_find(&h, 45)->last_move_ns);
+	ip_plan_free(&p);
+	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1001 * S, &p), 0);
+	assert_int_equal(p.nr_moves, 1);
+	assert_int_equal(ip_history_commit(&h, &p, 1001 * S), 0);
+	assert_int_equal(ip_history_find(&h, 45)->last_move_ns, 1001 * S);
+	assert_set(&ip_history_find(&h, 45)->placement, "7");
+	assert_set(&ip_history_find(&h, 45)->from, "0");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* Every decision carries a one-line reason. */
+static void test_every_decision_has_a_reason(void **state)
+{
+	struct tb *tb = phone(5000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	tb->threads[0].policy = SCHED_OTHER;
+	ip_policy_config_init(&cfg);
+	ip_policy_add_dev_rule(&cfg, "sda")->rq_affinity = 0;
+	ip_history_init(&h);
+	for (int i = 0; i < 3; i++) {
+		step(tb, &cfg, &h, (1000 + i) * S, &p);
+		for (int k = 0; k < p.nr_moves; k++)
+			assert_true(strlen(p.moves[k].reason) > 20 &&
+				    !strchr(p.moves[k].reason, '\n'));
+		for (int k = 0; k < p.nr_kept; k++)
+			assert_true(strlen(p.kept[k].reason) > 10 &&
+				    !strchr(p.kept[k].reason, '\n'));
+		for (int k = 0; k < p.nr_threads; k++)
+			assert_true(strlen(p.threads[k].reason) > 10 &&
+				    !strchr(p.threads[k].reason, '\n'));
+		for (int k = 0; k < p.nr_rq; k++)
+			assert_true(strlen(p.rq[k].reason) > 10);
+		assert_int_equal(p.nr_moves + p.nr_kept, 1);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_history_basics),
+		cmocka_unit_test(test_phone_moves_to_submitter_domain),
+		cmocka_unit_test(test_smt_sibling_avoided),
+		cmocka_unit_test(test_competing_submitters_settle),
+		cmocka_unit_test(test_every_submitter_isolated),
+		cmocka_unit_test(test_managed_nvme),
+		cmocka_unit_test(test_shared_intx_line),
+		cmocka_unit_test(test_banned_cpus),
+		cmocka_unit_test(test_granularity_domain),
+		cmocka_unit_test(test_min_rate_energy),
+		cmocka_unit_test(test_idle_return),
+		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_return_needs_double_threshold),
+		cmocka_unit_test(test_max_moves),
+		cmocka_unit_test(test_pin_rule),
+		cmocka_unit_test(test_ban_rule),
+		cmocka_unit_test(test_thread_follows_vector),
+		cmocka_unit_test(test_rt_priority),
+		cmocka_unit_test(test_rq_affinity_rule),
+		cmocka_unit_test(test_first_sample),
+		cmocka_unit_test(test_commit_skips_failed),
+		cmocka_unit_test(test_every_decision_has_a_reason),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
