@@ -1,0 +1,999 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/procfs.h"
+
+/*
+ * All parsers treat (text, len) as the only bounds: buffers come straight
+ * from read() or from a fuzzer and are not NUL-terminated.
+ */
+
+static inline bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static inline bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
+static inline const char *skip_blank(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p;
+}
+
+static inline const char *skip_token(const char *p, const char *end)
+{
+	while (p < end && !is_blank(*p))
+		p++;
+	return p;
+}
+
+static inline const char *trim_end(const char *start, const char *end)
+{
+	while (end > start && (is_blank(end[-1]) || end[-1] == '\r'))
+		end--;
+	return end;
+}
+
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', end - p);
+
+	return nl ? nl : end;
+}
+
+/* A short, printable copy of offending input for a diag message, so junk
+ * bytes never end up raw in a log line. */
+static const char *excerpt(char *buf, size_t size, const char *s, const char *end)
+{
+	size_t n = 0;
+
+	for (; s < end && n + 4 < size; s++)
+		buf[n++] = ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f) ? *s : '?';
+	if (s < end && n + 3 < size) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+#define EXCERPT(s, e) excerpt((char[40]){ 0 }, 40, (s), (e))
+
+/*
+ * Digits without strtoull: this runs for every count column of an 8,000
+ * line /proc/interrupts. Stops at the first non-digit; -EINVAL when there
+ * is no digit, -ERANGE above 2^64-1 (*pp then still advances past them all).
+ */
+static int parse_u64(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	bool over = false;
+
+	if (p >= end || !is_digit(*p))
+		return -EINVAL;
+	do {
+		unsigned dg = (unsigned char)*p - '0';
+
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, dg, &v))
+			over = true;
+		p++;
+	} while (p < end && is_digit(*p));
+	*pp = p;
+	if (over)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* A whole blank-delimited token that must be an unsigned number <= max. */
+static int token_u64(const char **pp, const char *end, uint64_t max, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v;
+	int r;
+
+	r = parse_u64(&p, end, &v);
+	if (r == -ERANGE) {
+		*pp = skip_token(p, end);
+		return r;
+	}
+	if (r < 0 || (p < end && !is_blank(*p)))
+		return -EINVAL;
+	*pp = p;
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* A whole token "-?[0-9]+" within [min, max]. */
+static int token_i64(const char **pp, const char *end, int64_t min, int64_t max, int64_t *out)
+{
+	const char *p = *pp;
+	bool neg = false;
+	uint64_t v;
+	int r;
+
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	r = token_u64(&p, end, UINT64_MAX, &v);
+	if (r < 0)
+		return r;
+	*pp = p;
+	if (neg) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (v > INT64_MAX)
+			return -ERANGE;
+		*out = (int64_t)v;
+	}
+	if (*out < min || *out > max)
+		return -ERANGE;
+	return 0;
+}
+
+static const char *errword(int r)
+{
+	return r == -ERANGE ? "out of range" : "not a number";
+}
+
+/* ---- CPU column headers (/proc/interrupts, /proc/softirqs) ----------- */
+
+static int parse_cpu_header(const char *p, const char *eol, int lineno, int *ncols, int *col_cpu,
+			    struct ip_diag *d)
+{
+	int n = 0;
+
+	for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
+		const char *tok = p;
+		uint64_t id;
+		int r;
+
+		if (eol - p < 4 || memcmp(p, "CPU", 3) != 0)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: expected a CPU column header, got '%s'",
+					   lineno, EXCERPT(tok, skip_token(tok, eol)));
+		p += 3;
+		r = token_u64(&p, eol, IP_CPU_MAX - 1, &id);
+		if (r == -ERANGE)
+			return ip_diag_set(d, r,
+					   "line %d: column '%s' is beyond the %d supported CPUs",
+					   lineno, EXCERPT(tok, skip_token(tok, eol)), IP_CPU_MAX);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: bad CPU column header '%s'", lineno,
+					   EXCERPT(tok, skip_token(tok, eol)));
+		/* The kernel prints CPUs in ascending order; anything else would
+		 * make two columns claim one CPU. */
+		if (n > 0 && (int)id <= col_cpu[n - 1])
+			return ip_diag_set(d, -EINVAL, "line %d: CPU columns not ascending at '%s'",
+					   lineno, EXCERPT(tok, skip_token(tok, eol)));
+		col_cpu[n++] = (int)id;
+	}
+	if (n == 0)
+		return ip_diag_set(d, -EINVAL, "line %d: expected a CPU column header, got '%s'",
+				   lineno, EXCERPT(p, eol));
+	*ncols = n;
+	return 0;
+}
+
+/* Finds the first line (the header) or reports an empty input. */
+static int first_line(const char *text, size_t len, const char **eol, struct ip_diag *d)
+{
+	if (len == 0)
+		return ip_diag_set(d, -EINVAL, "empty input, no CPU column header");
+	*eol = line_end(text, text + len);
+	return 0;
+}
+
+/* ---- /proc/interrupts ---------------------------------------------- */
+
+static bool is_trigger(const char *s, const char *e)
+{
+	size_t n = e - s;
+
+	/* desc->name, if set, is appended as "Edge-name" */
+	if (n >= 4 && memcmp(s, "Edge", 4) == 0)
+		return n == 4 || s[4] == '-';
+	if (n >= 5 && memcmp(s, "Level", 5) == 0)
+		return n == 5 || s[5] == '-';
+	return false;
+}
+
+static char *put_str(char *dst, const char *s, const char *e)
+{
+	memcpy(dst, s, e - s);
+	dst[e - s] = '\0';
+	return dst + (e - s) + 1;
+}
+
+struct irq_scratch {
+	char *buf;
+	size_t size;
+};
+
+static int scratch_reserve(struct irq_scratch *sc, size_t need)
+{
+	char *n;
+
+	if (need <= sc->size)
+		return 0;
+	need = MAX(need, 2 * sc->size);
+	n = realloc(sc->buf, need);
+	if (!n)
+		return -ENOMEM;
+	sc->buf = n;
+	sc->size = need;
+	return 0;
+}
+
+static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq_scratch *sc,
+			  struct ip_irq_line *l, struct ip_diag *d)
+{
+	const char *s, *e, *chip_s, *chip_e, *hw_s, *hw_e, *tr_s, *tr_e;
+	char *o;
+
+	s = skip_blank(p, eol);
+	e = trim_end(s, eol);
+	for (const char *q = s; q < e; q++)
+		if ((unsigned char)*q < 0x20 && *q != '\t')
+			return ip_diag_set(d, -EINVAL, "line %d: control byte 0x%02x in IRQ %u",
+					   lineno, (unsigned char)*q, l->irq);
+	if (scratch_reserve(sc, (e - s) + 4) < 0)
+		return ip_diag_set(d, -ENOMEM, "line %d: out of memory", lineno);
+
+	chip_s = s;
+	chip_e = skip_token(s, e);
+	s = skip_blank(chip_e, e);
+	hw_s = hw_e = s;
+	if (s < e && is_digit(*s)) {
+		hw_e = skip_token(s, e);
+		s = skip_blank(hw_e, e);
+	}
+	tr_s = tr_e = s;
+	if (s < e && is_trigger(s, skip_token(s, e))) {
+		tr_e = skip_token(s, e);
+		s = skip_blank(tr_e, e);
+	}
+
+	o = sc->buf;
+	l->chip = o;
+	o = put_str(o, chip_s, chip_e);
+	l->hwirq = o;
+	o = put_str(o, hw_s, hw_e);
+	l->trigger = o;
+	o = put_str(o, tr_s, tr_e);
+	l->actions = o;
+	put_str(o, s, e);
+	return 0;
+}
+
+int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr, ip_irq_line_cb cb,
+			void *ctx, struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol = NULL;
+	struct irq_scratch sc = { NULL, 0 };
+	uint64_t counts[IP_CPU_MAX];
+	struct ip_irq_header local;
+	int lineno = 1, r;
+
+	if (!hdr)
+		hdr = &local;
+	hdr->ncols = 0;
+	r = first_line(text, len, &eol, d);
+	if (r < 0)
+		return r;
+	r = parse_cpu_header(text, eol, 1, &hdr->ncols, hdr->col_cpu, d);
+	if (r < 0)
+		return r;
+
+	for (p = eol; p < end; p = eol) {
+		struct ip_irq_line l;
+		const char *lab;
+		uint64_t irq;
+
+		p++; /* the '\n' */
+		if (p >= end)
+			break;
+		lineno++;
+		eol = line_end(p, end);
+		lab = p = skip_blank(p, eol);
+		if (p == eol)
+			continue;
+		if (!is_digit(*p)) {
+			/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total
+			 * counters that are not IRQ lines. */
+			const char *t = skip_token(p, eol);
+
+			if (t[-1] != ':') {
+				r = ip_diag_set(d, -EINVAL,
+						"line %d: expected 'IRQ:' label, got '%s'", lineno,
+						EXCERPT(lab, t));
+				goto out;
+			}
+			continue;
+		}
+		r = parse_u64(&p, eol, &irq);
+		if (r == 0 && irq > UINT_MAX)
+			r = -ERANGE;
+		if (r == 0 && (p == eol || *p != ':'))
+			r = -EINVAL;
+		if (r < 0) {
+			ip_diag_set(d, r, "line %d: bad IRQ number '%s'", lineno,
+				    EXCERPT(lab, skip_token(lab, eol)));
+			goto out;
+		}
+		p++;
+
+		for (int i = 0; i < hdr->ncols; i++) {
+			const char *tok;
+
+			p = skip_blank(p, eol);
+			tok = p;
+			if (p == eol || !is_digit(*p)) {
+				r = ip_diag_set(
+					d, -EINVAL,
+					"line %d: IRQ %u has %d count columns, header has %d (next: '%s')",
+					lineno, (unsigned)irq, i, hdr->ncols,
+					EXCERPT(tok, skip_token(tok, eol)));
+				goto out;
+			}
+			r = parse_u64(&p, eol, &counts[i]);
+			if (r == 0 && p < eol && !is_blank(*p))
+				r = -EINVAL;
+			if (r < 0) {
+				ip_diag_set(d, r, "line %d: IRQ %u count column %d '%s' is %s",
+					    lineno, (unsigned)irq, i,
+					    EXCERPT(tok, skip_token(tok, eol)),
+					    r == -ERANGE ? "above 2^64-1" : "not a number");
+				goto out;
+			}
+		}
+
+		l = (struct ip_irq_line){
+			.irq = (unsigned)irq,
+			.lineno = lineno,
+			.counts = counts,
+			.ncounts = hdr->ncols,
+		};
+		r = parse_irq_tail(p, eol, lineno, &sc, &l, d);
+		if (r < 0)
+			goto out;
+		if (cb) {
+			/* The callback explains its own refusal in d. */
+			r = cb(ctx, &l);
+			if (r < 0)
+				goto out;
+		}
+	}
+	r = 0;
+out:
+	free(sc.buf);
+	return r;
+}
+
+int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char **names, int max)
+{
+	const char *p = actions;
+	size_t used = 0;
+	int n = 0;
+
+	if (!actions || !buf || !names)
+		return 0;
+	while (*p && n < max) {
+		const char *s = p, *q = p, *e;
+
+		/* The kernel joins actions with ", "; a bare ',' may be part
+		 * of a name. */
+		while (*q && !(q[0] == ',' && (q[1] == ' ' || q[1] == '\0')))
+			q++;
+		e = q;
+		while (s < e && is_blank(*s))
+			s++;
+		while (e > s && is_blank(e[-1]))
+			e--;
+		if (e > s) {
+			size_t k = e - s;
+
+			if (used + k + 1 > bufsize)
+				break;
+			put_str(buf + used, s, e);
+			names[n++] = buf + used;
+			used += k + 1;
+		}
+		if (!*q)
+			break;
+		p = q + 1;
+	}
+	return n;
+}
+
+/* ---- /proc/softirqs ------------------------------------------------ */
+
+int ip_parse_softirqs(const char *text, size_t len, const char *row, uint64_t *by_cpu, int *ncpus,
+		      struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol = NULL;
+	int col_cpu[IP_CPU_MAX];
+	int ncols = 0, lineno = 1, r;
+	size_t rowlen = row ? strlen(row) : 0;
+	bool found = false;
+
+	if (by_cpu)
+		memset(by_cpu, 0, IP_CPU_MAX * sizeof(*by_cpu));
+	if (ncpus)
+		*ncpus = 0;
+	r = first_line(text, len, &eol, d);
+	if (r < 0)
+		return r;
+	r = parse_cpu_header(text, eol, 1, &ncols, col_cpu, d);
+	if (r < 0)
+		return r;
+	if (ncpus)
+		*ncpus = ncols;
+
+	for (p = eol; p < end; p = eol) {
+		const char *lab, *labe;
+		bool want;
+
+		p++;
+		if (p >= end)
+			break;
+		lineno++;
+		eol = line_end(p, end);
+		lab = p = skip_blank(p, eol);
+		if (p == eol)
+			continue;
+		labe = skip_token(p, eol);
+		if (labe[-1] != ':')
+			return ip_diag_set(d, -EINVAL, "line %d: expected 'NAME:' label, got '%s'",
+					   lineno, EXCERPT(lab, labe));
+		want = row && (size_t)(labe - 1 - lab) == rowlen && memcmp(lab, row, rowlen) == 0;
+		p = labe;
+		for (int i = 0; i < ncols; i++) {
+			const char *tok;
+			uint64_t v;
+
+			p = skip_blank(p, eol);
+			tok = p;
+			if (p == eol)
+				return ip_diag_set(
+					d, -EINVAL, "line %d: %.*s has %d columns, header has %d",
+					lineno, (int)MIN(labe - 1 - lab, 32), lab, i, ncols);
+			r = token_u64(&p, eol, UINT64_MAX, &v);
+			if (r < 0)
+				return ip_diag_set(d, r, "line %d: count '%s' in column %d is %s",
+						   lineno, EXCERPT(tok, skip_token(tok, eol)), i,
+						   r == -ERANGE ? "above 2^64-1" : "not a number");
+			if (want && by_cpu)
+				by_cpu[col_cpu[i]] = v;
+		}
+		p = skip_blank(p, eol);
+		if (trim_end(p, eol) != p)
+			return ip_diag_set(d, -EINVAL, "line %d: more columns than the header's %d",
+					   lineno, ncols);
+		if (want)
+			found = true;
+	}
+	if (!found)
+		return ip_diag_set(d, -ENOENT, "no '%s' row", row ? row : "(null)");
+	return 0;
+}
+
+/* ---- /proc/PID/stat, /proc/PID/status, /proc/PID/io ------------------ */
+
+static int reject_nul(const char *text, size_t len, struct ip_diag *d)
+{
+	const char *z = memchr(text, '\0', len);
+
+	if (!z)
+		return 0;
+	int line = 1;
+
+	for (const char *q = text; q < z; q++)
+		line += *q == '\n';
+	return ip_diag_set(d, -EINVAL, "line %d: NUL byte in input", line);
+}
+
+int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, struct ip_diag *d)
+{
+	const char *end = text + len, *p, *open, *close;
+	struct ip_pid_stat s = { 0 };
+	uint64_t u;
+	int64_t i;
+	int r, field;
+
+	if (len == 0)
+		return ip_diag_set(d, -EINVAL, "line 1: empty stat");
+	r = reject_nul(text, len, d);
+	if (r < 0)
+		return r;
+	/* One line; anything after its newline is not ours. */
+	end = trim_end(text, line_end(text, end));
+
+	p = skip_blank(text, end);
+	r = token_u64(&p, end, INT_MAX, &u);
+	if (r < 0)
+		return ip_diag_set(d, r, "line 1: pid (field 1) is %s", errword(r));
+	s.pid = (pid_t)u;
+	open = skip_blank(p, end);
+	if (open == end || *open != '(')
+		return ip_diag_set(d, -EINVAL, "line 1: no '(' before comm (field 2)");
+	/* comm may itself hold ") ", so only the last ')' closes it. */
+	close = memrchr(open + 1, ')', end - open - 1);
+	if (!close)
+		return ip_diag_set(d, -EINVAL, "line 1: no ')' after comm (field 2)");
+	memcpy(s.comm, open + 1, MIN((size_t)(close - open - 1), sizeof(s.comm) - 1));
+
+	p = close + 1;
+	for (field = 3;; field++) {
+		const char *tok;
+
+		if (p < end && !is_blank(*p))
+			return ip_diag_set(d, -EINVAL, "line 1: junk '%s' before field %d",
+					   EXCERPT(p, skip_token(p, end)), field);
+		p = skip_blank(p, end);
+		if (p == end)
+			break;
+		tok = p;
+		r = 0;
+		switch (field) {
+		case 3:
+			p = skip_token(p, end);
+			if (p - tok != 1 ||
+			    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
+				r = -EINVAL;
+			s.state = *tok;
+			break;
+		case 4:
+			r = token_u64(&p, end, INT_MAX, &u);
+			s.ppid = (pid_t)u;
+			break;
+		case 14:
+			r = token_u64(&p, end, UINT64_MAX, &s.utime);
+			break;
+		case 15:
+			r = token_u64(&p, end, UINT64_MAX, &s.stime);
+			break;
+		case 18:
+			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+			s.priority = (long)i;
+			break;
+		case 19:
+			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+			s.nice = (long)i;
+			break;
+		case 22:
+			r = token_u64(&p, end, UINT64_MAX, &s.starttime);
+			break;
+		case 39:
+			r = token_u64(&p, end, IP_CPU_MAX - 1, &u);
+			s.processor = (int)u;
+			s.has_processor = true;
+			break;
+		case 40:
+			r = token_u64(&p, end, UINT_MAX, &u);
+			s.rt_priority = (unsigned)u;
+			break;
+		case 41:
+			r = token_u64(&p, end, UINT_MAX, &u);
+			s.policy = (unsigned)u;
+			break;
+		case 42:
+			r = token_u64(&p, end, UINT64_MAX, &s.delayacct_blkio);
+			break;
+		default:
+			/* Unused fields: only their syntax matters. */
+			r = token_i64(&p, end, INT64_MIN, INT64_MAX, &i);
+			if (r == -ERANGE)
+				r = token_u64(&tok, end, UINT64_MAX, &u);
+			break;
+		}
+		if (r < 0)
+			return ip_diag_set(d, r, "line 1: field %d '%s' is %s", field,
+					   EXCERPT(tok, skip_token(tok, end)),
+					   field == 3 ? "not a state letter" : errword(r));
+	}
+	if (field <= 22)
+		return ip_diag_set(d, -EINVAL,
+				   "line 1: truncated, %d fields but starttime is field 22",
+				   field - 1);
+	if (out)
+		*out = s;
+	return 0;
+}
+
+/* Iterates "Key:<blanks>value" lines; *val is trimmed of blanks. */
+typedef int (*kv_cb)(void *ctx, const char *key, size_t keylen, const char *val, const char *vale,
+		     int lineno, struct ip_diag *d);
+
+static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb, void *ctx,
+		    struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol;
+	int lineno = 0, r;
+
+	if (len == 0)
+		return ip_diag_set(d, -EINVAL, "line 1: empty %s", what);
+	r = reject_nul(text, len, d);
+	if (r < 0)
+		return r;
+	for (p = text; p < end; p = eol + 1) {
+		const char *colon, *v;
+
+		lineno++;
+		eol = line_end(p, end);
+		if (trim_end(p, eol) == p)
+			continue;
+		colon = memchr(p, ':', eol - p);
+		if (!colon)
+			return ip_diag_set(d, -EINVAL, "line %d: no ':' in '%s'", lineno,
+					   EXCERPT(p, eol));
+		v = skip_blank(colon + 1, eol);
+		r = cb(ctx, p, colon - p, v, trim_end(v, eol), lineno, d);
+		if (r < 0)
+			return r;
+		if (eol == end)
+			break;
+	}
+	return 0;
+}
+
+static bool key_is(const char *key, size_t keylen, const char *name)
+{
+	return strlen(name) == keylen && memcmp(key, name, keylen) == 0;
+}
+
+static int kv_u64(const char *key, size_t keylen, const char *v, const char *ve, uint64_t max,
+		  uint64_t *out, int lineno, struct ip_diag *d)
+{
+	const char *p = v;
+	int r = token_u64(&p, ve, max, out);
+
+	if (r == 0 && p != ve)
+		r = -EINVAL;
+	if (r < 0)
+		return ip_diag_set(d, r, "line %d: %.*s '%s' is %s", lineno, (int)MIN(keylen, 32),
+				   key, EXCERPT(v, ve), errword(r));
+	return 0;
+}
+
+struct status_ctx {
+	struct ip_pid_status *s;
+	bool vol, nonvol;
+};
+
+static int status_kv(void *ctx, const char *key, size_t keylen, const char *v, const char *ve,
+		     int lineno, struct ip_diag *d)
+{
+	struct status_ctx *c = ctx;
+	uint64_t u;
+	int r;
+
+	if (key_is(key, keylen, "PPid")) {
+		r = kv_u64(key, keylen, v, ve, INT_MAX, &u, lineno, d);
+		c->s->ppid = (pid_t)u;
+		return r;
+	}
+	if (key_is(key, keylen, "voluntary_ctxt_switches")) {
+		c->vol = true;
+		return kv_u64(key, keylen, v, ve, UINT64_MAX, &c->s->voluntary_ctxt_switches,
+			      lineno, d);
+	}
+	if (key_is(key, keylen, "nonvoluntary_ctxt_switches")) {
+		c->nonvol = true;
+		return kv_u64(key, keylen, v, ve, UINT64_MAX, &c->s->nonvoluntary_ctxt_switches,
+			      lineno, d);
+	}
+	if (key_is(key, keylen, "Cpus_allowed_list")) {
+		char buf[IP_CPULIST_MAX];
+
+		if ((size_t)(ve - v) >= sizeof(buf))
+			return ip_diag_set(d, -ERANGE, "line %d: Cpus_allowed_list too long",
+					   lineno);
+		put_str(buf, v, ve);
+		r = cpuset_parse_list(&c->s->cpus_allowed, buf);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: Cpus_allowed_list '%s' is %s", lineno,
+					   EXCERPT(v, ve),
+					   r == -ERANGE ? "beyond the supported CPUs"
+							: "not a CPU list");
+		c->s->has_cpus_allowed = true;
+	}
+	return 0;
+}
+
+int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out, struct ip_diag *d)
+{
+	struct ip_pid_status s = { 0 };
+	struct status_ctx c = { .s = &s };
+	int r;
+
+	r = parse_kv(text, len, "status", status_kv, &c, d);
+	if (r < 0)
+		return r;
+	s.has_ctxt = c.vol && c.nonvol;
+	if (out)
+		*out = s;
+	return 0;
+}
+
+struct io_ctx {
+	struct ip_pid_io *io;
+	bool rd, wr;
+};
+
+static int io_kv(void *ctx, const char *key, size_t keylen, const char *v, const char *ve,
+		 int lineno, struct ip_diag *d)
+{
+	struct io_ctx *c = ctx;
+
+	if (key_is(key, keylen, "read_bytes")) {
+		c->rd = true;
+		return kv_u64(key, keylen, v, ve, UINT64_MAX, &c->io->read_bytes, lineno, d);
+	}
+	if (key_is(key, keylen, "write_bytes")) {
+		c->wr = true;
+		return kv_u64(key, keylen, v, ve, UINT64_MAX, &c->io->write_bytes, lineno, d);
+	}
+	return 0;
+}
+
+int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct ip_diag *d)
+{
+	struct ip_pid_io io = { 0 };
+	struct io_ctx c = { .io = &io };
+	int r;
+
+	r = parse_kv(text, len, "io", io_kv, &c, d);
+	if (r < 0)
+		return r;
+	if (!c.rd || !c.wr)
+		return ip_diag_set(d, -EINVAL, "no %s line", c.rd ? "write_bytes" : "read_bytes");
+	if (out)
+		*out = io;
+	return 0;
+}
+
+/* ---- /proc/diskstats ---------------------------------------------- */
+
+/*
+ * 14 fields before 4.18, 18 with the discard fields, 20 with the flush
+ * fields (5.5+). Numbered from 1 on the whole line: 1 major, 2 minor,
+ * 3 name, 4 reads completed, 8 writes completed, 12 in flight, 13 io_ticks,
+ * 15 discards completed, 19 flushes completed.
+ */
+#define DISK_MAX_NUMS 17
+
+int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ctx,
+		       struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol;
+	int lineno = 0, r;
+
+	for (p = text; p < end; p = eol + 1) {
+		uint64_t maj, min, v[DISK_MAX_NUMS];
+		const char *tok, *name, *namee;
+		char namebuf[256];
+		struct ip_diskstat s;
+		int n = 0;
+
+		lineno++;
+		eol = line_end(p, end);
+		p = skip_blank(p, eol);
+		if (trim_end(p, eol) == p)
+			goto next;
+		tok = p;
+		r = token_u64(&p, eol, UINT_MAX, &maj);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: major '%s' is %s", lineno,
+					   EXCERPT(tok, skip_token(tok, eol)), errword(r));
+		tok = p = skip_blank(p, eol);
+		r = token_u64(&p, eol, UINT_MAX, &min);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: minor '%s' is %s", lineno,
+					   EXCERPT(tok, skip_token(tok, eol)), errword(r));
+		name = p = skip_blank(p, eol);
+		namee = p = skip_token(p, eol);
+		if (name == namee)
+			return ip_diag_set(d, -EINVAL, "line %d: truncated, no device name",
+					   lineno);
+		if ((size_t)(namee - name) >= sizeof(namebuf))
+			return ip_diag_set(d, -EINVAL, "line %d: device name too long", lineno);
+		for (const char *q = name; q < namee; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				return ip_diag_set(d, -EINVAL,
+						   "line %d: control byte 0x%02x in device name",
+						   lineno, (unsigned char)*q);
+		for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
+			tok = p;
+			if (n == DISK_MAX_NUMS)
+				return ip_diag_set(
+					d, -EINVAL,
+					"line %d: more than 20 fields, expected 14, 18 or 20",
+					lineno);
+			r = token_u64(&p, eol, UINT64_MAX, &v[n]);
+			if (r == -EINVAL && trim_end(tok, eol) == tok)
+				break; /* trailing '\r' */
+			if (r < 0)
+				return ip_diag_set(d, r, "line %d: field %d '%s' is %s", lineno,
+						   n + 4, EXCERPT(tok, skip_token(tok, eol)),
+						   r == -ERANGE ? "above 2^64-1" : "not a number");
+			n++;
+		}
+		if (n != 11 && n != 15 && n != 17)
+			return ip_diag_set(d, -EINVAL, "line %d: %d fields, expected 14, 18 or 20",
+					   lineno, n + 3);
+		put_str(namebuf, name, namee);
+		s = (struct ip_diskstat){
+			.major = (unsigned)maj,
+			.minor = (unsigned)min,
+			.name = namebuf,
+			.rd_ios = v[0],
+			.wr_ios = v[4],
+			.in_flight = v[8],
+			.io_ticks = v[9],
+			.discard_ios = n >= 15 ? v[11] : 0,
+			.flush_ios = n >= 17 ? v[15] : 0,
+		};
+		if (cb) {
+			r = cb(ctx, &s);
+			if (r < 0)
+				return r;
+		}
+	next:
+		if (eol == end)
+			break;
+	}
+	return 0;
+}
+
+/* ---- /proc/stat --------------------------------------------------- */
+
+int ip_parse_stat(const char *text, size_t len, struct ip_cpu_times *by_cpu, ip_cpuset *present,
+		  struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol;
+	ip_cpuset seen;
+	int lineno = 0, r;
+
+	cpuset_zero(&seen);
+	if (by_cpu)
+		memset(by_cpu, 0, IP_CPU_MAX * sizeof(*by_cpu));
+	if (present)
+		cpuset_zero(present);
+	for (p = text; p < end; p = eol + 1) {
+		const char *tok;
+		uint64_t cpu, v[8] = { 0 };
+		int n = 0;
+
+		lineno++;
+		eol = line_end(p, end);
+		/* "cpu " is the total; "intr", "ctxt", ... are not per CPU. */
+		if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || !is_digit(p[3]))
+			goto next;
+		tok = p + 3;
+		p = tok;
+		r = token_u64(&p, eol, IP_CPU_MAX - 1, &cpu);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: CPU number 'cpu%s' is %s", lineno,
+					   EXCERPT(tok, skip_token(tok, eol)),
+					   r == -ERANGE ? "beyond the supported CPUs"
+							: "not a number");
+		if (cpuset_test(&seen, (int)cpu))
+			return ip_diag_set(d, -EINVAL, "line %d: cpu%d listed twice", lineno,
+					   (int)cpu);
+		cpuset_set(&seen, (int)cpu);
+		for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
+			uint64_t x;
+
+			tok = p;
+			r = token_u64(&p, eol, UINT64_MAX, &x);
+			if (r == -EINVAL && trim_end(tok, eol) == tok)
+				break;
+			if (r < 0)
+				return ip_diag_set(d, r, "line %d: cpu%d column %d '%s' is %s",
+						   lineno, (int)cpu, n + 1,
+						   EXCERPT(tok, skip_token(tok, eol)),
+						   r == -ERANGE ? "above 2^64-1" : "not a number");
+			if (n < 8)
+				v[n] = x;
+			n++;
+		}
+		/* user nice system idle exist on every kernel; later columns
+		 * were added over time and read as 0 when missing. */
+		if (n < 4)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: cpu%d has %d columns, expected at least 4",
+					   lineno, (int)cpu, n);
+		if (by_cpu)
+			by_cpu[cpu] = (struct ip_cpu_times){ v[0], v[1], v[2], v[3],
+							     v[4], v[5], v[6], v[7] };
+	next:
+		if (eol == end)
+			break;
+	}
+	if (cpuset_empty(&seen))
+		return ip_diag_set(d, -EINVAL, "no cpuN lines");
+	if (present)
+		*present = seen;
+	return 0;
+}
+
+/* ---- replay counters ---------------------------------------------- */
+
+int ip_parse_counters(const char *text, size_t len, ip_counter_cb cb, void *ctx, struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol;
+	int lineno = 0, r;
+
+	for (p = text; p < end; p = eol + 1) {
+		const char *dev, *deve, *tok, *le;
+		char devbuf[256];
+		uint64_t cpu, count;
+
+		lineno++;
+		eol = line_end(p, end);
+		le = trim_end(p, eol);
+		dev = skip_blank(p, le);
+		if (dev == le)
+			goto next;
+		deve = skip_token(dev, le);
+		if ((size_t)(deve - dev) >= sizeof(devbuf))
+			return ip_diag_set(d, -EINVAL, "line %d: device name too long", lineno);
+		for (const char *q = dev; q < deve; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				return ip_diag_set(
+					d, -EINVAL,
+					"line %d: control byte 0x%02x, expected 'DEVICE CPU COUNT'",
+					lineno, (unsigned char)*q);
+		tok = p = skip_blank(deve, le);
+		if (p == le)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: expected 'DEVICE CPU COUNT', got '%s'", lineno,
+					   EXCERPT(dev, le));
+		r = token_u64(&p, le, IP_CPU_MAX - 1, &cpu);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: CPU '%s' is %s", lineno,
+					   EXCERPT(tok, skip_token(tok, le)),
+					   r == -ERANGE ? "out of range" : "not a number");
+		tok = p = skip_blank(p, le);
+		if (p == le)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: expected 'DEVICE CPU COUNT', got '%s'", lineno,
+					   EXCERPT(dev, le));
+		r = token_u64(&p, le, UINT64_MAX, &count);
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: count '%s' is %s", lineno,
+					   EXCERPT(tok, skip_token(tok, le)),
+					   r == -ERANGE ? "above 2^64-1" : "not a number");
+		if (skip_blank(p, le) != le)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: junk after 'DEVICE CPU COUNT': '%s'", lineno,
+					   EXCERPT(skip_blank(p, le), le));
+		if (cb) {
+			put_str(devbuf, dev, deve);
+			r = cb(ctx, devbuf, (int)cpu, count);
+			if (r < 0)
+				return r;
+		}
+	next:
+		if (eol == end)
+			break;
+	}
+	return 0;
+}
