@@ -109,9 +109,10 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
 struct ip_diskstat {
 	unsigned major, minor;
 	const char *name;            /* valid during the callback */
+	/* Field numbers count from the start of the line (major is 1). */
 	uint64_t rd_ios, wr_ios;     /* fields 4 and 8: completed reads/writes */
-	uint64_t discard_ios;        /* field 12 (4.18+), 0 if absent */
-	uint64_t flush_ios;          /* field 16 (5.5+), 0 if absent */
+	uint64_t discard_ios;        /* field 15 (4.18+), 0 if absent */
+	uint64_t flush_ios;          /* field 19 (5.5+), 0 if absent */
 	uint64_t in_flight;
 	uint64_t io_ticks;
 };

@@ -219,6 +219,10 @@ static int walk(struct ip_root *r, const char *path, bool follow_last, int mirro
 					return ret;
 				}
 			}
+			/* A capture must hold every link a lookup went through,
+			 * or the replayed tree resolves differently. */
+			if (mirror_fd < 0)
+				record(r, IP_ROOT_EV_LINK, cand, target, strlen(target), 0);
 			if (mirror_fd >= 0) {
 				struct ip_root_event ev = { IP_ROOT_EV_LINK, cand, target, strlen(target), 0 };
 				int ret2 = ip_root_mirror(NULL, &ev, mirror_fd);

@@ -449,6 +449,14 @@ static int read_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 		return vectors_by_name(bd, b, names, nr_names);
 	if (list_numeric(r, msi, &irqs, &n) == 0 && n > 0) {
 		for (int i = 0; i < n; i++) {
+			_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
+			_cleanup_free_ char *kind = NULL;
+
+			/* "msi" or "msix"; read so that a capture holds the
+			 * entry and its replay finds the same vectors. */
+			if (!entry)
+				return -ENOMEM;
+			(void)ip_root_read_line(r, entry, &kind);
 			ret = add_vector(bd, (unsigned)irqs[i]);
 			if (ret < 0)
 				return ret;

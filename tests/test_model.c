@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The model built from fixture trees and from real captures. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/capture.h"
+#include "irqpilot/model.h"
+#include "irqpilot/sample.h"
+
+#define FIXTURES TOP_SRCDIR "/tests/fixtures/"
+
+static const char *shared_dir(void)
+{
+	const char *s = getenv("IRQPILOT_SHARED");
+
+	return s ? s : SHARED_DIR;
+}
+
+/* Sample @dir once into @snap. */
+static void sample_dir(const char *dir, struct ip_snapshot *snap)
+{
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	int ret;
+
+	assert_int_equal(ip_root_open(dir, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	ret = ip_sampler_sample(s, snap, &d);
+	if (ret < 0)
+		fail_msg("sampling %s: %s", dir, d.msg);
+	ip_sampler_free(s);
+	ip_root_free(r);
+}
+
+static const struct ip_blockdev *dev(const struct ip_snapshot *s, const char *name, int *idx)
+{
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		if (strcmp(s->storage.devs[i].name, name) == 0) {
+			if (idx)
+				*idx = i;
+			return &s->storage.devs[i];
+		}
+	fail_msg("no device %s", name);
+	return NULL;
+}
+
+static const struct ip_irq_thread *thread_of(const struct ip_snapshot *s, unsigned irq)
+{
+	for (int i = 0; i < s->nr_threads; i++)
+		if (s->threads[i].irq == irq)
+			return &s->threads[i];
+	return NULL;
+}
+
+static void test_phone(void **state)
+{
+	struct ip_snapshot s;
+	const struct ip_irq *ufs;
+
+	sample_dir(FIXTURES "phone-arm64", &s);
+	assert_int_equal(s.topo.nr_domains, 3);
+	assert_string_equal(cpuset_str(&s.topo.domains[0].cpus), "6-7");
+	assert_int_equal(s.topo.domains[0].cls, IP_CLASS_PERFORMANCE);
+	assert_int_equal(s.topo.domains[2].cls, IP_CLASS_EFFICIENCY);
+	/* UFS LUNs only: zram, loop and dm are not hardware */
+	assert_int_equal(s.storage.nr_devs, 2);
+	assert_string_equal(dev(&s, "sda", NULL)->driver, "ufshcd-qcom");
+	ufs = ip_snapshot_irq(&s, 37);
+	assert_non_null(ufs);
+	assert_string_equal(ufs->chip, "GICv3");
+	assert_string_equal(ufs->trigger, "Level");
+	assert_string_equal(ufs->actions, "ufshcd");
+	assert_true(ufs->tracked);
+	assert_true(ufs->have_effective);
+	assert_string_equal(cpuset_str(&ufs->effective), "0");
+	assert_int_equal(ufs->managed, IP_MANAGED_NO);
+	/* one vector for every LUN */
+	assert_int_equal(ufs->nr_devs, 2);
+	assert_true(ufs->percpu[0] > 0);
+	assert_int_equal(ufs->percpu[6], 0);
+	/* untracked IRQs keep no per-CPU counts but add to the CPU load */
+	assert_true(s.irq_load[0] >= ufs->percpu[0]);
+	ip_snapshot_free(&s);
+}
+
+static void test_laptop_managed_nvme(void **state)
+{
+	struct ip_snapshot s;
+	const struct ip_blockdev *b;
+
+	sample_dir(FIXTURES "laptop-hybrid", &s);
+	assert_int_equal(s.topo.cap_source, IP_CAP_HYBRID_PMU);
+	b = dev(&s, "nvme0n1", NULL);
+	assert_int_equal(b->nr_queues, 12);
+	for (int v = 0; v < b->nr_vectors; v++) {
+		const struct ip_irq *irq = ip_snapshot_irq(&s, b->vectors[v].irq);
+
+		assert_non_null(irq);
+		/* git does not keep mode 0444, so either sign is fine */
+		if (b->vectors[v].admin)
+			assert_int_equal(irq->managed, IP_MANAGED_NO);
+		else
+			assert_int_not_equal(irq->managed, IP_MANAGED_NO);
+	}
+	ip_snapshot_free(&s);
+}
+
+static void test_server_threads_and_isolation(void **state)
+{
+	struct ip_snapshot s;
+	const struct ip_irq_thread *t;
+	const struct ip_irq *ahci;
+
+	sample_dir(FIXTURES "server-2s", &s);
+	assert_true(s.topo.forced_threading);
+	assert_string_equal(cpuset_str(&s.topo.isolated), "14-15");
+	ahci = ip_snapshot_irq(&s, 38);
+	assert_non_null(ahci);
+	assert_int_equal(ahci->nr_devs, 2);
+	assert_int_equal(ahci->managed, IP_MANAGED_NO);
+	t = thread_of(&s, 38);
+	assert_non_null(t);
+	/* comm may be cut at TASK_COMM_LEN */
+	assert_int_equal(strncmp(t->comm, "irq/38-ahci[0000:00:17.0]", strlen(t->comm)), 0);
+	assert_true(strlen(t->comm) >= 15);
+	assert_int_equal(t->policy, 1);
+	assert_int_equal(t->rt_priority, 50);
+	/* the HBA's I/O vectors are the kernel's spread; its admin is not */
+	assert_int_equal(ip_snapshot_irq(&s, 150)->managed, IP_MANAGED_NO);
+	assert_int_equal(ip_snapshot_irq(&s, 151)->managed, IP_MANAGED_SPREAD);
+	assert_non_null(thread_of(&s, 151));
+	ip_snapshot_free(&s);
+}
+
+static void test_shared_intx_line(void **state)
+{
+	struct ip_snapshot s;
+	const struct ip_irq *l;
+
+	sample_dir(FIXTURES "qemu-intx-shared", &s);
+	l = ip_snapshot_irq(&s, 10);
+	assert_non_null(l);
+	assert_string_equal(l->actions, "mmc0, sym53c8xx");
+	assert_int_equal(l->nr_devs, 3); /* mmcblk0, sda, sdb */
+	ip_snapshot_free(&s);
+}
+
+/* Two steps of the real AHCI capture: 8,000 reads from CPU 3, completed by
+ * IRQ 28 on CPU 2 under threadirqs. */
+static void test_capture_ahci_rates(void **state)
+{
+	char d0[512], d1[512];
+	struct ip_snapshot s0, s1;
+	struct ip_model m;
+	struct ip_diag d = { "" };
+	double dt, per;
+	int i, sda;
+
+	snprintf(d0, sizeof(d0), "%s/captures/qemu-x86-ahci-threadirqs/0000", shared_dir());
+	snprintf(d1, sizeof(d1), "%s/captures/qemu-x86-ahci-threadirqs/0001", shared_dir());
+	if (access(d0, R_OK) != 0)
+		skip();
+	sample_dir(d0, &s0);
+	sample_dir(d1, &s1);
+	assert_int_equal(ip_model_derive(&s0, &s1, &m, &d), 0);
+	dt = (62098490523.0 - 36104285213.0) / 1e9;
+	assert_true(fabs(m.interval_s - dt) < 1e-9);
+	dev(&s1, "sda", &sda);
+	per = 8000 / dt;
+	assert_int_equal(m.dev[sda].submit_src, IP_SRC_REPLAY);
+	assert_true(fabs(m.dev[sda].submit[3] - per) < 1e-6);
+	assert_true(m.dev[sda].submit[2] == 0);
+	assert_true(fabs(m.dev[sda].complete[2] - per) < 1e-6);
+	for (i = 0; i < s1.nr_irqs && s1.irqs[i].irq != 28; i++)
+		;
+	assert_true(i < s1.nr_irqs);
+	assert_true(fabs(m.irq[i].percpu[2] - 8000 / dt) < 1e-6);
+	assert_true(fabs(m.cpu_softirq[2] - 8000 / dt) < 1e-6);
+	assert_true(m.cpu_softirq[3] == 0);
+	/* the thread woke once per interrupt: no polling pathology here */
+	for (i = 0; i < s1.nr_threads && s1.threads[i].irq != 28; i++)
+		;
+	assert_true(i < s1.nr_threads);
+	assert_true(fabs(m.thread[i].wakeups_per_irq - 7995.0 / 8000.0) < 1e-6);
+	assert_true(fabs(m.thread[i].cpu_pct - 43.0 / 100 / dt * 100) < 1e-6);
+	/* steps in the wrong order are refused, not turned into rates */
+	ip_model_free(&m);
+	assert_int_equal(ip_model_derive(&s1, &s0, &m, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "out of order"));
+	ip_snapshot_free(&s0);
+	ip_snapshot_free(&s1);
+}
+
+/* A 32-bit counter that wrapped, and an IRQ number that was reused. */
+static void test_wrap_and_reuse(void **state)
+{
+	struct ip_snapshot a, b;
+	struct ip_model m;
+	uint64_t pa[2] = { 0xfffffff0u, 0 }, pb[2] = { 0x10, 0 };
+	uint64_t pc[2] = { 500, 0 }, pd[2] = { 7, 0 };
+	struct ip_irq ia[2] = {
+		{ .irq = 40, .actions = "ahci[0000:00:17.0]", .total = 0xfffffff0u, .percpu = pa },
+		{ .irq = 41, .actions = "eth0", .total = 500, .percpu = pc },
+	};
+	struct ip_irq ib[2] = {
+		{ .irq = 40, .actions = "ahci[0000:00:17.0]", .total = 0x10, .percpu = pb },
+		{ .irq = 41, .actions = "nvme0q1", .total = 7, .percpu = pd },
+	};
+	uint64_t load[2] = { 0, 0 }, soft[2] = { 0, 0 };
+
+	memset(&a, 0, sizeof(a));
+	a.topo.nr_cpus = 2;
+	a.nr_irqs = 2;
+	a.irqs = ia;
+	a.irq_load = load;
+	a.block_softirq = soft;
+	b = a;
+	b.irqs = ib;
+	a.time_ns = 1000000000;
+	b.time_ns = 2000000000;
+	assert_int_equal(ip_model_derive(&a, &b, &m, NULL), 0);
+	assert_true(fabs(m.irq[0].total - 32) < 1e-9);
+	assert_true(fabs(m.irq[0].percpu[0] - 32) < 1e-9);
+	/* a new owner of IRQ 41 started again from zero */
+	assert_true(fabs(m.irq[1].total - 7) < 1e-9);
+	ip_model_free(&m);
+}
+
+static int rm_rf(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* A capture of a fixture replays to the same model. */
+static void test_capture_roundtrip(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-capture-XXXXXX", series[128], step[160], link[256];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot orig, again;
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	char **steps;
+	size_t n;
+	ssize_t k;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(series, sizeof(series), "%s/series", tmp);
+	assert_int_equal(ip_root_open(FIXTURES "server-2s", &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	if (ip_capture_run(r, s, series, 2, 0.01, &d) < 0)
+		fail_msg("capture: %s", d.msg);
+	ip_sampler_free(s);
+	ip_root_free(r);
+
+	assert_int_equal(ip_replay_steps(series, &steps, &n, &d), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(steps[0], "0000");
+	ip_strv_free(steps, n);
+	/* links stay links, so the capture reads like the real tree */
+	snprintf(step, sizeof(step), "%s/0001/sys/block/sda", series);
+	k = readlink(step, link, sizeof(link) - 1);
+	assert_true(k > 0);
+	link[k] = '\0';
+	assert_non_null(strstr(link, "../devices/"));
+	snprintf(step, sizeof(step), "%s/0001/irqpilot/time_ns", series);
+	assert_int_equal(access(step, R_OK), 0);
+
+	sample_dir(FIXTURES "server-2s", &orig);
+	snprintf(step, sizeof(step), "%s/0001", series);
+	sample_dir(step, &again);
+	assert_int_equal(again.topo.nr_cpus, orig.topo.nr_cpus);
+	assert_int_equal(again.topo.nr_domains, orig.topo.nr_domains);
+	for (int i = 0; i < orig.topo.nr_domains; i++)
+		assert_true(cpuset_equal(&again.topo.domains[i].cpus, &orig.topo.domains[i].cpus));
+	assert_true(cpuset_equal(&again.topo.isolated, &orig.topo.isolated));
+	assert_int_equal(again.storage.nr_devs, orig.storage.nr_devs);
+	for (int i = 0; i < orig.storage.nr_devs; i++) {
+		const struct ip_blockdev *x = &orig.storage.devs[i], *y = &again.storage.devs[i];
+
+		assert_string_equal(x->name, y->name);
+		assert_string_equal(x->driver, y->driver);
+		assert_int_equal(x->nr_queues, y->nr_queues);
+		assert_int_equal(x->nr_vectors, y->nr_vectors);
+		for (int v = 0; v < x->nr_vectors; v++) {
+			assert_int_equal(x->vectors[v].irq, y->vectors[v].irq);
+			assert_int_equal(x->vectors[v].queue, y->vectors[v].queue);
+			assert_int_equal(ip_snapshot_irq(&orig, x->vectors[v].irq)->managed,
+					 ip_snapshot_irq(&again, y->vectors[v].irq)->managed);
+		}
+	}
+	assert_int_equal(again.nr_irqs, orig.nr_irqs);
+	assert_int_equal(again.nr_threads, orig.nr_threads);
+	assert_true(again.topo.forced_threading);
+	ip_snapshot_free(&orig);
+	ip_snapshot_free(&again);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (p = strchr(path + strlen(dir) + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A garbled /proc/interrupts is a clear error naming the file and line;
+ * a vanished /proc/irq/N directory is not an error at all. */
+static void test_garbled_and_vanished(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-garbled-XXXXXX";
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap;
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+
+	assert_non_null(mkdtemp(tmp));
+	put(tmp, "sys/devices/system/cpu/possible", "0-1\n");
+	put(tmp, "sys/devices/system/cpu/online", "0-1\n");
+	put(tmp, "proc/interrupts", "           CPU0       CPU1\n"
+				    "  28:         10\n");
+	assert_int_equal(ip_root_open(tmp, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	assert_true(ip_sampler_sample(s, &snap, &d) < 0);
+	assert_non_null(strstr(d.msg, "proc/interrupts"));
+	assert_non_null(strstr(d.msg, "line 2"));
+
+	put(tmp, "proc/interrupts", "           CPU0       CPU1\n"
+				    "  28:         10          5   PCI-MSI 98304-edge      ahci[0000:00:06.0]\n");
+	ip_sampler_invalidate(s);
+	d.msg[0] = '\0';
+	if (ip_sampler_sample(s, &snap, &d) < 0)
+		fail_msg("%s", d.msg);
+	assert_int_equal(snap.nr_irqs, 1);
+	assert_int_equal(snap.irq_load[0], 10);
+	assert_int_equal(snap.irq_load[1], 5);
+	assert_false(snap.irqs[0].have_proc);
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_phone),
+		cmocka_unit_test(test_laptop_managed_nvme),
+		cmocka_unit_test(test_server_threads_and_isolation),
+		cmocka_unit_test(test_shared_intx_line),
+		cmocka_unit_test(test_capture_ahci_rates),
+		cmocka_unit_test(test_wrap_and_reuse),
+		cmocka_unit_test(test_capture_roundtrip),
+		cmocka_unit_test(test_garbled_and_vanished),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
