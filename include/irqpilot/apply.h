@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_APPLY_H
+#define IRQPILOT_APPLY_H
+
+/*
+ * act: the only code that changes the system. It writes a plan's IRQ
+ * affinities, IRQ thread affinities and priorities and rq_affinity, reads
+ * back where the kernel really put each vector, sorts every failure into
+ * what it means for the next cycle, and remembers the original settings
+ * so that they can be restored. It never prints: each action gives a
+ * result record with a one-line message.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "irqpilot/cpuset.h"
+#include "irqpilot/policy.h"
+#include "irqpilot/root.h"
+
+/*
+ * Everything that writes goes through these, so tests can inject failures
+ * and never touch the real scheduler. Each returns 0 or a negative errno.
+ */
+struct ip_apply_ops {
+	int (*write)(void *ctx, struct ip_root *r, const char *path, const char *data);
+	int (*set_affinity)(void *ctx, pid_t pid, const ip_cpuset *cpus);
+	int (*set_scheduler)(void *ctx, pid_t pid, int policy, int priority);
+	void *ctx;
+};
+
+/* ip_root_write, sched_setaffinity(2), sched_setscheduler(2). */
+void ip_apply_ops_default(struct ip_apply_ops *ops);
+
+enum ip_apply_what {
+	IP_APPLY_IRQ = 0, /* proc/irq/N/smp_affinity_list */
+	IP_APPLY_THREAD_AFFINITY,
+	IP_APPLY_THREAD_SCHED,
+	IP_APPLY_RQ, /* sys/block/X/queue/rq_affinity */
+};
+
+enum ip_apply_outcome {
+	IP_APPLY_OK = 0,
+	IP_APPLY_DRY_RUN,  /* would have been written */
+	IP_APPLY_MANAGED,  /* EIO, EPERM or mode 0444: recorded, never written again */
+	IP_APPLY_VANISHED, /* ENOENT (IRQ, device) or ESRCH (thread): dropped */
+	IP_APPLY_RETRY,	   /* EINVAL, ERANGE: bad or offline CPU, planned again next cycle */
+	IP_APPLY_NO_SPACE, /* ENOSPC: no vector space on the CPU; the next one is tried */
+	IP_APPLY_FAILED,   /* anything else: logged once per object */
+	IP_APPLY_SKIPPED,  /* known managed: not written */
+};
+const char *ip_apply_outcome_name(enum ip_apply_outcome o);
+
+/* What an errno from writing @what means. The one place that decides. */
+enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err);
+
+struct ip_apply_result {
+	enum ip_apply_what what;
+	enum ip_apply_outcome outcome;
+	unsigned irq;	 /* IRQ, and the IRQ of a thread */
+	pid_t pid;	 /* threads */
+	char device[32]; /* rq_affinity */
+	int err;	 /* the negative errno, 0 on success */
+	bool log;	 /* false when this object's failure was already logged */
+	ip_cpuset written;
+	int value; /* rq_affinity value, or thread priority */
+	bool have_effective;
+	ip_cpuset effective; /* read back from effective_affinity_list */
+	/* x86 IO-APIC lines take a new affinity at their next interrupt, so a
+	 * read-back still showing the old CPU is not a refusal. */
+	bool pending;
+	char msg[IP_REASON_MAX];
+};
+
+struct ip_apply_results {
+	int n;
+	struct ip_apply_result *r;
+};
+
+void ip_apply_results_free(struct ip_apply_results *res);
+
+/*
+ * Carries out @p under @r. Moves and thread actions that did not happen
+ * are marked failed in @p (so ip_history_commit() does not record them);
+ * a move that fell back to another CPU after ENOSPC gets its new target.
+ * Managed vectors, read-backs and original settings go into @h. With
+ * @dry_run nothing is written and @h is left alone. Returns 0, or -ENOMEM;
+ * failures of single actions are results, not errors.
+ */
+int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
+	     const struct ip_apply_ops *ops, bool dry_run, struct ip_apply_results *out);
+
+/* Writes back every original setting recorded in @h and forgets them. */
+int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+		     struct ip_apply_results *out);
+
+#endif

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Applying a plan, against a writable temp tree built here, with the
+ * scheduler calls (and, for errno cases, the writes) replaced by fakes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/apply.h"
+#include "irqpilot/macro.h"
+
+/* ---- the fake system ---- */
+
+struct call {
+	char what[16]; /* "write", "affinity", "sched" */
+	char path[128];
+	char data[64];
+	pid_t pid;
+	ip_cpuset cpus;
+	int policy, priority;
+};
+
+struct fake {
+	int nr_calls;
+	struct call calls[32];
+	/* Writes to a path containing inject_path fail with inject_err
+	 * (inject_count times, or always if 0). */
+	const char *inject_path;
+	int inject_err;
+	int inject_count;
+	int affinity_err, sched_err;
+	/* The kernel: after a write to smp_affinity_list, effective_affinity_list
+	 * shows its first CPU, except for this IRQ (an IO-APIC line that has
+	 * not fired yet, or a chip that chose another CPU). */
+	unsigned stale_irq;
+};
+
+static void write_file(const char *dir, const char *rel, const char *data, mode_t mode)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(data, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static char *slurp(const char *dir, const char *rel)
+{
+	static char buf[256];
+	char path[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+static int fake_write(void *ctx, struct ip_root *r, const char *path, const char *data)
+{
+	struct fake *f = ctx;
+	struct call *c = &f->calls[f->nr_calls++];
+	unsigned irq;
+	int ret;
+
+	snprintf(c->what, sizeof(c->what), "write");
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	snprintf(c->data, sizeof(c->data), "%s", data);
+	if (f->inject_path && strstr(path, f->inject_path)) {
+		if (f->inject_count > 0 && --f->inject_count == 0)
+			f->inject_path = NULL;
+		return f->inject_err;
+	}
+	ret = ip_root_write(r, path, data);
+	if (ret == 0 && sscanf(path, "proc/irq/%u/smp_affinity_list", &irq) == 1 &&
+	    irq != f->stale_irq) {
+		char eff[64], first[16];
+		ip_cpuset s;
+
+		snprintf(eff, sizeof(eff), "proc/irq/%u/effective_affinity_list", irq);
+		if (ip_root_exists(r, eff) && cpuset_parse_list(&s, data) == 0) {
+			snprintf(first, sizeof(first), "%d\n", cpuset_first(&s));
+			assert_int_equal(ip_root_write(r, eff, first), 0);
+		}
+	}
+	return ret;
+}
+
+static int fake_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
+{
+	struct fake *f = ctx;
+	struct call *c = &f->calls[f->nr_calls++];
+
+	snprintf(c->what, sizeof(c->what), "affinity");
+	c->pid = pid;
+	c->cpus = *cpus;
+	return f->affinity_err;
+}
+
+static int fake_sched(void *ctx, pid_t pid, int policy, int priority)
+{
+	struct fake *f = ctx;
+	struct call *c = &f->calls[f->nr_calls++];
+
+	snprintf(c->what, sizeof(c->what), "sched");
+	c->pid = pid;
+	c->policy = policy;
+	c->priority = priority;
+	return f->sched_err;
+}
+
+struct env {
+	char dir[64];
+	struct ip_root *r;
+	struct fake fake;
+	struct ip_apply_ops ops;
+	struct ip_history h;
+	struct ip_plan p;
+	struct ip_apply_results res;
+};
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/*
+ * proc/irq/{10,45,46,47}: 45 is a GIC line with effective affinity, 10 an
+ * IO-APIC line, 46 has no effective_affinity_list (arch without it).
+ */
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	snprintf(e->dir, sizeof(e->dir), "/tmp/irqpilot-apply-XXXXXX");
+	assert_non_null(mkdtemp(e->dir));
+	write_file(e->dir, "proc/irq/45/smp_affinity_list", "0-7\n", 0644);
+	write_file(e->dir, "proc/irq/45/smp_affinity", "ff\n", 0644);
+	write_file(e->dir, "proc/irq/45/effective_affinity_list", "0\n", 0644);
+	write_file(e->dir, "proc/irq/10/smp_affinity_list", "0-3\n", 0644);
+	write_file(e->dir, "proc/irq/10/smp_affinity", "f\n", 0644);
+	write_file(e->dir, "proc/irq/10/effective_affinity_list", "0\n", 0644);
+	write_file(e->dir, "proc/irq/46/smp_affinity_list", "0-7\n", 0644);
+	write_file(e->dir, "proc/irq/46/smp_affinity", "ff\n", 0644);
+	write_file(e->dir, "proc/irq/47/smp_affinity_list", "0-7\n", 0644);
+	write_file(e->dir, "proc/irq/47/smp_affinity", "ff\n", 0644);
+	write_file(e->dir, "proc/irq/47/effective_affinity_list", "1\n", 0644);
+	write_file(e->dir, "sys/block/sda/queue/rq_affinity", "1\n", 0644);
+	assert_int_equal(ip_root_open(e->dir, &e->r), 0);
+	e->ops.write = fake_write;
+	e->ops.set_affinity = fake_affinity;
+	e->ops.set_scheduler = fake_sched;
+	e->ops.ctx = &e->fake;
+	ip_history_init(&e->h);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	ip_apply_results_free(&e->res);
+	ip_plan_free(&e->p);
+	ip_history_free(&e->h);
+	ip_root_free(e->r);
+	nftw(e->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(e);
+	return 0;
+}
+
+static ip_cpuset L(const char *list)
+{
+	ip_cpuset s;
+
+	assert_int_equal(cpuset_parse_list(&s, list), 0);
+	return s;
+}
+
+static struct ip_move *add_move(struct ip_plan *p, unsigned irq, const char *from, const char *to,
+				const char *fallback)
+{
+	struct ip_move *mv;
+
+	p->moves = realloc(p->moves, (p->nr_moves + 1) * sizeof(*p->moves));
+	assert_non_null(p->moves);
+	mv = &p->moves[p->nr_moves++];
+	memset(mv, 0, sizeof(*mv));
+	mv->irq = irq;
+	mv->from_affinity = L(from);
+	mv->from = L(from);
+	mv->to = L(to);
+	mv->fallback = fallback ? L(fallback) : L("");
+	return mv;
+}
+
+static struct ip_thread_action *add_thread(struct ip_plan *p, pid_t pid, unsigned irq,
+					   const char *from, const char *to, int prio)
+{
+	struct ip_thread_action *t;
+
+	p->threads = realloc(p->threads, (p->nr_threads + 1) * sizeof(*p->threads));
+	assert_non_null(p->threads);
+	t = &p->threads[p->nr_threads++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->irq = irq;
+	snprintf(t->comm, sizeof(t->comm), "irq/%u-test", irq);
+	t->from = L(from);
+	t->from_policy = SCHED_OTHER;
+	t->from_priority = 0;
+	if (to) {
+		t->set_affinity = true;
+		t->to = L(to);
+	}
+	if (prio) {
+		t->set_sched = true;
+		t->policy = SCHED_FIFO;
+		t->priority = prio;
+	}
+	return t;
+}
+
+static void add_rq(struct ip_plan *p, const char *dev, int from, int value)
+{
+	p->rq = realloc(p->rq, (p->nr_rq + 1) * sizeof(*p->rq));
+	assert_non_null(p->rq);
+	memset(&p->rq[p->nr_rq], 0, sizeof(*p->rq));
+	snprintf(p->rq[p->nr_rq].device, sizeof(p->rq->device), "%s", dev);
+	p->rq[p->nr_rq].from = from;
+	p->rq[p->nr_rq++].value = value;
+}
+
+static void assert_set(const ip_cpuset *s, const char *list)
+{
+	char buf[256];
+
+	cpuset_format_list(s, buf, sizeof(buf));
+	assert_string_equal(buf, list);
+}
+
+#define assert_contains(hay, needle)                                                              \
+	do {                                                                                      \
+		const char *h_ = (hay);                                                           \
+		if (!h_ || !strstr(h_, (needle)))                                                 \
+			fail_msg("\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", (needle)); \
+	} while (0)
+
+/* ---- tests ---- */
+
+static void test_classify(void **state)
+{
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, 0), IP_APPLY_OK);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EIO), IP_APPLY_MANAGED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EPERM), IP_APPLY_MANAGED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -ENOENT), IP_APPLY_VANISHED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EINVAL), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -ERANGE), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -ENOSPC), IP_APPLY_NO_SPACE);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EBUSY), IP_APPLY_FAILED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, EIO), IP_APPLY_MANAGED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -ESRCH), IP_APPLY_VANISHED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -EINVAL), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_SCHED, -EPERM), IP_APPLY_FAILED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_RQ, -ENOENT), IP_APPLY_VANISHED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_RQ, -EINVAL), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_RQ, -EACCES), IP_APPLY_FAILED);
+	assert_string_equal(ip_apply_outcome_name(IP_APPLY_MANAGED), "managed");
+}
+
+/* The exact files and calls, the read-back, the originals; then restore. */
+static void test_apply_and_restore(void **state)
+{
+	struct env *e = *state;
+	const struct ip_irq_hist *he;
+
+	add_move(&e->p, 45, "0-7", "7", "6");
+	add_thread(&e->p, 700, 45, "0-7", "7", 60);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "7");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "2");
+	assert_int_equal(e->fake.nr_calls, 4);
+	assert_string_equal(e->fake.calls[0].what, "write");
+	assert_string_equal(e->fake.calls[0].path, "proc/irq/45/smp_affinity_list");
+	assert_string_equal(e->fake.calls[1].what, "affinity");
+	assert_int_equal(e->fake.calls[1].pid, 700);
+	assert_set(&e->fake.calls[1].cpus, "7");
+	assert_string_equal(e->fake.calls[2].what, "sched");
+	assert_int_equal(e->fake.calls[2].policy, SCHED_FIFO);
+	assert_int_equal(e->fake.calls[2].priority, 60);
+	assert_string_equal(e->fake.calls[3].path, "sys/block/sda/queue/rq_affinity");
+
+	assert_int_equal(e->res.n, 4);
+	for (int i = 0; i < e->res.n; i++)
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_OK);
+	assert_string_equal(e->res.r[0].msg, "wrote 7 to proc/irq/45/smp_affinity_list");
+	assert_true(e->res.r[0].have_effective);
+	assert_set(&e->res.r[0].effective, "7");
+	assert_false(e->res.r[0].pending);
+	assert_false(e->p.moves[0].failed);
+
+	he = ip_history_find(&e->h, 45);
+	assert_non_null(he);
+	assert_string_equal(he->orig, "0-7");
+	assert_true(he->have_effective);
+	assert_set(&he->effective, "7");
+	assert_int_equal(e->h.nr_threads, 1);
+	assert_set(&e->h.threads[0].allowed, "0-7");
+	assert_int_equal(e->h.threads[0].policy, SCHED_OTHER);
+	assert_int_equal(e->h.nr_rq, 1);
+	assert_int_equal(e->h.rq[0].value, 1);
+
+	/* A second change keeps the first original. */
+	ip_apply_results_free(&e->res);
+	e->p.moves[0].to = L("6");
+	e->p.nr_threads = 0;
+	e->p.nr_rq = 0;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "6");
+	assert_string_equal(ip_history_find(&e->h, 45)->orig, "0-7");
+
+	ip_apply_results_free(&e->res);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "1");
+	assert_int_equal(e->fake.nr_calls, 4);
+	assert_string_equal(e->fake.calls[1].what, "affinity");
+	assert_set(&e->fake.calls[1].cpus, "0-7");
+	assert_string_equal(e->fake.calls[2].what, "sched");
+	assert_int_equal(e->fake.calls[2].policy, SCHED_OTHER);
+	assert_int_equal(e->fake.calls[2].priority, 0);
+	assert_int_equal(e->res.n, 4);
+	assert_string_equal(e->res.r[0].msg, "restored proc/irq/45/smp_affinity_list to 0-7");
+	/* Restored means forgotten: a second restore does nothing. */
+	ip_apply_results_free(&e->res);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+}
+
+static void test_dry_run_writes_nothing(void **state)
+{
+	struct env *e = *state;
+
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	add_thread(&e->p, 700, 45, "0-7", "7", 50);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, true, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7\n");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "1\n");
+	assert_int_equal(e->res.n, 4);
+	for (int i = 0; i < e->res.n; i++)
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_DRY_RUN);
+	assert_string_equal(e->res.r[0].msg, "would write 7 to proc/irq/45/smp_affinity_list");
+	assert_contains(e->res.r[1].msg, "would set the affinity of thread 700");
+	assert_string_equal(e->res.r[3].msg, "would write 2 to sys/block/sda/queue/rq_affinity");
+	assert_int_equal(e->h.nr, 0);
+	assert_int_equal(e->h.nr_threads, 0);
+	assert_int_equal(e->h.nr_rq, 0);
+}
+
+/* The IRQ went away between decide and apply. */
+static void test_vanished_irq_dropped(void **state)
+{
+	struct env *e = *state;
+	char path[512];
+
+	ip_history_get(&e->h, 46)->last_move_ns = 1;
+	snprintf(path, sizeof(path), "%s/proc/irq/46", e->dir);
+	nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	add_move(&e->p, 46, "0-7", "3", NULL);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_int_equal(e->res.r[0].err, -ENOENT);
+	assert_true(e->p.moves[0].failed);
+	assert_null(ip_history_find(&e->h, 46));
+	assert_contains(e->res.r[0].msg, "IRQ 46 vanished");
+}
+
+/* EIO/EPERM: managed, recorded, never written again. */
+static void test_managed_on_write(void **state)
+{
+	struct env *e = *state;
+
+	e->fake.inject_path = "irq/47/";
+	e->fake.inject_err = -EIO;
+	add_move(&e->p, 47, "0-7", "3", "2");
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_MANAGED);
+	assert_true(e->p.moves[0].failed);
+	assert_int_equal(ip_history_find(&e->h, 47)->managed, IP_MANAGED_EIO);
+	assert_null(ip_history_find(&e->h, 47)->orig);
+	assert_string_equal(
+		e->res.r[0].msg,
+		"IRQ 47 is managed by the kernel (write failed with EIO); never written again");
+	assert_string_equal(slurp(e->dir, "proc/irq/47/smp_affinity_list"), "0-7\n");
+
+	ip_apply_results_free(&e->res);
+	e->fake.nr_calls = 0;
+	e->p.moves[0].failed = false;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_SKIPPED);
+	assert_true(e->p.moves[0].failed);
+
+	/* EPERM (6.18) is managed too. */
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = "irq/45/";
+	e->fake.inject_err = -EPERM;
+	e->p.moves[0].irq = 45;
+	e->p.moves[0].failed = false;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_MANAGED);
+	assert_int_equal(ip_history_find(&e->h, 45)->managed, IP_MANAGED_EPERM);
+}
+
+/* Mode 0444 on smp_affinity: managed without a write, where modes mean something. */
+static void test_managed_by_mode(void **state)
+{
+	struct env *e = *state;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/proc/irq/47/smp_affinity", e->dir);
+	assert_int_equal(chmod(path, 0444), 0);
+	add_move(&e->p, 47, "0-7", "3", NULL);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_MANAGED);
+	assert_int_equal(ip_history_find(&e->h, 47)->managed, IP_MANAGED_MODE);
+	assert_contains(e->res.r[0].msg, "mode 0444");
+
+	/* Every smp_affinity 0444: a read-only copy, modes mean nothing. */
+	ip_apply_results_free(&e->res);
+	ip_history_drop(&e->h, 47);
+	e->p.moves[0].failed = false;
+	for (unsigned irq = 10; irq <= 47; irq++) {
+		snprintf(path, sizeof(path), "%s/proc/irq/%u/smp_affinity", e->dir, irq);
+		chmod(path, 0444);
+	}
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_string_equal(slurp(e->dir, "proc/irq/47/smp_affinity_list"), "3");
+}
+
+static void test_retry_and_no_space(void **state)
+{
+	struct env *e = *state;
+
+	/* EINVAL: bad or offline CPU, not recorded, planned again. */
+	e->fake.inject_path = "irq/45/";
+	e->fake.inject_err = -EINVAL;
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_RETRY);
+	assert_true(e->p.moves[0].failed);
+	assert_true(!ip_history_find(&e->h, 45) ||
+		    ip_history_find(&e->h, 45)->managed == IP_MANAGED_NO);
+	assert_contains(e->res.r[0].msg, "planned again next cycle");
+
+	ip_apply_results_free(&e->res);
+	e->fake.inject_err = -ERANGE;
+	e->p.moves[0].failed = false;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_RETRY);
+
+	/* ENOSPC on 7 and on 4: the next CPU of the domain, 5, takes it. */
+	ip_apply_results_free(&e->res);
+	e->fake.inject_err = -ENOSPC;
+	e->fake.inject_count = 2;
+	e->fake.nr_calls = 0;
+	e->p.moves[0].failed = false;
+	e->p.moves[0].fallback = L("4-6");
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 3);
+	assert_string_equal(e->fake.calls[0].data, "7");
+	assert_string_equal(e->fake.calls[1].data, "4");
+	assert_string_equal(e->fake.calls[2].data, "5");
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_set(&e->p.moves[0].to, "5");
+	assert_false(e->p.moves[0].failed);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "5");
+
+	/* ENOSPC everywhere. */
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = "irq/45/";
+	e->fake.inject_count = 0;
+	e->p.moves[0].to = L("7");
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_NO_SPACE);
+	assert_true(e->p.moves[0].failed);
+}
+
+/* Anything else is logged once per object. */
+static void test_other_errors_logged_once(void **state)
+{
+	struct env *e = *state;
+
+	e->fake.inject_path = "irq/45/";
+	e->fake.inject_err = -EBUSY;
+	e->fake.affinity_err = -EINVAL;
+	e->fake.sched_err = -EPERM;
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	add_thread(&e->p, 700, 45, "0-7", "7", 50);
+	for (int round = 0; round < 2; round++) {
+		ip_apply_results_free(&e->res);
+		e->p.moves[0].failed = e->p.threads[0].failed = false;
+		assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+		assert_int_equal(e->res.n, 3);
+		assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+		assert_int_equal(e->res.r[0].err, -EBUSY);
+		assert_int_equal(e->res.r[0].log, round == 0);
+		assert_contains(e->res.r[0].msg, strerror(EBUSY));
+		assert_int_equal(e->res.r[1].outcome, IP_APPLY_RETRY);
+		assert_int_equal(e->res.r[2].outcome, IP_APPLY_FAILED);
+		assert_int_equal(e->res.r[2].log, round == 0);
+		assert_contains(e->res.r[2].msg,
+				"setting the priority of thread 700 irq/45-test failed");
+		assert_true(e->p.moves[0].failed && e->p.threads[0].failed);
+	}
+	/* Nothing succeeded, so nothing to restore. */
+	assert_int_equal(e->h.nr_threads, 0);
+}
+
+/* Read-back: an IO-APIC line that has not fired is pending, not refused;
+ * another chip that chose elsewhere is reported; no file, no read-back. */
+static void test_read_back(void **state)
+{
+	struct env *e = *state;
+	struct ip_move *mv;
+
+	e->fake.stale_irq = 10;
+	mv = add_move(&e->p, 10, "0-3", "2", NULL);
+	mv->ioapic = true;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_true(e->res.r[0].pending);
+	assert_set(&e->res.r[0].effective, "0");
+	assert_contains(e->res.r[0].msg, "IO-APIC line moves at its next interrupt");
+	assert_false(e->p.moves[0].failed);
+
+	ip_apply_results_free(&e->res);
+	e->fake.stale_irq = 47;
+	e->p.moves[0].irq = 47;
+	e->p.moves[0].ioapic = false;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_false(e->res.r[0].pending);
+	assert_string_equal(e->res.r[0].msg, "IRQ 47 set to 2, but the kernel put it on 1");
+	assert_set(&ip_history_find(&e->h, 47)->effective, "1");
+
+	ip_apply_results_free(&e->res);
+	e->p.moves[0].irq = 46;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_false(e->res.r[0].have_effective);
+	assert_false(ip_history_find(&e->h, 46)->have_effective);
+}
+
+/* The policy's plan and history work with apply end to end: a failed
+ * move is not committed. */
+static void test_failed_move_not_committed(void **state)
+{
+	struct env *e = *state;
+
+	e->fake.inject_path = "irq/45/";
+	e->fake.inject_err = -EINVAL;
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(ip_history_commit(&e->h, &e->p, 1000), 0);
+	assert_true(!ip_history_find(&e->h, 45) || !ip_history_find(&e->h, 45)->last_move_ns);
+
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = NULL;
+	e->p.moves[0].failed = false;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(ip_history_commit(&e->h, &e->p, 2000), 0);
+	assert_int_equal(ip_history_find(&e->h, 45)->last_move_ns, 2000);
+	assert_set(&ip_history_find(&e->h, 45)->placement, "7");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test_setup_teardown(test_apply_and_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanished_irq_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_on_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_by_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_and_no_space, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_errors_logged_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_move_not_committed, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
