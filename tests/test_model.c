@@ -53,15 +53,18 @@ static const struct ip_blockdev *dev(const struct ip_snapshot *s, const char *na
 			return &s->storage.devs[i];
 		}
 	fail_msg("no device %s", name);
-	return NULL;
+	return &s->storage.devs[0];
 }
 
 static const struct ip_irq_thread *thread_of(const struct ip_snapshot *s, unsigned irq)
 {
+	static const struct ip_irq_thread none;
+
 	for (int i = 0; i < s->nr_threads; i++)
 		if (s->threads[i].irq == irq)
 			return &s->threads[i];
-	return NULL;
+	fail_msg("no IRQ thread for IRQ %u", irq);
+	return &none;
 }
 
 static void test_phone(void **state)
@@ -166,7 +169,7 @@ static void test_capture_ahci_rates(void **state)
 	struct ip_model m;
 	struct ip_diag d = { "" };
 	double dt, per;
-	int i, sda;
+	int i, sda = -1;
 
 	snprintf(d0, sizeof(d0), "%s/captures/qemu-x86-ahci-threadirqs/0000", shared_dir());
 	snprintf(d1, sizeof(d1), "%s/captures/qemu-x86-ahci-threadirqs/0001", shared_dir());

@@ -4,8 +4,10 @@
 
 #include <stdio.h>
 
+#include "irqpilot/apply.h"
 #include "irqpilot/json.h"
 #include "irqpilot/model.h"
+#include "irqpilot/policy.h"
 
 /* The version of the JSON document; bumped on incompatible changes. */
 #define IP_JSON_SCHEMA 1
@@ -15,5 +17,15 @@ void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_mo
 			  const char *submit_source);
 /* The human-readable summary of --oneshot --dry-run. */
 void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source);
+
+/*
+ * The plan's keys of the JSON document, written into the enclosing object:
+ * "moves", "threads", "kept", "rq_affinity", "notes" and "results".
+ * @res may be NULL.
+ */
+void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res);
+/* The plan, one line a decision, and what applying it did. */
+void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
+			 bool dry_run);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "irqpilot/capture.h"
+#include "irqpilot/engine.h"
 #include "irqpilot/json.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/model.h"
@@ -136,64 +137,52 @@ static void sleep_s(double s)
 		;
 }
 
-static void report_step(const struct options *o, int step, const struct ip_model *m,
-			const struct ip_sampler *s)
+static void report_step(const struct options *o, const struct ip_step *st, struct ip_engine *e)
 {
+	const char *src = ip_sampler_submit_source(ip_engine_sampler(e));
+	bool dry = ip_engine_dry_run(e) || o->mode == MODE_REPLAY;
+
 	if (o->json) {
 		struct ip_json j;
 
 		ip_json_init(&j, stdout);
 		ip_json_object_begin(&j, NULL);
 		ip_json_int(&j, "schema", IP_JSON_SCHEMA);
-		ip_json_int(&j, "step", step);
-		ip_json_bool(&j, "dry_run", o->dry_run);
-		ip_report_model_json(&j, "model", m, ip_sampler_submit_source(s));
+		ip_json_int(&j, "step", st->index);
+		ip_json_bool(&j, "dry_run", dry);
+		ip_json_uint(&j, "time_ns", st->now_ns);
+		ip_report_plan_json(&j, st->decided ? &st->plan : NULL, &st->results);
+		ip_report_model_json(&j, "model", &st->model, src);
 		ip_json_object_end(&j);
 		fputc('\n', stdout);
 	} else {
 		if (o->mode == MODE_REPLAY)
-			printf("== step %d\n", step);
-		ip_report_model_text(stdout, m, ip_sampler_submit_source(s));
+			printf("== step %d\n", st->index);
+		ip_report_model_text(stdout, &st->model, src);
+		ip_report_plan_text(stdout, st->decided ? &st->plan : NULL, &st->results, dry);
 	}
 	fflush(stdout);
 }
 
-/* Sample, derive against the previous snapshot, report. The previous
- * snapshot is replaced by the new one. */
-static int cycle(const struct options *o, struct ip_sampler *s, struct ip_snapshot *prev, bool *have_prev,
-		 int step, bool report)
+static int step(const struct options *o, struct ip_engine *e, bool report)
 {
-	struct ip_snapshot cur;
-	struct ip_model m;
+	struct ip_step *st;
 	struct ip_diag d = { "" };
-	int ret;
+	int ret = ip_engine_step(e, &st, &d);
 
-	ret = ip_sampler_sample(s, &cur, &d);
 	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: sample failed: %s\n", d.msg[0] ? d.msg : strerror(-ret));
-		return ret;
-	}
-	ret = ip_model_derive(*have_prev ? prev : NULL, &cur, &m, &d);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: %s\n", d.msg);
-		ip_snapshot_free(&cur);
+		fprintf(stderr, "irqpilotd: %s\n", d.msg[0] ? d.msg : strerror(-ret));
 		return ret;
 	}
 	if (report)
-		report_step(o, step, &m, s);
-	ip_model_free(&m);
-	if (*have_prev)
-		ip_snapshot_free(prev);
-	*prev = cur;
-	*have_prev = true;
+		report_step(o, st, e);
 	return 0;
 }
 
-static int run_replay(const struct options *o)
+static int run_replay(const struct options *o, const struct ip_policy_config *cfg)
 {
-	struct ip_snapshot prev;
-	bool have_prev = false;
-	struct ip_sampler *s = NULL;
+	struct ip_engine_opts eo = { .dry_run = true, .simulate = true };
+	struct ip_engine *e = NULL;
 	struct ip_diag d = { "" };
 	char **steps = NULL;
 	size_t n = 0;
@@ -217,74 +206,75 @@ static int run_replay(const struct options *o)
 			fprintf(stderr, "irqpilotd: %s: %s\n", path, strerror(-ret));
 			break;
 		}
-		if (!s) {
-			struct ip_sampler_opts so = { .live_counters = false };
-
-			ret = ip_sampler_new(r, &so, &s);
-		} else {
-			ip_sampler_set_root(s, r);
-		}
+		if (!e)
+			ret = ip_engine_new(r, cfg, &eo, &e);
+		else
+			ip_engine_set_root(e, r);
 		if (ret >= 0)
-			ret = cycle(o, s, &prev, &have_prev, (int)i, true);
-		ip_sampler_set_root(s, NULL);
+			ret = step(o, e, true);
+		ip_engine_set_root(e, NULL);
 		ip_root_free(r);
 		if (ret < 0) {
 			fprintf(stderr, "irqpilotd: replay step %s failed\n", steps[i]);
 			break;
 		}
 	}
-	if (have_prev)
-		ip_snapshot_free(&prev);
-	ip_sampler_free(s);
+	ip_engine_free(e);
 	ip_strv_free(steps, n);
 	return ret;
 }
 
 int main(int argc, char **argv)
 {
+	struct ip_policy_config cfg;
 	struct options o;
 	struct ip_root *r = NULL;
-	struct ip_sampler *s = NULL;
-	struct ip_snapshot prev;
-	bool have_prev = false;
+	struct ip_engine *e = NULL;
 	struct ip_diag d = { "" };
 	int ret;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
-	if (o.mode == MODE_REPLAY)
-		return run_replay(&o) < 0 ? 1 : 0;
+	ip_policy_config_init(&cfg);
+	if (o.mode == MODE_REPLAY) {
+		ret = run_replay(&o, &cfg);
+		goto out;
+	}
 
 	ret = ip_root_open(o.root, &r);
 	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: --root %s: %s\n", o.root, strerror(-ret));
-		return 1;
-	}
-	{
-		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r) };
-
-		ret = ip_sampler_new(r, &so, &s);
-	}
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: %s\n", strerror(-ret));
 		goto out;
 	}
 	switch (o.mode) {
-	case MODE_CAPTURE:
-		ret = ip_capture_run(r, s, o.dir, o.samples, o.interval_s, &d);
+	case MODE_CAPTURE: {
+		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r) };
+		struct ip_sampler *s;
+
+		ret = ip_sampler_new(r, &so, &s);
+		if (ret >= 0)
+			ret = ip_capture_run(r, s, o.dir, o.samples, o.interval_s, &d);
 		if (ret < 0)
 			fprintf(stderr, "irqpilotd: --capture: %s\n", d.msg[0] ? d.msg : strerror(-ret));
 		else
 			fprintf(stderr, "irqpilotd: recorded %d samples in %s\n", o.samples, o.dir);
+		ip_sampler_free(s);
 		break;
-	case MODE_ONESHOT:
+	}
+	case MODE_ONESHOT: {
+		struct ip_engine_opts eo = { .dry_run = o.dry_run, .live_counters = ip_root_is_live(r) };
+
+		ret = ip_engine_new(r, &cfg, &eo, &e);
+		if (ret < 0)
+			break;
 		/* Rates need two samples one interval apart. */
-		ret = cycle(&o, s, &prev, &have_prev, 0, false);
+		ret = step(&o, e, false);
 		if (ret < 0)
 			break;
 		sleep_s(o.interval_s);
-		ret = cycle(&o, s, &prev, &have_prev, 0, true);
+		ret = step(&o, e, true);
 		break;
+	}
 	case MODE_DAEMON:
 	case MODE_REPLAY:
 		fprintf(stderr, "irqpilotd: run with --oneshot, --replay DIR or --capture DIR\n");
@@ -292,9 +282,8 @@ int main(int argc, char **argv)
 		break;
 	}
 out:
-	if (have_prev)
-		ip_snapshot_free(&prev);
-	ip_sampler_free(s);
+	ip_engine_free(e);
 	ip_root_free(r);
+	ip_policy_config_free(&cfg);
 	return ret < 0 ? 1 : 0;
 }

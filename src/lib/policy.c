@@ -1318,8 +1318,22 @@ static void add_thread(struct ctx *c, const struct ip_irq_thread *th, const ip_c
 							 : "SCHED_OTHER",
 				th->rt_priority, prio);
 	}
-	snprintf(ta->reason + MIN(len, sizeof(ta->reason) - 1),
-		 sizeof(ta->reason) - MIN(len, sizeof(ta->reason) - 1), ": %s", why);
+	/* Cut to fit: a reason longer than the field is still readable. */
+	{
+		size_t at = MIN(len, sizeof(ta->reason) - 1);
+		size_t room = sizeof(ta->reason) - 1 - at, wl = strlen(why);
+
+		if (room >= 2) {
+			memcpy(ta->reason + at, ": ", 2);
+			at += 2;
+			room -= 2;
+			if (wl > room)
+				wl = room;
+			memcpy(ta->reason + at, why, wl);
+			at += wl;
+		}
+		ta->reason[at] = '\0';
+	}
 }
 
 /*

@@ -345,3 +345,135 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 		}
 	}
 }
+
+/* ---- the plan ------------------------------------------------------- */
+
+static const char *sched_name(int policy)
+{
+	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
+}
+
+static const char *what_name(enum ip_apply_what w)
+{
+	switch (w) {
+	case IP_APPLY_IRQ:
+		return "irq";
+	case IP_APPLY_THREAD_AFFINITY:
+		return "thread_affinity";
+	case IP_APPLY_THREAD_SCHED:
+		return "thread_sched";
+	case IP_APPLY_RQ:
+		return "rq_affinity";
+	}
+	return "?";
+}
+
+void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res)
+{
+	ip_json_array_begin(j, "moves");
+	for (int i = 0; p && i < p->nr_moves; i++) {
+		const struct ip_move *m = &p->moves[i];
+
+		if (m->failed)
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_uint(j, "irq", m->irq);
+		ip_json_string(j, "name", m->name);
+		ip_json_string(j, "device", m->device);
+		ip_json_cpuset(j, "from", &m->from);
+		ip_json_cpuset(j, "to", &m->to);
+		ip_json_string(j, "reason", m->reason);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+	ip_json_array_begin(j, "threads");
+	for (int i = 0; p && i < p->nr_threads; i++) {
+		const struct ip_thread_action *t = &p->threads[i];
+
+		if (t->failed)
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_int(j, "pid", t->pid);
+		ip_json_string(j, "comm", t->comm);
+		ip_json_uint(j, "irq", t->irq);
+		if (t->set_affinity)
+			ip_json_cpuset(j, "to", &t->to);
+		else
+			ip_json_null(j, "to");
+		ip_json_string(j, "policy", sched_name(t->set_sched ? t->policy : t->from_policy));
+		ip_json_int(j, "priority", t->set_sched ? t->priority : t->from_priority);
+		ip_json_string(j, "reason", t->reason);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+	ip_json_array_begin(j, "kept");
+	for (int i = 0; p && i < p->nr_kept; i++) {
+		const struct ip_kept *k = &p->kept[i];
+
+		ip_json_object_begin(j, NULL);
+		ip_json_uint(j, "irq", k->irq);
+		ip_json_string(j, "name", k->name);
+		ip_json_bool(j, "managed", k->managed);
+		ip_json_string(j, "reason", k->reason);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+	ip_json_array_begin(j, "rq_affinity");
+	for (int i = 0; p && i < p->nr_rq; i++) {
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "device", p->rq[i].device);
+		ip_json_int(j, "from", p->rq[i].from);
+		ip_json_int(j, "to", p->rq[i].value);
+		ip_json_string(j, "reason", p->rq[i].reason);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+	ip_json_array_begin(j, "notes");
+	for (int i = 0; p && i < p->nr_notes; i++)
+		ip_json_string(j, NULL, p->notes[i]);
+	ip_json_array_end(j);
+	ip_json_array_begin(j, "results");
+	for (int i = 0; res && i < res->n; i++) {
+		const struct ip_apply_result *r = &res->r[i];
+
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "what", what_name(r->what));
+		ip_json_string(j, "outcome", ip_apply_outcome_name(r->outcome));
+		ip_json_uint(j, "irq", r->irq);
+		if (r->pid)
+			ip_json_int(j, "pid", r->pid);
+		if (r->device[0])
+			ip_json_string(j, "device", r->device);
+		ip_json_int(j, "errno", -r->err);
+		if (r->have_effective)
+			ip_json_cpuset(j, "effective", &r->effective);
+		ip_json_string(j, "message", r->msg);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
+void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
+			 bool dry_run)
+{
+	if (!p) {
+		fprintf(f, "Plan: none yet (rates need two samples)\n");
+		return;
+	}
+	fprintf(f, "Plan%s:\n", dry_run ? " (dry run: nothing written)" : "");
+	for (int i = 0; i < p->nr_moves; i++)
+		if (!p->moves[i].failed)
+			fprintf(f, "  %s\n", p->moves[i].reason);
+	for (int i = 0; i < p->nr_threads; i++)
+		if (!p->threads[i].failed)
+			fprintf(f, "  %s\n", p->threads[i].reason);
+	for (int i = 0; i < p->nr_rq; i++)
+		fprintf(f, "  %s\n", p->rq[i].reason);
+	for (int i = 0; i < p->nr_kept; i++)
+		fprintf(f, "  %s\n", p->kept[i].reason);
+	for (int i = 0; i < p->nr_notes; i++)
+		fprintf(f, "  note: %s\n", p->notes[i]);
+	for (int i = 0; res && i < res->n; i++)
+		if (res->r[i].outcome != IP_APPLY_OK && res->r[i].outcome != IP_APPLY_DRY_RUN)
+			fprintf(f, "  %s\n", res->r[i].msg);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_ENGINE_H
+#define IRQPILOT_ENGINE_H
+
+/*
+ * One cycle of the pipeline: sample -> derive -> decide -> act. The daemon,
+ * --oneshot, --replay and the tests all run cycles through this, so they
+ * cannot drift apart. Reporting is left to the caller.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "irqpilot/apply.h"
+#include "irqpilot/diag.h"
+#include "irqpilot/model.h"
+#include "irqpilot/policy.h"
+#include "irqpilot/root.h"
+#include "irqpilot/sample.h"
+
+struct ip_engine_opts {
+	bool dry_run;
+	/*
+	 * Replays cannot be written to, so moves are simulated: a vector the
+	 * policy moved is taken to be where it was moved, and its interrupts
+	 * to fire there, until the recording shows it elsewhere. This is what
+	 * lets a replay show convergence and the absence of ping-pong.
+	 */
+	bool simulate;
+	bool live_counters;
+	struct ip_cpu_overrides overrides; /* [cpus] performance/efficiency */
+	const struct ip_apply_ops *ops;    /* NULL: the real ones */
+};
+
+struct ip_engine;
+
+/* The result of one cycle; valid until the next ip_engine_step(). */
+struct ip_step {
+	int index;
+	uint64_t now_ns;
+	struct ip_model model;   /* model.prev is NULL on the first cycle */
+	struct ip_plan plan;     /* empty on the first cycle: no rates yet */
+	struct ip_apply_results results;
+	bool decided;
+};
+
+/* @cfg is borrowed and must outlive the engine (see ip_engine_set_config). */
+int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const struct ip_engine_opts *o,
+		  struct ip_engine **out);
+void ip_engine_free(struct ip_engine *e);
+void ip_engine_set_root(struct ip_engine *e, struct ip_root *r);
+void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg);
+void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run);
+bool ip_engine_dry_run(const struct ip_engine *e);
+/* Drop cached topology and storage: hot-plug. */
+void ip_engine_invalidate(struct ip_engine *e);
+struct ip_history *ip_engine_history(struct ip_engine *e);
+struct ip_sampler *ip_engine_sampler(struct ip_engine *e);
+struct ip_root *ip_engine_root(struct ip_engine *e);
+
+int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d);
+/* The last completed step, or NULL. */
+const struct ip_step *ip_engine_last(const struct ip_engine *e);
+/* Write back every original setting (SIGTERM, --restore). */
+int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res);
+
+#endif

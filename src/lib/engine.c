@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/engine.h"
+#include "irqpilot/macro.h"
+
+struct ip_engine {
+	struct ip_root *root;
+	const struct ip_policy_config *cfg;
+	struct ip_engine_opts opts;
+	struct ip_apply_ops ops;
+	struct ip_sampler *sampler;
+	struct ip_history hist;
+	struct ip_snapshot snap[2];
+	int cur;          /* index of the newest snapshot in snap[] */
+	int nr_snaps;     /* 0, 1 or 2 valid */
+	struct ip_step step;
+	bool have_step;
+	int next_index;
+};
+
+int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const struct ip_engine_opts *o,
+		  struct ip_engine **out)
+{
+	struct ip_engine *e = calloc(1, sizeof(*e));
+	struct ip_sampler_opts so = { 0 };
+	int ret;
+
+	if (!e)
+		return -ENOMEM;
+	e->root = r;
+	e->cfg = cfg;
+	if (o)
+		e->opts = *o;
+	if (e->opts.ops)
+		e->ops = *e->opts.ops;
+	else
+		ip_apply_ops_default(&e->ops);
+	so.live_counters = e->opts.live_counters;
+	so.overrides = e->opts.overrides;
+	ret = ip_sampler_new(r, &so, &e->sampler);
+	if (ret < 0) {
+		free(e);
+		return ret;
+	}
+	ip_history_init(&e->hist);
+	*out = e;
+	return 0;
+}
+
+static void step_clear(struct ip_engine *e)
+{
+	if (!e->have_step)
+		return;
+	ip_model_free(&e->step.model);
+	ip_plan_free(&e->step.plan);
+	ip_apply_results_free(&e->step.results);
+	memset(&e->step, 0, sizeof(e->step));
+	e->have_step = false;
+}
+
+void ip_engine_free(struct ip_engine *e)
+{
+	if (!e)
+		return;
+	step_clear(e);
+	for (int i = 0; i < 2; i++)
+		ip_snapshot_free(&e->snap[i]);
+	ip_history_free(&e->hist);
+	ip_sampler_free(e->sampler);
+	free(e);
+}
+
+void ip_engine_set_root(struct ip_engine *e, struct ip_root *r)
+{
+	e->root = r;
+	ip_sampler_set_root(e->sampler, r);
+}
+
+void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg)
+{
+	e->cfg = cfg;
+}
+
+void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run)
+{
+	e->opts.dry_run = dry_run;
+}
+
+bool ip_engine_dry_run(const struct ip_engine *e)
+{
+	return e->opts.dry_run;
+}
+
+void ip_engine_invalidate(struct ip_engine *e)
+{
+	ip_sampler_invalidate(e->sampler);
+}
+
+struct ip_history *ip_engine_history(struct ip_engine *e)
+{
+	return &e->hist;
+}
+
+struct ip_sampler *ip_engine_sampler(struct ip_engine *e)
+{
+	return e->sampler;
+}
+
+struct ip_root *ip_engine_root(struct ip_engine *e)
+{
+	return e->root;
+}
+
+const struct ip_step *ip_engine_last(const struct ip_engine *e)
+{
+	return e->have_step ? &e->step : NULL;
+}
+
+/*
+ * Simulated moves, part one: where the recording still shows a vector
+ * where it was before we (virtually) moved it, show it where we put it,
+ * with its threads following as the kernel makes them follow.
+ */
+static void simulate_placement(struct ip_snapshot *s, const struct ip_history *h, ip_cpuset *moved_to,
+			       bool *moved)
+{
+	for (int i = 0; i < s->nr_irqs; i++) {
+		struct ip_irq *q = &s->irqs[i];
+		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
+		ip_cpuset eff;
+
+		moved[i] = false;
+		if (!e || !e->placed || e->managed != IP_MANAGED_NO || cpuset_empty(&e->placement))
+			continue;
+		if (cpuset_equal(&q->affinity, &e->placement))
+			continue; /* the recording already shows it there */
+		cpuset_zero(&eff);
+		cpuset_set(&eff, cpuset_first(&e->placement));
+		q->affinity = e->placement;
+		q->effective = eff;
+		q->have_effective = true;
+		moved_to[i] = eff;
+		moved[i] = true;
+		for (int t = 0; t < s->nr_threads; t++)
+			if (s->threads[t].irq == q->irq)
+				s->threads[t].allowed = eff;
+	}
+}
+
+/* Part two: its interrupts, and the completions they carry, fire there. */
+static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const bool *moved)
+{
+	const struct ip_snapshot *s = m->cur;
+	int n = s->topo.nr_cpus;
+
+	for (int i = 0; i < s->nr_irqs; i++) {
+		const struct ip_irq *q = &s->irqs[i];
+		int to = cpuset_first(&moved_to[i]);
+		double sum = 0;
+
+		if (!moved[i] || !m->irq[i].percpu || to < 0 || to >= n)
+			continue;
+		for (int c = 0; c < n; c++) {
+			sum += m->irq[i].percpu[c];
+			m->irq[i].percpu[c] = 0;
+		}
+		m->irq[i].percpu[to] = sum;
+		for (int k = 0; k < q->nr_devs; k++) {
+			struct ip_dev_rate *r = &m->dev[q->devs[k]];
+			double c_sum = 0;
+
+			if (s->storage.devs[q->devs[k]].nr_vectors != 1)
+				continue; /* only a single vector carries them all */
+			for (int c = 0; c < n; c++) {
+				c_sum += r->complete[c];
+				r->complete[c] = 0;
+			}
+			r->complete[to] = c_sum;
+		}
+	}
+}
+
+int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
+{
+	int next = e->nr_snaps ? 1 - e->cur : 0;
+	struct ip_snapshot *cur = &e->snap[next];
+	const struct ip_snapshot *prev = e->nr_snaps ? &e->snap[e->cur] : NULL;
+	_cleanup_free_ ip_cpuset *moved_to = NULL;
+	_cleanup_free_ bool *moved = NULL;
+	struct ip_step *st = &e->step;
+	int ret;
+
+	step_clear(e);
+	ip_snapshot_free(cur);
+	ret = ip_sampler_sample(e->sampler, cur, d);
+	if (ret < 0)
+		return ret;
+	if (e->opts.simulate && cur->nr_irqs) {
+		moved_to = calloc(cur->nr_irqs, sizeof(*moved_to));
+		moved = calloc(cur->nr_irqs, sizeof(*moved));
+		if (!moved_to || !moved) {
+			ip_snapshot_free(cur);
+			return -ENOMEM;
+		}
+		simulate_placement(cur, &e->hist, moved_to, moved);
+	}
+	ret = ip_model_derive(prev, cur, &st->model, d);
+	if (ret < 0) {
+		ip_snapshot_free(cur);
+		return ret;
+	}
+	/* The sample is good: it becomes the newest. */
+	e->cur = next;
+	if (e->nr_snaps < 2)
+		e->nr_snaps++;
+	e->have_step = true;
+	st->index = e->next_index++;
+	st->now_ns = cur->time_ns;
+	if (moved)
+		simulate_rates(&st->model, moved_to, moved);
+	if (!prev)
+		return *out = st, 0; /* no rates yet: nothing to decide on */
+
+	ret = ip_policy_decide(&st->model, e->cfg, &e->hist, st->now_ns, &st->plan);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "policy: %s", strerror(-ret));
+	st->decided = true;
+	if (e->opts.simulate) {
+		/* nothing is written; the history takes the plan as done */
+		ret = ip_apply(&st->plan, e->root, &e->hist, &e->ops, true, &st->results);
+		if (ret >= 0)
+			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
+	} else {
+		ret = ip_apply(&st->plan, e->root, &e->hist, &e->ops, e->opts.dry_run, &st->results);
+		if (ret >= 0 && !e->opts.dry_run)
+			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
+	}
+	if (ret < 0)
+		return ip_diag_set(d, ret, "apply: %s", strerror(-ret));
+	*out = st;
+	return 0;
+}
+
+int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)
+{
+	if (e->opts.dry_run || e->opts.simulate) {
+		memset(res, 0, sizeof(*res));
+		return 0;
+	}
+	return ip_apply_restore(e->root, &e->hist, &e->ops, res);
+}
