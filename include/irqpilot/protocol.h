@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_PROTOCOL_H
+#define IRQPILOT_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "irqpilot/cpuset.h"
+#include "irqpilot/diag.h"
+#include "irqpilot/json.h"
+#include "irqpilot/jsonparse.h"
+
+struct ip_root;
+
+/*
+ * The control protocol between irqpilotd and irqctl.
+ *
+ * Transport: a Unix SOCK_SEQPACKET socket, one request per message and one
+ * reply per message, so neither side needs framing.
+ *
+ * Request: printable UTF-8 words separated by single spaces, first the
+ * version "v1", then a verb and its arguments, optionally a last word
+ * "json" asking for JSON data instead of human text:
+ *
+ *   v1 status                      v1 pin IRQ CPULIST
+ *   v1 show irqs|cpus|domains|devices|threads
+ *   v1 explain IRQ                 v1 unpin IRQ
+ *   v1 top                         v1 dry-run on|off
+ *   v1 reload                      v1 capture /ABS/DIR [SAMPLES]
+ *
+ * IRQ is a decimal IRQ number or a device- or IRQ-name-like token ("sda",
+ * "nvme0q1", "0000:00:1f.2", "LOC"). "json" is taken as the flag only when
+ * the words before it already make a complete request, so a device named
+ * "json" can still be explained.
+ *
+ * Reply: one JSON object, {"v":1,"ok":true,"data":{...}}, or with "text"
+ * instead of "data" for human output, or on failure
+ * {"v":1,"ok":false,"errno":22,"error":"one-line message"}.
+ */
+#define IP_PROTO_VERSION 1
+#define IP_PROTO_REQ_MAX 4096
+#define IP_PROTO_REPLY_MAX (1u << 20)
+/* IRQ and device names, including the NUL */
+#define IP_PROTO_NAME_MAX 64
+/* capture directories, including the NUL */
+#define IP_PROTO_PATH_MAX 1024
+#define IP_PROTO_SAMPLES_MAX 100000
+/* How long irqctl waits for the daemon, in milliseconds. */
+#define IP_PROTO_TIMEOUT_MS 5000
+#ifndef IP_PROTO_SOCKET_DEFAULT
+#define IP_PROTO_SOCKET_DEFAULT "/run/irqpilot/control"
+#endif
+/* Environment variable that overrides the default socket path. */
+#define IP_PROTO_SOCKET_ENV "IRQPILOT_SOCKET"
+
+enum ip_verb {
+	IP_VERB_STATUS,
+	IP_VERB_SHOW,
+	IP_VERB_EXPLAIN,
+	IP_VERB_TOP,
+	IP_VERB_PIN,
+	IP_VERB_UNPIN,
+	IP_VERB_DRY_RUN,
+	IP_VERB_RELOAD,
+	IP_VERB_CAPTURE,
+	_IP_VERB_MAX,
+};
+
+enum ip_object {
+	IP_OBJ_IRQS,
+	IP_OBJ_CPUS,
+	IP_OBJ_DOMAINS,
+	IP_OBJ_DEVICES,
+	IP_OBJ_THREADS,
+	_IP_OBJ_MAX,
+};
+
+/* What explain, pin and unpin act on. */
+struct ip_target {
+	bool is_irq;
+	unsigned int irq;		/* is_irq */
+	char name[IP_PROTO_NAME_MAX];	/* !is_irq */
+};
+
+struct ip_request {
+	enum ip_verb verb;
+	bool json;
+	enum ip_object object;		/* show */
+	struct ip_target target;	/* explain, pin, unpin */
+	ip_cpuset cpus;			/* pin; never empty */
+	bool on;			/* dry-run */
+	char path[IP_PROTO_PATH_MAX];	/* capture; absolute */
+	unsigned int samples;		/* capture; 0 = the daemon's default */
+};
+
+/* "status", "dry-run"...; NULL when out of range. */
+const char *ip_proto_verb_name(enum ip_verb v);
+/* "irqs", "cpus"...; NULL when out of range. */
+const char *ip_proto_object_name(enum ip_object o);
+
+/*
+ * Decodes one request message of exactly @len bytes (not NUL-terminated).
+ * Returns 0, -EPROTO when the message is not a v1 request at all (empty,
+ * too long, NUL or control bytes, invalid UTF-8, bad spacing, other
+ * version) or -EINVAL when it is one but wrong (unknown verb or object,
+ * argument count, bad CPU list, IRQ, path or count). @d says which.
+ */
+int ip_proto_decode(const char *buf, size_t len, struct ip_request *out, struct ip_diag *d);
+/*
+ * Writes @r as a NUL-terminated request message. Returns its length
+ * (without the NUL), -EINVAL when @r is not valid, -EMSGSIZE when it would
+ * exceed IP_PROTO_REQ_MAX, -ENOBUFS when @size is too small.
+ */
+int ip_proto_encode(const struct ip_request *r, char *buf, size_t size);
+/* The IRQ argument rules of the decoder, for clients validating input. */
+int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag *d);
+
+/* pin, unpin, dry-run, reload and capture change the daemon's state. */
+bool ip_proto_is_mutating(const struct ip_request *r);
+/* Anyone who can reach the socket may read; only uid 0 or a holder of
+ * CAP_SYS_ADMIN may change state. Returns 0 or -EPERM. */
+int ip_proto_check_access(const struct ip_request *r, uid_t uid, bool cap_sys_admin);
+
+/*
+ * The peer of a connected Unix socket: uid and pid from SO_PEERCRED, and
+ * whether proc/PID/status under @root shows CAP_SYS_ADMIN in CapEff. The
+ * capability is only granted when that file's real uid still matches the
+ * peer's, so a recycled PID cannot lend its capabilities; when the process
+ * is gone it is reported without the capability, not as an error.
+ */
+int ip_proto_peer_cred(struct ip_root *root, int fd, uid_t *uid, pid_t *pid, bool *cap_sys_admin,
+		       struct ip_diag *d);
+/* The proc/PID/status half of ip_proto_peer_cred(), for tests. Returns 0
+ * (with *cap set), -ENOENT when the process is gone, -EINVAL (bad file). */
+int ip_proto_pid_cap_sys_admin(struct ip_root *root, pid_t pid, uid_t uid, bool *cap,
+			       struct ip_diag *d);
+
+/*
+ * Reply envelopes, written with the JSON writer. An ok reply with data:
+ *
+ *	ip_proto_reply_begin(&j, f);	// {"v":1,"ok":true,"data":{
+ *	ip_json_int(&j, "irq", 45);	// members of "data"
+ *	ip_proto_reply_end(&j);		// }}
+ *
+ * Errors are one line: control characters in the message become spaces.
+ */
+void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ip_proto_reply_text(FILE *f, const char *text);
+void ip_proto_reply_begin(struct ip_json *j, FILE *f);
+void ip_proto_reply_end(struct ip_json *j);
+
+/* A decoded reply; @root owns every pointer in it. */
+struct ip_reply {
+	struct ip_jv *root;
+	bool ok;
+	int err;		/* positive errno when !ok */
+	const char *error;	/* !ok */
+	const char *text;	/* ok, NULL if the reply has data instead */
+	const struct ip_jv *data; /* ok, NULL if the reply has text instead */
+};
+
+/* Parses and checks the envelope. Returns 0 or -EPROTO (@d says why). */
+int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d);
+void ip_proto_reply_free(struct ip_reply *r);
+
+/*
+ * Transport. These return the errno of the failing system call unchanged
+ * (-ENOENT, -ECONNREFUSED, -EACCES...) because the caller tells users which
+ * one it was; the diag names the path.
+ */
+/* Client: connects and sets send and receive timeouts of @timeout_ms. */
+int ip_proto_connect(const char *path, int timeout_ms, int *fd, struct ip_diag *d);
+/* Client: sends one request and receives one reply (malloc()ed, NUL-
+ * terminated). -EAGAIN: no answer in time; -ECONNRESET: the daemon closed
+ * the connection without answering; -EMSGSIZE: reply over the limit. */
+int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *reply_len,
+		  struct ip_diag *d);
+/* Daemon: a listening socket at @path with mode @mode. A stale socket is
+ * replaced, a live one (another daemon answering) gives -EADDRINUSE. */
+int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d);
+/* Daemon: receives one request into @buf (IP_PROTO_REQ_MAX bytes). Returns
+ * its length, 0 when the peer closed, -EMSGSIZE when it was longer. */
+ssize_t ip_proto_recv_request(int fd, char *buf, struct ip_diag *d);
+/* Daemon: sends @reply, or an EMSGSIZE error reply in its place when it is
+ * over IP_PROTO_REPLY_MAX. */
+int ip_proto_send_reply(int fd, const char *reply, size_t len, struct ip_diag *d);
+
+#endif

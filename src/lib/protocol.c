@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "irqpilot/macro.h"
+#include "irqpilot/protocol.h"
+#include "irqpilot/root.h"
+
+#define CAP_SYS_ADMIN_BIT 21
+/* More words than any request has: version, verb, 2 arguments, json. */
+#define WORDS_MAX 6
+
+static const char *const verb_names[_IP_VERB_MAX] = {
+	[IP_VERB_STATUS] = "status",
+	[IP_VERB_SHOW] = "show",
+	[IP_VERB_EXPLAIN] = "explain",
+	[IP_VERB_TOP] = "top",
+	[IP_VERB_PIN] = "pin",
+	[IP_VERB_UNPIN] = "unpin",
+	[IP_VERB_DRY_RUN] = "dry-run",
+	[IP_VERB_RELOAD] = "reload",
+	[IP_VERB_CAPTURE] = "capture",
+};
+
+static const struct {
+	int min, max;
+	const char *usage;
+} verb_args[_IP_VERB_MAX] = {
+	[IP_VERB_STATUS] = { 0, 0, "status" },
+	[IP_VERB_SHOW] = { 1, 1, "show irqs|cpus|domains|devices|threads" },
+	[IP_VERB_EXPLAIN] = { 1, 1, "explain IRQ" },
+	[IP_VERB_TOP] = { 0, 0, "top" },
+	[IP_VERB_PIN] = { 2, 2, "pin IRQ CPULIST" },
+	[IP_VERB_UNPIN] = { 1, 1, "unpin IRQ" },
+	[IP_VERB_DRY_RUN] = { 1, 1, "dry-run on|off" },
+	[IP_VERB_RELOAD] = { 0, 0, "reload" },
+	[IP_VERB_CAPTURE] = { 1, 2, "capture /ABSOLUTE/DIR [SAMPLES]" },
+};
+
+static const char *const object_names[_IP_OBJ_MAX] = {
+	[IP_OBJ_IRQS] = "irqs",
+	[IP_OBJ_CPUS] = "cpus",
+	[IP_OBJ_DOMAINS] = "domains",
+	[IP_OBJ_DEVICES] = "devices",
+	[IP_OBJ_THREADS] = "threads",
+};
+
+const char *ip_proto_verb_name(enum ip_verb v)
+{
+	return (unsigned)v < _IP_VERB_MAX ? verb_names[v] : NULL;
+}
+
+const char *ip_proto_object_name(enum ip_object o)
+{
+	return (unsigned)o < _IP_OBJ_MAX ? object_names[o] : NULL;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!is_digit(*s))
+			return false;
+	return true;
+}
+
+/* Canonical decimal (no sign, no leading zero) in [min, max]. */
+static int parse_decimal(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (!all_digits(s) || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (; *s; s++) {
+		if (v > (ULONG_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
+	       strchr("_.:+@-[]", c) != NULL;
+}
+
+int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag *d)
+{
+	size_t n = strlen(word);
+	unsigned long irq;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	if (all_digits(word)) {
+		r = parse_decimal(word, 0, INT_MAX, &irq);
+		if (r == -EINVAL)
+			return ip_diag_set(d, -EINVAL, "IRQ number '%.40s' has a leading zero",
+					   word);
+		if (r < 0)
+			return ip_diag_set(d, -EINVAL, "IRQ number '%.40s' is out of range", word);
+		t->is_irq = true;
+		t->irq = (unsigned int)irq;
+		return 0;
+	}
+	if (n >= IP_PROTO_NAME_MAX)
+		return ip_diag_set(d, -EINVAL, "name '%.40s...' is longer than %d characters", word,
+				   IP_PROTO_NAME_MAX - 1);
+	/* Names go into messages and lookups of sysfs entries, so keep them
+	 * to what device and IRQ action names use: no '/', no leading '-' or
+	 * '.' that would read as an option or a relative path. */
+	for (size_t i = 0; i < n; i++)
+		if (!name_char(word[i]))
+			goto bad;
+	if (n == 0 || word[0] == '-' || word[0] == '.')
+		goto bad;
+	memcpy(t->name, word, n + 1);
+	return 0;
+bad:
+	return ip_diag_set(d, -EINVAL, "'%.40s' is neither an IRQ number nor a device name", word);
+}
+
+static int lookup(const char *const *names, int n, const char *word)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && strcmp(names[i], word) == 0)
+			return i;
+	return -1;
+}
+
+/* Framing: everything that makes @buf not a v1 request at all. */
+static int check_bytes(const char *buf, size_t len, struct ip_diag *d)
+{
+	if (len == 0)
+		return ip_diag_set(d, -EPROTO, "empty request");
+	if (len > IP_PROTO_REQ_MAX)
+		return ip_diag_set(d, -EPROTO, "request of %zu bytes exceeds the %d byte limit",
+				   len, IP_PROTO_REQ_MAX);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = (unsigned char)buf[i];
+		size_t n;
+
+		if (c == '\0')
+			return ip_diag_set(d, -EPROTO, "NUL byte at offset %zu of the request", i);
+		if (c < 0x20 || c == 0x7f)
+			return ip_diag_set(d, -EPROTO,
+					   "non-printable byte 0x%02x at offset %zu of the request", c,
+					   i);
+		n = ip_utf8_char_len(buf + i, len - i);
+		if (n == 0)
+			return ip_diag_set(d, -EPROTO, "invalid UTF-8 at offset %zu of the request",
+					   i);
+		/* C1 controls, U+0080..U+009F */
+		if (n == 2 && c == 0xc2 && (unsigned char)buf[i + 1] < 0xa0)
+			return ip_diag_set(d, -EPROTO,
+					   "non-printable character at offset %zu of the request", i);
+		i += n;
+	}
+	if (buf[0] == ' ' || buf[len - 1] == ' ')
+		return ip_diag_set(d, -EPROTO, "request starts or ends with a space");
+	for (size_t i = 1; i < len; i++)
+		if (buf[i] == ' ' && buf[i - 1] == ' ')
+			return ip_diag_set(d, -EPROTO,
+					   "words must be separated by single spaces (offset %zu)", i);
+	return 0;
+}
+
+static int check_version(const char *w, struct ip_diag *d)
+{
+	if (strcmp(w, "v1") == 0)
+		return 0;
+	if (w[0] == 'v' && all_digits(w + 1))
+		return ip_diag_set(d, -EPROTO,
+				   "unsupported protocol version '%.20s' (this side speaks v%d)", w,
+				   IP_PROTO_VERSION);
+	return ip_diag_set(d, -EPROTO,
+			   "request does not start with a protocol version such as 'v%d'",
+			   IP_PROTO_VERSION);
+}
+
+static int decode_args(struct ip_request *r, char **arg, int nargs, struct ip_diag *d)
+{
+	unsigned long v;
+	int i, err;
+
+	switch (r->verb) {
+	case IP_VERB_SHOW:
+		i = lookup(object_names, _IP_OBJ_MAX, arg[0]);
+		if (i < 0)
+			return ip_diag_set(d, -EINVAL,
+					   "unknown object '%.40s' (irqs, cpus, domains, devices, threads)",
+					   arg[0]);
+		r->object = (enum ip_object)i;
+		return 0;
+	case IP_VERB_EXPLAIN:
+	case IP_VERB_UNPIN:
+		return ip_proto_parse_target(arg[0], &r->target, d);
+	case IP_VERB_PIN:
+		err = ip_proto_parse_target(arg[0], &r->target, d);
+		if (err < 0)
+			return err;
+		err = cpuset_parse_list(&r->cpus, arg[1]);
+		if (err == -ERANGE)
+			return ip_diag_set(d, -EINVAL, "CPU list '%.40s' names a CPU above %d",
+					   arg[1], IP_CPU_MAX - 1);
+		if (err < 0)
+			return ip_diag_set(d, -EINVAL, "bad CPU list '%.40s' (expected e.g. 0-3,6)",
+					   arg[1]);
+		if (cpuset_empty(&r->cpus))
+			return ip_diag_set(d, -EINVAL, "empty CPU list '%.40s'", arg[1]);
+		return 0;
+	case IP_VERB_DRY_RUN:
+		if (strcmp(arg[0], "on") != 0 && strcmp(arg[0], "off") != 0)
+			return ip_diag_set(d, -EINVAL, "dry-run takes 'on' or 'off', not '%.40s'",
+					   arg[0]);
+		r->on = strcmp(arg[0], "on") == 0;
+		return 0;
+	case IP_VERB_CAPTURE:
+		if (arg[0][0] != '/')
+			return ip_diag_set(d, -EINVAL,
+					   "capture directory '%.40s' is not an absolute path", arg[0]);
+		if (strlen(arg[0]) >= IP_PROTO_PATH_MAX)
+			return ip_diag_set(d, -EINVAL,
+					   "capture directory path is longer than %d bytes",
+					   IP_PROTO_PATH_MAX - 1);
+		strcpy(r->path, arg[0]);
+		if (nargs > 1) {
+			err = parse_decimal(arg[1], 1, IP_PROTO_SAMPLES_MAX, &v);
+			if (err < 0)
+				return ip_diag_set(d, -EINVAL,
+						   "sample count '%.40s' is not a number from 1 to %d",
+						   arg[1], IP_PROTO_SAMPLES_MAX);
+			r->samples = (unsigned int)v;
+		}
+		return 0;
+	case IP_VERB_STATUS:
+	case IP_VERB_TOP:
+	case IP_VERB_RELOAD:
+	case _IP_VERB_MAX:
+		break;
+	}
+	return 0;
+}
+
+int ip_proto_decode(const char *buf, size_t len, struct ip_request *out, struct ip_diag *d)
+{
+	char copy[IP_PROTO_REQ_MAX + 1];
+	char *words[WORDS_MAX];
+	int n = 0, nargs, v, err;
+	struct ip_request r = { 0 };
+
+	err = check_bytes(buf, len, d);
+	if (err < 0)
+		return err;
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	for (char *p = copy, *sp; p; p = sp ? sp + 1 : NULL) {
+		if (n == WORDS_MAX)
+			return ip_diag_set(d, -EINVAL, "too many words in the request");
+		sp = strchr(p, ' ');
+		if (sp)
+			*sp = '\0';
+		words[n++] = p;
+	}
+	err = check_version(words[0], d);
+	if (err < 0)
+		return err;
+	if (n < 2)
+		return ip_diag_set(d, -EINVAL, "request has no verb");
+	v = lookup(verb_names, _IP_VERB_MAX, words[1]);
+	if (v < 0)
+		return ip_diag_set(d, -EINVAL, "unknown verb '%.40s'", words[1]);
+	r.verb = (enum ip_verb)v;
+	nargs = n - 2;
+	/* "json" is the flag only if what precedes it is complete. */
+	if (nargs > verb_args[v].min && strcmp(words[n - 1], "json") == 0) {
+		r.json = true;
+		nargs--;
+	}
+	if (nargs < verb_args[v].min || nargs > verb_args[v].max)
+		return ip_diag_set(d, -EINVAL, "wrong number of arguments (%d) to %s; usage: %s",
+				   nargs, verb_names[v], verb_args[v].usage);
+	err = decode_args(&r, words + 2, nargs, d);
+	if (err < 0)
+		return err;
+	*out = r;
+	return 0;
+}
+
+struct out {
+	char *buf;
+	size_t size, len;
+	bool overflow;
+};
+
+static void put(struct out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (o->len + n + 1 > o->size) {
+		o->overflow = true;
+		return;
+	}
+	memcpy(o->buf + o->len, s, n + 1);
+	o->len += n;
+}
+
+static bool target_valid(const struct ip_target *t)
+{
+	struct ip_target back;
+
+	if (t->is_irq)
+		return t->irq <= INT_MAX;
+	return memchr(t->name, '\0', sizeof(t->name)) && !all_digits(t->name) &&
+	       ip_proto_parse_target(t->name, &back, NULL) == 0;
+}
+
+int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
+{
+	char num[32], list[IP_CPULIST_MAX], tmp[IP_PROTO_REQ_MAX + 1];
+	struct out o = { .buf = tmp, .size = sizeof(tmp) };
+	struct ip_request back;
+
+	if ((unsigned)r->verb >= _IP_VERB_MAX)
+		return -EINVAL;
+	put(&o, "v1 ");
+	put(&o, verb_names[r->verb]);
+	switch (r->verb) {
+	case IP_VERB_SHOW:
+		if (!ip_proto_object_name(r->object))
+			return -EINVAL;
+		put(&o, " ");
+		put(&o, object_names[r->object]);
+		break;
+	case IP_VERB_EXPLAIN:
+	case IP_VERB_PIN:
+	case IP_VERB_UNPIN:
+		if (!target_valid(&r->target))
+			return -EINVAL;
+		put(&o, " ");
+		if (r->target.is_irq) {
+			snprintf(num, sizeof(num), "%u", r->target.irq);
+			put(&o, num);
+		} else {
+			put(&o, r->target.name);
+		}
+		if (r->verb != IP_VERB_PIN)
+			break;
+		if (cpuset_empty(&r->cpus))
+			return -EINVAL;
+		cpuset_format_list(&r->cpus, list, sizeof(list));
+		put(&o, " ");
+		put(&o, list);
+		break;
+	case IP_VERB_DRY_RUN:
+		put(&o, r->on ? " on" : " off");
+		break;
+	case IP_VERB_CAPTURE:
+		/* Words are split at spaces, so a path cannot hold one. */
+		if (!memchr(r->path, '\0', sizeof(r->path)) || r->path[0] != '/' ||
+		    strchr(r->path, ' '))
+			return -EINVAL;
+		put(&o, " ");
+		put(&o, r->path);
+		if (r->samples > IP_PROTO_SAMPLES_MAX)
+			return -EINVAL;
+		if (r->samples) {
+			snprintf(num, sizeof(num), " %u", r->samples);
+			put(&o, num);
+		}
+		break;
+	case IP_VERB_STATUS:
+	case IP_VERB_TOP:
+	case IP_VERB_RELOAD:
+	case _IP_VERB_MAX:
+		break;
+	}
+	if (r->json)
+		put(&o, " json");
+	if (o.overflow)
+		return -EMSGSIZE;
+	/* Whatever the encoder writes, the decoder must take (a path with a
+	 * control character, say): refuse here rather than at the daemon. */
+	if (ip_proto_decode(tmp, o.len, &back, NULL) < 0)
+		return -EINVAL;
+	if (o.len + 1 > size)
+		return -ENOBUFS;
+	memcpy(buf, tmp, o.len + 1);
+	return (int)o.len;
+}
+
+bool ip_proto_is_mutating(const struct ip_request *r)
+{
+	switch (r->verb) {
+	case IP_VERB_PIN:
+	case IP_VERB_UNPIN:
+	case IP_VERB_DRY_RUN:
+	case IP_VERB_RELOAD:
+	case IP_VERB_CAPTURE:
+		return true;
+	case IP_VERB_STATUS:
+	case IP_VERB_SHOW:
+	case IP_VERB_EXPLAIN:
+	case IP_VERB_TOP:
+		return false;
+	case _IP_VERB_MAX:
+		break;
+	}
+	/* unknown verbs are treated as the more dangerous kind */
+	return true;
+}
+
+int ip_proto_check_access(const struct ip_request *r, uid_t uid, bool cap_sys_admin)
+{
+	if (!ip_proto_is_mutating(r) || uid == 0 || cap_sys_admin)
+		return 0;
+	return -EPERM;
+}
+
+int ip_proto_pid_cap_sys_admin(struct ip_root *root, pid_t pid, uid_t uid, bool *cap,
+			       struct ip_diag *d)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	unsigned long long eff = 0;
+	bool have_uid = false, have_cap = false, uid_ok = false;
+	size_t len;
+	int r;
+
+	*cap = false;
+	path = ip_asprintf("proc/%d/status", (int)pid);
+	if (!path)
+		return -ENOMEM;
+	r = ip_root_read(root, path, &text, &len);
+	if (r < 0)
+		return ip_diag_set(d, r, "%s: %s", path, strerror(-r));
+	for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		unsigned long ruid, euid;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "Uid:", 4) == 0) {
+			if (sscanf(line + 4, "%lu %lu", &ruid, &euid) != 2)
+				return ip_diag_set(d, -EINVAL, "%s: bad Uid line", path);
+			have_uid = true;
+			uid_ok = euid == (unsigned long)uid;
+		} else if (strncmp(line, "CapEff:", 7) == 0) {
+			char *end;
+
+			errno = 0;
+			eff = strtoull(line + 7, &end, 16);
+			if (errno || end == line + 7 || *end)
+				return ip_diag_set(d, -EINVAL, "%s: bad CapEff line", path);
+			have_cap = true;
+		}
+	}
+	if (!have_uid || !have_cap)
+		return ip_diag_set(d, -EINVAL, "%s: no %s line", path, have_uid ? "CapEff" : "Uid");
+	*cap = uid_ok && (eff >> CAP_SYS_ADMIN_BIT & 1);
+	return 0;
+}
+
+int ip_proto_peer_cred(struct ip_root *root, int fd, uid_t *uid, pid_t *pid, bool *cap_sys_admin,
+		       struct ip_diag *d)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int r;
+
+	*cap_sys_admin = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return ip_diag_set(d, -errno, "SO_PEERCRED: %s", strerror(errno));
+	*uid = cred.uid;
+	*pid = cred.pid;
+	if (cred.uid == 0 || cred.pid <= 0)
+		return 0;
+	r = ip_proto_pid_cap_sys_admin(root, cred.pid, cred.uid, cap_sys_admin, d);
+	if (r == -ENOENT || r == -ESRCH)
+		return 0; /* exited since connecting: no capability */
+	return r;
+}
+
+/* Error messages are one line: a newline in one would break log lines. */
+static void one_line(char *s)
+{
+	size_t n;
+
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	n = strlen(s);
+	while (n && s[n - 1] == ' ')
+		s[--n] = '\0';
+}
+
+void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
+{
+	struct ip_json j;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	one_line(msg);
+	if (err < 0)
+		err = -err;
+	if (err == 0)
+		err = EIO;
+	ip_json_init(&j, f);
+	ip_json_object_begin(&j, NULL);
+	ip_json_int(&j, "v", IP_PROTO_VERSION);
+	ip_json_bool(&j, "ok", false);
+	ip_json_int(&j, "errno", err);
+	ip_json_string(&j, "error", msg[0] ? msg : strerror(err));
+	ip_json_object_end(&j);
+}
+
+void ip_proto_reply_text(FILE *f, const char *text)
+{
+	struct ip_json j;
+
+	ip_json_init(&j, f);
+	ip_json_object_begin(&j, NULL);
+	ip_json_int(&j, "v", IP_PROTO_VERSION);
+	ip_json_bool(&j, "ok", true);
+	ip_json_string(&j, "text", text ? text : "");
+	ip_json_object_end(&j);
+}
+
+void ip_proto_reply_begin(struct ip_json *j, FILE *f)
+{
+	ip_json_init(j, f);
+	ip_json_object_begin(j, NULL);
+	ip_json_int(j, "v", IP_PROTO_VERSION);
+	ip_json_bool(j, "ok", true);
+	ip_json_object_begin(j, "data");
+}
+
+void ip_proto_reply_end(struct ip_json *j)
+{
+	ip_json_object_end(j);
+	ip_json_object_end(j);
+}
+
+int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d)
+{
+	struct ip_reply r = { 0 };
+	const struct ip_jv *v;
+	long long x;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = ip_jv_parse(buf, len, &r.root, d);
+	if (err < 0)
+		return ip_diag_prefix(d, -EPROTO, "malformed reply");
+	if (!ip_jv_is(r.root, IP_JV_OBJECT)) {
+		err = ip_diag_set(d, -EPROTO, "malformed reply: not a JSON object");
+		goto fail;
+	}
+	v = ip_jv_get(r.root, "v");
+	if (ip_jv_int(v, 0, INT_MAX, &x) < 0) {
+		err = ip_diag_set(d, -EPROTO, "malformed reply: no protocol version \"v\"");
+		goto fail;
+	}
+	if (x != IP_PROTO_VERSION) {
+		err = ip_diag_set(d, -EPROTO, "reply has protocol version %lld, expected %d", x,
+				  IP_PROTO_VERSION);
+		goto fail;
+	}
+	v = ip_jv_get(r.root, "ok");
+	if (!ip_jv_is(v, IP_JV_BOOL)) {
+		err = ip_diag_set(d, -EPROTO, "malformed reply: no boolean \"ok\"");
+		goto fail;
+	}
+	r.ok = ip_jv_bool(v, false);
+	if (!r.ok) {
+		if (ip_jv_int(ip_jv_get(r.root, "errno"), 1, 4095, &x) < 0) {
+			err = ip_diag_set(d, -EPROTO, "malformed error reply: no errno");
+			goto fail;
+		}
+		r.err = (int)x;
+		r.error = ip_jv_str(ip_jv_get(r.root, "error"));
+		if (!r.error) {
+			err = ip_diag_set(d, -EPROTO, "malformed error reply: no \"error\" string");
+			goto fail;
+		}
+	} else {
+		v = ip_jv_get(r.root, "text");
+		if (v && !ip_jv_is(v, IP_JV_STRING)) {
+			err = ip_diag_set(d, -EPROTO, "malformed reply: \"text\" is a %s",
+					  ip_jv_type_name(ip_jv_type(v)));
+			goto fail;
+		}
+		r.text = ip_jv_str(v);
+		r.data = ip_jv_get(r.root, "data");
+	}
+	*out = r;
+	return 0;
+fail:
+	ip_jv_free(r.root);
+	return err;
+}
+
+void ip_proto_reply_free(struct ip_reply *r)
+{
+	if (!r)
+		return;
+	ip_jv_free(r->root);
+	memset(r, 0, sizeof(*r));
+}
+
+static int fill_addr(const char *path, struct sockaddr_un *sa, struct ip_diag *d)
+{
+	size_t n = strlen(path);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (n == 0)
+		return ip_diag_set(d, -EINVAL, "empty socket path");
+	if (n >= sizeof(sa->sun_path))
+		return ip_diag_set(d, -ENAMETOOLONG,
+				   "socket path %.60s... is longer than %zu bytes", path,
+				   sizeof(sa->sun_path) - 1);
+	memcpy(sa->sun_path, path, n);
+	return 0;
+}
+
+static int set_timeouts(int fd, int timeout_ms)
+{
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+int ip_proto_connect(const char *path, int timeout_ms, int *fd, struct ip_diag *d)
+{
+	_cleanup_close_ int s = -1;
+	struct sockaddr_un sa;
+	int r;
+
+	r = fill_addr(path, &sa, d);
+	if (r < 0)
+		return r;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return ip_diag_set(d, -errno, "socket: %s", strerror(errno));
+	if (timeout_ms > 0) {
+		r = set_timeouts(s, timeout_ms);
+		if (r < 0)
+			return ip_diag_set(d, r, "setting socket timeouts: %s", strerror(-r));
+	}
+	/* For AF_UNIX the send timeout also bounds a connect() that waits on a
+	 * full backlog. */
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return ip_diag_set(d, -errno, "connect to %s: %s", path, strerror(errno));
+	*fd = TAKE_FD(s);
+	return 0;
+}
+
+int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *reply_len,
+		  struct ip_diag *d)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct iovec iov;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+	char *shrunk;
+
+	*reply = NULL;
+	*reply_len = 0;
+	if (len > IP_PROTO_REQ_MAX)
+		return ip_diag_set(d, -EMSGSIZE, "request of %zu bytes exceeds the %d byte limit",
+				   len, IP_PROTO_REQ_MAX);
+	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return ip_diag_set(d, -EAGAIN, "timed out sending the request");
+		if (errno == EPIPE || errno == ECONNRESET)
+			return ip_diag_set(d, -ECONNRESET,
+					   "the daemon closed the connection without answering");
+		return ip_diag_set(d, -errno, "sending the request: %s", strerror(errno));
+	}
+	/* One more byte than allowed, to tell an exact fit from a cut. */
+	buf = malloc(IP_PROTO_REPLY_MAX + 1);
+	if (!buf)
+		return -ENOMEM;
+	iov.iov_base = buf;
+	iov.iov_len = IP_PROTO_REPLY_MAX + 1;
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return ip_diag_set(d, -EAGAIN, "no reply within the timeout");
+		return ip_diag_set(d, -errno, "receiving the reply: %s", strerror(errno));
+	}
+	if (n == 0)
+		return ip_diag_set(d, -ECONNRESET,
+				   "the daemon closed the connection without answering");
+	if ((msg.msg_flags & MSG_TRUNC) || (size_t)n > IP_PROTO_REPLY_MAX)
+		return ip_diag_set(d, -EMSGSIZE, "reply exceeds the %u byte limit",
+				   IP_PROTO_REPLY_MAX);
+	buf[n] = '\0';
+	shrunk = realloc(buf, (size_t)n + 1);
+	if (shrunk)
+		buf = shrunk;
+	*reply = TAKE_PTR(buf);
+	*reply_len = (size_t)n;
+	return 0;
+}
+
+int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d)
+{
+	_cleanup_close_ int s = -1;
+	struct sockaddr_un sa;
+	struct stat st;
+	int r;
+
+	r = fill_addr(path, &sa, d);
+	if (r < 0)
+		return r;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return ip_diag_set(d, -errno, "socket: %s", strerror(errno));
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		_cleanup_close_ int probe = -1;
+
+		if (errno != EADDRINUSE)
+			return ip_diag_set(d, -errno, "bind %s: %s", path, strerror(errno));
+		/* Only a socket nobody answers on is stale; never unlink a
+		 * live daemon's socket or a file that is not a socket. */
+		if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+			return ip_diag_set(d, -EADDRINUSE, "%s exists and is not a socket", path);
+		r = ip_proto_connect(path, 1000, &probe, NULL);
+		if (r == 0)
+			return ip_diag_set(d, -EADDRINUSE, "another daemon is answering on %s",
+					   path);
+		if (r != -ECONNREFUSED)
+			return ip_diag_set(d, -EADDRINUSE, "%s is in use (%s)", path, strerror(-r));
+		if (unlink(path) < 0 && errno != ENOENT)
+			return ip_diag_set(d, -errno, "removing stale %s: %s", path,
+					   strerror(errno));
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			return ip_diag_set(d, -errno, "bind %s: %s", path, strerror(errno));
+	}
+	if (chmod(path, mode) < 0)
+		return ip_diag_set(d, -errno, "chmod %s: %s", path, strerror(errno));
+	if (listen(s, 16) < 0)
+		return ip_diag_set(d, -errno, "listen on %s: %s", path, strerror(errno));
+	*fd = TAKE_FD(s);
+	return 0;
+}
+
+ssize_t ip_proto_recv_request(int fd, char *buf, struct ip_diag *d)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = IP_PROTO_REQ_MAX };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return ip_diag_set(d, -errno, "receiving a request: %s", strerror(errno));
+	if (msg.msg_flags & MSG_TRUNC)
+		return ip_diag_set(d, -EMSGSIZE, "request exceeds the %d byte limit",
+				   IP_PROTO_REQ_MAX);
+	return n;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	int sz;
+	socklen_t sl = sizeof(sz);
+
+	/* A SEQPACKET message must fit the socket's send buffer whole, and
+	 * the default (net.core.wmem_default, ~208 KiB) is smaller than a
+	 * big reply. SO_SNDBUFFORCE goes past wmem_max for a root daemon;
+	 * the kernel doubles the value it is given. */
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, &sl) == 0 && (size_t)sz < len + 4096) {
+		int want = (int)(len / 2 + 8192);
+
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) < 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+	}
+	if (send(fd, buf, len, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+int ip_proto_send_reply(int fd, const char *reply, size_t len, struct ip_diag *d)
+{
+	_cleanup_free_ char *alt = NULL;
+	size_t alt_len = 0;
+	FILE *f;
+	int r;
+
+	if (len <= IP_PROTO_REPLY_MAX) {
+		r = send_all(fd, reply, len);
+		if (r != -EMSGSIZE)
+			return r < 0 ? ip_diag_set(d, r, "sending a reply: %s", strerror(-r)) : 0;
+	}
+	f = open_memstream(&alt, &alt_len);
+	if (!f)
+		return -ENOMEM;
+	if (len > IP_PROTO_REPLY_MAX)
+		ip_proto_reply_error(f, EMSGSIZE, "reply of %zu bytes exceeds the %u byte limit",
+				     len, IP_PROTO_REPLY_MAX);
+	else
+		ip_proto_reply_error(f, EMSGSIZE,
+				     "reply of %zu bytes does not fit the socket buffer; raise net.core.wmem_max",
+				     len);
+	if (fclose(f) != 0 || !alt)
+		return -ENOMEM;
+	r = send_all(fd, alt, alt_len);
+	if (r < 0)
+		return ip_diag_set(d, r, "sending a reply: %s", strerror(-r));
+	return ip_diag_set(d, -EMSGSIZE, "reply of %zu bytes replaced by an error reply", len);
+}

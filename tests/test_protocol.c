@@ -1,0 +1,1048 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "irqpilot/jsonparse.h"
+#include "irqpilot/macro.h"
+#include "irqpilot/protocol.h"
+#include "irqpilot/root.h"
+
+/* Decodes @s from a heap buffer of exactly strlen(s) bytes, so that ASan
+ * catches a decoder reading past the message. */
+static int decode(const char *s, struct ip_request *r, struct ip_diag *d)
+{
+	size_t n = strlen(s);
+	char *buf = malloc(n ? n : 1);
+	int ret;
+
+	assert_non_null(buf);
+	memcpy(buf, s, n);
+	memset(d, 0, sizeof(*d));
+	ret = ip_proto_decode(buf, n, r, d);
+	free(buf);
+	return ret;
+}
+
+static struct ip_request ok(const char *s)
+{
+	struct ip_request r;
+	struct ip_diag d;
+	int ret = decode(s, &r, &d);
+
+	if (ret != 0)
+		fail_msg("'%s' refused: %s", s, d.msg);
+	return r;
+}
+
+static void refused(const char *s, int err, const char *msg_part)
+{
+	struct ip_request r;
+	struct ip_diag d;
+	int ret = decode(s, &r, &d);
+
+	if (ret != err)
+		fail_msg("'%s': got %d, want %d (%s)", s, ret, err, d.msg);
+	if (!strstr(d.msg, msg_part))
+		fail_msg("'%s': message '%s' lacks '%s'", s, d.msg, msg_part);
+}
+
+static void test_decode_verbs(void **state)
+{
+	struct ip_request r;
+
+	r = ok("v1 status");
+	assert_int_equal(r.verb, IP_VERB_STATUS);
+	assert_false(r.json);
+	r = ok("v1 status json");
+	assert_int_equal(r.verb, IP_VERB_STATUS);
+	assert_true(r.json);
+
+	static const struct {
+		const char *req;
+		enum ip_object obj;
+	} shows[] = {
+		{ "v1 show irqs", IP_OBJ_IRQS },	 { "v1 show cpus", IP_OBJ_CPUS },
+		{ "v1 show domains", IP_OBJ_DOMAINS }, { "v1 show devices", IP_OBJ_DEVICES },
+		{ "v1 show threads json", IP_OBJ_THREADS },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(shows); i++) {
+		r = ok(shows[i].req);
+		assert_int_equal(r.verb, IP_VERB_SHOW);
+		assert_int_equal(r.object, shows[i].obj);
+		assert_int_equal(r.json, i == 4);
+	}
+
+	r = ok("v1 explain 45");
+	assert_int_equal(r.verb, IP_VERB_EXPLAIN);
+	assert_true(r.target.is_irq);
+	assert_int_equal(r.target.irq, 45);
+	r = ok("v1 explain sda json");
+	assert_false(r.target.is_irq);
+	assert_string_equal(r.target.name, "sda");
+	assert_true(r.json);
+	r = ok("v1 explain 0000:00:1f.2");
+	assert_string_equal(r.target.name, "0000:00:1f.2");
+	r = ok("v1 explain ahci[0000:00:1f.2]");
+	assert_string_equal(r.target.name, "ahci[0000:00:1f.2]");
+	r = ok("v1 explain 0");
+	assert_true(r.target.is_irq);
+	assert_int_equal(r.target.irq, 0);
+	/* a device called "json" is still a target, not the flag */
+	r = ok("v1 explain json");
+	assert_string_equal(r.target.name, "json");
+	assert_false(r.json);
+	r = ok("v1 explain json json");
+	assert_string_equal(r.target.name, "json");
+	assert_true(r.json);
+
+	r = ok("v1 top");
+	assert_int_equal(r.verb, IP_VERB_TOP);
+	r = ok("v1 top json");
+	assert_true(r.json);
+
+	r = ok("v1 pin 45 0-3");
+	assert_int_equal(r.verb, IP_VERB_PIN);
+	assert_int_equal(r.target.irq, 45);
+	assert_string_equal(cpuset_str(&r.cpus), "0-3");
+	r = ok("v1 pin nvme0q1 0-7:2,12");
+	assert_string_equal(r.target.name, "nvme0q1");
+	assert_string_equal(cpuset_str(&r.cpus), "0,2,4,6,12");
+
+	r = ok("v1 unpin 45");
+	assert_int_equal(r.verb, IP_VERB_UNPIN);
+	assert_int_equal(r.target.irq, 45);
+
+	r = ok("v1 dry-run on");
+	assert_int_equal(r.verb, IP_VERB_DRY_RUN);
+	assert_true(r.on);
+	r = ok("v1 dry-run off json");
+	assert_false(r.on);
+	assert_true(r.json);
+
+	r = ok("v1 reload");
+	assert_int_equal(r.verb, IP_VERB_RELOAD);
+
+	r = ok("v1 capture /var/tmp/cap 10");
+	assert_int_equal(r.verb, IP_VERB_CAPTURE);
+	assert_string_equal(r.path, "/var/tmp/cap");
+	assert_int_equal(r.samples, 10);
+	r = ok("v1 capture /var/tmp/cap");
+	assert_int_equal(r.samples, 0);
+	assert_false(r.json);
+	r = ok("v1 capture /var/tmp/cap json");
+	assert_int_equal(r.samples, 0);
+	assert_true(r.json);
+	r = ok("v1 capture /var/tmp/caf\xc3\xa9 3 json");
+	assert_string_equal(r.path, "/var/tmp/caf\xc3\xa9");
+	assert_int_equal(r.samples, 3);
+}
+
+static void test_decode_framing_errors(void **state)
+{
+	struct ip_request r;
+	struct ip_diag d;
+	char big[IP_PROTO_REQ_MAX + 2];
+
+	refused("", -EPROTO, "empty request");
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "v1 explain ", 11);
+	refused(big, -EPROTO, "exceeds the 4096 byte limit");
+	/* NUL inside the message, which strlen-based code would miss */
+	assert_int_equal(ip_proto_decode("v1 status\0x", 11, &r, &d), -EPROTO);
+	assert_string_equal(d.msg, "NUL byte at offset 9 of the request");
+	refused("v1 status\n", -EPROTO, "non-printable byte 0x0a at offset 9");
+	refused("v1 show\tirqs", -EPROTO, "non-printable byte 0x09");
+	refused("v1 status\x7f", -EPROTO, "non-printable byte 0x7f");
+	refused("v1 explain \xc2\x85", -EPROTO, "non-printable character at offset 11");
+	refused("v1 explain \xff", -EPROTO, "invalid UTF-8 at offset 11");
+	refused("v1 explain \xc0\xaf", -EPROTO, "invalid UTF-8"); /* overlong '/' */
+	refused("v1 explain \xe2\x82", -EPROTO, "invalid UTF-8"); /* truncated */
+	refused("v1  status", -EPROTO, "single spaces");
+	refused(" v1 status", -EPROTO, "starts or ends with a space");
+	refused("v1 status ", -EPROTO, "starts or ends with a space");
+	refused("v2 status", -EPROTO, "unsupported protocol version 'v2' (this side speaks v1)");
+	refused("status", -EPROTO, "does not start with a protocol version");
+	refused("V1 status", -EPROTO, "does not start with a protocol version");
+}
+
+static void test_decode_request_errors(void **state)
+{
+	char longname[100];
+
+	refused("v1", -EINVAL, "request has no verb");
+	refused("v1 frobnicate", -EINVAL, "unknown verb 'frobnicate'");
+	refused("v1 Status", -EINVAL, "unknown verb 'Status'");
+	refused("v1 show", -EINVAL, "wrong number of arguments (0) to show; usage: show irqs|cpus");
+	/* "json" alone is the object here, not the flag */
+	refused("v1 show json", -EINVAL, "unknown object 'json'");
+	refused("v1 show json json", -EINVAL, "unknown object 'json'");
+	refused("v1 show irq", -EINVAL, "unknown object 'irq'");
+	refused("v1 status now", -EINVAL, "wrong number of arguments (1) to status");
+	refused("v1 pin 45", -EINVAL, "usage: pin IRQ CPULIST");
+	refused("v1 pin 45 0-3 json json", -EINVAL, "wrong number of arguments (3) to pin");
+	refused("v1 unpin", -EINVAL, "usage: unpin IRQ");
+	refused("v1 a b c d e f g", -EINVAL, "too many words");
+	refused("v1 pin 45 3-1", -EINVAL, "bad CPU list '3-1'");
+	refused("v1 pin 45 x", -EINVAL, "bad CPU list 'x'");
+	refused("v1 pin 45 0-1024", -EINVAL, "names a CPU above 1023");
+	refused("v1 explain 045", -EINVAL, "IRQ number '045' has a leading zero");
+	refused("v1 explain 99999999999", -EINVAL, "IRQ number '99999999999' is out of range");
+	refused("v1 explain 2147483648", -EINVAL, "out of range");
+	refused("v1 explain ../sda", -EINVAL,
+		"'../sda' is neither an IRQ number nor a device name");
+	refused("v1 explain sd/a", -EINVAL, "neither an IRQ number nor a device name");
+	refused("v1 explain -x", -EINVAL, "neither an IRQ number nor a device name");
+	refused("v1 unpin caf\xc3\xa9", -EINVAL, "neither an IRQ number nor a device name");
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	memcpy(longname, "v1 explain ", 11);
+	refused(longname, -EINVAL, "is longer than 63 characters");
+	refused("v1 dry-run maybe", -EINVAL, "dry-run takes 'on' or 'off', not 'maybe'");
+	refused("v1 capture var/tmp/cap", -EINVAL,
+		"capture directory 'var/tmp/cap' is not an absolute path");
+	refused("v1 capture ./cap 3", -EINVAL, "not an absolute path");
+	refused("v1 capture /tmp/cap 0", -EINVAL,
+		"sample count '0' is not a number from 1 to 100000");
+	refused("v1 capture /tmp/cap 010", -EINVAL, "sample count '010'");
+	refused("v1 capture /tmp/cap 100001", -EINVAL, "sample count");
+	refused("v1 capture /tmp/cap ten", -EINVAL, "sample count 'ten'");
+}
+
+static void round_trip(const struct ip_request *in, const char *want)
+{
+	char buf[IP_PROTO_REQ_MAX + 1];
+	struct ip_request back;
+	struct ip_diag d;
+	int n = ip_proto_encode(in, buf, sizeof(buf));
+
+	assert_int_equal(n, (int)strlen(want));
+	assert_string_equal(buf, want);
+	assert_int_equal(ip_proto_decode(buf, (size_t)n, &back, &d), 0);
+	assert_int_equal(back.verb, in->verb);
+	assert_int_equal(back.json, in->json);
+	switch (in->verb) {
+	case IP_VERB_SHOW:
+		assert_int_equal(back.object, in->object);
+		break;
+	case IP_VERB_PIN:
+		assert_true(cpuset_equal(&back.cpus, &in->cpus));
+		/* fall through */
+	case IP_VERB_EXPLAIN:
+	case IP_VERB_UNPIN:
+		assert_int_equal(back.target.is_irq, in->target.is_irq);
+		if (in->target.is_irq)
+			assert_int_equal(back.target.irq, in->target.irq);
+		else
+			assert_string_equal(back.target.name, in->target.name);
+		break;
+	case IP_VERB_DRY_RUN:
+		assert_int_equal(back.on, in->on);
+		break;
+	case IP_VERB_CAPTURE:
+		assert_string_equal(back.path, in->path);
+		assert_int_equal(back.samples, in->samples);
+		break;
+	default:
+		break;
+	}
+}
+
+static void test_encode_round_trip(void **state)
+{
+	struct ip_request r = { .verb = IP_VERB_STATUS };
+
+	round_trip(&r, "v1 status");
+	r.json = true;
+	round_trip(&r, "v1 status json");
+
+	for (int o = 0; o < _IP_OBJ_MAX; o++) {
+		char want[64];
+
+		r = (struct ip_request){ .verb = IP_VERB_SHOW, .object = o, .json = o & 1 };
+		snprintf(want, sizeof(want), "v1 show %s%s", ip_proto_object_name(o),
+			 o & 1 ? " json" : "");
+		round_trip(&r, want);
+	}
+
+	r = (struct ip_request){ .verb = IP_VERB_EXPLAIN, .target = { .is_irq = true, .irq = 45 } };
+	round_trip(&r, "v1 explain 45");
+	r = (struct ip_request){ .verb = IP_VERB_EXPLAIN, .target = { .name = "json" } };
+	round_trip(&r, "v1 explain json");
+	r.json = true;
+	round_trip(&r, "v1 explain json json");
+	r = (struct ip_request){ .verb = IP_VERB_TOP, .json = true };
+	round_trip(&r, "v1 top json");
+
+	r = (struct ip_request){ .verb = IP_VERB_PIN, .target = { .name = "nvme0q1" } };
+	assert_int_equal(cpuset_parse_list(&r.cpus, "0-3,8,10,12"), 0);
+	round_trip(&r, "v1 pin nvme0q1 0-3,8,10,12");
+	/* the longest CPU list there is still fits a request */
+	r.target = (struct ip_target){ .is_irq = true, .irq = 2147483647 };
+	cpuset_zero(&r.cpus);
+	for (int cpu = 0; cpu < IP_CPU_MAX; cpu += 2)
+		cpuset_set(&r.cpus, cpu);
+	{
+		char want[IP_PROTO_REQ_MAX];
+		size_t n = (size_t)snprintf(want, sizeof(want), "v1 pin 2147483647 ");
+
+		cpuset_format_list(&r.cpus, want + n, sizeof(want) - n);
+		round_trip(&r, want);
+	}
+
+	r = (struct ip_request){ .verb = IP_VERB_UNPIN, .target = { .is_irq = true, .irq = 0 } };
+	round_trip(&r, "v1 unpin 0");
+	r = (struct ip_request){ .verb = IP_VERB_DRY_RUN, .on = true };
+	round_trip(&r, "v1 dry-run on");
+	r.on = false;
+	round_trip(&r, "v1 dry-run off");
+	r = (struct ip_request){ .verb = IP_VERB_RELOAD };
+	round_trip(&r, "v1 reload");
+	r = (struct ip_request){ .verb = IP_VERB_CAPTURE, .path = "/var/tmp/cap", .samples = 10 };
+	round_trip(&r, "v1 capture /var/tmp/cap 10");
+	r.samples = 0;
+	r.json = true;
+	round_trip(&r, "v1 capture /var/tmp/cap json");
+}
+
+static void test_encode_refuses(void **state)
+{
+	char buf[IP_PROTO_REQ_MAX + 1];
+	struct ip_request r = { .verb = IP_VERB_CAPTURE, .path = "var/tmp" };
+
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	strcpy(r.path, "/var/my cap");
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	strcpy(r.path, "/var/cap\n");
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	strcpy(r.path, "/var/cap");
+	r.samples = IP_PROTO_SAMPLES_MAX + 1;
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+
+	r = (struct ip_request){ .verb = IP_VERB_PIN, .target = { .is_irq = true, .irq = 1 } };
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL); /* no CPUs */
+	cpuset_set(&r.cpus, 2);
+	assert_int_equal(ip_proto_encode(&r, buf, 8), -ENOBUFS);
+	assert_int_equal(ip_proto_encode(&r, buf, 10), -ENOBUFS);
+	assert_int_equal(ip_proto_encode(&r, buf, 11), 10);
+	assert_string_equal(buf, "v1 pin 1 2");
+
+	r = (struct ip_request){ .verb = IP_VERB_EXPLAIN, .target = { .name = "a/b" } };
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	/* a name of digits would come back as an IRQ number */
+	strcpy(r.target.name, "45");
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	r = (struct ip_request){ .verb = IP_VERB_SHOW, .object = _IP_OBJ_MAX };
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	r = (struct ip_request){ .verb = _IP_VERB_MAX };
+	assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+}
+
+static void test_access(void **state)
+{
+	static const char *const readers[] = { "v1 status", "v1 show irqs", "v1 explain 45",
+					       "v1 top json" };
+	static const char *const writers[] = { "v1 pin 45 0-3", "v1 unpin 45", "v1 dry-run on",
+					       "v1 reload", "v1 capture /tmp/c 2" };
+	const uid_t nobody = 65534;
+
+	for (size_t i = 0; i < ARRAY_SIZE(readers); i++) {
+		struct ip_request r = ok(readers[i]);
+
+		assert_false(ip_proto_is_mutating(&r));
+		assert_int_equal(ip_proto_check_access(&r, 0, false), 0);
+		assert_int_equal(ip_proto_check_access(&r, nobody, false), 0);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(writers); i++) {
+		struct ip_request r = ok(writers[i]);
+
+		assert_true(ip_proto_is_mutating(&r));
+		assert_int_equal(ip_proto_check_access(&r, 0, false), 0);
+		assert_int_equal(ip_proto_check_access(&r, 1000, true), 0);
+		assert_int_equal(ip_proto_check_access(&r, nobody, false), -EPERM);
+	}
+}
+
+/* ---- temp trees for proc/PID/status and sockets ---------------------- */
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+struct tmp {
+	char dir[64];
+};
+
+static void tmp_make(struct tmp *t)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/irqpilot-proto.XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+}
+
+static void tmp_remove(struct tmp *t)
+{
+	nftw(t->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void put_status(struct tmp *t, int pid, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc", t->dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/%d", t->dir, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/%d/status", t->dir, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *read_data_file(const char *rel)
+{
+	char path[512], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", TOP_SRCDIR, rel);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void test_cap_sys_admin_from_status(void **state)
+{
+	struct ip_root *root;
+	struct ip_diag d = { "" };
+	struct tmp t;
+	char *real;
+	bool cap = true;
+
+	tmp_make(&t);
+	/* a real root kernel thread's status from Debian 6.1: full CapEff */
+	real = read_data_file("tests/data/procfs/pid-status-irq28-ahci");
+	put_status(&t, 28, real);
+	free(real);
+	put_status(&t, 100,
+		   "Name:\tadmin\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000200000\n");
+	put_status(&t, 101,
+		   "Name:\tnetadm\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000001000\n");
+	put_status(&t, 102, "Name:\tx\nUid:\t1000\t1000\t1000\t1000\nCapEff:\tzz\n");
+	put_status(&t, 103, "Name:\tx\nUid:\t1000\t1000\t1000\t1000\n");
+	/* euid differs from the peer's: a recycled PID */
+	put_status(&t, 104, "Name:\tx\nUid:\t1000\t0\t0\t0\nCapEff:\t000001ffffffffff\n");
+	assert_int_equal(ip_root_open(t.dir, &root), 0);
+
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 28, 0, &cap, &d), 0);
+	assert_true(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 100, 1000, &cap, &d), 0);
+	assert_true(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 101, 1000, &cap, &d), 0);
+	assert_false(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 100, 1001, &cap, &d), 0);
+	assert_false(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 104, 1000, &cap, &d), 0);
+	assert_false(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 102, 1000, &cap, &d), -EINVAL);
+	assert_string_equal(d.msg, "proc/102/status: bad CapEff line");
+	assert_false(cap);
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 103, 1000, &cap, &d), -EINVAL);
+	assert_string_equal(d.msg, "proc/103/status: no CapEff line");
+	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 999, 1000, &cap, &d), -ENOENT);
+	assert_false(cap);
+
+	ip_root_free(root);
+	tmp_remove(&t);
+}
+
+static void test_peer_cred_socketpair(void **state)
+{
+	struct ip_root *root;
+	struct ip_diag d = { "" };
+	struct tmp t;
+	char status[256];
+	int sv[2], nfd;
+	uid_t uid = 12345;
+	pid_t pid = 0;
+	bool cap = true;
+
+	tmp_make(&t);
+	/* Our own status, with CAP_SYS_ADMIN, in the fixture tree */
+	snprintf(status, sizeof(status),
+		 "Name:\tt\nUid:\t%u\t%u\t%u\t%u\nCapEff:\t0000000000200000\n", getuid(),
+		 geteuid(), geteuid(), geteuid());
+	put_status(&t, getpid(), status);
+	assert_int_equal(ip_root_open(t.dir, &root), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+
+	assert_int_equal(ip_proto_peer_cred(root, sv[0], &uid, &pid, &cap, &d), 0);
+	assert_int_equal(uid, geteuid());
+	assert_int_equal(pid, getpid());
+	/* root needs no capability lookup; anyone else gets it from the file */
+	assert_int_equal(cap, geteuid() != 0);
+
+	/* not a socket */
+	nfd = open("/dev/null", O_RDONLY);
+	assert_true(nfd >= 0);
+	assert_int_equal(ip_proto_peer_cred(root, nfd, &uid, &pid, &cap, &d), -ENOTSOCK);
+	assert_false(cap);
+	assert_non_null(strstr(d.msg, "SO_PEERCRED"));
+	close(nfd);
+
+	close(sv[0]);
+	close(sv[1]);
+	ip_root_free(root);
+	tmp_remove(&t);
+}
+
+/* ---- replies ---------------------------------------------------------- */
+
+static char *capture_output(void (*fn)(FILE *, void *), void *arg, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	assert_non_null(f);
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void write_error(FILE *f, void *arg)
+{
+	ip_proto_reply_error(f, -EINVAL, "bad CPU list '%s'\nsecond line\t", (const char *)arg);
+}
+
+static void write_text(FILE *f, void *arg)
+{
+	ip_proto_reply_text(f, arg);
+}
+
+static void write_data(FILE *f, void *arg)
+{
+	struct ip_json j;
+
+	ip_proto_reply_begin(&j, f);
+	ip_json_int(&j, "irq", 45);
+	ip_json_array_begin(&j, "cpus");
+	ip_json_int(&j, NULL, 0);
+	ip_json_int(&j, NULL, 3);
+	ip_json_array_end(&j);
+	ip_proto_reply_end(&j);
+}
+
+static void test_reply_envelopes(void **state)
+{
+	struct ip_reply rep;
+	struct ip_diag d = { "" };
+	size_t len;
+	char *s;
+
+	s = capture_output(write_error, "x-y", &len);
+	assert_string_equal(s, "{\"v\":1,\"ok\":false,\"errno\":22,"
+			       "\"error\":\"bad CPU list 'x-y' second line\"}");
+	assert_int_equal(ip_proto_reply_parse(s, len, &rep, &d), 0);
+	assert_false(rep.ok);
+	assert_int_equal(rep.err, EINVAL);
+	assert_string_equal(rep.error, "bad CPU list 'x-y' second line");
+	ip_proto_reply_free(&rep);
+	free(s);
+
+	s = capture_output(write_text, "IRQ 45 \"nvme0q1\"\n  on 0-3\n", &len);
+	assert_string_equal(s, "{\"v\":1,\"ok\":true,"
+			       "\"text\":\"IRQ 45 \\\"nvme0q1\\\"\\n  on 0-3\\n\"}");
+	assert_int_equal(ip_proto_reply_parse(s, len, &rep, &d), 0);
+	assert_true(rep.ok);
+	assert_string_equal(rep.text, "IRQ 45 \"nvme0q1\"\n  on 0-3\n");
+	assert_null(rep.data);
+	ip_proto_reply_free(&rep);
+	free(s);
+
+	s = capture_output(write_data, NULL, &len);
+	assert_string_equal(s, "{\"v\":1,\"ok\":true,\"data\":{\"irq\":45,\"cpus\":[0,3]}}");
+	assert_int_equal(ip_proto_reply_parse(s, len, &rep, &d), 0);
+	assert_true(rep.ok);
+	assert_null(rep.text);
+	assert_int_equal(ip_jv_num(ip_jv_get(rep.data, "irq"), -1), 45);
+	assert_int_equal(ip_jv_num(ip_jv_at(ip_jv_get(rep.data, "cpus"), 1), -1), 3);
+	ip_proto_reply_free(&rep);
+	free(s);
+}
+
+static void bad_reply(const char *s, const char *msg_part)
+{
+	struct ip_reply rep;
+	struct ip_diag d = { "" };
+
+	assert_int_equal(ip_proto_reply_parse(s, strlen(s), &rep, &d), -EPROTO);
+	if (!strstr(d.msg, msg_part))
+		fail_msg("'%s': message '%s' lacks '%s'", s, d.msg, msg_part);
+	assert_null(rep.root);
+}
+
+static void test_reply_parse_refuses(void **state)
+{
+	bad_reply("", "malformed reply: JSON line 1 column 1: unexpected end of input");
+	bad_reply("{\"v\":1,\"ok\":tru", "malformed reply: JSON line 1 column 16");
+	bad_reply("[1]", "not a JSON object");
+	bad_reply("{\"ok\":true}", "no protocol version");
+	bad_reply("{\"v\":2,\"ok\":true}", "reply has protocol version 2, expected 1");
+	bad_reply("{\"v\":1}", "no boolean \"ok\"");
+	bad_reply("{\"v\":1,\"ok\":\"yes\"}", "no boolean \"ok\"");
+	bad_reply("{\"v\":1,\"ok\":false,\"error\":\"x\"}", "no errno");
+	bad_reply("{\"v\":1,\"ok\":false,\"errno\":-1,\"error\":\"x\"}", "no errno");
+	bad_reply("{\"v\":1,\"ok\":false,\"errno\":1}", "no \"error\" string");
+	bad_reply("{\"v\":1,\"ok\":true,\"text\":5}", "\"text\" is a number");
+}
+
+/* ---- transport -------------------------------------------------------- */
+
+static void test_call_and_serve_on_socketpair(void **state)
+{
+	char req[IP_PROTO_REQ_MAX], *reply;
+	struct ip_diag d = { "" };
+	const char *ans = "{\"v\":1,\"ok\":true,\"text\":\"hi\"}";
+	size_t len;
+	ssize_t n;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	/* The answer is queued first so one thread can play both sides. */
+	assert_int_equal(ip_proto_send_reply(sv[1], ans, strlen(ans), &d), 0);
+	assert_int_equal(ip_proto_call(sv[0], "v1 status", 9, &reply, &len, &d), 0);
+	assert_int_equal(len, strlen(ans));
+	assert_string_equal(reply, ans);
+	free(reply);
+	n = ip_proto_recv_request(sv[1], req, &d);
+	assert_int_equal(n, 9);
+	assert_memory_equal(req, "v1 status", 9);
+
+	/* a request over the limit is refused by the daemon's receive */
+	{
+		char big[IP_PROTO_REQ_MAX + 10];
+
+		memset(big, 'a', sizeof(big));
+		assert_int_equal(send(sv[0], big, sizeof(big), 0), (ssize_t)sizeof(big));
+		assert_int_equal(ip_proto_recv_request(sv[1], req, &d), -EMSGSIZE);
+		assert_int_equal(ip_proto_call(sv[0], big, sizeof(big), &reply, &len, &d),
+				 -EMSGSIZE);
+	}
+
+	/* the daemon hangs up without answering */
+	close(sv[1]);
+	assert_int_equal(ip_proto_call(sv[0], "v1 status", 9, &reply, &len, &d), -ECONNRESET);
+	assert_string_equal(d.msg, "the daemon closed the connection without answering");
+	assert_null(reply);
+	close(sv[0]);
+}
+
+static void test_big_replies(void **state)
+{
+	struct ip_reply rep;
+	struct ip_diag d = { "" };
+	size_t len, big = 900 * 1024;
+	char *text, *reply;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	text = malloc(IP_PROTO_REPLY_MAX + 2);
+	assert_non_null(text);
+
+	/* Over the protocol limit: an EMSGSIZE error reply goes instead. */
+	memset(text, ' ', IP_PROTO_REPLY_MAX + 1);
+	assert_int_equal(ip_proto_send_reply(sv[1], text, IP_PROTO_REPLY_MAX + 1, &d), -EMSGSIZE);
+	assert_int_equal(ip_proto_call(sv[0], "v1 top", 6, &reply, &len, &d), 0);
+	assert_int_equal(ip_proto_reply_parse(reply, len, &rep, &d), 0);
+	assert_false(rep.ok);
+	assert_int_equal(rep.err, EMSGSIZE);
+	assert_string_equal(rep.error, "reply of 1048577 bytes exceeds the 1048576 byte limit");
+	ip_proto_reply_free(&rep);
+	free(reply);
+
+	/* Under the limit but over the default socket buffer: it arrives
+	 * whole where the buffer can be raised (root), else as an error. */
+	memset(text, 'x', big);
+	memcpy(text, "{\"v\":1,\"ok\":true,\"text\":\"", 25);
+	memcpy(text + big - 2, "\"}", 2);
+	ip_proto_send_reply(sv[1], text, big, &d);
+	assert_int_equal(ip_proto_call(sv[0], "v1 top", 6, &reply, &len, &d), 0);
+	assert_int_equal(ip_proto_reply_parse(reply, len, &rep, &d), 0);
+	if (rep.ok) {
+		assert_int_equal(len, big);
+		assert_int_equal(strlen(rep.text), big - 27);
+	} else {
+		assert_int_equal(rep.err, EMSGSIZE);
+		assert_non_null(strstr(rep.error, "wmem_max"));
+	}
+	ip_proto_reply_free(&rep);
+	free(reply);
+	free(text);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_listen_connect_timeout(void **state)
+{
+	char path[128], req[IP_PROTO_REQ_MAX], *reply;
+	struct ip_diag d = { "" };
+	struct tmp t;
+	int lfd, lfd2, cfd, afd;
+	struct stat st;
+	size_t len;
+
+	tmp_make(&t);
+	snprintf(path, sizeof(path), "%s/control", t.dir);
+	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, path));
+
+	assert_int_equal(ip_proto_listen(path, 0660, &lfd, &d), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660);
+	/* a second daemon must not steal a live socket */
+	assert_int_equal(ip_proto_listen(path, 0660, &lfd2, &d), -EADDRINUSE);
+	assert_non_null(strstr(d.msg, "another daemon is answering"));
+
+	/* a daemon that does not answer: the client gives up in time */
+	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), 0);
+	/* first in the backlog: the second listen's probe, already gone */
+	afd = accept(lfd, NULL, NULL);
+	assert_true(afd >= 0);
+	assert_int_equal(ip_proto_recv_request(afd, req, &d), 0);
+	close(afd);
+	afd = accept(lfd, NULL, NULL);
+	assert_true(afd >= 0);
+	assert_int_equal(ip_proto_call(cfd, "v1 status", 9, &reply, &len, &d), -EAGAIN);
+	assert_int_equal(ip_proto_recv_request(afd, req, &d), 9);
+	close(afd);
+	close(cfd);
+
+	/* a stale socket from a dead daemon is replaced */
+	close(lfd);
+	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), -ECONNREFUSED);
+	assert_int_equal(ip_proto_listen(path, 0666, &lfd, &d), 0);
+	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), 0);
+	close(cfd);
+	close(lfd);
+
+	/* never unlink something that is not a socket */
+	unlink(path);
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(ip_proto_listen(path, 0666, &lfd, &d), -EADDRINUSE);
+	assert_non_null(strstr(d.msg, "is not a socket"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* sun_path has room for 107 bytes */
+	{
+		char longp[200];
+
+		memset(longp, 'a', sizeof(longp) - 1);
+		longp[0] = '/';
+		longp[sizeof(longp) - 1] = '\0';
+		assert_int_equal(ip_proto_connect(longp, 200, &cfd, &d), -ENAMETOOLONG);
+	}
+	tmp_remove(&t);
+}
+
+/* ---- jsonparse -------------------------------------------------------- */
+
+static struct ip_jv *jparse(const char *s, int want, const char *msg_part)
+{
+	size_t n = strlen(s);
+	char *buf = malloc(n ? n : 1);
+	struct ip_diag d = { "" };
+	struct ip_jv *v = (struct ip_jv *)1;
+	int r;
+
+	assert_non_null(buf);
+	memcpy(buf, s, n);
+	r = ip_jv_parse(buf, n, &v, &d);
+	free(buf);
+	if (r != want)
+		fail_msg("'%s': got %d, want %d (%s)", s, r, want, d.msg);
+	if (want < 0) {
+		assert_null(v);
+		if (msg_part && !strstr(d.msg, msg_part))
+			fail_msg("'%s': message '%s' lacks '%s'", s, d.msg, msg_part);
+	}
+	return v;
+}
+
+static char *jprint(const struct ip_jv *v, bool indent)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	ip_jv_print(f, v, indent);
+	fclose(f);
+	return buf;
+}
+
+static void test_json_valid(void **state)
+{
+	struct ip_jv *v;
+	const struct ip_jv *a;
+	long long x;
+	char *s;
+
+	v = jparse(" {\"irqs\": [ {\"irq\": 45, \"cpus\": \"0-3\", \"managed\": false,\n"
+		   "\"rate\": -12.25, \"thread\": null, \"big\": 1.5e3, \"tiny\": 1E-2,\n"
+		   "\"neg0\": -0, \"id\": 123456789012}], \"n\": 0, \"n\": 1, \"empty\": {},"
+		   " \"none\": []}\r\n",
+		   0, NULL);
+	assert_int_equal(ip_jv_type(v), IP_JV_OBJECT);
+	assert_int_equal(ip_jv_len(v), 5);
+	assert_string_equal(ip_jv_key(v, 0), "irqs");
+	a = ip_jv_at(ip_jv_get(v, "irqs"), 0);
+	assert_int_equal(ip_jv_type(a), IP_JV_OBJECT);
+	assert_int_equal(ip_jv_int(ip_jv_get(a, "irq"), 0, 1000, &x), 0);
+	assert_int_equal(x, 45);
+	assert_int_equal(ip_jv_int(ip_jv_get(a, "irq"), 0, 10, &x), -ERANGE);
+	assert_int_equal(ip_jv_int(ip_jv_get(a, "rate"), -100, 100, &x), -EINVAL);
+	assert_string_equal(ip_jv_str(ip_jv_get(a, "cpus")), "0-3");
+	assert_false(ip_jv_bool(ip_jv_get(a, "managed"), true));
+	assert_true(ip_jv_is(ip_jv_get(a, "thread"), IP_JV_NULL));
+	assert_true(ip_jv_num(ip_jv_get(a, "rate"), 0) == -12.25);
+	assert_true(ip_jv_num(ip_jv_get(a, "big"), 0) == 1500);
+	assert_true(ip_jv_num(ip_jv_get(a, "tiny"), 0) == 0.01);
+	assert_true(ip_jv_num(ip_jv_get(a, "id"), 0) == 123456789012.0);
+	/* duplicate keys: the first one wins */
+	assert_true(ip_jv_num(ip_jv_get(v, "n"), -1) == 0);
+	/* missing and mistyped lookups fall back */
+	assert_null(ip_jv_get(v, "nope"));
+	assert_null(ip_jv_get(ip_jv_get(v, "nope"), "deeper"));
+	assert_null(ip_jv_at(ip_jv_get(v, "irqs"), 1));
+	assert_null(ip_jv_str(ip_jv_get(a, "irq")));
+	assert_true(ip_jv_num(ip_jv_get(a, "cpus"), 7) == 7);
+	assert_true(ip_jv_bool(NULL, true));
+	assert_int_equal(ip_jv_len(ip_jv_get(v, "empty")), 0);
+	assert_int_equal(ip_jv_type(ip_jv_get(v, "none")), IP_JV_ARRAY);
+
+	s = jprint(v, false);
+	assert_string_equal(s, "{\"irqs\":[{\"irq\":45,\"cpus\":\"0-3\",\"managed\":false,"
+			       "\"rate\":-12.25,\"thread\":null,\"big\":1500,\"tiny\":0.01,"
+			       "\"neg0\":-0,\"id\":123456789012}],\"n\":0,\"n\":1,\"empty\":{},"
+			       "\"none\":[]}");
+	free(s);
+	ip_jv_free(v);
+
+	v = jparse("{\"a\":[1,{\"b\":true}],\"c\":{}}", 0, NULL);
+	s = jprint(v, true);
+	assert_string_equal(s, "{\n  \"a\": [\n    1,\n    {\n      \"b\": true\n    }\n  ],\n"
+			       "  \"c\": {}\n}");
+	free(s);
+	ip_jv_free(v);
+
+	/* scalars at the top level */
+	v = jparse("3.25", 0, NULL);
+	assert_true(ip_jv_num(v, 0) == 3.25);
+	ip_jv_free(v);
+	v = jparse("0.1", 0, NULL);
+	s = jprint(v, false);
+	assert_string_equal(s, "0.1");
+	free(s);
+	ip_jv_free(v);
+	v = jparse("\"\"", 0, NULL);
+	assert_string_equal(ip_jv_str(v), "");
+	ip_jv_free(v);
+}
+
+static void test_json_strings(void **state)
+{
+	struct ip_jv *v;
+	char *s;
+
+	v = jparse("\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t\"", 0, NULL);
+	assert_string_equal(ip_jv_str(v), "q\" b\\ s/ \b\f\n\r\t");
+	s = jprint(v, false);
+	assert_string_equal(s, "\"q\\\" b\\\\ s/ \\b\\f\\n\\r\\t\"");
+	free(s);
+	ip_jv_free(v);
+
+	v = jparse("\"caf\\u00e9 \\u20AC \\ud83d\\ude00 \\u0001\"", 0, NULL);
+	assert_string_equal(ip_jv_str(v), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x01");
+	s = jprint(v, false);
+	assert_string_equal(s, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \\u0001\"");
+	free(s);
+	ip_jv_free(v);
+
+	/* raw UTF-8 passes through; invalid bytes become U+FFFD */
+	v = jparse("\"caf\xc3\xa9 \xff\xc0\xaf!\"", 0, NULL);
+	assert_string_equal(ip_jv_str(v),
+			    "caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd!");
+	ip_jv_free(v);
+}
+
+static void test_json_invalid(void **state)
+{
+	jparse("", -EINVAL, "line 1 column 1: unexpected end of input");
+	jparse("   ", -EINVAL, "unexpected end of input");
+	jparse("{", -EINVAL, "object key expected");
+	jparse("{\"a\":1", -EINVAL, "',' or '}' expected");
+	jparse("[1,", -EINVAL, "unexpected end of input");
+	jparse("[1,]", -EINVAL, "unexpected character");
+	jparse("[1 2]", -EINVAL, "',' or ']' expected");
+	jparse("{\"a\":1,}", -EINVAL, "object key expected");
+	jparse("{\"a\" 1}", -EINVAL, "':' expected after object key");
+	jparse("{a:1}", -EINVAL, "object key expected");
+	jparse("{'a':1}", -EINVAL, "object key expected");
+	jparse("[1]\n x", -EINVAL, "line 2 column 2: trailing characters after the JSON value");
+	jparse("{} {}", -EINVAL, "trailing characters");
+	jparse("01", -EINVAL, "leading zero in number");
+	jparse("-012", -EINVAL, "leading zero");
+	jparse("1.", -EINVAL, "digit expected after decimal point");
+	jparse(".5", -EINVAL, "unexpected character");
+	jparse("-", -EINVAL, "bad number");
+	jparse("+1", -EINVAL, "unexpected character");
+	jparse("1e", -EINVAL, "digit expected in exponent");
+	jparse("1e+", -EINVAL, "digit expected in exponent");
+	jparse("1e999", -ERANGE, "number out of range");
+	jparse("NaN", -EINVAL, "unexpected character");
+	jparse("Infinity", -EINVAL, "unexpected character");
+	jparse("tru", -EINVAL, "unexpected end of input");
+	jparse("trUe", -EINVAL, "unexpected character");
+	jparse("nul", -EINVAL, "unexpected end of input");
+	jparse("\"abc", -EINVAL, "unterminated string");
+	jparse("\"abc\\\"", -EINVAL, "unterminated string");
+	jparse("\"a\nb\"", -EINVAL, "line 1 column 3: control character in string");
+	jparse("\"a\tb\"", -EINVAL, "control character in string");
+	jparse("\"\\x\"", -EINVAL, "unknown escape");
+	jparse("\"\\u12\"", -EINVAL, "truncated \\u escape");
+	jparse("\"\\u12x4\"", -EINVAL, "bad hex digit in \\u escape");
+	jparse("\"\\u12", -EINVAL, "unterminated string");
+	jparse("\"\\u00g0\"", -EINVAL, "bad hex digit");
+	jparse("\"\\u0000\"", -EINVAL, "\\u0000 is not accepted");
+	jparse("\"\\ud800\"", -EINVAL, "high surrogate without a low surrogate");
+	jparse("\"\\ud800\\u0041\"", -EINVAL, "high surrogate without a low surrogate");
+	jparse("\"\\ud800\\n\"", -EINVAL, "high surrogate without a low surrogate");
+	jparse("\"\\udc00\"", -EINVAL, "lone low surrogate");
+	jparse("\"\\udc00\\ud800\"", -EINVAL, "lone low surrogate");
+	{
+		char num[400];
+
+		memset(num, '1', sizeof(num) - 1);
+		num[sizeof(num) - 1] = '\0';
+		jparse(num, -EINVAL, "number too long");
+	}
+}
+
+static void test_json_depth_and_size(void **state)
+{
+	char doc[2 * 70 + 1];
+	struct ip_diag d = { "" };
+	struct ip_jv *v;
+	char *big;
+
+	/* 64 levels are fine, 65 are not */
+	memset(doc, '[', 64);
+	memset(doc + 64, ']', 64);
+	doc[128] = '\0';
+	v = jparse(doc, 0, NULL);
+	assert_int_equal(ip_jv_len(v), 1);
+	ip_jv_free(v);
+	memset(doc, '[', 65);
+	memset(doc + 65, ']', 65);
+	doc[130] = '\0';
+	jparse(doc, -E2BIG, "nested deeper than 64 levels");
+	/* unclosed: refused on the way in, before the missing end matters */
+	for (int i = 0; i < 65; i++)
+		memcpy(doc + 2 * i, "[ ", 2);
+	doc[130] = '\0';
+	jparse(doc, -E2BIG, "nested deeper");
+	for (int i = 0; i < 65; i++)
+		memcpy(doc + 2 * i, "{}", 2);
+	jparse(doc, -EINVAL, "trailing characters");
+
+	big = malloc(IP_JV_MAX_INPUT + 1);
+	assert_non_null(big);
+	memset(big, ' ', IP_JV_MAX_INPUT + 1);
+	big[0] = '0';
+	assert_int_equal(ip_jv_parse(big, IP_JV_MAX_INPUT + 1, &v, &d), -E2BIG);
+	assert_null(v);
+	assert_string_equal(d.msg, "JSON document of 2097153 bytes exceeds the 2097152 byte limit");
+	/* exactly at the limit is still read */
+	assert_int_equal(ip_jv_parse(big, IP_JV_MAX_INPUT, &v, &d), 0);
+	assert_true(ip_jv_num(v, -1) == 0);
+	ip_jv_free(v);
+	free(big);
+}
+
+static void test_json_print_round_trip(void **state)
+{
+	static const char *const docs[] = {
+		"{\"v\":1,\"ok\":true,\"data\":{\"x\":[1,2.5,-3e-7,true,false,null,\"s\"]}}",
+		"[[],{},[[]],\"\\u001f\",1e300,-1.7976931348623157e308]",
+		"\"\\ud83d\\ude00 \\\\ \\\"\"",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
+		struct ip_jv *v = jparse(docs[i], 0, NULL), *back;
+		char *one = jprint(v, false), *two, *pretty;
+
+		back = jparse(one, 0, NULL);
+		two = jprint(back, false);
+		assert_string_equal(one, two);
+		ip_jv_free(back);
+		pretty = jprint(v, true);
+		back = jparse(pretty, 0, NULL);
+		free(two);
+		two = jprint(back, false);
+		assert_string_equal(one, two);
+		ip_jv_free(back);
+		ip_jv_free(v);
+		free(one);
+		free(two);
+		free(pretty);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_verbs),
+		cmocka_unit_test(test_decode_framing_errors),
+		cmocka_unit_test(test_decode_request_errors),
+		cmocka_unit_test(test_encode_round_trip),
+		cmocka_unit_test(test_encode_refuses),
+		cmocka_unit_test(test_access),
+		cmocka_unit_test(test_cap_sys_admin_from_status),
+		cmocka_unit_test(test_peer_cred_socketpair),
+		cmocka_unit_test(test_reply_envelopes),
+		cmocka_unit_test(test_reply_parse_refuses),
+		cmocka_unit_test(test_call_and_serve_on_socketpair),
+		cmocka_unit_test(test_big_replies),
+		cmocka_unit_test(test_listen_connect_timeout),
+		cmocka_unit_test(test_json_valid),
+		cmocka_unit_test(test_json_strings),
+		cmocka_unit_test(test_json_invalid),
+		cmocka_unit_test(test_json_depth_and_size),
+		cmocka_unit_test(test_json_print_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
