@@ -63,6 +63,10 @@ MODULE_PARM_DESC(stall_ms,
 #define IPCQ_NO_HOOK
 #endif
 
+#ifndef timer_container_of	/* renamed in 6.16 */
+#define timer_container_of(var, t, field) from_timer(var, t, field)
+#endif
+
 /* A read-only open of the whole disk pins the gendisk and its queue. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
 typedef struct file *ipcq_handle_t;
@@ -95,6 +99,7 @@ struct ipcq_hwq {
 	atomic_long_t fallbacks;
 	atomic_long_t stalls;
 	u64 stall_wait_ns;
+	struct timer_list watchdog;	/* runs while requests wait */
 	struct work_struct stall_work;
 	struct task_struct *task;
 	struct ipcq_dev *dev;
@@ -158,6 +163,7 @@ static struct ipcq_hwq *ipcq_hwq_of(struct request *rq)
  */
 static noinline bool ipcq_redirect(struct request *rq)
 {
+	unsigned int limit_ms;
 	struct ipcq_hwq *hq;
 	u64 now;
 
@@ -184,30 +190,68 @@ static noinline bool ipcq_redirect(struct request *rq)
 	if (llist_add(&rq->ipi_list, &hq->list)) {
 		WRITE_ONCE(hq->head_ns, now);
 		wake_up_process(hq->task);
+		limit_ms = READ_ONCE(stall_ms);
+		if (limit_ms && !timer_pending(&hq->watchdog))
+			mod_timer(&hq->watchdog, jiffies + msecs_to_jiffies(limit_ms) + 1);
 	}
 	rcu_read_unlock();
 	return true;
 }
 
 /*
- * The thread of this queue is starved: take back what waits for it and
- * complete everything on the original path. Each request goes through
- * blk_mq_complete_request() -> blk_mq_complete_request_remote(), where the
- * hook now lets the original run, so this context completes them exactly as
- * the driver's own context would have.
+ * Complete what waits for the thread on the original path. Each request goes
+ * through blk_mq_complete_request() -> blk_mq_complete_request_remote(), where
+ * the hook lets the original run while the queue is marked stalled.
+ */
+static void ipcq_flush_original(struct ipcq_hwq *hq)
+{
+	struct llist_node *batch = llist_reverse_order(llist_del_all(&hq->list));
+	struct request *pos, *next;
+
+	llist_for_each_entry_safe(pos, next, batch, ipi_list)
+		blk_mq_complete_request(pos);
+}
+
+/*
+ * The stall guard. A redirected request is COMPLETE, so the block layer's
+ * timeout no longer covers it: if the thread is starved, nothing else would
+ * ever complete it. When the oldest request has waited stall_ms, the queue
+ * goes back to the original path until the thread runs again.
+ */
+static void ipcq_watchdog(struct timer_list *t)
+{
+	struct ipcq_hwq *hq = timer_container_of(hq, t, watchdog);
+	s64 limit = (s64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
+	s64 waited;
+
+	if (!limit || llist_empty(&hq->list))
+		return;
+	waited = ktime_get_ns() - READ_ONCE(hq->head_ns);
+	if (waited < limit) {
+		mod_timer(&hq->watchdog, jiffies + nsecs_to_jiffies(limit - waited) + 1);
+		return;
+	}
+	if (!test_and_set_bit(IPCQ_STALLED, &hq->flags)) {
+		atomic_long_inc(&hq->stalls);
+		WRITE_ONCE(hq->stall_wait_ns, waited);
+		/* Not the local CPU's pool: that CPU may be the starved one. */
+		queue_work(system_unbound_wq, &hq->stall_work);
+	}
+	ipcq_flush_original(hq);
+}
+
+/*
+ * A stalled queue still had requests waiting when a new one completed: the
+ * driver's context completes those too, then @rq, on the original path.
  */
 static noinline bool ipcq_rescue(struct request *rq)
 {
-	struct llist_node *batch;
-	struct request *pos, *next;
 	struct ipcq_hwq *hq;
 
 	rcu_read_lock();
 	hq = ipcq_hwq_of(rq);
-	batch = hq ? llist_del_all(&hq->list) : NULL;
-	batch = llist_reverse_order(batch);
-	llist_for_each_entry_safe(pos, next, batch, ipi_list)
-		blk_mq_complete_request(pos);
+	if (hq)
+		ipcq_flush_original(hq);
 	rcu_read_unlock();
 	return blk_mq_complete_request_remote(rq);
 }
@@ -215,27 +259,12 @@ static noinline bool ipcq_rescue(struct request *rq)
 /* Called from the hook, preemption disabled. */
 static unsigned long ipcq_route(struct ipcq_hwq *hq)
 {
-	u64 limit = (u64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
-	u64 waited;
-
-	if (test_bit(IPCQ_STALLED, &hq->flags)) {
-		if (!llist_empty(&hq->list))
-			return (unsigned long)ipcq_rescue;
-		atomic_long_inc(&hq->fallbacks);
-		return 0;
-	}
-	if (!limit || llist_empty(&hq->list))
+	if (!test_bit(IPCQ_STALLED, &hq->flags))
 		return (unsigned long)ipcq_redirect;
-	waited = ktime_get_ns() - READ_ONCE(hq->head_ns);
-	if ((s64)waited <= (s64)limit)
-		return (unsigned long)ipcq_redirect;
-	if (!test_and_set_bit(IPCQ_STALLED, &hq->flags)) {
-		atomic_long_inc(&hq->stalls);
-		WRITE_ONCE(hq->stall_wait_ns, waited);
-		/* Not the local CPU's pool: that CPU may be the starved one. */
-		queue_work(system_unbound_wq, &hq->stall_work);
-	}
-	return (unsigned long)ipcq_rescue;
+	if (!llist_empty(&hq->list))
+		return (unsigned long)ipcq_rescue;
+	atomic_long_inc(&hq->fallbacks);
+	return 0;
 }
 
 #ifndef IPCQ_NO_HOOK
@@ -386,6 +415,8 @@ static void ipcq_free_dev(struct ipcq_dev *dev)
 		/* The thread returns only with an empty list. */
 		if (dev->hwq[i].task)
 			kthread_stop(dev->hwq[i].task);
+		/* Lists are empty and stay so: the watchdog does not re-arm. */
+		timer_delete_sync(&dev->hwq[i].watchdog);
 		cancel_work_sync(&dev->hwq[i].stall_work);
 		kfree(dev->hwq[i].cpu_completions);
 	}
@@ -518,11 +549,14 @@ static int ipcq_attach(dev_t devt, const char *name, struct netlink_ext_ack *ext
 		struct ipcq_hwq *hq = &dev->hwq[i];
 
 		init_llist_head(&hq->list);
+		timer_setup(&hq->watchdog, ipcq_watchdog, 0);
 		INIT_WORK(&hq->stall_work, ipcq_stall_work);
 		hq->dev = dev;
 		hq->index = i;
-		hq->cpu_completions = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-		if (!hq->cpu_completions)
+	}
+	for (i = 0; i < n; i++) {
+		dev->hwq[i].cpu_completions = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+		if (!dev->hwq[i].cpu_completions)
 			goto err_free;
 	}
 	for (i = 0; i < n; i++) {

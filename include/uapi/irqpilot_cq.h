@@ -30,6 +30,7 @@ enum ipcq_cmd {
 
 	__IPCQ_CMD_MAX,
 };
+
 #define IPCQ_CMD_MAX (__IPCQ_CMD_MAX - 1)
 
 enum ipcq_attr {
@@ -59,6 +60,7 @@ enum ipcq_attr {
 
 	__IPCQ_A_MAX,
 };
+
 #define IPCQ_A_MAX (__IPCQ_A_MAX - 1)
 
 /* IPCQ_CMD_EVENT carries IPCQ_A_EVENT, IPCQ_A_DISK, MAJOR and MINOR. */
