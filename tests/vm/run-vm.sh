@@ -1,0 +1,625 @@
+#!/bin/bash
+# Boot Debian's own kernel under QEMU/TCG with this machine's / as the guest's read-only root
+# (virtio-9p), run one scenario script inside the guest, and report its verdict.
+#
+#   tests/vm/run-vm.sh [OPTIONS] SCENARIO_SCRIPT [ARGS...]
+#
+#   --smp SPEC          -smp value                      (default 4,sockets=2,cores=2)
+#   --mem M             -m value                        (default 2G)
+#   --append "ARGS"     extra kernel command line (added to the defaults; repeatable)
+#   --qemu "ARGS"       extra qemu arguments, word-split (repeatable)
+#   --disk KIND         ahci | nvme:N | virtio:N | none  (repeatable; N = I/O queues).
+#                       Each disk is a sparse 1 GiB raw file in a temp dir on the host.
+#   --disk-size SIZE    size of each disk image         (default 1G)
+#   --timeout SECONDS   wall-clock limit for the whole boot; qemu is killed after it (default 300)
+#   --throttle "CPUS:PERCENT"
+#                       cap the host threads of the listed vCPUs (cpulist) at PERCENT of one
+#                       host CPU each, through a cgroup (v2 threaded, else v1 cpu) made and
+#                       removed here. If no cgroup can be made the run is a SKIP, never a PASS.
+#   --out DIR           results dir: console.log (serial, \r stripped), result, and a writable
+#                       9p export the guest sees as /run/irqpilot/out (default: a new temp dir)
+#   --kernel VERSION    guest kernel (default: newest /boot/vmlinuz-* with /lib/modules/V/kernel)
+#   --src DIR           source tree seen as /run/irqpilot/src   (default: this checkout)
+#   --build DIR         build tree seen as /run/irqpilot/build  (default: $IRQPILOT_BUILD,
+#                       else SRC/build if it exists, else SRC)
+#   --no-header         ignore the scenario's "# vm:" header line
+#   -v, --verbose       also copy the serial console to stderr while it runs
+#
+# Environment: IRQPILOT_VM_KERNEL (as --kernel), IRQPILOT_BUILD (as --build), XDG_CACHE_HOME
+# (initramfs cache, default /var/tmp), IRQPILOT_VM_NO_CGROUP=1 (act as if no cgroup could be
+# made, to test the throttle SKIP path).
+#
+# A scenario may carry its VM config in a header line, e.g.
+#   # vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2
+# Header options come first; command-line options override them, and a --disk given on the
+# command line replaces the header's disks.
+#
+# Exit status: 0 PASS, 77 SKIP, 1 FAIL (scenario failure, guest panic, Oops, BUG:, WARNING:,
+# hung task, RCU stall, or timeout), 2 usage or host setup error. The last line printed is the
+# scenario's one-line summary: "PASS|FAIL|SKIP <scenario>: <summary>".
+#
+# Needs root (9p export of / with security_model=none, cgroups). KVM is never used: it hangs at
+# boot on these machines; TCG with one host thread per vCPU (thread=multi) is used instead.
+set -uo pipefail
+# The whole script sits in one block so bash has parsed all of it before running any: a run
+# that lasts minutes must not read a copy of this file edited in the meantime.
+{
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+self="$here/run-vm.sh"
+
+die() { echo "run-vm: $*" >&2; exit 2; }
+log() { echo "run-vm: $*" >&2; }
+
+# --- options -----------------------------------------------------------------------------------
+smp="4,sockets=2,cores=2"
+mem="2G"
+append=()
+qemu_extra=()
+disks=()
+disk_size="1G"
+timeout_s=300
+throttle=""
+out=""
+kver="${IRQPILOT_VM_KERNEL:-}"
+src=""
+build="${IRQPILOT_BUILD:-}"
+verbose=0
+use_header=1
+cli_disks=0
+
+parse_opts() {
+	# $1 = "header" or "cli"; remaining args are options. Sets OPTS_REST to the remaining words.
+	local origin=$1; shift
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--smp) smp=${2:?--smp needs a value}; shift 2 ;;
+		--mem) mem=${2:?--mem needs a value}; shift 2 ;;
+		--append) append+=("${2?--append needs a value}"); shift 2 ;;
+		--qemu) qemu_extra+=("${2?--qemu needs a value}"); shift 2 ;;
+		--disk)
+			[ -n "${2:-}" ] || die "--disk needs a value"
+			if [ "$origin" = cli ] && [ $cli_disks -eq 0 ]; then disks=(); cli_disks=1; fi
+			disks+=("$2"); shift 2 ;;
+		--disk-size) disk_size=${2:?--disk-size needs a value}; shift 2 ;;
+		--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
+		--throttle) throttle=${2?--throttle needs a value}; shift 2 ;;
+		--out) out=${2:?--out needs a value}; shift 2 ;;
+		--kernel) kver=${2:?--kernel needs a value}; shift 2 ;;
+		--src) src=${2:?--src needs a value}; shift 2 ;;
+		--build) build=${2:?--build needs a value}; shift 2 ;;
+		--no-header) use_header=0; shift ;;
+		-v|--verbose) verbose=1; shift ;;
+		-h|--help) sed -n '2,/^set -uo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		--) shift; break ;;
+		-*) die "unknown option $1 (see --help)" ;;
+		*) break ;;
+		esac
+	done
+	OPTS_REST=("$@")
+}
+
+# The header is read before the command line so the command line wins; the scenario path is
+# found first by skipping the options.
+find_scenario() {
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--no-header|-v|--verbose|-h|--help) shift ;;
+		--) shift; break ;;
+		-*) shift 2 ;;
+		*) break ;;
+		esac
+	done
+	printf '%s' "${1:-}"
+}
+
+scenario_arg=$(find_scenario "$@")
+for a in "$@"; do [ "$a" = --no-header ] && use_header=0; done
+if [ -n "$scenario_arg" ] && [ -f "$scenario_arg" ] && [ $use_header -eq 1 ]; then
+	hdr=$(sed -n 's/^# vm:[[:space:]]*//p' "$scenario_arg" | head -n1)
+	if [ -n "$hdr" ]; then
+		hdr_words=()
+		eval "hdr_words=($hdr)" || die "bad '# vm:' header in $scenario_arg"
+		parse_opts header "${hdr_words[@]}"
+	fi
+fi
+parse_opts cli "$@"
+set -- "${OPTS_REST[@]}"
+[ $# -ge 1 ] || die "usage: run-vm.sh [OPTIONS] SCENARIO_SCRIPT [ARGS...] (see --help)"
+scenario=$(realpath -e "$1" 2>/dev/null) || die "no such scenario: $1"
+shift
+scenario_args=("$@")
+name=$(basename "$scenario" .sh)
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (9p export of / and cgroups)"
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds"
+
+[ -n "$src" ] || src=$(cd "$here/../.." && pwd)
+src=$(realpath -e "$src") || die "no source tree $src"
+if [ -z "$build" ]; then
+	if [ -d "$src/build" ]; then build="$src/build"; else build="$src"; fi
+fi
+build=$(realpath -e "$build") || die "no build tree $build"
+for p in "$src" "$build"; do
+	case "$p" in *[[:space:]]*) die "paths with spaces are not supported: '$p'" ;; esac
+done
+
+# --- packages ----------------------------------------------------------------------------------
+ensure_packages() {
+	local need=() p
+	for p in linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static fio cpio; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			need+=("$p")
+	done
+	[ ${#need[@]} -eq 0 ] && return 0
+	log "installing: ${need[*]}"
+	# Serialise with other runs (check-vm may start several) and with apt itself.
+	(
+		flock 9
+		apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+				"${need[@]}"
+	) 9>/var/tmp/irqpilot-vm-apt.lock >&2 || die "apt-get install ${need[*]} failed"
+}
+ensure_packages
+
+# --- kernel ------------------------------------------------------------------------------------
+# The host runs its own kernel; the guest kernel is whichever Debian kernel is installed here.
+pick_kernel() {
+	local v best=""
+	for f in /boot/vmlinuz-*; do
+		[ -e "$f" ] || continue
+		v=${f#/boot/vmlinuz-}
+		[ -d "/lib/modules/$v/kernel/drivers" ] || continue
+		best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n1)
+	done
+	printf '%s' "$best"
+}
+[ -n "$kver" ] || kver=$(pick_kernel)
+[ -n "$kver" ] || die "no /boot/vmlinuz-* with a matching /lib/modules/*/kernel/drivers"
+vmlinuz="/boot/vmlinuz-$kver"
+[ -r "$vmlinuz" ] || die "no $vmlinuz"
+[ -d "/lib/modules/$kver/kernel" ] || die "no /lib/modules/$kver/kernel"
+
+# --- initramfs ---------------------------------------------------------------------------------
+# Only what it takes to reach the 9p root: busybox and the virtio/9p modules. Everything else
+# (drivers, fio, the build) comes from the host's / after switch_root.
+initramfs_mods="virtio_pci 9pnet_virtio 9p"
+
+init_script() {
+	cat <<'EOF'
+#!/bin/sh
+# irqpilot VM stage 1 (generated by tests/vm/run-vm.sh): reach the host's / over 9p.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+fail() { echo "IRQPILOT-RESULT: FAIL initramfs: $*"; echo o > /proc/sysrq-trigger; sleep 60; }
+for m in $(cat /modules.order); do
+	insmod "/lib/modules/$m" || fail "insmod $m"
+done
+src=; build=
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	irqpilot.src=*) src=${w#irqpilot.src=} ;;
+	irqpilot.build=*) build=${w#irqpilot.build=} ;;
+	esac
+done
+[ -n "$src" ] || fail "no irqpilot.src= on the kernel command line"
+[ -n "$build" ] || build=$src
+mkdir -p /newroot
+# cache=loose: the export is read-only and lives for one boot, and TCG makes every 9p round
+# trip expensive.
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
+	fail "mount 9p hostroot"
+# Bind the trees under /run before the guest's tmpfs hides the host's /tmp, where CI clones
+# may live.
+mount -t tmpfs -o mode=0755 run /newroot/run || fail "tmpfs /run"
+mkdir -p /newroot/run/irqpilot/src /newroot/run/irqpilot/build /newroot/run/irqpilot/out
+mount --bind "/newroot$src" /newroot/run/irqpilot/src || fail "bind $src"
+mount --bind "/newroot$build" /newroot/run/irqpilot/build || fail "bind $build"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 irqout /newroot/run/irqpilot/out ||
+	fail "mount 9p irqout"
+mount -t tmpfs -o mode=1777 tmp /newroot/tmp || fail "tmpfs /tmp"
+mount --move /dev /newroot/dev
+umount /proc /sys 2>/dev/null
+exec switch_root /newroot /bin/bash /run/irqpilot/src/tests/vm/guest-init.sh
+fail "switch_root"
+EOF
+}
+
+# Modules in load order (dependencies first), names as modinfo reports them.
+module_order() {
+	local -A seen=()
+	local order=()
+	visit() {
+		local m=$1 d deps
+		m=${m//-/_}
+		[ -n "${seen[$m]:-}" ] && return 0
+		seen[$m]=1
+		if ! modinfo -k "$kver" -F filename "$m" >/dev/null 2>&1; then
+			die "module $m not found for $kver"
+		fi
+		# Built-in modules have no file to load.
+		case "$(modinfo -k "$kver" -F filename "$m")" in (builtin*|"") return 0 ;; esac
+		deps=$(modinfo -k "$kver" -F depends "$m")
+		for d in ${deps//,/ }; do visit "$d"; done
+		order+=("$m")
+	}
+	for m in $initramfs_mods; do visit "$m"; done
+	printf '%s\n' "${order[@]}"
+}
+
+build_initramfs() {
+	local cache dest stamp_want tmp m f bn
+	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver"
+	dest="$cache/initramfs.cpio.gz"
+	stamp_want=$( { sha256sum "$self" /bin/busybox; echo "$kver $initramfs_mods"; } |
+		sha256sum | cut -d' ' -f1)
+	if [ -s "$dest" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp_want" ]; then
+		initramfs=$dest
+		return 0
+	fi
+	mkdir -p "$cache" || die "cannot create $cache"
+	tmp=$(mktemp -d "$cache/build.XXXXXX") || die "mktemp in $cache"
+	mkdir -p "$tmp"/{bin,proc,sys,dev,newroot,lib/modules}
+	cp /bin/busybox "$tmp/bin/busybox"
+	for a in sh mount umount mkdir cat insmod switch_root sleep echo; do
+		ln -s busybox "$tmp/bin/$a"
+	done
+	: >"$tmp/modules.order"
+	for m in $(module_order); do
+		f=$(modinfo -k "$kver" -F filename "$m")
+		bn=$(basename "$f")
+		case "$f" in
+		*.ko.xz) xz -dc "$f" >"$tmp/lib/modules/${bn%.xz}"; bn=${bn%.xz} ;;
+		*.ko.zst) zstd -qdc "$f" >"$tmp/lib/modules/${bn%.zst}"; bn=${bn%.zst} ;;
+		*.ko.gz) gzip -dc "$f" >"$tmp/lib/modules/${bn%.gz}"; bn=${bn%.gz} ;;
+		*) cp "$f" "$tmp/lib/modules/$bn" ;;
+		esac || die "cannot unpack $f"
+		echo "$bn" >>"$tmp/modules.order"
+	done
+	init_script >"$tmp/init"
+	chmod 755 "$tmp/init"
+	(cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) \
+		>"$tmp.cpio.gz" || die "cpio failed"
+	mv "$tmp.cpio.gz" "$dest"
+	echo "$stamp_want" >"$cache/stamp"
+	rm -rf "$tmp"
+	log "built $dest ($(du -h "$dest" | cut -f1))"
+	initramfs=$dest
+}
+initramfs=""
+(
+	# Concurrent runs share the cache; one builds, the others wait and reuse it.
+	flock 8
+	build_initramfs
+) 8>"${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm.lock" || exit 2
+initramfs="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver/initramfs.cpio.gz"
+[ -s "$initramfs" ] || die "no initramfs at $initramfs"
+
+# --- work dirs, disks --------------------------------------------------------------------------
+if [ -z "$out" ]; then
+	out=$(mktemp -d "${TMPDIR:-/tmp}/irqpilot-vm-$name.XXXXXX") || die "mktemp"
+fi
+mkdir -p "$out" || die "cannot create $out"
+out=$(realpath "$out")
+rm -f "$out/console.log" "$out/result" "$out/job.sh" "$out/throttle.txt" "$out/throttle.ready"
+scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/irqpilot-vm-disks.XXXXXX") || die "mktemp"
+
+qemu_pid=""
+cg_dirs=()
+cg_parent=""
+cg_v2_home=""
+cleanup() {
+	if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then
+		kill -TERM "$qemu_pid" 2>/dev/null
+		sleep 1
+		kill -KILL "$qemu_pid" 2>/dev/null
+	fi
+	throttle_cleanup
+	rm -rf "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+disk_args=()
+nd=0
+for d in "${disks[@]}"; do
+	case "$d" in
+	none) continue ;;
+	ahci|nvme:[0-9]*|virtio:[0-9]*) ;;
+	*) die "unknown --disk $d (ahci, nvme:N, virtio:N, none)" ;;
+	esac
+	img="$scratch/disk$nd.img"
+	truncate -s "$disk_size" "$img" || die "truncate $img"
+	drv=(-drive "if=none,id=d$nd,file=$img,format=raw,cache=unsafe")
+	case "$d" in
+	ahci)
+		disk_args+=(-device "ahci,id=ahci$nd" "${drv[@]}" -device "ide-hd,drive=d$nd,bus=ahci$nd.0") ;;
+	nvme:*)
+		disk_args+=("${drv[@]}" -device "nvme,serial=irqpilot$nd,drive=d$nd,max_ioqpairs=${d#nvme:}") ;;
+	virtio:*)
+		disk_args+=("${drv[@]}" -device "virtio-blk-pci,drive=d$nd,num-queues=${d#virtio:}") ;;
+	esac
+	nd=$((nd + 1))
+done
+
+# The scenario must be reachable from the guest: through the bound trees, or a copy in out/.
+rel_in() { case "$2" in "$1"/*) printf '%s' "${2#"$1"/}" ;; *) return 1 ;; esac; }
+if r=$(rel_in "$src" "$scenario"); then
+	guest_scenario="/run/irqpilot/src/$r"
+elif r=$(rel_in "$build" "$scenario"); then
+	guest_scenario="/run/irqpilot/build/$r"
+else
+	cp "$scenario" "$out/scenario.sh"
+	guest_scenario="/run/irqpilot/out/scenario.sh"
+fi
+{
+	printf 'VM_NAME=%q\n' "$name"
+	printf 'VM_SCENARIO=%q\n' "$guest_scenario"
+	printf 'VM_ARGS=('
+	for a in "${scenario_args[@]}"; do printf '%q ' "$a"; done
+	printf ')\n'
+	printf 'VM_HOST_SRC=%q\nVM_HOST_BUILD=%q\nVM_THROTTLE=%q\nVM_DISKS=%q\n' \
+		"$src" "$build" "$throttle" "${disks[*]}"
+} >"$out/job.sh"
+
+# --- throttling (host side) --------------------------------------------------------------------
+# Each throttled vCPU thread gets its own group so every one is capped at PERCENT of a CPU, as a
+# little core would be, instead of sharing one budget.
+throttle_v2_setup() {
+	local mnt cur base p
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || return 1
+	cur=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	base="$mnt${cur%/}"
+	grep -qw cpu "$base/cgroup.controllers" 2>/dev/null || return 1
+	p="$base/irqpilot-vm-$$"
+	mkdir "$p" 2>/dev/null || return 1
+	cg_parent=$p
+	cg_v2_home="$base"
+	# The threaded children must live under the process's own (domain) cgroup.
+	echo "+cpu" >"$base/cgroup.subtree_control" 2>/dev/null || return 1
+	echo "$qemu_pid" >"$p/cgroup.procs" 2>/dev/null || return 1
+	echo "+cpu" >"$p/cgroup.subtree_control" 2>/dev/null || return 1
+	local cpu tid
+	for cpu in $throttle_cpus; do
+		tid=${vcpu_tid[$cpu]}
+		mkdir "$p/vcpu$cpu" || return 1
+		cg_dirs+=("$p/vcpu$cpu")
+		echo threaded >"$p/vcpu$cpu/cgroup.type" || return 1
+		echo "$((throttle_pct * 1000)) 100000" >"$p/vcpu$cpu/cpu.max" || return 1
+		echo "$tid" >"$p/vcpu$cpu/cgroup.threads" || return 1
+	done
+	throttle_kind=v2
+}
+
+throttle_v1_setup() {
+	local mnt cur base p cpu tid
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || return 1
+	cur=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3; exit }' /proc/self/cgroup)
+	base="$mnt${cur%/}"
+	p="$base/irqpilot-vm-$$"
+	mkdir "$p" 2>/dev/null || return 1
+	cg_parent=$p
+	for cpu in $throttle_cpus; do
+		tid=${vcpu_tid[$cpu]}
+		mkdir "$p/vcpu$cpu" || return 1
+		cg_dirs+=("$p/vcpu$cpu")
+		echo 100000 >"$p/vcpu$cpu/cpu.cfs_period_us" || return 1
+		echo "$((throttle_pct * 1000))" >"$p/vcpu$cpu/cpu.cfs_quota_us" || return 1
+		echo "$tid" >"$p/vcpu$cpu/tasks" || return 1
+	done
+	throttle_kind=v1
+}
+
+throttle_cleanup() {
+	local d
+	[ -n "$cg_parent" ] || return 0
+	# Threads of a dead qemu are gone; a live one is moved back before the groups go.
+	for d in "${cg_dirs[@]}"; do
+		if [ -f "$d/tasks" ]; then
+			local pdir=${cg_parent%/*}
+			while read -r t; do echo "$t" >"$pdir/tasks" 2>/dev/null; done <"$d/tasks"
+		fi
+		rmdir "$d" 2>/dev/null
+	done
+	if [ -n "$cg_v2_home" ] && [ -f "$cg_parent/cgroup.procs" ]; then
+		while read -r t; do echo "$t" >"$cg_v2_home/cgroup.procs" 2>/dev/null; done \
+			<"$cg_parent/cgroup.procs"
+	fi
+	rmdir "$cg_parent" 2>/dev/null || log "could not remove cgroup $cg_parent"
+	cg_parent=""
+	cg_dirs=()
+}
+
+throttle_report() {
+	local d
+	for d in "${cg_dirs[@]}"; do
+		[ -f "$d/cpu.stat" ] || continue
+		printf '%s %s\n' "${d##*/}" "$(tr '\n' ' ' <"$d/cpu.stat")"
+	done
+}
+
+throttle_cpus=""
+throttle_pct=0
+throttle_kind=""
+declare -A vcpu_tid=()
+if [ -n "$throttle" ]; then
+	[[ "$throttle" =~ ^([0-9,-]+):([0-9]+)$ ]] || die "--throttle wants CPUS:PERCENT, e.g. 1,2:30"
+	throttle_pct=${BASH_REMATCH[2]}
+	[ "$throttle_pct" -ge 1 ] && [ "$throttle_pct" -le 100 ] || die "--throttle percent 1..100"
+	for part in ${BASH_REMATCH[1]//,/ }; do
+		if [[ "$part" =~ ^([0-9]+)-([0-9]+)$ ]]; then
+			throttle_cpus+=" $(seq -s ' ' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")"
+		else
+			throttle_cpus+=" $part"
+		fi
+	done
+fi
+
+throttle_setup() {
+	local cpu comm t
+	# QEMU names its vCPU threads "CPU n/TCG" (debug-threads=on); they exist before the guest
+	# kernel starts its secondaries, but give qemu a moment to create them.
+	for _ in $(seq 1 50); do
+		vcpu_tid=()
+		for t in /proc/"$qemu_pid"/task/*; do
+			comm=$(cat "$t/comm" 2>/dev/null) || continue
+			[[ "$comm" =~ ^CPU\ ([0-9]+)/TCG$ ]] && vcpu_tid[${BASH_REMATCH[1]}]=${t##*/}
+		done
+		local ok=1
+		for cpu in $throttle_cpus; do [ -n "${vcpu_tid[$cpu]:-}" ] || ok=0; done
+		[ $ok -eq 1 ] && break
+		sleep 0.1
+	done
+	for cpu in $throttle_cpus; do
+		[ -n "${vcpu_tid[$cpu]:-}" ] || { throttle_msg="no host thread for vCPU $cpu"; return 1; }
+	done
+	# IRQPILOT_VM_NO_CGROUP=1 pretends no cgroup can be made, to test the SKIP path.
+	if [ -z "${IRQPILOT_VM_NO_CGROUP:-}" ]; then
+		if throttle_v2_setup; then return 0; fi
+		throttle_cleanup
+		if throttle_v1_setup; then return 0; fi
+		throttle_cleanup
+	fi
+	throttle_msg="cannot create a cgroup with a CPU quota (no cgroup v2 cpu controller, no v1 cpu)"
+	return 1
+}
+
+# --- boot --------------------------------------------------------------------------------------
+cmdline="console=ttyS0,115200 loglevel=5 panic=-1 mitigations=off"
+cmdline+=" irqpilot.src=$src irqpilot.build=$build"
+[ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
+
+# shellcheck disable=SC2054 # the commas are qemu's
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem"
+	-nographic -no-reboot -name irqpilot-vm,debug-threads=on
+	-kernel "$vmlinuz" -initrd "$initramfs" -append "$cmdline"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$out,mount_tag=irqout,security_model=none,multidevs=remap"
+	-nic none "${disk_args[@]}")
+for q in "${qemu_extra[@]}"; do
+	# shellcheck disable=SC2206 # word splitting is the documented --qemu behaviour
+	qemu+=($q)
+done
+printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
+echo >>"$out/qemu-cmdline"
+
+t0=$(date +%s.%N)
+# Unbuffered (sed -u), so the BOOTED and RESULT lines reach console.log as the guest prints them;
+# the firmware's terminal escapes are dropped too.
+clean='s/\r//g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g'
+if [ $verbose -eq 1 ]; then
+	exec {confd}> >(sed -u "$clean" | tee "$out/console.log" >&2)
+else
+	exec {confd}> >(sed -u "$clean" >"$out/console.log")
+fi
+con_pid=$!
+"${qemu[@]}" </dev/null >&$confd 2>&1 &
+qemu_pid=$!
+echo "$qemu_pid" >"$out/qemu.pid"
+
+skip_reason=""
+throttle_msg=""
+# The throttle goes on once the guest has booted (boot on capped vCPUs is slow and tells
+# nothing); the guest waits for out/throttle.ready before it starts the scenario.
+throttle_pending=0
+[ -n "$throttle_cpus" ] && throttle_pending=1
+apply_throttle() {
+	throttle_pending=0
+	if ! throttle_setup; then
+		skip_reason="throttle $throttle: $throttle_msg"
+		log "SKIP: $skip_reason"
+		kill -TERM "$qemu_pid" 2>/dev/null
+		return
+	fi
+	log "throttled vCPUs$throttle_cpus to $throttle_pct% each ($throttle_kind cgroup $cg_parent)"
+	echo "vCPUs$throttle_cpus at $throttle_pct% ($throttle_kind)" >"$out/throttle.ready"
+}
+
+timed_out=0
+boot_wall=""
+deadline=$(( $(date +%s) + timeout_s ))
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	if [ "$(date +%s)" -ge $deadline ]; then
+		timed_out=1
+		log "timeout after ${timeout_s}s, killing qemu"
+		kill -TERM "$qemu_pid" 2>/dev/null
+		sleep 2
+		kill -KILL "$qemu_pid" 2>/dev/null
+		break
+	fi
+	if [ -z "$boot_wall" ] && grep -q '^IRQPILOT-BOOTED ' "$out/console.log"; then
+		boot_wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		[ $throttle_pending -eq 1 ] && apply_throttle
+	fi
+	# A guest that has reported and is powering off gets a few seconds, not the full timeout.
+	if grep -q '^IRQPILOT-RESULT: ' "$out/console.log" 2>/dev/null &&
+		[ $deadline -gt $(( $(date +%s) + 15 )) ]; then
+		deadline=$(( $(date +%s) + 15 ))
+	fi
+	sleep 0.2
+done
+if [ -n "$cg_parent" ]; then
+	throttle_report >"$out/throttle.txt"
+	log "throttle: $(awk '{ printf "%s%s %s %s", (NR > 1 ? "; " : ""), $1, $4, $5 }' "$out/throttle.txt")"
+fi
+wait "$qemu_pid" 2>/dev/null
+exec {confd}>&-
+wait "$con_pid" 2>/dev/null
+t1=$(date +%s.%N)
+qemu_pid=""
+elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+
+# --- verdict -----------------------------------------------------------------------------------
+console="$out/console.log"
+result_line=$(grep -a '^IRQPILOT-RESULT: ' "$console" | tail -n1)
+status=$(awk '{ print $2 }' <<<"$result_line")
+summary=$(sed 's/^IRQPILOT-RESULT: [A-Z]*[[:space:]]*//' <<<"$result_line")
+guest_said="$status $summary"
+boot_s=$(grep -a '^IRQPILOT-BOOTED ' "$console" | head -n1 | awk '{ print $2 }')
+
+bad_re='Kernel panic|Oops|BUG:|WARNING:|hung_task|blocked for more than'
+bad_re+='|rcu_sched self-detected stall|rcu: INFO:|general protection fault|Attempted to kill init'
+kernel_bad=$(grep -a -n -E "$bad_re" "$console" | head -n5)
+
+verdict=""
+if [ -n "$skip_reason" ]; then
+	verdict=SKIP; summary="$skip_reason"
+elif [ -n "$kernel_bad" ]; then
+	verdict=FAIL
+	summary="kernel trouble on the console: $(head -n1 <<<"$kernel_bad" | cut -c1-160)"
+	[ -n "$result_line" ] && summary+=" (scenario said: $guest_said)"
+elif [ $timed_out -eq 1 ]; then
+	verdict=FAIL; summary="timeout after ${timeout_s}s${result_line:+ (scenario said: $status)}"
+elif [ -z "$result_line" ]; then
+	verdict=FAIL; summary="guest stopped without an IRQPILOT-RESULT line"
+else
+	case "$status" in
+	PASS|FAIL|SKIP) verdict=$status ;;
+	*) verdict=FAIL; summary="bad result line: $result_line" ;;
+	esac
+fi
+
+{
+	echo "$verdict $name: $summary"
+	echo "elapsed ${elapsed}s boot ${boot_s:-?}s bootwall ${boot_wall:-?}s kernel $kver out $out"
+} >"$out/result"
+[ -n "$kernel_bad" ] && { log "kernel trouble:"; echo "$kernel_bad" >&2; }
+if [ "$verdict" = FAIL ]; then
+	log "last console lines ($console):"
+	tail -n 25 "$console" | sed 's/^/  | /' >&2
+fi
+log "$name: ${elapsed}s wall; guest reached stage 2 after ${boot_wall:-?}s wall" \
+	"(${boot_s:-?}s guest uptime); kernel $kver; console $console"
+echo "$verdict $name: $summary"
+case "$verdict" in
+PASS) exit 0 ;;
+SKIP) exit 77 ;;
+*) exit 1 ;;
+esac
+exit
+}
