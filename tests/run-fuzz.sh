@@ -11,7 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(cd "$here/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 export top_srcdir top_builddir
-targets="interrupts softirqs pid diskstats cpulist"
+# every tests/fuzz/fuzz_NAME.c is a target; its seeds are in corpus/NAME
+targets=$(cd "$top_srcdir/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 iterations=${IP_FUZZ_ITERATIONS:-50000}
 seconds=${IP_FUZZ_SECONDS:-10}
 

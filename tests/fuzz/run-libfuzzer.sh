@@ -12,7 +12,8 @@ seconds=${1:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
-targets="interrupts softirqs pid diskstats cpulist"
+# every tests/fuzz/fuzz_NAME.c is a target; its seeds are in corpus/NAME
+targets=$(cd "$top_srcdir/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 CLANG=${CLANG:-clang}
 
 if ! command -v "$CLANG" >/dev/null 2>&1; then
@@ -41,6 +42,8 @@ config=""
 [ -f "$top_builddir/config.h" ] && config="-include $top_builddir/config.h"
 
 lib="$top_srcdir/src/lib"
+# the whole library, so any target may use any module
+pkgflags=$(pkg-config --cflags --libs inih libnl-genl-3.0 libnl-3.0 libsystemd 2>/dev/null)
 fail=0
 for t in $targets; do
 	bin="$tmp/fuzz_$t"
@@ -48,8 +51,7 @@ for t in $targets; do
 	# shellcheck disable=SC2086
 	if ! "$CLANG" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -DIP_LIBFUZZER -D_GNU_SOURCE $config \
-		-I"$top_srcdir/include" "$here/fuzz_$t.c" "$lib/cpuset.c" "$lib/diag.c" \
-		"$lib/root.c" "$lib/procfs.c" -o "$bin"; then
+		-I"$top_srcdir/include" "$here/fuzz_$t.c" "$lib"/*.c $pkgflags -lm -o "$bin"; then
 		echo "FAIL: fuzz_$t does not build with $CLANG"
 		fail=1
 		continue

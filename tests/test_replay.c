@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The policy over time, on replay series built from the fixture machines
+ * (tests/replay/NAME.series) and run through the same engine as the daemon.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "irqpilot/capture.h"
+#include "irqpilot/engine.h"
+
+#define REPLAY TOP_SRCDIR "/tests/replay/"
+
+struct run {
+	int steps;
+	int moves[64];      /* moves of the watched IRQ per step, -1 if not decided */
+	int to[64];         /* first CPU it was moved to in that step, -1 */
+	int managed_explained, managed_kept;
+	int writes;         /* results that were not dry-run/skipped */
+	int isolated_note;
+	char reason[64][IP_REASON_MAX];
+	bool irq_seen[64];
+	int total_moves;
+};
+
+static int rm_rf(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* Build the series into a temp dir and replay it through the engine. */
+static void replay(const char *series, unsigned watch, const struct ip_policy_config *cfg, struct run *run)
+{
+	char tmp[] = "/tmp/irqpilot-replay-XXXXXX", cmd[1024], out[128];
+	struct ip_engine_opts eo = { .dry_run = true, .simulate = true };
+	struct ip_engine *e = NULL;
+	struct ip_diag d = { "" };
+	char **steps;
+	size_t n;
+
+	memset(run, 0, sizeof(*run));
+	assert_non_null(mkdtemp(tmp));
+	snprintf(out, sizeof(out), "%s/s", tmp);
+	snprintf(cmd, sizeof(cmd), "sh '%s/mkseries.sh' '%s/%s' '%s'", REPLAY, REPLAY, series, out);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ip_replay_steps(out, &steps, &n, &d), 0);
+	assert_true(n <= 64);
+	run->steps = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		char path[256];
+		struct ip_root *r;
+		struct ip_step *st;
+
+		snprintf(path, sizeof(path), "%s/%s", out, steps[i]);
+		assert_int_equal(ip_root_open(path, &r), 0);
+		if (!e)
+			assert_int_equal(ip_engine_new(r, cfg, &eo, &e), 0);
+		else
+			ip_engine_set_root(e, r);
+		if (ip_engine_step(e, &st, &d) < 0)
+			fail_msg("step %zu: %s", i, d.msg);
+		run->moves[i] = st->decided ? 0 : -1;
+		run->to[i] = -1;
+		run->irq_seen[i] = ip_snapshot_irq(st->model.cur, watch) != NULL;
+		for (int k = 0; st->decided && k < st->plan.nr_moves; k++) {
+			run->total_moves++;
+			if (st->plan.moves[k].irq != watch)
+				continue;
+			run->moves[i]++;
+			run->to[i] = cpuset_first(&st->plan.moves[k].to);
+			snprintf(run->reason[i], IP_REASON_MAX, "%s", st->plan.moves[k].reason);
+		}
+		for (int k = 0; st->decided && k < st->plan.nr_kept; k++) {
+			if (st->plan.kept[k].irq == watch && !run->reason[i][0])
+				snprintf(run->reason[i], IP_REASON_MAX, "%s", st->plan.kept[k].reason);
+			if (!st->plan.kept[k].managed)
+				continue;
+			run->managed_kept++;
+			if (strstr(st->plan.kept[k].reason, "(") && st->plan.kept[k].explained)
+				run->managed_explained++;
+		}
+		for (int k = 0; st->decided && k < st->plan.nr_notes; k++)
+			if (strstr(st->plan.notes[k], "isolated"))
+				run->isolated_note++;
+		for (int k = 0; k < st->results.n; k++)
+			if (st->results.r[k].outcome != IP_APPLY_DRY_RUN &&
+			    st->results.r[k].outcome != IP_APPLY_SKIPPED)
+				run->writes++;
+		ip_engine_set_root(e, NULL);
+		ip_root_free(r);
+	}
+	ip_engine_free(e);
+	ip_strv_free(steps, n);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+static void test_phone_follows_the_workload(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+	int first = -1, second = -1;
+
+	ip_policy_config_init(&cfg);
+	replay("phone-follow.series", 37, &cfg, &run);
+	for (int i = 0; i < run.steps; i++) {
+		if (run.moves[i] <= 0)
+			continue;
+		if (first < 0)
+			first = i;
+		else if (second < 0)
+			second = i;
+		else
+			fail_msg("a third move at step %d: %s", i, run.reason[i]);
+	}
+	/* fio on CPU 6 from the start: decided at the first step with rates */
+	assert_int_equal(first, 1);
+	assert_true(run.to[first] == 6 || run.to[first] == 7);
+	assert_non_null(strstr(run.reason[first], "performance domain 6-7"));
+	/* fio moves to CPU 2 at step 20; the vector follows within two cycles */
+	assert_true(second >= 21 && second <= 22);
+	assert_true(run.to[second] >= 0 && run.to[second] <= 3);
+	assert_non_null(strstr(run.reason[second], "efficiency domain 0-3"));
+	/* ... and then stays */
+	assert_non_null(strstr(run.reason[run.steps - 1], "already handled in efficiency domain 0-3"));
+	assert_int_equal(run.writes, 0); /* replays never write */
+	ip_policy_config_free(&cfg);
+}
+
+static void test_no_ping_pong(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+	int moves = 0;
+
+	ip_policy_config_init(&cfg);
+	replay("phone-compete.series", 37, &cfg, &run);
+	assert_int_equal(run.steps, 60);
+	for (int i = 0; i < run.steps; i++)
+		moves += run.moves[i] > 0 ? run.moves[i] : 0;
+	assert_true(moves <= 1);
+	ip_policy_config_free(&cfg);
+}
+
+static void test_isolated_submitters(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+	int moved = 0;
+
+	ip_policy_config_init(&cfg);
+	replay("server-isolated.series", 38, &cfg, &run);
+	for (int i = 0; i < run.steps; i++) {
+		if (run.moves[i] <= 0)
+			continue;
+		moved++;
+		/* a housekeeping CPU of the same LLC (package 1), never 14-15 */
+		assert_true(run.to[i] != 14 && run.to[i] != 15);
+		assert_true((run.to[i] >= 8 && run.to[i] <= 13) || (run.to[i] >= 24 && run.to[i] <= 30));
+		assert_non_null(strstr(run.reason[i], "isolated"));
+	}
+	assert_int_equal(moved, 1);
+	ip_policy_config_free(&cfg);
+}
+
+static void test_managed_nvme_kept(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("laptop-nvme.series", 129, &cfg, &run);
+	assert_int_equal(run.total_moves, 0);
+	/* 12 managed I/O vectors kept at each of the 9 decided steps */
+	assert_int_equal(run.managed_kept, 12 * (run.steps - 1));
+	/* the long explanation once per vector, not every cycle */
+	assert_int_equal(run.managed_explained, 12);
+	assert_non_null(strstr(run.reason[1], "managed"));
+	assert_int_equal(run.writes, 0);
+	ip_policy_config_free(&cfg);
+}
+
+static void test_vector_vanishes(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("phone-vanish.series", 37, &cfg, &run);
+	assert_true(run.irq_seen[5]);
+	for (int i = 6; i < run.steps; i++) {
+		assert_false(run.irq_seen[i]);
+		assert_true(run.moves[i] <= 0);
+		assert_int_equal(run.reason[i][0], '\0');
+	}
+	ip_policy_config_free(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_phone_follows_the_workload),
+		cmocka_unit_test(test_no_ping_pong),
+		cmocka_unit_test(test_isolated_submitters),
+		cmocka_unit_test(test_managed_nvme_kept),
+		cmocka_unit_test(test_vector_vanishes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
