@@ -1,0 +1,235 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The man pages and systemd units against the programs they describe:
+#  - every page is clean under mandoc -Tlint -W warning;
+#  - the units, with @sbindir@ pointing at the built daemon, pass
+#    systemd-analyze verify, and keep the settings irqpilotd(8) explains
+#    (a unit that makes /proc/irq read-only or refuses SCHED_FIFO would
+#    start and then fail every write);
+#  - every long option in irqpilotd --help, and every command, option,
+#    exit status and environment variable in irqctl --help, is documented
+#    in the program's man page, and every option the pages document is
+#    still in --help.
+# Exit 0 pass, 1 fail. Parts whose tools or programs are missing are
+# skipped with a message; the grep checks of the units always run.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+man=$top_srcdir/man
+units=$top_srcdir/systemd
+daemon=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+fail=0
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-docs.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok - $*"; }
+not_ok() {
+	echo "not ok - $*"
+	fail=1
+}
+skip() { echo "ok - # SKIP $*"; }
+
+# ---- mandoc lint -------------------------------------------------------
+if command -v mandoc >/dev/null 2>&1; then
+	for page in "$man"/*.5 "$man"/*.8; do
+		[ -e "$page" ] || continue
+		# mandoc exits non-zero on warnings too; the output is what counts.
+		mandoc -Tlint -W warning "$page" >"$tmp/lint" 2>&1
+		if [ -s "$tmp/lint" ]; then
+			not_ok "mandoc lint ${page##*/}"
+			sed 's/^/# /' "$tmp/lint"
+		else
+			ok "mandoc lint ${page##*/}"
+		fi
+	done
+else
+	skip "mandoc not installed: man pages not linted"
+fi
+
+# ---- systemd units -----------------------------------------------------
+# unit_has FILE REGEX DESCRIPTION
+unit_has() {
+	if grep -Eq "$2" "$1"; then ok "$3"; else not_ok "$3"; fi
+}
+unit_lacks() {
+	if grep -Eq "$2" "$1"; then not_ok "$3"; else ok "$3"; fi
+}
+
+mkdir "$tmp/units"
+for u in irqpilotd.service irqpilotd.socket; do
+	sed "s|@sbindir@|$top_builddir/src/irqpilotd|g" "$units/$u.in" >"$tmp/units/$u"
+done
+svc=$tmp/units/irqpilotd.service
+sock=$tmp/units/irqpilotd.socket
+unit_lacks "$svc" '@[a-z_]+@' "service: every @variable@ substituted"
+unit_has "$svc" '^Type=notify$' "service: Type=notify (READY=1 after the first cycle)"
+unit_has "$svc" '^ExecStart=.*/irqpilotd$' "service: ExecStart runs irqpilotd in daemon mode"
+unit_has "$svc" '^WatchdogSec=' "service: WatchdogSec= set (the daemon sends WATCHDOG=1)"
+unit_has "$svc" '^RuntimeDirectoryPreserve=yes$' \
+	"service: runtime directory kept, so --restore finds the state file after a crash"
+unit_lacks "$svc" '^ProtectKernelTunables=(yes|true|on|1)$' \
+	"service: ProtectKernelTunables off (it makes /proc/irq read-only)"
+unit_lacks "$svc" '^RestrictRealtime=(yes|true|on|1)$' \
+	"service: RestrictRealtime off (it refuses SCHED_FIFO for IRQ threads)"
+unit_lacks "$svc" '^PrivateNetwork=(yes|true|on|1)$' \
+	"service: host network namespace (the irqpilot_cq netlink family lives there)"
+unit_has "$svc" '^RestrictAddressFamilies=.*AF_NETLINK' "service: netlink allowed"
+for cap in CAP_SYS_NICE CAP_PERFMON CAP_NET_ADMIN; do
+	unit_has "$svc" "^CapabilityBoundingSet=.*$cap" "service: $cap in the bounding set"
+done
+unit_has "$svc" '^SystemCallFilter=.*perf_event_open' \
+	"service: perf_event_open allowed (not in @system-service)"
+
+# The socket the unit creates must be the one the daemon and irqctl use.
+sockdef=$(sed -n 's/^#define IP_PROTO_SOCKET_DEFAULT "\(.*\)"$/\1/p' \
+	"$top_srcdir/include/irqpilot/protocol.h")
+if [ -n "$sockdef" ] && grep -qx "ListenSequentialPacket=$sockdef" "$sock"; then
+	ok "socket: listens on $sockdef, the default of irqctl and irqpilotd"
+else
+	not_ok "socket: ListenSequentialPacket= is not IP_PROTO_SOCKET_DEFAULT ('$sockdef')"
+fi
+rundir=${sockdef%/*}
+if [ -n "$rundir" ] && grep -qx "RuntimeDirectory=${rundir##*/}" "$svc"; then
+	ok "service: RuntimeDirectory= is the socket's directory ($rundir)"
+else
+	not_ok "service: RuntimeDirectory= is not the socket's directory ($rundir)"
+fi
+unit_has "$sock" '^SocketMode=0660$' "socket: mode 0660, as irqctl(8) documents"
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	skip "systemd-analyze not installed: units not verified"
+elif [ ! -x "$daemon" ]; then
+	skip "$daemon not built: systemd-analyze verify needs ExecStart= to exist"
+else
+	# --man=no: the pages are not installed yet; they are linted above.
+	systemd-analyze verify --man=no "$svc" "$sock" >"$tmp/verify" 2>&1
+	rc=$?
+	# Only our units' complaints count, not those of the host's units.
+	if [ "$rc" -ne 0 ] || grep -q 'irqpilotd' "$tmp/verify"; then
+		not_ok "systemd-analyze verify (exit $rc)"
+		sed 's/^/# /' "$tmp/verify"
+	else
+		ok "systemd-analyze verify irqpilotd.service irqpilotd.socket"
+	fi
+fi
+
+# ---- options and commands against the man pages ------------------------
+# The page's text with \- as -, and font escapes and quotes removed, so
+# that "\fB\-\-json\fR" is found as "--json".
+plain() {
+	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\(dq//g' -e 's/"//g' "$1"
+}
+
+# Lines of section $2 (a .SH title) of plain page $1.
+section() {
+	awk -v want="$2" '
+		/^\.SH / { t = substr($0, 5); gsub(/"/, "", t); on = (t == want); next }
+		on' "$1"
+}
+
+# documented WORD FILE: WORD appears as a whole word (- counts as a letter).
+documented() {
+	grep -Eq -- "(^|[^A-Za-z0-9_-])$1([^A-Za-z0-9_-]|\$)" "$2"
+}
+
+# Long options of a --help text; short ones are handled apart.
+long_options() {
+	grep -Eo -- '--[a-z][a-z-]*' "$1" | sort -u
+}
+
+# Options named in the tags of the OPTIONS section: .TP then a macro line.
+tag_options() {
+	section "$1" OPTIONS | awk 'tag { print } { tag = ($0 == ".TP") }' |
+		grep -Eo -- '(^|[ "])--?[a-zA-Z][a-z-]*' | sed 's/^[ "]//' | sort -u
+}
+
+check_help_vs_page() {
+	prog=$1 bin=$2 page=$3
+	if [ ! -x "$bin" ]; then
+		skip "$bin not built: $prog options not checked against $page"
+		return
+	fi
+	if ! "$bin" --help >"$tmp/$prog.help" 2>&1; then
+		not_ok "$prog --help exits 0"
+		sed 's/^/# /' "$tmp/$prog.help"
+		return
+	fi
+	plain "$man/$page" >"$tmp/$page"
+	for opt in $(long_options "$tmp/$prog.help"); do
+		if documented "$opt" "$tmp/$page"; then
+			ok "$prog $opt is in $page"
+		else
+			not_ok "$prog $opt is in --help but not in $page"
+		fi
+	done
+	for opt in $(tag_options "$tmp/$page"); do
+		if documented "$opt" "$tmp/$prog.help"; then
+			ok "$page: $opt is still in $prog --help"
+		else
+			not_ok "$page documents $opt, which $prog --help does not list"
+		fi
+	done
+}
+
+check_help_vs_page irqpilotd "$daemon" irqpilotd.8
+check_help_vs_page irqctl "$ctl" irqctl.8
+
+if [ -x "$ctl" ] && [ -s "$tmp/irqctl.help" ]; then
+	page=$tmp/irqctl.8
+	# Short options: "  -s, --socket PATH" lines of the help.
+	for opt in $(grep -Eo -- '^ +-[a-zA-Z],' "$tmp/irqctl.help" | tr -d ' ,'); do
+		if documented "$opt" "$page"; then
+			ok "irqctl $opt is in irqctl.8"
+		else
+			not_ok "irqctl $opt is in --help but not in irqctl.8"
+		fi
+	done
+	# Commands: the first word of each line of the "Commands:" block, and
+	# each must be the tag of an entry of the COMMANDS section.
+	section "$page" COMMANDS | awk 'tag { print } { tag = ($0 == ".TP") }' |
+		awk '{ print $2 }' >"$tmp/tags"
+	cmds=$(awk '/^Commands:/ { on = 1; next } on && /^$/ { exit }
+		on && /^  [a-z]/ { print $1 }' "$tmp/irqctl.help")
+	if [ -z "$cmds" ]; then
+		not_ok "irqctl --help lists commands under 'Commands:'"
+	fi
+	for cmd in $cmds; do
+		if grep -qx -- "$cmd" "$tmp/tags"; then
+			ok "irqctl command $cmd has an entry in irqctl.8 COMMANDS"
+		else
+			not_ok "irqctl command $cmd is in --help but not in irqctl.8 COMMANDS"
+		fi
+	done
+	while read -r cmd; do
+		if printf '%s\n' $cmds | grep -qx -- "$cmd"; then
+			:
+		else
+			not_ok "irqctl.8 documents command $cmd, which irqctl --help does not list"
+		fi
+	done <"$tmp/tags"
+	# Exit statuses: "  3  irqpilotd is not running" lines.
+	section "$page" "EXIT STATUS" | awk 'tag { print $2 } { tag = ($0 == ".TP") }' \
+		>"$tmp/codes"
+	for code in $(awk '/^Exit status:/ { on = 1; next } on && /^  [0-9]+ / { print $1 }' \
+		"$tmp/irqctl.help"); do
+		if grep -qx "$code" "$tmp/codes"; then
+			ok "irqctl exit status $code is in irqctl.8"
+		else
+			not_ok "irqctl exit status $code is in --help but not in irqctl.8"
+		fi
+	done
+	# Environment variables the help names.
+	section "$page" ENVIRONMENT >"$tmp/env"
+	for var in $(grep -Eo '\$[A-Z_]+' "$tmp/irqctl.help" | tr -d '$' | sort -u); do
+		if documented "$var" "$tmp/env"; then
+			ok "irqctl \$$var is in irqctl.8 ENVIRONMENT"
+		else
+			not_ok "irqctl \$$var is in --help but not in irqctl.8 ENVIRONMENT"
+		fi
+	done
+fi
+
+exit $fail
