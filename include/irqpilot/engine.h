@@ -44,6 +44,10 @@ struct ip_step {
 	bool decided;
 };
 
+/* The real writers on the live root; on any other root, files are written
+ * into the tree and thread changes never reach the kernel. */
+void ip_engine_ops_for_root(struct ip_root *r, struct ip_apply_ops *ops);
+
 /* @cfg is borrowed and must outlive the engine (see ip_engine_set_config). */
 int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const struct ip_engine_opts *o,
 		  struct ip_engine **out);

@@ -15,6 +15,18 @@
 /* The "model" object of the JSON document (see irqpilotd(8), JSON OUTPUT). */
 void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_model *m,
 			  const char *submit_source);
+/* Parts of the model object, for the control socket's replies. */
+void ip_report_json_cpus(struct ip_json *j, const struct ip_model *m); /* "cpus", "domains" */
+void ip_report_json_devices(struct ip_json *j, const struct ip_model *m);
+void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m);
+void ip_report_json_threads(struct ip_json *j, const struct ip_model *m);
+/* Submissions/s of the I/O that IRQ @irq completes, per domain
+ * (nr_domains entries); returns the busiest domain or -1. */
+int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *by_domain, double *total);
+/* Completion locality of IRQ @irq: the share of its submissions whose
+ * interrupt fired in the submitter's domain, 0..1; -1 when unknown. */
+double ip_report_locality(const struct ip_model *m, unsigned irq);
+
 /* The human-readable summary of --oneshot --dry-run. */
 void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source);
 

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "irqpilot/capture.h"
+#include "irqpilot/config.h"
+#include "irqpilot/daemon.h"
 #include "irqpilot/engine.h"
 #include "irqpilot/json.h"
 #include "irqpilot/macro.h"
@@ -19,14 +21,17 @@
 #include "irqpilot/root.h"
 #include "irqpilot/sample.h"
 
-enum mode { MODE_DAEMON, MODE_ONESHOT, MODE_REPLAY, MODE_CAPTURE };
+enum mode { MODE_DAEMON, MODE_ONESHOT, MODE_REPLAY, MODE_CAPTURE, MODE_CHECK_CONFIG, MODE_RESTORE };
 
 struct options {
 	enum mode mode;
 	const char *root;
 	const char *dir; /* replay or capture */
-	bool dry_run, json;
-	double interval_s;
+	const char *config;
+	bool config_explicit;
+	const char *runtime_dir;
+	bool dry_run, json, foreground, verbose;
+	double interval_s; /* 0: the policy file's */
 	int samples;
 };
 
@@ -35,22 +40,31 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: irqpilotd [OPTIONS]\n"
 		"Steer storage IRQ vectors and their threads to the CPUs that submit the I/O.\n\n"
-		"  --oneshot            sample twice, report, and exit\n"
+		"  --config FILE        policy file (default " IP_CONFIG_DEFAULT_PATH ")\n"
+		"  --foreground         also log to stderr\n"
 		"  --dry-run            decide and report, but write nothing\n"
-		"  --json               one JSON document per step on stdout\n"
 		"  --root DIR           read and write everything below DIR (default /)\n"
+		"  --runtime-dir DIR    control socket, lock and state (default " IP_RUNTIME_DIR_DEFAULT ")\n"
+		"  --interval SECONDS   time between cycles or samples (default: the policy file's, 2)\n"
+		"  --oneshot            sample twice, decide, apply (unless --dry-run), report, exit\n"
+		"  --json               one JSON document per step on stdout (--oneshot, --replay)\n"
 		"  --replay DIR         step through a recorded series (always a dry run)\n"
 		"  --capture DIR        record a replay series of this machine into DIR\n"
 		"  --samples N          samples to capture (default 10)\n"
-		"  --interval SECONDS   time between samples (default 2)\n"
+		"  --check-config[=FILE] validate the policy file and exit\n"
+		"  --verbose            with --check-config, print the effective configuration\n"
+		"  --restore            write back the original settings a previous run recorded\n"
 		"  --version            print the version and exit\n"
-		"  --help               print this help and exit\n");
+		"  --help               print this help and exit\n"
+		"\nExit status: 0 success, 1 failure, 2 usage error or invalid policy file,\n"
+		"3 refused to start (another irqpilotd, missing privilege, irqbalance running).\n");
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_ONESHOT = 256, OPT_DRY, OPT_JSON, OPT_ROOT, OPT_REPLAY, OPT_CAPTURE, OPT_SAMPLES,
-	       OPT_INTERVAL, OPT_VERSION, OPT_HELP };
+	       OPT_INTERVAL, OPT_VERSION, OPT_HELP, OPT_CONFIG, OPT_FOREGROUND, OPT_CHECK, OPT_VERBOSE,
+	       OPT_RESTORE, OPT_RUNTIME };
 	static const struct option longopts[] = {
 		{ "oneshot", no_argument, NULL, OPT_ONESHOT },
 		{ "dry-run", no_argument, NULL, OPT_DRY },
@@ -60,19 +74,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "capture", required_argument, NULL, OPT_CAPTURE },
 		{ "samples", required_argument, NULL, OPT_SAMPLES },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "check-config", optional_argument, NULL, OPT_CHECK },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "restore", no_argument, NULL, OPT_RESTORE },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, modes = 0;
 
-	*o = (struct options){ .mode = MODE_DAEMON, .root = "/", .interval_s = 2, .samples = 10 };
+	*o = (struct options){ .mode = MODE_DAEMON, .root = "/", .samples = 10,
+			       .config = IP_CONFIG_DEFAULT_PATH, .runtime_dir = IP_RUNTIME_DIR_DEFAULT };
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
 		case OPT_ONESHOT:
 			o->mode = MODE_ONESHOT;
+			modes++;
 			break;
 		case OPT_DRY:
 			o->dry_run = true;
@@ -87,10 +109,41 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->mode = MODE_REPLAY;
 			o->dir = optarg;
 			o->dry_run = true;
+			modes++;
 			break;
 		case OPT_CAPTURE:
 			o->mode = MODE_CAPTURE;
 			o->dir = optarg;
+			modes++;
+			break;
+		case OPT_CHECK:
+			o->mode = MODE_CHECK_CONFIG;
+			if (optarg) {
+				o->config = optarg;
+				o->config_explicit = true;
+			}
+			modes++;
+			break;
+		case OPT_RESTORE:
+			o->mode = MODE_RESTORE;
+			modes++;
+			break;
+		case OPT_CONFIG:
+			o->config = optarg;
+			o->config_explicit = true;
+			break;
+		case OPT_FOREGROUND:
+			o->foreground = true;
+			break;
+		case OPT_VERBOSE:
+			o->verbose = true;
+			break;
+		case OPT_RUNTIME:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "irqpilotd: --runtime-dir: '%s' is not an absolute path\n", optarg);
+				return -EINVAL;
+			}
+			o->runtime_dir = optarg;
 			break;
 		case OPT_SAMPLES:
 			errno = 0;
@@ -124,6 +177,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "irqpilotd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (modes > 1) {
+		fprintf(stderr, "irqpilotd: --oneshot, --replay, --capture, --check-config and --restore "
+				"exclude each other\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -179,9 +237,9 @@ static int step(const struct options *o, struct ip_engine *e, bool report)
 	return 0;
 }
 
-static int run_replay(const struct options *o, const struct ip_policy_config *cfg)
+static int run_replay(const struct options *o, const struct ip_config *cfg)
 {
-	struct ip_engine_opts eo = { .dry_run = true, .simulate = true };
+	struct ip_engine_opts eo = { .dry_run = true, .simulate = true, .overrides = cfg->overrides };
 	struct ip_engine *e = NULL;
 	struct ip_diag d = { "" };
 	char **steps = NULL;
@@ -207,7 +265,7 @@ static int run_replay(const struct options *o, const struct ip_policy_config *cf
 			break;
 		}
 		if (!e)
-			ret = ip_engine_new(r, cfg, &eo, &e);
+			ret = ip_engine_new(r, &cfg->policy, &eo, &e);
 		else
 			ip_engine_set_root(e, r);
 		if (ret >= 0)
@@ -224,9 +282,46 @@ static int run_replay(const struct options *o, const struct ip_policy_config *cf
 	return ret;
 }
 
+/* The policy file for the modes that are not the daemon. */
+static int load_config(const struct options *o, struct ip_config *cfg)
+{
+	struct ip_diag d = { "" };
+	int ret = ip_config_load_file(o->config, cfg, &d);
+
+	if (ret == -ENOENT && !o->config_explicit)
+		return 0; /* built-in defaults */
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: %s\n", d.msg);
+	return ret;
+}
+
+static int check_config(const struct options *o)
+{
+	struct ip_config cfg;
+	struct ip_diag d = { "" };
+	int ret;
+
+	ip_config_init(&cfg);
+	ret = ip_config_load_file(o->config, &cfg, &d);
+	if (ret == -ENOENT && !o->config_explicit) {
+		printf("%s: no such file: the built-in defaults apply\n", o->config);
+		ret = 0;
+	} else if (ret < 0) {
+		fprintf(stderr, "%s\n", d.msg);
+		ip_config_free(&cfg);
+		return IP_EXIT_USAGE;
+	} else {
+		printf("%s: valid\n", o->config);
+	}
+	if (o->verbose)
+		ip_config_dump(&cfg, stdout);
+	ip_config_free(&cfg);
+	return IP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	struct ip_policy_config cfg;
+	struct ip_config cfg;
 	struct options o;
 	struct ip_root *r = NULL;
 	struct ip_engine *e = NULL;
@@ -234,8 +329,25 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (parse_args(argc, argv, &o) < 0)
-		return 2;
-	ip_policy_config_init(&cfg);
+		return IP_EXIT_USAGE;
+	if (o.mode == MODE_CHECK_CONFIG)
+		return check_config(&o);
+	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE) {
+		struct ip_daemon_opts dopt = {
+			.config_path = o.config, .config_explicit = o.config_explicit, .root = o.root,
+			.runtime_dir = o.runtime_dir, .foreground = o.foreground, .dry_run = o.dry_run,
+			.interval_s = o.interval_s,
+		};
+
+		return o.mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
+	}
+	ip_config_init(&cfg);
+	if (load_config(&o, &cfg) < 0) {
+		ip_config_free(&cfg);
+		return IP_EXIT_USAGE;
+	}
+	if (o.interval_s <= 0)
+		o.interval_s = cfg.daemon.interval_s;
 	if (o.mode == MODE_REPLAY) {
 		ret = run_replay(&o, &cfg);
 		goto out;
@@ -248,8 +360,8 @@ int main(int argc, char **argv)
 	}
 	switch (o.mode) {
 	case MODE_CAPTURE: {
-		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r) };
-		struct ip_sampler *s;
+		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r), .overrides = cfg.overrides };
+		struct ip_sampler *s = NULL;
 
 		ret = ip_sampler_new(r, &so, &s);
 		if (ret >= 0)
@@ -262,9 +374,13 @@ int main(int argc, char **argv)
 		break;
 	}
 	case MODE_ONESHOT: {
-		struct ip_engine_opts eo = { .dry_run = o.dry_run, .live_counters = ip_root_is_live(r) };
+		struct ip_engine_opts eo = {
+			.dry_run = o.dry_run || cfg.daemon.dry_run,
+			.live_counters = ip_root_is_live(r),
+			.overrides = cfg.overrides,
+		};
 
-		ret = ip_engine_new(r, &cfg, &eo, &e);
+		ret = ip_engine_new(r, &cfg.policy, &eo, &e);
 		if (ret < 0)
 			break;
 		/* Rates need two samples one interval apart. */
@@ -275,15 +391,13 @@ int main(int argc, char **argv)
 		ret = step(&o, e, true);
 		break;
 	}
-	case MODE_DAEMON:
-	case MODE_REPLAY:
-		fprintf(stderr, "irqpilotd: run with --oneshot, --replay DIR or --capture DIR\n");
+	default:
 		ret = -EINVAL;
 		break;
 	}
 out:
 	ip_engine_free(e);
 	ip_root_free(r);
-	ip_policy_config_free(&cfg);
-	return ret < 0 ? 1 : 0;
+	ip_config_free(&cfg);
+	return ret < 0 ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }

@@ -21,6 +21,42 @@ struct ip_engine {
 	int next_index;
 };
 
+/*
+ * A fixture or replay tree has files but no threads: its PIDs are not this
+ * machine's, so thread affinity and priority must never reach the kernel.
+ * Files are written into the tree as usual.
+ */
+static int tree_write(void *ctx, struct ip_root *r, const char *path, const char *data)
+{
+	return ip_root_write(r, path, data);
+}
+
+static int tree_set_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
+{
+	return 0;
+}
+
+static int tree_set_scheduler(void *ctx, pid_t pid, int policy, int priority)
+{
+	return 0;
+}
+
+static void tree_ops(struct ip_apply_ops *ops)
+{
+	ops->write = tree_write;
+	ops->set_affinity = tree_set_affinity;
+	ops->set_scheduler = tree_set_scheduler;
+	ops->ctx = NULL;
+}
+
+void ip_engine_ops_for_root(struct ip_root *r, struct ip_apply_ops *ops)
+{
+	if (ip_root_is_live(r))
+		ip_apply_ops_default(ops);
+	else
+		tree_ops(ops);
+}
+
 int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const struct ip_engine_opts *o,
 		  struct ip_engine **out)
 {
@@ -37,7 +73,7 @@ int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const s
 	if (e->opts.ops)
 		e->ops = *e->opts.ops;
 	else
-		ip_apply_ops_default(&e->ops);
+		ip_engine_ops_for_root(r, &e->ops);
 	so.live_counters = e->opts.live_counters;
 	so.overrides = e->opts.overrides;
 	ret = ip_sampler_new(r, &so, &e->sampler);

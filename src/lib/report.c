@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* report: the model as JSON and as text. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "irqpilot/report.h"
@@ -52,7 +53,7 @@ static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int
 	ip_json_object_end(j);
 }
 
-static void json_cpus(struct ip_json *j, const struct ip_model *m)
+void ip_report_json_cpus(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_topology *t = &m->cur->topo;
 
@@ -107,7 +108,7 @@ static void json_cpus(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
-static void json_devices(struct ip_json *j, const struct ip_model *m)
+void ip_report_json_devices(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_storage *s = &m->cur->storage;
 	int n = m->cur->topo.nr_cpus;
@@ -168,7 +169,7 @@ static void json_devices(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
-static void json_irqs(struct ip_json *j, const struct ip_model *m)
+void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
 
@@ -207,7 +208,7 @@ static void json_irqs(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
-static void json_threads(struct ip_json *j, const struct ip_model *m)
+void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
 
@@ -242,10 +243,10 @@ void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_mo
 	ip_json_uint(j, "time_ns", m->cur->time_ns);
 	ip_json_double(j, "interval_s", m->interval_s);
 	ip_json_string(j, "submit_source", submit_source);
-	json_cpus(j, m);
-	json_devices(j, m);
-	json_irqs(j, m);
-	json_threads(j, m);
+	ip_report_json_cpus(j, m);
+	ip_report_json_devices(j, m);
+	ip_report_json_irqs(j, m);
+	ip_report_json_threads(j, m);
 	ip_json_object_end(j);
 }
 
@@ -476,4 +477,77 @@ void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply
 	for (int i = 0; res && i < res->n; i++)
 		if (res->r[i].outcome != IP_APPLY_OK && res->r[i].outcome != IP_APPLY_DRY_RUN)
 			fprintf(f, "  %s\n", res->r[i].msg);
+}
+
+int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *by_domain, double *total)
+{
+	const struct ip_snapshot *s = m->cur;
+	const struct ip_irq *q = ip_snapshot_irq(s, irq);
+	int n = s->topo.nr_cpus, best = -1;
+	double *by_cpu;
+
+	*total = 0;
+	for (int d = 0; d < s->topo.nr_domains; d++)
+		by_domain[d] = 0;
+	if (!q || !m->prev)
+		return -1;
+	by_cpu = calloc(n ? n : 1, sizeof(double));
+	if (!by_cpu)
+		return -1;
+	for (int k = 0; k < q->nr_devs; k++) {
+		const struct ip_blockdev *b = &s->storage.devs[q->devs[k]];
+		int queue = -1;
+
+		for (int v = 0; v < b->nr_vectors; v++)
+			if (b->vectors[v].irq == irq)
+				queue = b->vectors[v].queue;
+		ip_model_queue_submit(m, q->devs[k], queue, by_cpu);
+	}
+	for (int c = 0; c < n; c++) {
+		int d = s->topo.cpus[c].domain;
+
+		*total += by_cpu[c];
+		if (d >= 0 && d < s->topo.nr_domains)
+			by_domain[d] += by_cpu[c];
+	}
+	free(by_cpu);
+	for (int d = 0; d < s->topo.nr_domains; d++)
+		if (by_domain[d] > 0 && (best < 0 || by_domain[d] > by_domain[best]))
+			best = d;
+	return best;
+}
+
+double ip_report_locality(const struct ip_model *m, unsigned irq)
+{
+	const struct ip_snapshot *s = m->cur;
+	int i, nd = s->topo.nr_domains, n = s->topo.nr_cpus;
+	double sub_total, irq_total = 0, loc = 0;
+	double *sub = calloc(nd ? nd : 1, sizeof(double)), *hit = calloc(nd ? nd : 1, sizeof(double));
+
+	if (!sub || !hit)
+		goto none;
+	ip_report_submit_by_domain(m, irq, sub, &sub_total);
+	for (i = 0; i < s->nr_irqs && s->irqs[i].irq != irq; i++)
+		;
+	if (i == s->nr_irqs || sub_total <= 0 || !m->irq[i].percpu)
+		goto none;
+	for (int c = 0; c < n; c++) {
+		int d = s->topo.cpus[c].domain;
+
+		irq_total += m->irq[i].percpu[c];
+		if (d >= 0 && d < nd)
+			hit[d] += m->irq[i].percpu[c];
+	}
+	if (irq_total <= 0)
+		goto none;
+	/* the share of submissions whose interrupt fired in their domain */
+	for (int d = 0; d < nd; d++)
+		loc += (sub[d] / sub_total) * (hit[d] / irq_total);
+	free(sub);
+	free(hit);
+	return loc;
+none:
+	free(sub);
+	free(hit);
+	return -1;
 }

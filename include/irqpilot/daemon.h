@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_DAEMON_H
+#define IRQPILOT_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <systemd/sd-device.h>
+#include <systemd/sd-event.h>
+
+#include "irqpilot/config.h"
+#include "irqpilot/engine.h"
+#include "irqpilot/log.h"
+#include "irqpilot/protocol.h"
+#include "irqpilot/root.h"
+
+/* irqpilotd's exit statuses (irqpilotd(8), EXIT STATUS). */
+enum {
+	IP_EXIT_OK = 0,
+	IP_EXIT_FAILURE = 1,
+	IP_EXIT_USAGE = 2,   /* bad option or invalid policy file */
+	IP_EXIT_REFUSED = 3, /* another instance, privilege, irqbalance */
+};
+
+#define IP_RUNTIME_DIR_DEFAULT "/run/irqpilot"
+#define IP_IDLE_INTERVAL_S 10.0
+#define IP_IDLE_AFTER_CYCLES 3
+#define IP_MAX_CLIENTS 32
+#define IP_CLIENT_TIMEOUT_S 30
+
+struct ip_daemon_opts {
+	const char *config_path;
+	bool config_explicit; /* --config given: a missing file is an error */
+	const char *root;
+	const char *runtime_dir;
+	bool foreground;
+	bool dry_run;        /* --dry-run: wins over [daemon] dry_run */
+	double interval_s;   /* --interval, 0 = the policy file's */
+};
+
+/* A move or thread action already logged, so each is logged once. */
+struct ip_logged_target {
+	unsigned key;
+	ip_cpuset to;
+};
+
+struct ip_daemon {
+	struct ip_daemon_opts o;
+	sd_event *ev;
+	struct ip_root *root;
+	struct ip_root *sysroot; /* the real "/", for peers' credentials */
+	struct ip_config cfg;
+	struct ip_engine *engine;
+	struct ip_log log;
+	int lock_fd, listen_fd;
+	bool socket_activated;
+	sd_event_source *timer, *listen_src;
+	sd_device_monitor *monitor;
+	char *socket_path, *lock_path, *state_path;
+	bool idle;
+	unsigned quiet_cycles;
+	bool ready;
+	int nr_clients;
+	unsigned cycles, moves_total;
+	char last_move[IP_REASON_MAX];
+	struct ip_logged_target *logged;
+	size_t nr_logged;
+	/* irqctl capture: one step per cycle until done */
+	char *cap_dir;
+	int cap_left, cap_step;
+	struct ip_sampler *cap_sampler;
+};
+
+int ip_daemon_run(const struct ip_daemon_opts *o);
+/* --restore: write back what the state file recorded, then remove it. */
+int ip_daemon_restore(const struct ip_daemon_opts *o);
+/* Sample again soon (hot-plug, irqctl pin): within @delay_us. */
+void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
+/* Loads the policy file; on success it replaces the running one. */
+int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
+
+/* control.c: one request, one reply written to @out. */
+void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, uid_t uid, bool cap_sys_admin,
+		       FILE *out);
+
+#endif

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The daemon: an sd-event loop that runs a cycle on a timer, answers the
+ * control socket, reloads on SIGHUP, reacts to hot-plug, and restores on
+ * SIGTERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "irqpilot/capture.h"
+#include "irqpilot/daemon.h"
+#include "irqpilot/macro.h"
+#include "irqpilot/report.h"
+#include "irqpilot/state.h"
+
+#define USEC_PER_SEC 1000000ULL
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static double interval_s(const struct ip_daemon *d)
+{
+	return d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s;
+}
+
+void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us)
+{
+	uint64_t now, when;
+
+	if (!d->timer)
+		return;
+	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	when = now + delay_us;
+	/* only ever bring the next cycle forward */
+	{
+		uint64_t cur;
+
+		if (sd_event_source_get_time(d->timer, &cur) >= 0 &&
+		    sd_event_source_get_enabled(d->timer, NULL) > 0 && cur <= when)
+			return;
+	}
+	sd_event_source_set_time(d->timer, when);
+	sd_event_source_set_enabled(d->timer, SD_EVENT_ONESHOT);
+}
+
+/* ---- reporting a cycle ---------------------------------------------- */
+
+static bool logged_before(struct ip_daemon *d, unsigned key, const ip_cpuset *to)
+{
+	struct ip_logged_target *nv;
+
+	for (size_t i = 0; i < d->nr_logged; i++)
+		if (d->logged[i].key == key) {
+			if (cpuset_equal(&d->logged[i].to, to))
+				return true;
+			d->logged[i].to = *to;
+			return false;
+		}
+	nv = realloc(d->logged, sizeof(*nv) * (d->nr_logged + 1));
+	if (!nv)
+		return false;
+	d->logged = nv;
+	d->logged[d->nr_logged].key = key;
+	d->logged[d->nr_logged].to = *to;
+	d->nr_logged++;
+	return false;
+}
+
+static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
+{
+	struct ip_history *h = ip_engine_history(d->engine);
+	const struct ip_plan *p = &st->plan;
+	bool dry = ip_engine_dry_run(d->engine);
+
+	for (int i = 0; st->decided && i < p->nr_moves; i++) {
+		const struct ip_move *m = &p->moves[i];
+		char f_irq[32], f_dev[96], f_from[IP_CPULIST_MAX + 16], f_to[IP_CPULIST_MAX + 16];
+		const char *fields[] = { f_irq, f_dev, f_from, f_to, NULL };
+
+		if (m->failed || logged_before(d, m->irq, &m->to))
+			continue;
+		snprintf(f_irq, sizeof(f_irq), "IRQPILOT_IRQ=%u", m->irq);
+		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", m->device);
+		snprintf(f_from, sizeof(f_from), "IRQPILOT_FROM=%s", cpuset_str(&m->from));
+		snprintf(f_to, sizeof(f_to), "IRQPILOT_TO=%s", cpuset_str(&m->to));
+		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would have " : "", m->reason);
+		if (!dry) {
+			d->moves_total++;
+			snprintf(d->last_move, sizeof(d->last_move), "%u %s → %s", m->irq, m->name,
+				 cpuset_str(&m->to));
+		}
+	}
+	for (int i = 0; st->decided && i < p->nr_threads; i++) {
+		const struct ip_thread_action *t = &p->threads[i];
+		ip_cpuset key = t->to;
+
+		/* priority changes count as their own target */
+		cpuset_set(&key, IP_CPU_MAX - 1 - (t->set_sched ? t->priority : 0));
+		if (t->failed || logged_before(d, 0x80000000u | (unsigned)t->pid, &key))
+			continue;
+		ip_log(&d->log, LOG_INFO, "%s%s", dry ? "dry run: " : "", t->reason);
+	}
+	for (int i = 0; st->decided && i < p->nr_kept; i++)
+		if (p->kept[i].managed && p->kept[i].explained)
+			ip_log(&d->log, LOG_NOTICE, "%s", p->kept[i].reason);
+	for (int i = 0; st->decided && i < p->nr_notes; i++)
+		if (ip_history_log_once(h, p->notes[i]))
+			ip_log(&d->log, LOG_NOTICE, "%s", p->notes[i]);
+	for (int i = 0; i < st->results.n; i++) {
+		const struct ip_apply_result *r = &st->results.r[i];
+		unsigned suppressed;
+		char key[64];
+
+		if (r->outcome == IP_APPLY_OK || r->outcome == IP_APPLY_DRY_RUN ||
+		    r->outcome == IP_APPLY_SKIPPED || !r->log)
+			continue;
+		snprintf(key, sizeof(key), "apply %d %u %d", r->what, r->irq, (int)r->pid);
+		if (ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
+			ip_log(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING, "%s%s", r->msg,
+			       suppressed ? " (earlier messages suppressed)" : "");
+	}
+	/* The polling pathology: a storage IRQ thread that wakes many times
+	 * per interrupt, or eats a CPU. */
+	for (int i = 0; st->model.prev && i < st->model.cur->nr_threads; i++) {
+		const struct ip_irq_thread *t = &st->model.cur->threads[i];
+		const struct ip_thread_rate *r = &st->model.thread[i];
+		const struct ip_irq *q = ip_snapshot_irq(st->model.cur, t->irq);
+		unsigned suppressed;
+		char key[64];
+
+		if (!q || !q->nr_devs)
+			continue;
+		if (r->wakeups_per_irq <= d->cfg.daemon.top_wakeups_per_irq &&
+		    r->cpu_pct <= d->cfg.daemon.top_thread_cpu)
+			continue;
+		snprintf(key, sizeof(key), "thread %d", (int)t->pid);
+		if (!ip_log_ratelimit(&d->log, key, st->now_ns, 1, &suppressed))
+			continue;
+		ip_log(&d->log, LOG_WARNING,
+		       "IRQ thread %s (pid %d) woke %.1f times per interrupt and used %.0f%% of a CPU: "
+		       "a polling handler costs the CPU it runs on%s",
+		       t->comm, (int)t->pid, r->wakeups_per_irq < 0 ? 0 : r->wakeups_per_irq, r->cpu_pct,
+		       suppressed ? " (repeats suppressed)" : "");
+	}
+}
+
+static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *steered, int *managed)
+{
+	const struct ip_history *h = ip_engine_history(d->engine);
+	const struct ip_snapshot *s = st->model.cur;
+
+	*steered = *managed = 0;
+	for (int i = 0; i < s->nr_irqs; i++) {
+		const struct ip_irq_hist *e;
+
+		if (!s->irqs[i].nr_devs)
+			continue;
+		e = ip_history_find(h, s->irqs[i].irq);
+		if (s->irqs[i].managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
+			(*managed)++;
+		else if (e && e->placed)
+			(*steered)++;
+	}
+}
+
+static void notify_status(struct ip_daemon *d, const struct ip_step *st)
+{
+	int steered, managed;
+	char status[512];
+
+	count_vectors(d, st, &steered, &managed);
+	snprintf(status, sizeof(status), "STATUS=%d devices, %d vectors steered, %d managed%s; last move: %s",
+		 st->model.cur->storage.nr_devs, steered, managed,
+		 ip_engine_dry_run(d->engine) ? " (dry run)" : "", d->last_move[0] ? d->last_move : "none");
+	if (!d->ready) {
+		d->ready = true;
+		sd_notifyf(0, "READY=1\n%s", status);
+	} else {
+		sd_notify(0, status);
+	}
+}
+
+static bool storage_active(const struct ip_step *st)
+{
+	if (!st->model.prev)
+		return true;
+	for (int i = 0; i < st->model.cur->storage.nr_devs; i++)
+		if (st->model.dev[i].ios > 0 || st->model.dev[i].submit_total > 0)
+			return true;
+	return false;
+}
+
+static void capture_step(struct ip_daemon *d)
+{
+	struct ip_snapshot snap;
+	struct ip_diag diag = { "" };
+	int ret;
+
+	if (!d->cap_dir)
+		return;
+	ret = ip_capture_step(d->root, d->cap_sampler, d->cap_dir, d->cap_step, &snap, &diag);
+	if (ret < 0) {
+		ip_log(&d->log, LOG_ERR, "capture into %s stopped: %s", d->cap_dir, diag.msg);
+		d->cap_left = 0;
+	} else {
+		ip_snapshot_free(&snap);
+		d->cap_step++;
+		d->cap_left--;
+	}
+	if (d->cap_left <= 0) {
+		if (ret >= 0)
+			ip_log(&d->log, LOG_NOTICE, "capture of %d samples into %s finished", d->cap_step,
+			       d->cap_dir);
+		free(d->cap_dir);
+		d->cap_dir = NULL;
+		ip_sampler_free(d->cap_sampler);
+		d->cap_sampler = NULL;
+	}
+}
+
+static void save_state(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+	unsigned suppressed;
+
+	if (ip_engine_dry_run(d->engine))
+		return;
+	if (ip_state_save(ip_engine_history(d->engine), d->state_path, &diag) < 0 &&
+	    ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
+		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	struct ip_diag diag = { "" };
+	struct ip_step *st;
+	double next_s;
+	int ret;
+
+	ret = ip_engine_step(d->engine, &st, &diag);
+	if (ret < 0) {
+		unsigned suppressed;
+
+		/* A garbled or vanished file costs this cycle, not the daemon. */
+		if (ip_log_ratelimit(&d->log, "cycle", mono_ns(), 3, &suppressed))
+			ip_log(&d->log, LOG_ERR, "cycle failed: %s", diag.msg[0] ? diag.msg : strerror(-ret));
+		next_s = interval_s(d);
+	} else {
+		bool was_idle = d->idle;
+
+		d->cycles++;
+		report_cycle(d, st);
+		capture_step(d);
+		save_state(d);
+		notify_status(d, st);
+		/* Back off only after a few quiet cycles in a row, so a pause
+		 * of one interval does not cost the next ten seconds; any I/O
+		 * brings the short interval back at once. */
+		d->quiet_cycles = storage_active(st) ? 0 : d->quiet_cycles + 1;
+		d->idle = d->quiet_cycles >= IP_IDLE_AFTER_CYCLES;
+		if (d->idle != was_idle)
+			ip_log(&d->log, LOG_DEBUG, d->idle ? "no storage I/O: sampling every %.0f s"
+							   : "storage I/O again: sampling every %.1f s",
+			       d->idle ? IP_IDLE_INTERVAL_S : interval_s(d));
+		/* a capture samples at the configured interval */
+		next_s = d->idle && !d->cap_dir ? MAX(IP_IDLE_INTERVAL_S, interval_s(d)) : interval_s(d);
+	}
+	sd_event_source_set_time(s, usec + (uint64_t)(next_s * USEC_PER_SEC));
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+/* ---- signals, reload, hot-plug --------------------------------------- */
+
+int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
+{
+	struct ip_config next;
+	int ret;
+
+	ip_config_init(&next);
+	ret = ip_config_load_file(d->o.config_path, &next, diag);
+	if (ret == -ENOENT && !d->o.config_explicit) {
+		ip_config_init(&next); /* no file: built-in defaults */
+		ret = 0;
+	}
+	if (ret < 0) {
+		ip_config_free(&next);
+		return ret;
+	}
+	ip_config_free(&d->cfg);
+	d->cfg = next;
+	ip_engine_set_config(d->engine, &d->cfg.policy);
+	if (!d->o.dry_run)
+		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
+	d->log.level = d->cfg.daemon.log_level;
+	/* [cpus] may have changed the capacity classes */
+	ip_engine_invalidate(d->engine);
+	ip_daemon_kick(d, 0);
+	return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	struct ip_diag diag = { "" };
+
+	sd_notify(0, "RELOADING=1");
+	if (ip_daemon_reload(d, &diag) < 0)
+		ip_log(&d->log, LOG_ERR, "reload rejected, keeping the running policy: %s", diag.msg);
+	else
+		ip_log(&d->log, LOG_NOTICE, "reloaded %s", d->o.config_path);
+	sd_notify(0, "READY=1");
+	return 0;
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+
+	sd_notify(0, "STOPPING=1");
+	ip_log(&d->log, LOG_INFO, "stopping on %s", si->ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+	return sd_event_exit(d->ev, IP_EXIT_OK);
+}
+
+static int on_uevent(sd_device_monitor *m, sd_device *dev, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	const char *subsystem = NULL, *sysname = NULL;
+
+	(void)sd_device_get_subsystem(dev, &subsystem);
+	(void)sd_device_get_sysname(dev, &sysname);
+	ip_log(&d->log, LOG_DEBUG, "hot-plug: %s %s, sampling again", subsystem ? subsystem : "?",
+	       sysname ? sysname : "?");
+	ip_engine_invalidate(d->engine);
+	/* a burst of uevents makes one new sample */
+	ip_daemon_kick(d, 200000);
+	return 0;
+}
+
+static int start_monitor(struct ip_daemon *d)
+{
+	static const char *const subsystems[] = { "block", "pci", "cpu" };
+	int ret = sd_device_monitor_new(&d->monitor);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < ARRAY_SIZE(subsystems); i++) {
+		ret = sd_device_monitor_filter_add_match_subsystem_devtype(d->monitor, subsystems[i], NULL);
+		if (ret < 0)
+			return ret;
+	}
+	ret = sd_device_monitor_attach_event(d->monitor, d->ev);
+	if (ret < 0)
+		return ret;
+	return sd_device_monitor_start(d->monitor, on_uevent, d);
+}
+
+/* ---- the control socket ------------------------------------------------ */
+
+struct client {
+	struct ip_daemon *d;
+	int fd;
+	sd_event_source *io, *timeout;
+};
+
+static void client_free(struct client *c)
+{
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->timeout);
+	close(c->fd);
+	c->d->nr_clients--;
+	free(c);
+}
+
+static void reply(struct client *c, const char *buf, size_t len)
+{
+	struct ip_diag diag = { "" };
+
+	if (ip_proto_send_reply(c->fd, buf, len, &diag) < 0)
+		ip_log(&c->d->log, LOG_DEBUG, "control: reply not sent: %s", diag.msg);
+}
+
+static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct client *c = userdata;
+	struct ip_daemon *d = c->d;
+	char buf[IP_PROTO_REQ_MAX];
+	struct ip_diag diag = { "" };
+	struct ip_request req;
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+	uid_t uid;
+	pid_t pid;
+	bool cap = false;
+	ssize_t n;
+	uint64_t now;
+
+	n = ip_proto_recv_request(fd, buf, &diag);
+	if (n == 0 || n == -EAGAIN || n == -EINTR) {
+		if (n == 0)
+			client_free(c);
+		return 0;
+	}
+	f = open_memstream(&out, &outlen);
+	if (!f) {
+		client_free(c);
+		return 0;
+	}
+	if (n < 0) {
+		/* oversized or broken: say so, then cut the client off */
+		ip_proto_reply_error(f, (int)-n, "%s", diag.msg[0] ? diag.msg : strerror((int)-n));
+		fclose(f);
+		reply(c, out, outlen);
+		free(out);
+		client_free(c);
+		return 0;
+	}
+	if (ip_proto_decode(buf, (size_t)n, &req, &diag) < 0) {
+		ip_proto_reply_error(f, EINVAL, "%s", diag.msg);
+		fclose(f);
+		reply(c, out, outlen);
+		free(out);
+		client_free(c);
+		return 0;
+	}
+	if (ip_proto_peer_cred(d->sysroot, fd, &uid, &pid, &cap, &diag) < 0) {
+		ip_proto_reply_error(f, EPERM, "cannot tell who is asking: %s", diag.msg);
+	} else if (ip_proto_check_access(&req, uid, cap) < 0) {
+		ip_proto_reply_error(f, EPERM, "'%s' changes state: only root or CAP_SYS_ADMIN may do that",
+				     ip_proto_verb_name(req.verb));
+	} else {
+		ip_control_handle(d, &req, uid, cap, f);
+	}
+	fclose(f);
+	reply(c, out, outlen);
+	free(out);
+	/* a client that keeps asking stays; an idle one is cut off later */
+	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) >= 0)
+		sd_event_source_set_time(c->timeout, now + IP_CLIENT_TIMEOUT_S * USEC_PER_SEC);
+	return 0;
+}
+
+static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	client_free(userdata);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	struct client *c;
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	unsigned suppressed;
+
+	if (cfd < 0)
+		return 0;
+	if (d->nr_clients >= IP_MAX_CLIENTS) {
+		if (ip_log_ratelimit(&d->log, "clients", mono_ns(), 1, &suppressed))
+			ip_log(&d->log, LOG_WARNING, "control: %d clients connected, refusing more",
+			       d->nr_clients);
+		close(cfd);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(cfd);
+		return 0;
+	}
+	c->d = d;
+	c->fd = cfd;
+	d->nr_clients++;
+	if (sd_event_add_io(d->ev, &c->io, cfd, EPOLLIN, on_client, c) < 0 ||
+	    sd_event_add_time_relative(d->ev, &c->timeout, CLOCK_MONOTONIC,
+				       IP_CLIENT_TIMEOUT_S * USEC_PER_SEC, 0, on_client_timeout, c) < 0)
+		client_free(c);
+	return 0;
+}
+
+static int open_control(struct ip_daemon *d, struct ip_diag *diag)
+{
+	int n = sd_listen_fds(true);
+
+	if (n > 1)
+		return ip_diag_set(diag, -EINVAL, "socket activation passed %d sockets; expected one", n);
+	if (n == 1) {
+		d->listen_fd = SD_LISTEN_FDS_START;
+		d->socket_activated = true;
+		if (fcntl(d->listen_fd, F_SETFL, O_NONBLOCK) < 0)
+			return ip_diag_set(diag, -errno, "socket activation: %s", strerror(errno));
+	} else {
+		int ret = ip_proto_listen(d->socket_path, 0660, &d->listen_fd, diag);
+
+		if (ret < 0)
+			return ret;
+	}
+	return sd_event_add_io(d->ev, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
+}
+
+/* ---- refusing to start ------------------------------------------------- */
+
+static int mkdir_p(const char *dir, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(dir);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
+{
+	char pid[32];
+	int ret = mkdir_p(d->o.runtime_dir, 0755);
+
+	if (ret < 0)
+		return ip_diag_set(diag, ret, "%s: %s", d->o.runtime_dir, strerror(-ret));
+	d->lock_fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->lock_fd < 0)
+		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		char other[32] = "";
+		ssize_t k = pread(d->lock_fd, other, sizeof(other) - 1, 0);
+
+		other[k > 0 ? k : 0] = '\0';
+		other[strcspn(other, "\n")] = '\0';
+		return ip_diag_set(diag, -EBUSY, "another irqpilotd is running (pid %s holds %s)",
+				   other[0] ? other : "?", d->lock_path);
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, strlen(pid), 0) < 0)
+		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
+	return 0;
+}
+
+static bool have_cap(int cap)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			return (eff >> cap) & 1;
+	return false;
+}
+
+/* Only what writing needs: a dry run needs nothing, a tree needs nothing. */
+static int check_privileges(struct ip_daemon *d, struct ip_diag *diag)
+{
+	if (ip_engine_dry_run(d->engine) || !ip_root_is_live(d->root))
+		return 0;
+	if (!have_cap(23 /* CAP_SYS_NICE */))
+		return ip_diag_set(diag, -EPERM,
+				   "missing CAP_SYS_NICE, needed to set IRQ thread affinity and priority "
+				   "(or run with --dry-run)");
+	if (access("/proc/irq/default_smp_affinity", W_OK) < 0 && !have_cap(1 /* CAP_DAC_OVERRIDE */))
+		return ip_diag_set(diag, -EPERM,
+				   "cannot write /proc/irq: run as root or with CAP_DAC_OVERRIDE "
+				   "(or run with --dry-run)");
+	return 0;
+}
+
+/* irqbalance moves every IRQ by load; left alone it moves our vectors back. */
+static int check_irqbalance(struct ip_daemon *d, struct ip_diag *diag)
+{
+	char **names = NULL;
+	size_t n = 0;
+	long found = 0;
+
+	if (ip_root_listdir(d->root, "proc", &names, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !found; i++) {
+		_cleanup_free_ char *path = NULL, *comm = NULL;
+		char *end;
+		long pid = strtol(names[i], &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		path = ip_asprintf("proc/%ld/comm", pid);
+		if (path && ip_root_read_line(d->root, path, &comm) == 0 && strcmp(comm, "irqbalance") == 0)
+			found = pid;
+	}
+	ip_strv_free(names, n);
+	if (!found)
+		return 0;
+	if (d->cfg.daemon.coexist) {
+		ip_log(&d->log, LOG_NOTICE,
+		       "irqbalance (pid %ld) is running; coexist = yes, so starting anyway: give it "
+		       "--policyscript=" PKGLIBEXECDIR "/irqbalance-ban-storage to keep it off storage vectors",
+		       found);
+		return 0;
+	}
+	return ip_diag_set(diag, -EBUSY,
+			   "irqbalance (pid %ld) is running and would move storage vectors back: stop it, "
+			   "or set [daemon] coexist = yes and run it with --policyscript=" PKGLIBEXECDIR
+			   "/irqbalance-ban-storage",
+			   found);
+}
+
+/* ---- setup and teardown ------------------------------------------------ */
+
+static void daemon_free(struct ip_daemon *d)
+{
+	sd_event_source_disable_unref(d->timer);
+	sd_event_source_disable_unref(d->listen_src);
+	sd_device_monitor_unref(d->monitor);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		if (!d->socket_activated && d->socket_path)
+			unlink(d->socket_path);
+	}
+	ip_engine_free(d->engine);
+	ip_sampler_free(d->cap_sampler);
+	free(d->cap_dir);
+	ip_config_free(&d->cfg);
+	ip_root_free(d->root);
+	ip_root_free(d->sysroot);
+	sd_event_unref(d->ev);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
+	free(d->logged);
+	free(d->socket_path);
+	free(d->lock_path);
+	free(d->state_path);
+}
+
+static void restore_on_exit(struct ip_daemon *d)
+{
+	struct ip_apply_results res;
+
+	if (!d->cfg.daemon.restore_on_exit || ip_engine_dry_run(d->engine))
+		return;
+	if (ip_engine_restore(d->engine, &res) < 0) {
+		ip_log(&d->log, LOG_ERR, "restore failed: out of memory");
+		return;
+	}
+	for (int i = 0; i < res.n; i++)
+		ip_log(&d->log, res.r[i].err ? LOG_WARNING : LOG_INFO, "%s", res.r[i].msg);
+	ip_apply_results_free(&res);
+	save_state(d); /* nothing left to restore: removes the file */
+}
+
+int ip_daemon_run(const struct ip_daemon_opts *o)
+{
+	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1 };
+	struct ip_engine_opts eo = { 0 };
+	struct ip_diag diag = { "" };
+	sigset_t ss;
+	int ret, code = IP_EXIT_FAILURE;
+
+	d.o = *o;
+	ip_config_init(&d.cfg);
+	ip_log_init(&d.log, o->foreground, LOG_INFO);
+	ret = ip_config_load_file(o->config_path, &d.cfg, &diag);
+	if (ret == -ENOENT && !o->config_explicit) {
+		ip_config_init(&d.cfg);
+	} else if (ret < 0) {
+		fprintf(stderr, "irqpilotd: %s\n", diag.msg);
+		ip_config_free(&d.cfg);
+		return IP_EXIT_USAGE;
+	}
+	d.log.level = d.cfg.daemon.log_level;
+	d.socket_path = ip_asprintf("%s/control", o->runtime_dir);
+	d.lock_path = ip_asprintf("%s/irqpilotd.lock", o->runtime_dir);
+	d.state_path = ip_asprintf("%s/state", o->runtime_dir);
+	if (!d.socket_path || !d.lock_path || !d.state_path)
+		goto out;
+	ret = ip_root_open(o->root, &d.root);
+	if (ret >= 0)
+		ret = ip_root_open("/", &d.sysroot);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --root %s: %s\n", o->root, strerror(-ret));
+		goto out;
+	}
+	eo.dry_run = o->dry_run || d.cfg.daemon.dry_run;
+	eo.live_counters = ip_root_is_live(d.root);
+	eo.overrides = d.cfg.overrides;
+	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
+	if (ret < 0)
+		goto out;
+
+	/* refusals: each one line, exit 3 */
+	if (take_lock(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 || check_irqbalance(&d, &diag) < 0) {
+		fprintf(stderr, "irqpilotd: refusing to start: %s\n", diag.msg);
+		ip_log(&d.log, LOG_ERR, "refusing to start: %s", diag.msg);
+		code = IP_EXIT_REFUSED;
+		goto out;
+	}
+	if (ip_state_load(d.state_path, ip_engine_history(d.engine), &diag) == 0)
+		ip_log(&d.log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
+		       d.state_path);
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ret = sd_event_default(&d.ev);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d.ev, NULL, SIGTERM, on_sigterm, &d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d.ev, NULL, SIGINT, on_sigterm, &d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d.ev, NULL, SIGHUP, on_sighup, &d);
+	if (ret >= 0)
+		ret = sd_event_set_watchdog(d.ev, true);
+	if (ret >= 0)
+		ret = sd_event_add_time_relative(d.ev, &d.timer, CLOCK_MONOTONIC, 0, 0, on_timer, &d);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
+		goto out;
+	}
+	ret = open_control(&d, &diag);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: refusing to start: control socket: %s\n",
+			diag.msg[0] ? diag.msg : strerror(-ret));
+		code = ret == -EADDRINUSE ? IP_EXIT_REFUSED : IP_EXIT_FAILURE;
+		goto out;
+	}
+	if (ip_root_is_live(d.root)) {
+		ret = start_monitor(&d);
+		if (ret < 0)
+			ip_log(&d.log, LOG_WARNING, "no hot-plug events (%s): changes are seen at the next cycle",
+			       strerror(-ret));
+	}
+	ip_log(&d.log, LOG_INFO, "started on %s%s, every %.1f s; control socket %s", o->root,
+	       ip_engine_dry_run(d.engine) ? " (dry run)" : "", interval_s(&d), d.socket_path);
+	ret = sd_event_loop(d.ev);
+	restore_on_exit(&d);
+	code = ret < 0 ? IP_EXIT_FAILURE : ret;
+out:
+	daemon_free(&d);
+	return code;
+}
+
+int ip_daemon_restore(const struct ip_daemon_opts *o)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/state", o->runtime_dir);
+	struct ip_apply_results res = { 0 };
+	struct ip_apply_ops ops;
+	struct ip_history h;
+	struct ip_root *r = NULL;
+	struct ip_diag diag = { "" };
+	int ret, failed = 0;
+
+	if (!path)
+		return IP_EXIT_FAILURE;
+	ip_history_init(&h);
+	ret = ip_state_load(path, &h, &diag);
+	if (ret == -ENOENT) {
+		printf("irqpilotd: nothing to restore (no %s)\n", path);
+		return IP_EXIT_OK;
+	}
+	if (ret < 0 || ip_root_open(o->root, &r) < 0) {
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg[0] ? diag.msg : o->root);
+		ip_history_free(&h);
+		return IP_EXIT_FAILURE;
+	}
+	ip_engine_ops_for_root(r, &ops);
+	ret = ip_apply_restore(r, &h, &ops, &res);
+	for (int i = 0; i < res.n; i++) {
+		printf("%s\n", res.r[i].msg);
+		/* a vanished IRQ or thread has nothing left to restore */
+		if (res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED)
+			failed++;
+	}
+	ip_apply_results_free(&res);
+	if (ret >= 0 && !failed)
+		unlink(path);
+	ip_history_free(&h);
+	ip_root_free(r);
+	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#include "irqpilot/log.h"
+#include "irqpilot/macro.h"
+
+#define RATE_WINDOW_NS (60ULL * 1000000000ULL)
+
+void ip_log_init(struct ip_log *l, bool to_stderr, int level)
+{
+	memset(l, 0, sizeof(*l));
+	l->to_stderr = to_stderr;
+	/* Tests run the daemon on fixtures and keep the host's journal clean. */
+	l->to_journal = !getenv("IRQPILOT_NO_JOURNAL");
+	l->level = level;
+}
+
+static const char *prio_name(int prio)
+{
+	switch (prio) {
+	case LOG_EMERG:
+	case LOG_ALERT:
+	case LOG_CRIT:
+	case LOG_ERR:
+		return "error";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_NOTICE:
+		return "notice";
+	case LOG_INFO:
+		return "info";
+	default:
+		return "debug";
+	}
+}
+
+void ip_log_fields(struct ip_log *l, int prio, const char *const *fields, const char *fmt, ...)
+{
+	char msg[1024], mfield[1040], pfield[16];
+	struct iovec iov[16];
+	int n = 0;
+	va_list ap;
+
+	if (prio > l->level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (l->to_stderr) {
+		fprintf(stderr, "irqpilotd: %s: %s\n", prio_name(prio), msg);
+		fflush(stderr);
+	}
+	if (!l->to_journal)
+		return;
+	snprintf(mfield, sizeof(mfield), "MESSAGE=%s", msg);
+	snprintf(pfield, sizeof(pfield), "PRIORITY=%d", prio);
+	iov[n++] = (struct iovec){ mfield, strlen(mfield) };
+	iov[n++] = (struct iovec){ pfield, strlen(pfield) };
+	iov[n++] = (struct iovec){ (void *)"SYSLOG_IDENTIFIER=irqpilotd", strlen("SYSLOG_IDENTIFIER=irqpilotd") };
+	for (int i = 0; fields && fields[i] && n < (int)ARRAY_SIZE(iov); i++)
+		iov[n++] = (struct iovec){ (void *)fields[i], strlen(fields[i]) };
+	/* Without a journal (a container, a CI box) there is nowhere to say
+	 * that logging failed; stderr already has it in the foreground. */
+	(void)sd_journal_sendv(iov, n);
+}
+
+bool ip_log_ratelimit(struct ip_log *l, const char *key, uint64_t now_ns, unsigned burst,
+		      unsigned *suppressed)
+{
+	struct ip_log_limit *e = NULL;
+
+	*suppressed = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(l->limits); i++)
+		if (strcmp(l->limits[i].key, key) == 0) {
+			e = &l->limits[i];
+			break;
+		}
+	if (!e) {
+		/* Oldest slot out: a key forgotten this way may log again. */
+		e = &l->limits[l->next++ % ARRAY_SIZE(l->limits)];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		e->window_start_ns = now_ns;
+	}
+	if (now_ns - e->window_start_ns >= RATE_WINDOW_NS) {
+		*suppressed = e->suppressed;
+		e->window_start_ns = now_ns;
+		e->count = 0;
+		e->suppressed = 0;
+	}
+	if (e->count < burst) {
+		e->count++;
+		return true;
+	}
+	e->suppressed++;
+	return false;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A deliberately bad control client for the integration tests: sends the
+ * bytes of argv[2] (or N junk bytes with "--junk N", or nothing and just
+ * holds the connection with "--hold SECONDS") to the socket argv[1], and
+ * prints whatever comes back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	static char buf[1 << 20];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S\n");
+		return 2;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("connect");
+		return 3;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (strcmp(argv[2], "--hold") == 0 && argc == 4) {
+		sleep((unsigned)atoi(argv[3]));
+		return 0;
+	}
+	if (strcmp(argv[2], "--junk") == 0 && argc == 4) {
+		len = (size_t)atol(argv[3]);
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (char)(i * 131 + 7);
+	} else {
+		len = strlen(argv[2]);
+		memcpy(buf, argv[2], len);
+	}
+	if (send(fd, buf, len, 0) < 0) {
+		perror("send");
+		return 1;
+	}
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0) {
+		perror("recv");
+		return 1;
+	}
+	buf[n] = '\0';
+	printf("%s\n", buf);
+	/* the daemon cuts a bad client off: the next read sees the end */
+	n = recv(fd, buf, sizeof(buf), 0);
+	printf("after: %s\n", n == 0 ? "closed" : n < 0 ? strerror(errno) : "more data");
+	return 0;
+}

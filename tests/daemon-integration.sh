@@ -1,0 +1,217 @@
+#!/bin/sh
+# irqpilotd as an operator meets it: started on a writable copy of the
+# phone fixture with a temporary runtime directory, driven with irqctl, and
+# checked by the files it writes. A small loop stands in for the kernel:
+# it counts the UFS interrupts on the CPU the vector's affinity names and
+# the submissions of a "fio" on CPU 6.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+raw=$top_builddir/tests/ctl-raw
+export IRQPILOT_NO_JOURNAL=1
+
+tmp=$(mktemp -d /tmp/irqpilot-daemon-XXXXXX)
+root=$tmp/root
+rt=$tmp/run
+conf=$tmp/irqpilot.conf
+log=$tmp/daemon.log
+export IRQPILOT_SOCKET=$rt/control
+fail=0
+pids=""
+
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+ok() { echo "ok - $1"; }
+bad() {
+	echo "not ok - $1"
+	fail=1
+}
+# run: a command whose output later checks read from $tmp/out
+run() { # description, command...
+	d=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/out"; fi
+}
+check() { # description, command...
+	d=$1
+	shift
+	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
+}
+# wait_for SECONDS command...: until the command succeeds
+wait_for() {
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+affinity_is() { [ "$(cat "$root/proc/irq/37/smp_affinity_list")" = "$1" ]; }
+affinity_in() { grep -qx "$1" "$root/proc/irq/37/smp_affinity_list"; }
+
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
+chmod 755 "$tmp"
+cat >"$conf" <<'EOF'
+[daemon]
+interval = 0.3
+[policy]
+dwell = 1
+EOF
+
+# --- the stand-in kernel and workload --------------------------------------
+mkdir -p "$root/irqpilot"
+(
+	c=0
+	while :; do
+		c=$((c + 3000))
+		aff=$(cat "$root/proc/irq/37/smp_affinity_list")
+		eff=${aff%%[-,]*}
+		echo "$eff" >"$root/proc/irq/37/effective_affinity_list.new"
+		mv "$root/proc/irq/37/effective_affinity_list.new" "$root/proc/irq/37/effective_affinity_list"
+		echo "sda 6 $c" >"$root/irqpilot/submit.new"
+		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
+		awk -v eff="$eff" '{ if ($1 == "37:") { col = eff + 2; $col = $col + 3000 } print }' \
+			"$root/proc/interrupts" >"$root/proc/interrupts.new"
+		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+		sleep 0.05
+	done
+) 2>"$tmp/kernel.err" &
+pids="$pids $!"
+
+# --- start ------------------------------------------------------------------
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
+daemon=$!
+pids="$pids $daemon"
+if wait_for 10 test -S "$rt/control"; then ok "the daemon opens its control socket"; else
+	bad "the daemon opens its control socket"
+	cat "$log"
+	exit 1
+fi
+run "irqctl status answers" "$ctl" status
+check "status counts the two UFS LUNs" grep -q "devices: 2" "$tmp/out"
+check "the UFS vector moves to the performance domain of fio's CPU" wait_for 10 affinity_in '[67]'
+check "the move is logged once with its reason" sh -c "[ \$(grep -c 'moved 37 ufshcd 0 → [67]' '$log') -eq 1 ]"
+run "irqctl explain 37 gives the evidence" "$ctl" explain 37
+check "... the submitter domain" grep -q "performance domain 6-7: 100%" "$tmp/out"
+check "... and the decision" grep -q "decision: " "$tmp/out"
+run "irqctl show irqs --json" "$ctl" show irqs --json
+check "... lists IRQ 37" grep -q '"irq": 37' "$tmp/out"
+run "irqctl top --once" "$ctl" top --once
+check "... shows its locality, 100% once settled" wait_for 5 sh -c "'$ctl' top --once | grep -q '^37 .* 100%'"
+check "irqctl explain of an unknown IRQ fails" sh -c "! '$ctl' explain 999"
+
+# --- pin, unpin -------------------------------------------------------------
+check "irqctl pin 37 4-5" "$ctl" pin 37 4-5
+check "the pin is written" wait_for 5 affinity_is 4-5
+check "explain says it is pinned" sh -c "'$ctl' explain 37 | grep -q 'pinned at run time to 4-5'"
+check "irqctl unpin 37" "$ctl" unpin 37
+if ! wait_for 8 affinity_in '[67]'; then
+	bad "unpinned, it goes back to its submitters"
+	"$ctl" explain 37; cat "$tmp/kernel.err"
+else
+	ok "unpinned, it goes back to its submitters"
+fi
+check "unpin of an IRQ that is not pinned fails" sh -c "! '$ctl' unpin 37"
+
+# --- dry run ----------------------------------------------------------------
+check "irqctl dry-run on" "$ctl" dry-run on
+check "status says dry run" sh -c "'$ctl' status | grep -q 'dry run'"
+before=$(cat "$root/proc/irq/37/smp_affinity_list")
+"$ctl" pin 37 2 >/dev/null
+sleep 1.5
+check "in a dry run nothing is written" affinity_is "$before"
+"$ctl" unpin 37 >/dev/null
+check "irqctl dry-run off" "$ctl" dry-run off
+
+# --- reload -----------------------------------------------------------------
+cp "$conf" "$conf.good"
+printf '[policy]\nmove_threshold = 150\n' >"$conf"
+check "reload of a bad file fails" sh -c "! '$ctl' reload >'$tmp/reload' 2>&1"
+check "... naming file and line" grep -q "irqpilot.conf:2: move_threshold" "$tmp/reload"
+kill -HUP "$daemon"
+sleep 0.5
+check "SIGHUP with a bad file leaves it running" "$ctl" status
+check "... and says so in the log" grep -q "reload rejected, keeping the running policy" "$log"
+cp "$conf.good" "$conf"
+check "reload of a good file" "$ctl" reload
+
+# --- who may do what ----------------------------------------------------------
+chmod 755 "$rt"
+chmod 666 "$rt/control"
+if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+	nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	check "nobody may read" $nobody "$ctl" status
+	$nobody "$ctl" pin 37 0 >"$tmp/out" 2>&1
+	rc=$?
+	check "nobody may not pin (exit 4)" test "$rc" -eq 4
+	check "... and is told why" grep -qi "root or CAP_SYS_ADMIN" "$tmp/out"
+	$nobody "$ctl" dry-run on >/dev/null 2>&1
+	check "nobody may not toggle dry run" test $? -eq 4
+else
+	echo "ok - nobody checks skipped: needs root and setpriv"
+fi
+
+# --- hostile clients ----------------------------------------------------------
+"$raw" "$rt/control" --hold 4 &
+pids="$pids $!"
+run "junk is answered with an error" "$raw" "$rt/control" --junk 3000
+check "... and the client is cut off" grep -q "after: closed" "$tmp/out"
+run "an oversized request is refused" "$raw" "$rt/control" --junk 9000
+check "... with EMSGSIZE" grep -q '"ok":false' "$tmp/out"
+run "an unknown protocol version is refused" "$raw" "$rt/control" "v9 status"
+check "... and the client is cut off" grep -q "after: closed" "$tmp/out"
+check "a second client is not disturbed" "$ctl" status
+
+# --- refusing to start --------------------------------------------------------
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" >"$tmp/second" 2>&1
+check "a second irqpilotd refuses to start (exit 3)" test $? -eq 3
+check "... because the first holds the lock" grep -q "another irqpilotd is running" "$tmp/second"
+"$bin" --check-config="$tmp/none.conf" >/dev/null 2>&1
+check "--check-config of a missing file fails (exit 2)" test $? -eq 2
+printf '[daemon]\ninterval = fast\n' >"$tmp/bad.conf"
+"$bin" --check-config="$tmp/bad.conf" >"$tmp/out" 2>&1
+check "--check-config of a bad file fails (exit 2)" test $? -eq 2
+check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$tmp/root2"
+mkdir -p "$tmp/root2/proc/4242"
+echo irqbalance >"$tmp/root2/proc/4242/comm"
+"$bin" --root "$tmp/root2" --runtime-dir "$tmp/run2" --config "$conf" >"$tmp/out" 2>&1
+check "irqbalance running: refuses to start (exit 3)" test $? -eq 3
+check "... and says how to coexist" grep -q "coexist = yes" "$tmp/out"
+
+# --- stopping -----------------------------------------------------------------
+check "a move is in place before stopping" affinity_in '[67]'
+check "the state file records the original" grep -q "^irq 37 0-7$" "$rt/state"
+kill -TERM "$daemon"
+rc=0
+wait "$daemon" || rc=$?
+check "SIGTERM: exit 0" test "$rc" -eq 0
+check "SIGTERM restores the original affinity" affinity_is 0-7
+check "... and removes the state file" test ! -e "$rt/state"
+
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" >"$log" 2>&1 &
+daemon=$!
+pids="$pids $daemon"
+check "started again, it moves the vector" wait_for 10 affinity_in '[67]'
+wait_for 5 test -e "$rt/state"
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+check "after kill -9 the original is still recorded" grep -q "^irq 37 0-7$" "$rt/state"
+check "irqpilotd --restore puts it back" "$bin" --restore --root "$root" --runtime-dir "$rt"
+check "... to 0-7" affinity_is 0-7
+check "--restore with nothing recorded is fine" "$bin" --restore --root "$root" --runtime-dir "$rt"
+
+if [ "$fail" -ne 0 ]; then
+	echo "--- daemon log"
+	cat "$log"
+fi
+exit $fail
