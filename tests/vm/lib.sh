@@ -91,3 +91,120 @@ vm_fio() {
 
 # Percentage a/b with one decimal, 0 when b is 0.
 vm_pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
+
+# --- irqpilotd in the guest --------------------------------------------------------------------
+# The daemon runs from the build tree as root, in the foreground (its log on stderr goes to
+# VM_DLOG), with its runtime dir (socket, lock, state) in VM_RT, and is stopped by the scenario.
+VM_RT=/run/irqpilot-rt
+VM_DLOG=/tmp/irqpilotd.log
+VM_DAEMON_PID=""
+IRQPILOTD="${VM_BUILD:-/run/irqpilot/build}/src/irqpilotd/irqpilotd"
+IRQCTL="${VM_BUILD:-/run/irqpilot/build}/src/irqctl/irqctl"
+
+# A policy file from the lines given: vm_policy FILE LINE...
+vm_policy() {
+	local f=$1; shift
+	printf '%s\n' "$@" >"$f"
+	"$IRQPILOTD" --check-config="$f" >/dev/null || vm_fail "policy file $f is invalid: $(cat "$f")"
+}
+
+# Start irqpilotd: vm_daemon_start CONF [EXTRA OPTIONS...]; waits for its control socket.
+vm_daemon_start() {
+	local conf=$1; shift
+	[ -x "$IRQPILOTD" ] || vm_fail "no $IRQPILOTD: build the tree first"
+	mkdir -p "$VM_RT"
+	"$IRQPILOTD" --foreground --runtime-dir "$VM_RT" --config "$conf" "$@" >>"$VM_DLOG" 2>&1 &
+	VM_DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		[ -S "$VM_RT/control" ] && { vm_log "irqpilotd started, pid $VM_DAEMON_PID"; return 0; }
+		kill -0 "$VM_DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$VM_DLOG"
+	vm_fail "irqpilotd did not start (no $VM_RT/control)"
+}
+
+# Stop it with a signal (default TERM) and wait; returns its exit status.
+vm_daemon_stop() {
+	local rc
+	[ -n "$VM_DAEMON_PID" ] || return 0
+	kill -"${1:-TERM}" "$VM_DAEMON_PID" 2>/dev/null
+	wait "$VM_DAEMON_PID"
+	rc=$?
+	VM_DAEMON_PID=""
+	return $rc
+}
+
+# Keep the daemon's log with the results, whatever the outcome.
+vm_daemon_save_log() { cp "$VM_DLOG" "$VM_OUT/irqpilotd.log" 2>/dev/null; }
+
+vm_irqctl() { "$IRQCTL" --socket "$VM_RT/control" --no-pager "$@"; }
+
+# One number from "irqctl status --json": vm_status_field cycles|moves
+vm_status_field() {
+	local st
+	st=$(vm_irqctl --json status 2>/dev/null)
+	[[ $st =~ \"$1\":\ *([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# Wait until the daemon's move count exceeds $1, for at most $2 seconds (default 15); prints the
+# cycle count of that status reply. Cycles and moves are counted in the same timer callback, so
+# with polls faster than the interval this is the cycle that made the move.
+vm_wait_moves() {
+	local st m c end=$(( SECONDS + ${2:-15} ))
+	while [ $SECONDS -lt $end ]; do
+		st=$(vm_irqctl --json status 2>/dev/null)
+		[[ $st =~ \"moves\":\ *([0-9]+) ]] && m=${BASH_REMATCH[1]} || m=""
+		[[ $st =~ \"cycles\":\ *([0-9]+) ]] && c=${BASH_REMATCH[1]} || c=""
+		if [ -n "$m" ] && [ "$m" -gt "$1" ]; then echo "$c"; return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# Is every CPU of cpulist $1 in cpulist $2?
+vm_cpus_in() {
+	awk -v a="$1" -v b="$2" 'function expand(l, s,   n, p, i, r, k) {
+			n = split(l, p, ",")
+			for (i = 1; i <= n; i++) {
+				if (split(p[i], r, "-") == 2) { for (k = r[1]; k <= r[2]; k++) s[k] = 1 }
+				else if (p[i] != "") s[p[i] + 0] = 1
+			}
+		}
+		BEGIN { expand(a, x); expand(b, y); for (c in x) if (!(c in y)) exit 1; exit 0 }'
+}
+
+vm_eff() { cat /proc/irq/"$1"/effective_affinity_list; }
+vm_aff() { cat /proc/irq/"$1"/smp_affinity_list; }
+vm_thread_cpus() { awk '/^Cpus_allowed_list:/ { print $2 }' /proc/"$1"/status; }
+vm_irq_thread() { pgrep "^irq/$1-" | head -n1; }
+
+# Start fio in the background, pinned to one CPU, until killed: vm_fio_bg CPU FIO_ARGS...
+# Sets FIO_BG_PID.
+vm_fio_bg() {
+	local cpu=$1; shift
+	fio --minimal --time_based --runtime=600 --cpus_allowed="$cpu" "$@" >/tmp/fio-bg.out 2>&1 &
+	FIO_BG_PID=$!
+}
+vm_fio_bg_stop() {
+	[ -n "${FIO_BG_PID:-}" ] || return 0
+	kill -INT "$FIO_BG_PID" 2>/dev/null
+	wait "$FIO_BG_PID" 2>/dev/null
+	FIO_BG_PID=""
+}
+
+# Index of the largest count of a list (the CPU where most happened).
+vm_argmax() {
+	awk -v l="$1" 'BEGIN { n = split(l, x, " "); m = 1
+		for (i = 2; i <= n; i++) if (x[i] > x[m]) m = i; print m - 1 }'
+}
+
+# Sum of a count list over the CPUs of a cpulist: vm_sum_in "$counts" 2-3
+vm_sum_in() {
+	awk -v l="$1" -v c="$2" 'BEGIN { n = split(l, x, " "); m = split(c, p, ","); s = 0
+		for (i = 1; i <= m; i++) {
+			if (split(p[i], r, "-") == 2) { a = r[1]; b = r[2] } else { a = p[i]; b = p[i] }
+			for (k = a; k <= b; k++) s += x[k + 1]
+		}
+		print s }'
+}
