@@ -53,6 +53,16 @@ typedef int (*ip_irq_line_cb)(void *ctx, const struct ip_irq_line *line);
 int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
 			ip_irq_line_cb cb, void *ctx, struct ip_diag *d);
 
+/*
+ * The same in two steps, for a file read a chunk of whole lines at a time:
+ * the header line (*used: its length with the newline), then any run of
+ * whole lines after it, numbered from @first_lineno.
+ */
+int ip_parse_interrupts_header(const char *text, size_t len, struct ip_irq_header *hdr, size_t *used,
+			       struct ip_diag *d);
+int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
+			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d);
+
 /* Split an actions string "mmc0, sym53c8xx" into at most @max names
  * (copied into @buf, NUL-separated). Returns the number of names. */
 int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char **names, int max);

@@ -47,6 +47,16 @@ void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx);
  * give -EFBIG so a garbled or hostile tree cannot exhaust memory. */
 #define IP_ROOT_READ_MAX (64u << 20)
 int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len);
+/*
+ * Reads @path a chunk of whole lines at a time, for files too big to hold
+ * (a 1,024-CPU machine's /proc/interrupts is ~90 MB): @fn gets runs of
+ * complete lines (the last one may lack its newline), numbered from
+ * @first_lineno. A line longer than the chunk is read whole. Returns what
+ * @fn returned if negative.
+ */
+typedef int (*ip_root_lines_fn)(void *ctx, const char *text, size_t len, int first_lineno);
+int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn, void *ctx);
+
 /* First line without its newline. */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);
 /* A file holding one decimal integer (leading/trailing blanks allowed). */

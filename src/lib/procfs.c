@@ -282,17 +282,12 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 	return 0;
 }
 
-int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr, ip_irq_line_cb cb,
-			void *ctx, struct ip_diag *d)
+int ip_parse_interrupts_header(const char *text, size_t len, struct ip_irq_header *hdr, size_t *used,
+			       struct ip_diag *d)
 {
-	const char *end = text + len, *p, *eol = NULL;
-	struct irq_scratch sc = { NULL, 0 };
-	uint64_t counts[IP_CPU_MAX];
-	struct ip_irq_header local;
-	int lineno = 1, r;
+	const char *eol = NULL;
+	int r;
 
-	if (!hdr)
-		hdr = &local;
 	hdr->ncols = 0;
 	r = first_line(text, len, &eol, d);
 	if (r < 0)
@@ -300,15 +295,38 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
 	r = parse_cpu_header(text, eol, 1, &hdr->ncols, hdr->col_cpu, d);
 	if (r < 0)
 		return r;
+	*used = (size_t)(eol - text) + (eol < text + len ? 1 : 0);
+	return 0;
+}
 
-	for (p = eol; p < end; p = eol) {
+int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr, ip_irq_line_cb cb,
+			void *ctx, struct ip_diag *d)
+{
+	struct ip_irq_header local;
+	size_t used;
+	int r;
+
+	if (!hdr)
+		hdr = &local;
+	r = ip_parse_interrupts_header(text, len, hdr, &used, d);
+	if (r < 0)
+		return r;
+	return ip_parse_interrupts_body(text + used, len - used, hdr, 2, cb, ctx, d);
+}
+
+int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
+			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d)
+{
+	const char *end = text + len, *p, *eol;
+	struct irq_scratch sc = { NULL, 0 };
+	uint64_t counts[IP_CPU_MAX];
+	int lineno = first_lineno - 1, r = 0;
+
+	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
 		struct ip_irq_line l;
 		const char *lab;
 		uint64_t irq;
 
-		p++; /* the '\n' */
-		if (p >= end)
-			break;
 		lineno++;
 		eol = line_end(p, end);
 		lab = p = skip_blank(p, eol);
@@ -632,7 +650,7 @@ static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb, vo
 	r = reject_nul(text, len, d);
 	if (r < 0)
 		return r;
-	for (p = text; p < end; p = eol + 1) {
+	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
 		const char *colon, *v;
 
 		lineno++;
@@ -785,7 +803,7 @@ int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ct
 	const char *end = text + len, *p, *eol;
 	int lineno = 0, r;
 
-	for (p = text; p < end; p = eol + 1) {
+	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
 		uint64_t maj, min, v[DISK_MAX_NUMS];
 		const char *tok, *name, *namee;
 		char namebuf[256];
@@ -876,7 +894,7 @@ int ip_parse_stat(const char *text, size_t len, struct ip_cpu_times *by_cpu, ip_
 		memset(by_cpu, 0, IP_CPU_MAX * sizeof(*by_cpu));
 	if (present)
 		cpuset_zero(present);
-	for (p = text; p < end; p = eol + 1) {
+	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
 		const char *tok;
 		uint64_t cpu, v[8] = { 0 };
 		int n = 0;
@@ -941,7 +959,7 @@ int ip_parse_counters(const char *text, size_t len, ip_counter_cb cb, void *ctx,
 	const char *end = text + len, *p, *eol;
 	int lineno = 0, r;
 
-	for (p = text; p < end; p = eol + 1) {
+	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
 		const char *dev, *deve, *tok, *le;
 		char devbuf[256];
 		uint64_t cpu, count;

@@ -323,6 +323,76 @@ int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
 	return 0;
 }
 
+#define LINES_CHUNK (256u << 10)
+
+int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn, void *ctx)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = LINES_CHUNK, have = 0;
+	int lineno = 1, ret;
+	bool eof = false;
+
+	/* A capture must hold the whole file as read: no streaming then. */
+	if (r->rec) {
+		_cleanup_free_ char *all = NULL;
+		size_t len;
+
+		ret = ip_root_read(r, path, &all, &len);
+		return ret < 0 ? ret : fn(ctx, all, len, 1);
+	}
+	fd = root_openat(r, path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	while (!eof || have) {
+		size_t end;
+		ssize_t k;
+
+		if (!eof) {
+			if (have == cap) {
+				/* one line longer than the buffer */
+				char *nb = cap * 2 > IP_ROOT_READ_MAX ? NULL : realloc(buf, cap * 2);
+
+				if (!nb)
+					return -EFBIG;
+				buf = nb;
+				cap *= 2;
+			}
+			k = read(fd, buf + have, cap - have);
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			if (k == 0)
+				eof = true;
+			have += k;
+		}
+		/* hand over every complete line; at the end, the rest too */
+		end = have;
+		if (!eof) {
+			char *nl = memrchr(buf, '\n', have);
+
+			if (!nl)
+				continue;
+			end = (size_t)(nl - buf) + 1;
+		}
+		if (end == 0)
+			break;
+		ret = fn(ctx, buf, end, lineno);
+		if (ret < 0)
+			return ret;
+		for (size_t i = 0; i < end; i++)
+			lineno += buf[i] == '\n';
+		memmove(buf, buf + end, have - end);
+		have -= end;
+	}
+	return 0;
+}
+
 int ip_root_read_line(struct ip_root *r, const char *path, char **out)
 {
 	char *buf, *nl;

@@ -273,28 +273,55 @@ static int cmp_irq(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct lines_ctx {
+	struct irq_ctx *c;
+	bool have_header;
+	struct ip_diag *d;
+};
+
+static int interrupts_lines(void *ctx, const char *text, size_t len, int first_lineno)
+{
+	struct lines_ctx *lc = ctx;
+
+	if (!lc->have_header) {
+		size_t used;
+		int ret = ip_parse_interrupts_header(text, len, lc->c->hdr, &used, lc->d);
+
+		if (ret < 0)
+			return ret;
+		lc->have_header = true;
+		text += used;
+		len -= used;
+		first_lineno++;
+	}
+	return ip_parse_interrupts_body(text, len, lc->c->hdr, first_lineno, irq_line, lc->c, lc->d);
+}
+
 static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint64_t *sig,
 			   struct ip_diag *d)
 {
-	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ struct ip_irq_header *hdr = malloc(sizeof(*hdr));
 	struct irq_ctx c = {
 		.snap = snap, .hdr = hdr, .tracked = s->tracked, .nr_tracked = s->nr_tracked,
 		.opts = &s->opts, .sig = UINT64_C(14695981039346656037),
 	};
-	size_t len;
+	struct lines_ctx lc = { &c, false, d };
 	int ret;
 
 	if (!hdr)
 		return -ENOMEM;
-	ret = ip_root_read(s->root, "proc/interrupts", &text, &len);
-	if (ret < 0)
-		return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
 	free_irqs(snap);
 	memset(snap->irq_load, 0, sizeof(uint64_t) * snap->topo.nr_cpus);
-	ret = ip_parse_interrupts(text, len, hdr, irq_line, &c, d);
-	if (ret < 0)
+	/* Streamed: on a 1,024-CPU machine the file is ~90 MB, and holding it
+	 * would be most of the daemon's memory. */
+	ret = ip_root_read_lines(s->root, "proc/interrupts", interrupts_lines, &lc);
+	if (ret == 0 && !lc.have_header)
+		ret = ip_diag_set(d, -EINVAL, "empty input, no CPU column header");
+	if (ret < 0) {
+		if (!d || !d->msg[0])
+			return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
 		return ip_diag_prefix(d, ret, "proc/interrupts");
+	}
 	/* The kernel lists IRQs in ascending order; a garbled file need not,
 	 * and lookups are binary searches. */
 	qsort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
