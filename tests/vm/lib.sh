@@ -162,21 +162,33 @@ vm_wait_moves() {
 	return 1
 }
 
-# Is every CPU of cpulist $1 in cpulist $2?
+# Is every CPU of cpulist $1 in cpulist $2? Bash builtins only: scenarios poll this, and every
+# fork costs tens of milliseconds under TCG.
+vm_cpus_expand() { # cpulist -> " 0 1 2 " in VM_CPUS
+	local p lo hi
+	VM_CPUS=" "
+	for p in ${1//,/ }; do
+		if [[ $p == *-* ]]; then lo=${p%-*}; hi=${p#*-}; else lo=$p; hi=$p; fi
+		while [ "$lo" -le "$hi" ]; do VM_CPUS+="$lo "; lo=$((lo + 1)); done
+	done
+}
 vm_cpus_in() {
-	awk -v a="$1" -v b="$2" 'function expand(l, s,   n, p, i, r, k) {
-			n = split(l, p, ",")
-			for (i = 1; i <= n; i++) {
-				if (split(p[i], r, "-") == 2) { for (k = r[1]; k <= r[2]; k++) s[k] = 1 }
-				else if (p[i] != "") s[p[i] + 0] = 1
-			}
-		}
-		BEGIN { expand(a, x); expand(b, y); for (c in x) if (!(c in y)) exit 1; exit 0 }'
+	local want c
+	vm_cpus_expand "$2"; want=$VM_CPUS
+	vm_cpus_expand "$1"
+	for c in $VM_CPUS; do [[ $want == *" $c "* ]] || return 1; done
+	return 0
 }
 
-vm_eff() { cat /proc/irq/"$1"/effective_affinity_list; }
-vm_aff() { cat /proc/irq/"$1"/smp_affinity_list; }
-vm_thread_cpus() { awk '/^Cpus_allowed_list:/ { print $2 }' /proc/"$1"/status; }
+# First line of a file, without a fork.
+vm_read() { local l=""; read -r l <"$1" 2>/dev/null; printf '%s' "$l"; }
+vm_eff() { vm_read /proc/irq/"$1"/effective_affinity_list; }
+vm_aff() { vm_read /proc/irq/"$1"/smp_affinity_list; }
+vm_thread_cpus() {
+	local k v
+	while read -r k v; do [ "$k" = Cpus_allowed_list: ] && { printf '%s' "$v"; return; }; done \
+		<"/proc/$1/status"
+}
 vm_irq_thread() { pgrep "^irq/$1-" | head -n1; }
 
 # Start fio in the background, pinned to one CPU, until killed: vm_fio_bg CPU FIO_ARGS...
