@@ -365,7 +365,7 @@ static int tasks_sample(struct ip_counters *c, struct ip_root *r, struct ip_snap
 		for (int i = 0; i < snap->storage.nr_devs; i++) {
 			snprintf(c->tdev[i].name, sizeof(c->tdev[i].name), "%s", snap->storage.devs[i].name);
 			c->tdev[i].last_ios = snap->dc[i].ios;
-			c->tdev[i].acc = calloc(nr_cpus, sizeof(double));
+			c->tdev[i].acc = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(double));
 			c->nr_tdev = i + 1;
 			if (!c->tdev[i].acc)
 				return -ENOMEM;
@@ -384,7 +384,7 @@ static int tasks_sample(struct ip_counters *c, struct ip_root *r, struct ip_snap
 		if (total > 0)
 			for (int k = 0; k < nr_cpus; k++)
 				c->tdev[i].acc[k] += (double)delta * w[k] / total;
-		dc->submit = calloc(nr_cpus, sizeof(uint64_t));
+		dc->submit = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(uint64_t));
 		if (!dc->submit)
 			return -ENOMEM;
 		for (int k = 0; k < nr_cpus; k++)

@@ -761,8 +761,8 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	if (ret < 0)
 		goto fail;
 	nr_cpus = snap->topo.nr_cpus;
-	snap->irq_load = calloc(nr_cpus, sizeof(uint64_t));
-	snap->block_softirq = calloc(nr_cpus, sizeof(uint64_t));
+	snap->irq_load = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(uint64_t));
+	snap->block_softirq = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(uint64_t));
 	if (!snap->irq_load || !snap->block_softirq) {
 		ret = -ENOMEM;
 		goto fail;
