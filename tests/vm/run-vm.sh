@@ -34,6 +34,12 @@
 # Header options come first; command-line options override them, and a --disk given on the
 # command line replaces the header's disks.
 #
+# A scenario may also name a check to run on the host after a guest PASS, e.g.
+#   # host-check: bash tests/vm/scenarios/irqpilot-capture.sh --host
+# It runs from the source tree with IRQPILOT_BUILD set to the build tree and the out dir as its
+# last argument; its output goes to OUT/host-check.log. Exit 0 keeps the PASS (its last line is
+# added to the summary), 77 makes it a SKIP, anything else a FAIL.
+#
 # Exit status: 0 PASS, 77 SKIP, 1 FAIL (scenario failure, guest panic, Oops, BUG:, WARNING:,
 # hung task, RCU stall, or timeout), 2 usage or host setup error. The last line printed is the
 # scenario's one-line summary: "PASS|FAIL|SKIP <scenario>: <summary>".
@@ -115,7 +121,12 @@ find_scenario() {
 
 scenario_arg=$(find_scenario "$@")
 for a in "$@"; do [ "$a" = --no-header ] && use_header=0; done
+host_check=()
 if [ -n "$scenario_arg" ] && [ -f "$scenario_arg" ] && [ $use_header -eq 1 ]; then
+	hc=$(sed -n 's/^# host-check:[[:space:]]*//p' "$scenario_arg" | head -n1)
+	if [ -n "$hc" ]; then
+		eval "host_check=($hc)" || die "bad '# host-check:' header in $scenario_arg"
+	fi
 	hdr=$(sed -n 's/^# vm:[[:space:]]*//p' "$scenario_arg" | head -n1)
 	if [ -n "$hdr" ]; then
 		hdr_words=()
@@ -631,6 +642,18 @@ else
 	case "$status" in
 	PASS|FAIL|SKIP) verdict=$status ;;
 	*) verdict=FAIL; summary="bad result line: $result_line" ;;
+	esac
+fi
+
+# The host's half of a scenario: only after the guest's PASS, with the guest's files in $out.
+if [ "$verdict" = PASS ] && [ ${#host_check[@]} -gt 0 ]; then
+	(cd "$src" && IRQPILOT_BUILD="$build" "${host_check[@]}" "$out") >"$out/host-check.log" 2>&1
+	hc_rc=$?
+	hc_line=$(tail -n1 "$out/host-check.log")
+	case $hc_rc in
+	0) summary+="; host: $hc_line" ;;
+	77) verdict=SKIP; summary="host check skipped: $hc_line (guest: $summary)" ;;
+	*) verdict=FAIL; summary="host check failed (exit $hc_rc): $hc_line (guest: $summary)" ;;
 	esac
 fi
 
