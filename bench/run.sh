@@ -1,68 +1,387 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# bench/run.sh BUILDDIR: time the daemon's sample+derive cycle on a
-# generated 256-CPU / 2,048-IRQ server and append the result to
-# bench/RESULTS.md. Builds nothing: `make bench` builds
-# BUILDDIR/tests/fixturegen and BUILDDIR/bench/bench-cycle first.
+# bench/run.sh BUILDDIR: irqpilotd against irqbalance, side by side, in the
+# same run, on the same generated machines; writes bench/RESULTS.md.
+# Builds nothing: `make bench` builds BUILDDIR/tests/fixturegen,
+# BUILDDIR/bench/bench-cycle and BUILDDIR/bench/bench-steady first.
 #
-# Environment: BENCH_CPUS (256), BENCH_IRQS (2048), BENCH_NVME (2),
-# BENCH_CYCLES (50), BENCH_SEED (1), BENCH_RESULTS (bench/RESULTS.md),
-# TMPDIR (else /dev/shm when writable, else /tmp).
-set -eu
+# Per machine size (CPUs:IRQs), both daemons run at once, each on its own
+# copy of the tree, at the same interval:
+#   idle    a still tree: CPU time per cycle, wakeups per minute, peak RSS;
+#   steady  bench-steady advances the counters between cycles like a steady
+#           workload, interrupts following the affinity each daemon wrote:
+#           CPU time per cycle, peak RSS, IRQs moved;
+#   Ir      valgrind --tool=callgrind of one --oneshot run of each.
+# Then one longer steady run (BENCH_MOVES_*) for moves per hour.
+#
+# irqbalance runs in a private mount namespace over the tree (bench/ns-run.sh,
+# which refuses to start it if a real file is still visible). This machine's
+# /proc/irq/*/smp_affinity(_list) are recorded first and compared at the end
+# and after every run; any change aborts loudly.
+#
+# Environment: BENCH_QUICK=1 (two sizes, fewer cycles), BENCH_SIZES
+# ("8:100 64:500 256:2000 1024:8000"), BENCH_INTERVAL (10), BENCH_CYCLES (4),
+# BENCH_CALLGRIND_MAX_CPUS (256; larger sizes skip callgrind), BENCH_MOVES_SIZE
+# (64:500), BENCH_MOVES_INTERVAL (2), BENCH_MOVES_CYCLES (60), BENCH_SEED (1),
+# BENCH_RESULTS (bench/RESULTS.md), IRQPILOT_BENCH_CACHE (/var/tmp/irqpilot-bench),
+# TMPDIR (else /dev/shm when writable).
+set -euo pipefail
 
 if [ $# -ne 1 ]; then
 	echo "usage: $0 BUILDDIR" >&2
 	exit 2
 fi
-builddir=$1
+builddir=$(cd "$1" && pwd)
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 gen=$builddir/tests/fixturegen
 cycle=$builddir/bench/bench-cycle
-for p in "$gen" "$cycle"; do
+steady=$builddir/bench/bench-steady
+ipd=$builddir/src/irqpilotd/irqpilotd
+for p in "$gen" "$cycle" "$steady" "$ipd"; do
 	if [ ! -x "$p" ]; then
 		echo "$0: $p is missing; run 'make bench' (it builds it first)" >&2
 		exit 1
 	fi
 done
+if [ "$(id -u)" != 0 ]; then
+	echo "$0: needs root: irqbalance runs in a private mount namespace (unshare -m)" >&2
+	exit 1
+fi
 
-cpus=${BENCH_CPUS:-256}
-irqs=${BENCH_IRQS:-2048}
-nvme=${BENCH_NVME:-2}
-cycles=${BENCH_CYCLES:-50}
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+	sizes=${BENCH_SIZES:-"8:100 64:500"}
+	cycles=${BENCH_CYCLES:-3}
+	moves_cycles=${BENCH_MOVES_CYCLES:-30}
+else
+	sizes=${BENCH_SIZES:-"8:100 64:500 256:2000 1024:8000"}
+	cycles=${BENCH_CYCLES:-4}
+	moves_cycles=${BENCH_MOVES_CYCLES:-60}
+fi
+interval=${BENCH_INTERVAL:-10}
+cg_max=${BENCH_CALLGRIND_MAX_CPUS:-256}
+moves_size=${BENCH_MOVES_SIZE:-64:500}
+moves_interval=${BENCH_MOVES_INTERVAL:-2}
 seed=${BENCH_SEED:-1}
 results=${BENCH_RESULTS:-$srcdir/bench/RESULTS.md}
+conf=$srcdir/conf/irqpilot.conf
 
-# A tree of ~33,000 entries: on a busy disk creating it dominates the run,
-# and the page cache would hold it anyway once written.
+ib=$("$srcdir/bench/get-irqbalance.sh")
+ib_version=$(dpkg-deb -f "$(dirname "$ib")"/../../../irqbalance_*.deb Version 2>/dev/null || echo "?")
+
 base=${TMPDIR:-}
 if [ -z "$base" ]; then
 	if [ -d /dev/shm ] && [ -w /dev/shm ]; then base=/dev/shm; else base=/tmp; fi
 fi
 tmp=$(mktemp -d "$base/irqpilot-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-gen_cmd="fixturegen --cpus $cpus --irqs $irqs --nvme $nvme --seed $seed"
-cycle_cmd="bench-cycle --root TREE --cycles $cycles"
-"$gen" --cpus "$cpus" --irqs "$irqs" --nvme "$nvme" --seed "$seed" "$tmp/root"
-out=$("$cycle" --root "$tmp/root" --cycles "$cycles")
-printf '%s\n' "$out"
+# ---- this machine's IRQs must never change ----------------------------------
+snap_real() {
+	local f
+	for f in /proc/irq/*/smp_affinity /proc/irq/*/smp_affinity_list; do
+		printf '%s %s\n' "$f" "$(cat "$f" 2>/dev/null || echo '?')"
+	done
+}
+snap_real >"$tmp/real-irq.before"
+check_real() {
+	snap_real >"$tmp/real-irq.now"
+	if ! cmp -s "$tmp/real-irq.before" "$tmp/real-irq.now"; then
+		{
+			echo
+			echo "!!!!!!!! $0: THIS MACHINE'S /proc/irq CHANGED during the benchmark ($1) !!!!!!!!"
+			diff "$tmp/real-irq.before" "$tmp/real-irq.now" || true
+			echo "Aborting. The original values are above (lines starting with '<')."
+		} >&2
+		exit 99
+	fi
+}
 
-fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# irqbalance classifies a PCI device only if it can read vendor, device,
+# subsystem_vendor, subsystem_device and class (classify.c get_pci_info());
+# without one of them the device's IRQs get balance level "none" and are
+# never placed, which would make irqbalance look cheaper and calmer than on
+# a real machine. fixturegen writes no subsystem IDs: take the device's own,
+# as many devices report.
+complete_pci() {
+	local dev
+	for dev in "$1"/sys/bus/pci/devices/*/; do
+		[ -e "$dev/subsystem_vendor" ] || cp "$dev/vendor" "$dev/subsystem_vendor"
+		[ -e "$dev/subsystem_device" ] || cp "$dev/device" "$dev/subsystem_device"
+	done
+}
+
+# gen DIR CPUS IRQS [STEP]
+gen_tree() {
+	if [ $# -gt 3 ]; then
+		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" --step "$4" "$1"
+		# irqpilotd then takes its own clock, as on a live machine: a
+		# recorded time_ns would only advance at bench-steady's ticks
+		rm -f "$1/irqpilot/time_ns"
+	else
+		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" "$1"
+	fi
+	complete_pci "$1"
+}
+
+field() { # KEY LINE -> value of KEY=... in LINE, or "-"
+	local v
+	v=$(printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n1)
+	echo "${v:--}"
+}
+
+# run_pair NAME INTERVAL CYCLES TREE_IB TREE_IP [STEP0 STEP1 SIM]: both daemons at once,
+# each watched by bench-steady; leaves "$tmp/NAME.ib" and "$tmp/NAME.ip" (BENCH lines),
+# and the daemons' logs next to them. Returns nonzero if either failed.
+run_pair() {
+	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip rc=0
+	if [ $# -gt 5 ]; then writer=(--step0 "$6" --step1 "$7" --sim "$8"); fi
+	rm -rf "$tmp/rt"
+	mkdir -p "$tmp/rt"
+	"$srcdir/bench/ns-run.sh" "$tib" "$ib" --foreground --interval "$ivl" \
+		>"$tmp/$name.ib.log" 2>&1 &
+	ibp=$!
+	"$ipd" --root "$tip" --foreground --runtime-dir "$tmp/rt" --interval "$ivl" --config "$conf" \
+		>"$tmp/$name.ip.log" 2>&1 &
+	ipp=$!
+	pids+=("$ibp" "$ipp")
+	if [ ${#writer[@]} -gt 0 ]; then
+		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --tree "$tib" "${writer[@]}" \
+			--label irqbalance >"$tmp/$name.ib" &
+		mib=$!
+		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --tree "$tip" "${writer[@]}" \
+			--label irqpilotd >"$tmp/$name.ip" &
+		mip=$!
+	else
+		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --label irqbalance >"$tmp/$name.ib" &
+		mib=$!
+		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --label irqpilotd >"$tmp/$name.ip" &
+		mip=$!
+	fi
+	wait "$mib" || rc=1
+	wait "$mip" || rc=1
+	kill "$ibp" "$ipp" 2>/dev/null || true
+	wait "$ibp" "$ipp" 2>/dev/null || true
+	pids=()
+	check_real "after $name"
+	if grep -q "REFUSING" "$tmp/$name.ib.log"; then
+		cat "$tmp/$name.ib.log" >&2
+		echo "$0: ns-run refused to start irqbalance; nothing was run" >&2
+		exit 1
+	fi
+	return $rc
+}
+
+# Ir of one --oneshot run: callgrind's "totals:" line
+callgrind_ir() {
+	awk '/^(totals|summary):/ { print $2; exit }' "$1" 2>/dev/null
+}
+
+row() { printf '%s\n' "$*" >>"$tmp/rows"; }
+: >"$tmp/rows"
+: >"$tmp/failures"
+t_start=$(date +%s)
+
+for size in $sizes; do
+	cpus=${size%%:*}
+	irqs=${size##*:}
+	d=$tmp/$cpus-$irqs
+	mkdir -p "$d"
+	log "$cpus CPUs x $irqs IRQs: generating trees"
+	gen_tree "$d/still" "$cpus" "$irqs"
+	gen_tree "$d/s0" "$cpus" "$irqs" 0
+	gen_tree "$d/s1" "$cpus" "$irqs" 1
+	ints_mb=$(awk -v b="$(stat -c %s "$d/still/proc/interrupts")" 'BEGIN { printf "%.1f", b / 1048576 }')
+
+	# idle: a still tree, no writer
+	cp -a "$d/still" "$d/idle-ib"
+	cp -a "$d/still" "$d/idle-ip"
+	log "$cpus x $irqs: idle, $cycles cycles of ${interval}s"
+	run_pair "idle-$size" "$interval" "$cycles" "$d/idle-ib" "$d/idle-ip" ||
+		echo "idle $size: a monitor failed" >>"$tmp/failures"
+	# steady: counters advance between cycles
+	cp -a "$d/s0" "$d/load-ib"
+	cp -a "$d/s0" "$d/load-ip"
+	log "$cpus x $irqs: steady, $cycles cycles of ${interval}s"
+	run_pair "load-$size" "$interval" "$cycles" "$d/load-ib" "$d/load-ip" "$d/s0" "$d/s1" "$interval" ||
+		echo "steady $size: a monitor failed" >>"$tmp/failures"
+
+	ipfail=""
+	for ph in idle load; do
+		if grep -q "cycle failed" "$tmp/$ph-$size.ip.log"; then
+			ipfail=$(grep -m1 "cycle failed" "$tmp/$ph-$size.ip.log" | sed 's/^irqpilotd: error: //')
+			echo "irqpilotd at $cpus CPUs x $irqs IRQs ($ph): $ipfail" >>"$tmp/failures"
+		fi
+	done
+
+	# callgrind: one --oneshot each, on fresh copies of the still tree
+	ir_ib=- ir_ip=-
+	if [ "$cpus" -le "$cg_max" ] && command -v valgrind >/dev/null; then
+		log "$cpus x $irqs: callgrind --oneshot"
+		cp -a "$d/still" "$d/cg-ib"
+		cp -a "$d/still" "$d/cg-ip"
+		rm -rf "$tmp/rt" && mkdir -p "$tmp/rt"
+		"$srcdir/bench/ns-run.sh" "$d/cg-ib" valgrind --tool=callgrind \
+			--callgrind-out-file="$tmp/cg-ib.$size.out" "$ib" --oneshot --foreground --interval 1 \
+			>"$tmp/cg-ib.$size.log" 2>&1 || echo "callgrind irqbalance $size failed" >>"$tmp/failures"
+		check_real "after callgrind irqbalance $size"
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg-ip.$size.out" "$ipd" --oneshot \
+			--root "$d/cg-ip" --interval 1 --config "$conf" --runtime-dir "$tmp/rt" \
+			>"$tmp/cg-ip.$size.log" 2>&1 || echo "callgrind irqpilotd $size failed" >>"$tmp/failures"
+		ir_ib=$(callgrind_ir "$tmp/cg-ib.$size.out")
+		ir_ip=$(callgrind_ir "$tmp/cg-ip.$size.out")
+	fi
+
+	li=$(cat "$tmp/idle-$size.ib" 2>/dev/null || true)
+	lp=$(cat "$tmp/idle-$size.ip" 2>/dev/null || true)
+	si=$(cat "$tmp/load-$size.ib" 2>/dev/null || true)
+	sp=$(cat "$tmp/load-$size.ip" 2>/dev/null || true)
+	# cpus irqs MB | load cpu ib ip | idle cpu ib ip | wakeups ib ip | hwm ib ip | Ir ib ip | moves ib ip | ipfail
+	row "$cpus|$irqs|$ints_mb|$(field cpu_ms_per_cycle "$si")|$(field cpu_ms_per_cycle "$sp")|$(field cpu_ms_per_cycle "$li")|$(field cpu_ms_per_cycle "$lp")|$(field wakeups_per_min "$li")|$(field wakeups_per_min "$lp")|$(field vmhwm_kb "$si")|$(field vmhwm_kb "$sp")|${ir_ib:--}|${ir_ip:--}|$(field moves "$si")|$(field moves "$sp")|${ipfail:-ok}"
+	rm -rf "$d"
+done
+
+# ---- moves per hour: a longer steady run -------------------------------------
+mc=${moves_size%%:*}
+mi=${moves_size##*:}
+d=$tmp/moves
+mkdir -p "$d"
+gen_tree "$d/s0" "$mc" "$mi" 0
+gen_tree "$d/s1" "$mc" "$mi" 1
+cp -a "$d/s0" "$d/ib"
+cp -a "$d/s0" "$d/ip"
+log "moves: $mc x $mi, $moves_cycles cycles of ${moves_interval}s"
+run_pair moves "$moves_interval" "$moves_cycles" "$d/ib" "$d/ip" "$d/s0" "$d/s1" "$moves_interval" ||
+	echo "moves run: a monitor failed" >>"$tmp/failures"
+mv_ib=$(cat "$tmp/moves.ib" 2>/dev/null || true)
+mv_ip=$(cat "$tmp/moves.ip" 2>/dev/null || true)
+rm -rf "$d"
+
+# ---- bench-cycle, our own sample+derive cycle, for continuity -----------------
+gen_tree "$tmp/bc" 256 2000
+bc_out=$("$cycle" --root "$tmp/bc" --cycles 50 2>&1 | grep '^BENCH' || echo "bench-cycle failed")
+rm -rf "$tmp/bc"
+check_real "at the end"
+t_total=$(( $(date +%s) - t_start ))
+
+# ---- the report ------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+mib() { awk -v k="$1" 'BEGIN { if (k == "-") print "-"; else printf "%.1f", k / 1024 }'; }
+mir() { awk -v k="$1" 'BEGIN { if (k == "-" || k == "") print "-"; else printf "%.1f", k / 1e6 }'; }
+sum_list() { awk -v l="$1" 'BEGIN { if (l == "-") { print "-"; exit } n = split(l, x, ","); s = 0; for (i = 1; i <= n; i++) s += x[i]; print s }'; }
+per_hour() { # BENCH line -> settled moves per simulated hour
+	awk -v m="$(field moves_settled "$1")" -v c="$(field settled_cycles "$1")" \
+		'BEGIN { if (m == "-" || c + 0 == 0) print "-"; else printf "%.0f", m * 360 / c }'
+}
+
 model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [ -n "$model" ] || model=$(uname -m)
 commit=$(git -C "$srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$srcdir" diff --quiet HEAD 2>/dev/null; then commit="$commit (with local changes)"; fi
+fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 
 {
-	printf '\n## %s, %s CPUs / %s IRQs\n\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$cpus" "$irqs"
-	printf -- '- Machine: `%s`, nproc %s, %s\n' "$(uname -srm)" "$(nproc)" "$model"
-	printf -- '- Source: %s\n' "$commit"
-	printf -- '- Tree: `%s` on %s\n' "$gen_cmd" "$fstype"
-	printf -- '- Command: `%s`\n' "$cycle_cmd"
-	printf -- '- Peer: none in this run. These are absolute numbers for our own cycle\n'
-	printf -- '  only; no speed or memory comparison may be drawn from them.\n\n'
-	printf '```\n%s\n```\n' "$out"
-} >>"$results"
-echo "appended to $results"
+	echo "# Benchmark results: irqpilotd against irqbalance"
+	echo
+	echo "Written by \`bench/run.sh\` (\`make bench\`); each run replaces this file."
+	echo "Ratios are irqpilotd / irqbalance, measured in the same run on the same trees:"
+	echo "below 1 means irqpilotd used less."
+	echo
+	echo "- Date: $(date -u +%Y-%m-%dT%H:%M:%SZ); run took ${t_total} s"
+	echo "- Machine: \`$(uname -srm)\`, nproc $(nproc), $model, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- Source: $commit; irqbalance $ib_version (Debian package, unpacked, run from $(dirname "$ib"))"
+	echo "- Trees: \`fixturegen --cpus N --irqs M --nvme 2 --seed $seed [--step 0|1]\` on $fstype, generated per run"
+	echo "- irqbalance: \`bench/ns-run.sh TREE irqbalance --foreground --interval $interval\` (private mount namespace over the tree)"
+	echo "- irqpilotd: \`irqpilotd --root TREE --foreground --runtime-dir TMP --interval $interval --config conf/irqpilot.conf\`"
+	echo "- Watcher: \`bench-steady --pid PID --interval $interval --cycles $cycles [--tree TREE --step0 S0 --step1 S1]\`;"
+	echo "  both daemons run at the same time, each on its own copy of the tree."
+	echo "- Callgrind: \`valgrind --tool=callgrind\` of \`irqbalance --oneshot --interval 1\` (in the namespace) and"
+	echo "  \`irqpilotd --oneshot --root TREE --interval 1\` on the still tree; sizes above $cg_max CPUs skipped."
+	echo
+	echo "## Cost per cycle"
+	echo
+	echo "CPU time is user+sys of every thread (schedstat) over $cycles cycles after the first,"
+	echo "divided by $cycles: everything the daemon did per ${interval} s interval. *Steady*: the"
+	echo "counters advance between cycles (bench-steady). *Idle*: a still tree."
+	echo "Wakeups are voluntary + involuntary context switches per minute, idle tree."
+	echo "Peak RSS is VmHWM at the end of the steady run. Ir: instructions of one --oneshot run"
+	echo "(start-up, two samples and one decision) under callgrind, in millions."
+	echo
+	echo "| CPUs × IRQs | /proc/interrupts | CPU ms/cycle steady: irqbalance | irqpilotd | ratio | idle: irqbalance | irqpilotd | ratio | wakeups/min idle: irqbalance | irqpilotd | peak RSS MiB: irqbalance | irqpilotd | ratio | Ir (M) oneshot: irqbalance | irqpilotd | ratio |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	while IFS='|' read -r c i mb sib sip iib iip wib wip hib hip rib rip _ _ fail; do
+		note=""
+		[ "$fail" = ok ] || note=" **irqpilotd FAILED**"
+		echo "| $c × $i$note | $mb MB | $sib | $sip | $(ratio "$sip" "$sib") | $iib | $iip | $(ratio "$iip" "$iib") | $wib | $wip | $(mib "$hib") | $(mib "$hip") | $(ratio "$hip" "$hib") | $(mir "$rib") | $(mir "$rip") | $(ratio "$rip" "$rib") |"
+	done <"$tmp/rows"
+	echo
+	echo "Targets tracked (not enforced): steady CPU ratio ≤ 0.20 at every size; cost no"
+	echo "faster than linear in IRQs × CPUs; peak RSS < 8 MiB at 1,024 CPUs; at idle at most"
+	echo "6 wakeups per minute (once per 10 s)."
+	echo
+	echo "### Cost against IRQs × CPUs (steady)"
+	echo
+	echo "| CPUs × IRQs | IRQs × CPUs | irqbalance µs per 1,000 IRQ×CPU | irqpilotd µs per 1,000 IRQ×CPU |"
+	echo "|---|---|---|---|"
+	while IFS='|' read -r c i _ sib sip _; do
+		awk -v c="$c" -v i="$i" -v a="$sib" -v b="$sip" 'BEGIN {
+			p = c * i
+			printf "| %s × %s | %d | %s | %s |\n", c, i, p,
+				(a == "-" ? "-" : sprintf("%.2f", a * 1e6 / p)), (b == "-" ? "-" : sprintf("%.2f", b * 1e6 / p)) }'
+	done <"$tmp/rows"
+	echo
+	echo "## Moves"
+	echo
+	echo "IRQs whose written affinity changed, counted by bench-steady from the tree itself (the"
+	echo "same observer for both), per cycle of the steady runs above:"
+	echo
+	echo "| CPUs × IRQs | irqbalance moves per cycle | irqpilotd moves per cycle |"
+	echo "|---|---|---|"
+	while IFS='|' read -r c i _ _ _ _ _ _ _ _ _ _ _ mib_ mip_ _; do
+		echo "| $c × $i | $mib_ | $mip_ |"
+	done <"$tmp/rows"
+	echo
+	echo "Moves per hour: $mc CPUs × $mi IRQs, $moves_cycles cycles at a ${moves_interval} s interval (the"
+	echo "workload is steady and noiseless, so what a daemon does per cycle does not depend on the"
+	echo "interval); the first half is settling, the rest is counted and scaled to an hour of"
+	echo "10 s cycles (360 cycles)."
+	echo
+	echo "| daemon | moves, all cycles | moves after settling | per hour after settling |"
+	echo "|---|---|---|---|"
+	echo "| irqbalance | $(field moves_total "$mv_ib") | $(field moves_settled "$mv_ib") in $(field settled_cycles "$mv_ib") cycles | $(per_hour "$mv_ib") |"
+	echo "| irqpilotd | $(field moves_total "$mv_ip") | $(field moves_settled "$mv_ip") in $(field settled_cycles "$mv_ip") cycles | $(per_hour "$mv_ip") |"
+	echo
+	echo "Per cycle: irqbalance \`$(field moves "$mv_ib")\`; irqpilotd \`$(field moves "$mv_ip")\`."
+	echo
+	echo "## Failures"
+	echo
+	if [ -s "$tmp/failures" ]; then
+		sed 's/^/- /' "$tmp/failures"
+	else
+		echo "None."
+	fi
+	echo
+	echo "## Raw"
+	echo
+	echo '```'
+	for f in "$tmp"/idle-* "$tmp"/load-* "$tmp"/moves.ib "$tmp"/moves.ip; do
+		case $f in *.log) continue ;; esac
+		[ -f "$f" ] && printf '%s: %s\n' "$(basename "$f")" "$(cat "$f")"
+	done
+	echo "$bc_out"
+	echo '```'
+	echo
+	echo "This machine's /proc/irq/*/smp_affinity(_list) were the same before and after the run."
+} >"$results"
+cat "$results"
+echo "wrote $results" >&2
