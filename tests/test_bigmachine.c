@@ -109,7 +109,11 @@ static int build(struct big *b)
 		return -1;
 	}
 	for (int i = 0; i < 2; i++) {
-		snprintf(b->step[i], sizeof(b->step[i]), "%s/%04d", b->tmp, i);
+		char base[sizeof(b->tmp)];
+
+		/* a copy: gcc's -Wrestrict cannot tell two members apart */
+		memcpy(base, b->tmp, sizeof(base));
+		snprintf(b->step[i], sizeof(b->step[i]), "%s/%04d", base, i);
 		if (generate(b->step[i], i ? "1" : "0") < 0)
 			return -1;
 		if (ip_root_open(b->step[i], &b->root[i]) < 0)

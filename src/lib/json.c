@@ -11,10 +11,40 @@ void ip_json_init(struct ip_json *j, FILE *f)
 	j->first[0] = true;
 }
 
+/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+	int n;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* overlong forms, surrogates and values past U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 void ip_json_write_escaped(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		int n;
+
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -31,14 +61,30 @@ void ip_json_write_escaped(FILE *f, const char *s)
 		case '\r':
 			fputs("\\r", f);
 			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
 		default:
-			/* Control bytes and bytes of broken UTF-8 from /proc
-			 * names must not break the document. */
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+				break;
+			}
+			/* Names from /proc are bytes, not always UTF-8: a broken
+			 * sequence becomes U+FFFD so every JSON reader accepts
+			 * the document. */
+			n = utf8_len(p);
+			if (!n) {
+				fputs("\\ufffd", f);
+				break;
+			}
+			fwrite(p, 1, n, f);
+			p += n;
+			continue;
 		}
+		p++;
 	}
 	fputc('"', f);
 }

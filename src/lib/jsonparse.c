@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/json.h"
 #include "irqpilot/jsonparse.h"
 #include "irqpilot/macro.h"
 
@@ -595,42 +596,6 @@ int ip_jv_int(const struct ip_jv *v, long long min, long long max, long long *ou
 	return 0;
 }
 
-static void print_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void print_number(FILE *f, double x)
 {
 	char buf[64];
@@ -669,7 +634,7 @@ static void print_value(FILE *f, const struct ip_jv *v, bool indent, int level)
 		print_number(f, v->num);
 		return;
 	case IP_JV_STRING:
-		print_string(f, v->str);
+		ip_json_write_escaped(f, v->str);
 		return;
 	case IP_JV_ARRAY:
 	case IP_JV_OBJECT:
@@ -682,7 +647,7 @@ static void print_value(FILE *f, const struct ip_jv *v, bool indent, int level)
 			fputc(',', f);
 		newline(f, indent, level + 1);
 		if (obj) {
-			print_string(f, v->c.keys[i]);
+			ip_json_write_escaped(f, v->c.keys[i]);
 			fputs(indent ? ": " : ":", f);
 		}
 		print_value(f, v->c.items[i], indent, level + 1);

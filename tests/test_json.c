@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "irqpilot/json.h"
+#include "irqpilot/jsonparse.h"
+
+static char *escaped(const char *in)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ip_json_write_escaped(f, in);
+	fclose(f);
+	return buf;
+}
+
+static void test_escapes(void **state)
+{
+	char *s = escaped("a\"b\\c\nd\te\x01");
+
+	assert_string_equal(s, "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
+	free(s);
+	/* valid UTF-8 passes through; a broken byte from a /proc name becomes U+FFFD */
+	s = escaped("caf\xc3\xa9 \xff x \xc3");
+	assert_string_equal(s, "\"caf\xc3\xa9 \\ufffd x \\ufffd\"");
+	free(s);
+	/* overlong and surrogate encodings are not UTF-8 either */
+	s = escaped("\xc0\xaf\xed\xa0\x80");
+	assert_string_equal(s, "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	free(s);
+}
+
+/* What the writer produces, the strict reader accepts, for any bytes. */
+static void test_writer_output_parses(void **state)
+{
+	char *buf = NULL, name[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct ip_json j;
+	struct ip_jv *v = NULL;
+	struct ip_diag d = { "" };
+
+	for (int i = 0; i < 63; i++)
+		name[i] = (char)(i * 37 + 1);
+	name[63] = '\0';
+	ip_json_init(&j, f);
+	ip_json_object_begin(&j, NULL);
+	ip_json_int(&j, "schema", 1);
+	ip_json_array_begin(&j, "moves");
+	ip_json_object_begin(&j, NULL);
+	ip_json_string(&j, "name", name);
+	ip_json_double(&j, "rate", 1.0 / 0.0);
+	ip_json_object_end(&j);
+	ip_json_array_end(&j);
+	ip_json_null(&j, "x");
+	ip_json_object_end(&j);
+	fclose(f);
+	if (ip_jv_parse(buf, len, &v, &d) < 0)
+		fail_msg("%s in %s", d.msg, buf);
+	assert_int_equal(ip_jv_len(ip_jv_get(v, "moves")), 1);
+	/* infinities are not JSON: written as null */
+	assert_true(ip_jv_is(ip_jv_get(ip_jv_at(ip_jv_get(v, "moves"), 0), "rate"), IP_JV_NULL));
+	ip_jv_free(v);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_writer_output_parses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
