@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The libnl client of irqpilot_cq.ko. Requests go on one socket, events
+ * arrive on another, so a dump in progress never swallows an event and an
+ * event never breaks a request's sequence check.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include "irqpilot/cqclient.h"
+#include "irqpilot/macro.h"
+#include "uapi/irqpilot_cq.h"
+
+struct ip_cq {
+	struct nl_sock *sk, *ev;
+	int family;
+	int kerr; /* errno of the last NLMSG_ERROR, 0 if none */
+};
+
+const char *ip_cq_event_name(enum ip_cq_event_kind k)
+{
+	switch (k) {
+	case IP_CQ_EV_ATTACH:
+		return "attach";
+	case IP_CQ_EV_DETACH:
+		return "detach";
+	case IP_CQ_EV_REMOVED:
+		return "removed";
+	case IP_CQ_EV_STALL:
+		return "stall";
+	default:
+		return "unknown";
+	}
+}
+
+void ip_cq_list_free(struct ip_cq_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->e[i].cpu_completions);
+	free(l->e);
+	l->e = NULL;
+	l->n = 0;
+}
+
+/* The kernel's own errno, which libnl would otherwise fold into NLE_*. */
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
+{
+	struct ip_cq *c = arg;
+
+	c->kerr = err->error < 0 ? -err->error : err->error;
+	return NL_STOP;
+}
+
+static int nl_to_errno(struct ip_cq *c, int nlerr)
+{
+	if (c->kerr)
+		return -c->kerr;
+	switch (-nlerr) {
+	case NLE_NOMEM:
+		return -ENOMEM;
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_AGAIN:
+		return -EAGAIN;
+	case NLE_OBJ_NOTFOUND:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+static struct nl_sock *new_socket(struct ip_cq *c)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+
+	if (!sk)
+		return NULL;
+	if (genl_connect(sk) < 0) {
+		nl_socket_free(sk);
+		return NULL;
+	}
+	nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_error, c);
+	return sk;
+}
+
+int ip_cq_open(struct ip_cq **out, struct ip_diag *d)
+{
+	struct ip_cq *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return ip_diag_set(d, -ENOMEM, "irqpilot_cq: out of memory");
+	c->sk = new_socket(c);
+	if (!c->sk) {
+		free(c);
+		return ip_diag_set(d, -EIO, "irqpilot_cq: cannot open a generic netlink socket");
+	}
+	c->family = genl_ctrl_resolve(c->sk, IPCQ_GENL_NAME);
+	if (c->family < 0) {
+		ip_cq_close(c);
+		return ip_diag_set(d, -IP_CQ_ABSENT,
+				   "irqpilot_cq: no generic netlink family %s (module not loaded)",
+				   IPCQ_GENL_NAME);
+	}
+	*out = c;
+	return 0;
+}
+
+void ip_cq_close(struct ip_cq *c)
+{
+	if (!c)
+		return;
+	if (c->sk)
+		nl_socket_free(c->sk);
+	if (c->ev)
+		nl_socket_free(c->ev);
+	free(c);
+}
+
+static int request(struct ip_cq *c, uint8_t cmd, unsigned major, unsigned minor)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	c->kerr = 0;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0,
+			 cmd == IPCQ_CMD_LIST ? NLM_F_DUMP : 0, cmd, IPCQ_GENL_VERSION) ||
+	    (cmd != IPCQ_CMD_LIST && (nla_put_u32(msg, IPCQ_A_MAJOR, major) < 0 ||
+				      nla_put_u32(msg, IPCQ_A_MINOR, minor) < 0))) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	ret = nl_send_auto(c->sk, msg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		return nl_to_errno(c, ret);
+	ret = cmd == IPCQ_CMD_LIST ? nl_recvmsgs_default(c->sk) : nl_wait_for_ack(c->sk);
+	return ret < 0 ? nl_to_errno(c, ret) : 0;
+}
+
+int ip_cq_attach(struct ip_cq *c, unsigned major, unsigned minor, struct ip_diag *d)
+{
+	int ret = request(c, IPCQ_CMD_ATTACH, major, minor);
+
+	return ret < 0 ? ip_diag_set(d, ret, "irqpilot_cq: attach %u:%u: %s", major, minor,
+				     strerror(-ret))
+		       : 0;
+}
+
+int ip_cq_detach(struct ip_cq *c, unsigned major, unsigned minor, struct ip_diag *d)
+{
+	int ret = request(c, IPCQ_CMD_DETACH, major, minor);
+
+	return ret < 0 ? ip_diag_set(d, ret, "irqpilot_cq: detach %u:%u: %s", major, minor,
+				     strerror(-ret))
+		       : 0;
+}
+
+struct list_ctx {
+	struct ip_cq_list *l;
+	int nr_cpus;
+	int err;
+};
+
+static uint32_t get_u32(struct nlattr **a, int type)
+{
+	return a[type] ? nla_get_u32(a[type]) : 0;
+}
+
+static uint64_t get_u64(struct nlattr **a, int type)
+{
+	return a[type] ? nla_get_u64(a[type]) : 0;
+}
+
+static int on_list(struct nl_msg *msg, void *arg)
+{
+	struct list_ctx *lc = arg;
+	struct nlattr *a[IPCQ_A_MAX + 1], *cpu;
+	struct ip_cq_entry *e, *nv;
+	int rem;
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, a, IPCQ_A_MAX, NULL) < 0 || !a[IPCQ_A_PID])
+		return NL_SKIP;
+	nv = realloc(lc->l->e, (lc->l->n + 1) * sizeof(*nv));
+	if (!nv) {
+		lc->err = -ENOMEM;
+		return NL_STOP;
+	}
+	lc->l->e = nv;
+	e = &nv[lc->l->n];
+	memset(e, 0, sizeof(*e));
+	e->cpu_completions = calloc(lc->nr_cpus ? lc->nr_cpus : 1, sizeof(uint64_t));
+	if (!e->cpu_completions) {
+		lc->err = -ENOMEM;
+		return NL_STOP;
+	}
+	lc->l->n++;
+	e->nr_cpus = lc->nr_cpus;
+	if (a[IPCQ_A_DISK])
+		snprintf(e->disk, sizeof(e->disk), "%s", nla_get_string(a[IPCQ_A_DISK]));
+	e->major = get_u32(a, IPCQ_A_MAJOR);
+	e->minor = get_u32(a, IPCQ_A_MINOR);
+	e->hwq = get_u32(a, IPCQ_A_HWQ);
+	e->nr_hwq = get_u32(a, IPCQ_A_NR_HWQ);
+	e->pid = (pid_t)get_u32(a, IPCQ_A_PID);
+	e->completions = get_u64(a, IPCQ_A_COMPLETIONS);
+	e->wakeups = get_u64(a, IPCQ_A_WAKEUPS);
+	e->max_wait_ns = get_u64(a, IPCQ_A_MAX_WAIT_NS);
+	e->stalls = get_u64(a, IPCQ_A_STALLS);
+	e->fallbacks = get_u64(a, IPCQ_A_FALLBACKS);
+	if (a[IPCQ_A_CPU_COMPLETIONS])
+		nla_for_each_nested(cpu, a[IPCQ_A_CPU_COMPLETIONS], rem) {
+			int n = nla_type(cpu) - 1; /* type 0 is padding */
+
+			if (n >= 0 && n < lc->nr_cpus && nla_len(cpu) >= 8)
+				e->cpu_completions[n] = nla_get_u64(cpu);
+		}
+	return NL_OK;
+}
+
+int ip_cq_list(struct ip_cq *c, int nr_cpus, struct ip_cq_list *out, struct ip_diag *d)
+{
+	struct list_ctx lc = { out, nr_cpus, 0 };
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, on_list, &lc);
+	ret = request(c, IPCQ_CMD_LIST, 0, 0);
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_DEFAULT, NULL, NULL);
+	if (!ret)
+		ret = lc.err;
+	if (ret < 0) {
+		ip_cq_list_free(out);
+		return ip_diag_set(d, ret, "irqpilot_cq: list: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+/* ---- events ---- */
+
+int ip_cq_subscribe(struct ip_cq *c, struct ip_diag *d)
+{
+	int grp, ret;
+
+	if (c->ev)
+		return 0;
+	grp = genl_ctrl_resolve_grp(c->sk, IPCQ_GENL_NAME, IPCQ_GENL_MCGRP_EVENTS);
+	if (grp < 0)
+		return ip_diag_set(d, -ENOENT, "irqpilot_cq: no multicast group %s",
+				   IPCQ_GENL_MCGRP_EVENTS);
+	c->ev = new_socket(c);
+	if (!c->ev)
+		return ip_diag_set(d, -EIO, "irqpilot_cq: cannot open the event socket");
+	nl_socket_disable_seq_check(c->ev);
+	ret = nl_socket_add_membership(c->ev, grp);
+	if (ret >= 0)
+		ret = nl_socket_set_nonblocking(c->ev);
+	if (ret < 0) {
+		nl_socket_free(c->ev);
+		c->ev = NULL;
+		return ip_diag_set(d, -EIO, "irqpilot_cq: joining %s: %s", IPCQ_GENL_MCGRP_EVENTS,
+				   nl_geterror(ret));
+	}
+	return 0;
+}
+
+int ip_cq_event_fd(const struct ip_cq *c)
+{
+	return c && c->ev ? nl_socket_get_fd(c->ev) : -1;
+}
+
+struct ev_ctx {
+	void (*cb)(void *ctx, const struct ip_cq_event *ev);
+	void *ctx;
+	int n;
+};
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct ev_ctx *ec = arg;
+	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
+	struct nlattr *a[IPCQ_A_MAX + 1];
+	struct ip_cq_event ev = { .hwq = -1 };
+
+	if (gh->cmd != IPCQ_CMD_EVENT || genlmsg_parse(nlmsg_hdr(msg), 0, a, IPCQ_A_MAX, NULL) < 0)
+		return NL_SKIP;
+	switch (get_u32(a, IPCQ_A_EVENT)) {
+	case IPCQ_EVENT_ATTACH:
+		ev.kind = IP_CQ_EV_ATTACH;
+		break;
+	case IPCQ_EVENT_DETACH:
+		ev.kind = IP_CQ_EV_DETACH;
+		break;
+	case IPCQ_EVENT_REMOVED:
+		ev.kind = IP_CQ_EV_REMOVED;
+		break;
+	case IPCQ_EVENT_STALL:
+		ev.kind = IP_CQ_EV_STALL;
+		break;
+	default:
+		ev.kind = IP_CQ_EV_UNKNOWN;
+		break;
+	}
+	if (a[IPCQ_A_DISK])
+		snprintf(ev.disk, sizeof(ev.disk), "%s", nla_get_string(a[IPCQ_A_DISK]));
+	ev.major = get_u32(a, IPCQ_A_MAJOR);
+	ev.minor = get_u32(a, IPCQ_A_MINOR);
+	if (a[IPCQ_A_HWQ])
+		ev.hwq = (int)get_u32(a, IPCQ_A_HWQ);
+	ev.nr_hwq = get_u32(a, IPCQ_A_NR_HWQ);
+	ev.wait_ns = get_u64(a, IPCQ_A_WAIT_NS);
+	ec->n++;
+	ec->cb(ec->ctx, &ev);
+	return NL_OK;
+}
+
+int ip_cq_read_events(struct ip_cq *c, void (*cb)(void *ctx, const struct ip_cq_event *ev),
+		      void *ctx)
+{
+	struct ev_ctx ec = { cb, ctx, 0 };
+	int ret;
+	struct nl_cb *nlcb;
+
+	if (!c || !c->ev)
+		return -EBADF;
+	nl_socket_modify_cb(c->ev, NL_CB_VALID, NL_CB_CUSTOM, on_event, &ec);
+	nlcb = nl_socket_get_cb(c->ev);
+	if (!nlcb)
+		return -ENOMEM;
+	/* Drain: the fd is non-blocking, so "nothing more" ends the loop. */
+	do
+		ret = nl_recvmsgs_report(c->ev, nlcb);
+	while (ret > 0);
+	nl_cb_put(nlcb);
+	/* ENOBUFS (events overran the buffer) loses events, not the socket. */
+	if (ret < 0 && ret != -NLE_AGAIN && ret != -NLE_NOMEM) {
+		c->kerr = 0;
+		return nl_to_errno(c, ret);
+	}
+	return ec.n;
+}
