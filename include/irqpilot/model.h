@@ -76,6 +76,24 @@ struct ip_devcount {
 	uint64_t ios;        /* diskstats reads+writes completed, cumulative */
 };
 
+/*
+ * A completion thread of irqpilot_cq.ko: one per hw queue of an attached
+ * disk (IPCQ_CMD_LIST, or a replay step's irqpilot/cq file).
+ */
+struct ip_cq_thread {
+	char disk[32];
+	unsigned major, minor;
+	int dev;	     /* index into storage.devs, -1 when not a known device */
+	unsigned hwq, nr_hwq;
+	pid_t pid;
+	uint64_t completions, wakeups, max_wait_ns, stalls, fallbacks;
+	uint64_t *cpu_completions; /* topo.nr_cpus, cumulative, by submitting CPU */
+	bool have_sched;     /* /proc/PID/status and stat were read */
+	ip_cpuset allowed;   /* Cpus_allowed_list */
+	unsigned policy, rt_priority;
+	int last_cpu;	     /* where it last ran, -1 */
+};
+
 struct ip_snapshot {
 	uint64_t time_ns;    /* CLOCK_MONOTONIC */
 	struct ip_topology topo;
@@ -87,9 +105,19 @@ struct ip_snapshot {
 	int nr_threads;
 	struct ip_irq_thread *threads;
 	struct ip_devcount *dc;  /* storage.nr_devs entries */
+	/* irqpilot_cq: have_cq when the module answered (or a replay step
+	 * recorded it); nr_cq may be 0 then: nothing attached. */
+	bool have_cq;
+	int nr_cq;
+	struct ip_cq_thread *cq;
 };
 
 void ip_snapshot_free(struct ip_snapshot *s);
+/* Frees the completion threads only (ip_snapshot_free does it too);
+ * safe to call twice. */
+void ip_snapshot_free_cq(struct ip_snapshot *s);
+/* The completion threads of device @dev (an index into storage.devs). */
+int ip_snapshot_cq_count(const struct ip_snapshot *s, int dev);
 struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq);
 
 /* ---- derive ------------------------------------------------------ */
@@ -129,6 +157,17 @@ struct ip_model {
 int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
 		    struct ip_diag *d);
 void ip_model_free(struct ip_model *m);
+
+/* Rates of completion thread @i of m->cur, matched in m->prev by device,
+ * queue and pid (a new thread has none yet). */
+struct ip_cq_rate {
+	bool have;		 /* false on the first sample or for a new thread */
+	double completions;	 /* per second */
+	double wakeups_per_completion; /* -1 when it completed nothing */
+	double submit_total;	 /* per second, = sum of submit[] */
+};
+/* @by_cpu (nr_cpus, may be NULL): completions per second by submitting CPU. */
+void ip_model_cq_rate(const struct ip_model *m, int i, struct ip_cq_rate *out, double *by_cpu);
 
 /* Submissions per second on the CPUs of hw queue @q of device @dev (all
  * queues if q < 0). */

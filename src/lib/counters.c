@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "irqpilot/counters.h"
+#include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
 
@@ -39,6 +40,15 @@ struct ip_counters {
 		double *acc; /* nr_cpus apportioned cumulative submissions */
 	} *tdev;
 	int nr_tdev;
+	/* irqpilot_cq, live only; reopened each sample while absent, since
+	 * the module may be loaded at any time. */
+	struct ip_cq *cq;
+	/* Devices whose submissions came from the module last sample. A
+	 * device switching source goes one sample without counts, so that no
+	 * rate is ever taken between two different counters. */
+	char (*cq_devs)[32];
+	int nr_cq_devs;
+	bool sampled;
 };
 
 int ip_counters_new(bool live, struct ip_counters **out)
@@ -85,6 +95,8 @@ void ip_counters_free(struct ip_counters *c)
 	perf_close(c);
 	tdev_free(c);
 	free(c->tasks);
+	ip_cq_close(c->cq);
+	free(c->cq_devs);
 	free(c);
 }
 
@@ -422,7 +434,307 @@ static int complete_from_irqs(struct ip_snapshot *snap)
 	return 0;
 }
 
-int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
+/* ---- irqpilot_cq: completion threads and their submitters ---------- */
+
+void ip_snapshot_free_cq(struct ip_snapshot *s)
+{
+	for (int i = 0; i < s->nr_cq; i++)
+		free(s->cq[i].cpu_completions);
+	free(s->cq);
+	s->cq = NULL;
+	s->nr_cq = 0;
+	s->have_cq = false;
+}
+
+int ip_snapshot_cq_count(const struct ip_snapshot *s, int dev)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->nr_cq; i++)
+		n += s->cq[i].dev == dev;
+	return n;
+}
+
+static struct ip_cq_thread *cq_add(struct ip_snapshot *snap)
+{
+	struct ip_cq_thread *nv = realloc(snap->cq, (snap->nr_cq + 1) * sizeof(*nv)), *t;
+
+	if (!nv)
+		return NULL;
+	snap->cq = nv;
+	t = &nv[snap->nr_cq];
+	memset(t, 0, sizeof(*t));
+	t->cpu_completions = calloc(snap->topo.nr_cpus ? snap->topo.nr_cpus : 1, sizeof(uint64_t));
+	if (!t->cpu_completions)
+		return NULL;
+	t->dev = -1;
+	snap->nr_cq++;
+	return t;
+}
+
+/* Where the thread may run and at what priority; a replay tree may lack
+ * the PID, and then it is taken to run anywhere. */
+static void cq_read_task(struct ip_root *r, const struct ip_snapshot *snap, struct ip_cq_thread *t)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	struct ip_pid_status st;
+	struct ip_pid_stat ps;
+	size_t len;
+
+	t->allowed = snap->topo.online;
+	t->last_cpu = -1;
+	path = ip_asprintf("proc/%d/status", (int)t->pid);
+	if (!path || ip_root_read(r, path, &text, &len) < 0)
+		return;
+	if (ip_parse_pid_status(text, len, &st, NULL) == 0 && st.has_cpus_allowed)
+		t->allowed = st.cpus_allowed;
+	free(text);
+	text = NULL;
+	free(path);
+	path = ip_asprintf("proc/%d/stat", (int)t->pid);
+	if (!path || ip_root_read(r, path, &text, &len) < 0)
+		return;
+	if (ip_parse_pid_stat(text, len, &ps, NULL) == 0) {
+		t->policy = ps.policy;
+		t->rt_priority = ps.rt_priority;
+		t->have_sched = true;
+		if (ps.has_processor)
+			t->last_cpu = ps.processor;
+	}
+}
+
+static void cq_link(struct ip_root *r, struct ip_snapshot *snap)
+{
+	for (int i = 0; i < snap->nr_cq; i++) {
+		struct ip_cq_thread *t = &snap->cq[i];
+
+		for (int k = 0; k < snap->storage.nr_devs && t->dev < 0; k++) {
+			const struct ip_blockdev *b = &snap->storage.devs[k];
+
+			if ((b->major == t->major && b->minor == t->minor && (t->major || t->minor)) ||
+			    (t->disk[0] && strcmp(b->name, t->disk) == 0))
+				t->dev = k;
+		}
+		cq_read_task(r, snap, t);
+	}
+}
+
+/*
+ * A replay step's irqpilot/cq: one thread a line, in the words of
+ * "ipcq-ctl list" (kmod/tests/ipcq-ctl.c), so a recording is that output:
+ *   disk=sda dev=8:0 hwq=0 nr_hwq=1 pid=812 completions=9 wakeups=4 max_wait_ns=0
+ *   stalls=0 fallbacks=0 cpus=3:9
+ */
+static int cq_parse_line(struct ip_snapshot *snap, char *line, const char *path, int lineno,
+			 struct ip_diag *d)
+{
+	struct ip_cq_thread *t;
+	char *save = NULL, *tok;
+
+	line[strcspn(line, "#")] = '\0';
+	if (!line[strspn(line, " \t")])
+		return 0;
+	t = cq_add(snap);
+	if (!t)
+		return -ENOMEM;
+	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *v = strchr(tok, '='), *end = NULL;
+		unsigned long long n = 0;
+		bool ok = true;
+
+		if (!v)
+			return ip_diag_set(d, -EINVAL, "%s:%d: '%s' is not key=value", path, lineno,
+					   tok);
+		*v++ = '\0';
+		if (strcmp(tok, "disk") == 0) {
+			snprintf(t->disk, sizeof(t->disk), "%s", v);
+			continue;
+		}
+		if (strcmp(tok, "dev") == 0) {
+			ok = sscanf(v, "%u:%u", &t->major, &t->minor) == 2;
+		} else if (strcmp(tok, "cpus") == 0) {
+			char *s2 = NULL;
+
+			for (char *p = strtok_r(v, ",", &s2); p && ok; p = strtok_r(NULL, ",", &s2)) {
+				int cpu;
+				unsigned long long cnt;
+
+				ok = sscanf(p, "%d:%llu", &cpu, &cnt) == 2 && cpu >= 0;
+				if (ok && cpu < snap->topo.nr_cpus)
+					t->cpu_completions[cpu] = cnt;
+			}
+		} else {
+			errno = 0;
+			n = strtoull(v, &end, 10);
+			ok = end != v && !*end && !errno;
+			if (strcmp(tok, "hwq") == 0)
+				t->hwq = (unsigned)n;
+			else if (strcmp(tok, "nr_hwq") == 0)
+				t->nr_hwq = (unsigned)n;
+			else if (strcmp(tok, "pid") == 0)
+				t->pid = (pid_t)n;
+			else if (strcmp(tok, "completions") == 0)
+				t->completions = n;
+			else if (strcmp(tok, "wakeups") == 0)
+				t->wakeups = n;
+			else if (strcmp(tok, "max_wait_ns") == 0)
+				t->max_wait_ns = n;
+			else if (strcmp(tok, "stalls") == 0)
+				t->stalls = n;
+			else if (strcmp(tok, "fallbacks") == 0)
+				t->fallbacks = n;
+			/* unknown keys: a newer module's, ignored */
+		}
+		if (!ok)
+			return ip_diag_set(d, -EINVAL, "%s:%d: bad value '%s' for %s", path, lineno,
+					   v, tok);
+	}
+	if (!t->pid)
+		return ip_diag_set(d, -EINVAL, "%s:%d: no pid=", path, lineno);
+	return 0;
+}
+
+static int cq_read_replay(struct ip_root *r, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	static const char path[] = "irqpilot/cq";
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+	size_t len;
+	int ret = ip_root_read(r, path, &text, &len), lineno = 0;
+
+	if (ret < 0)
+		return ret;
+	snap->have_cq = true;
+	for (char *p = text; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		ret = cq_parse_line(snap, p, path, lineno, d);
+		if (ret < 0)
+			return ret;
+		p = nl ? nl + 1 : NULL;
+	}
+	(void)save;
+	return 0;
+}
+
+static int cq_read_live(struct ip_counters *c, struct ip_snapshot *snap)
+{
+	struct ip_diag diag = { "" };
+	struct ip_cq_list l;
+	int ret;
+
+	if (!c->cq && ip_cq_open(&c->cq, &diag) < 0)
+		return 0; /* no module: the daemon says so, once */
+	ret = ip_cq_list(c->cq, snap->topo.nr_cpus, &l, &diag);
+	if (ret < 0) {
+		/* The module went away (rmmod): look for it again next time. */
+		ip_cq_close(c->cq);
+		c->cq = NULL;
+		return ret == -ENOMEM ? ret : 0;
+	}
+	snap->have_cq = true;
+	for (int i = 0; i < l.n; i++) {
+		struct ip_cq_thread *t = cq_add(snap);
+		const struct ip_cq_entry *e = &l.e[i];
+
+		if (!t) {
+			ip_cq_list_free(&l);
+			return -ENOMEM;
+		}
+		snprintf(t->disk, sizeof(t->disk), "%s", e->disk);
+		t->major = e->major;
+		t->minor = e->minor;
+		t->hwq = e->hwq;
+		t->nr_hwq = e->nr_hwq;
+		t->pid = e->pid;
+		t->completions = e->completions;
+		t->wakeups = e->wakeups;
+		t->max_wait_ns = e->max_wait_ns;
+		t->stalls = e->stalls;
+		t->fallbacks = e->fallbacks;
+		memcpy(t->cpu_completions, e->cpu_completions,
+		       MIN(e->nr_cpus, snap->topo.nr_cpus) * sizeof(uint64_t));
+	}
+	ip_cq_list_free(&l);
+	return 0;
+}
+
+/*
+ * The module counts each completion by the CPU that submitted the request
+ * (rq->mq_ctx->cpu): for an attached device, the exact submitter signal.
+ */
+static bool cq_was(const struct ip_counters *c, const char *name)
+{
+	for (int i = 0; i < c->nr_cq_devs; i++)
+		if (strcmp(c->cq_devs[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int cq_submissions(struct ip_counters *c, struct ip_snapshot *snap)
+{
+	int nr_cpus = snap->topo.nr_cpus, n = 0;
+	char(*now)[32] = calloc(snap->storage.nr_devs ? snap->storage.nr_devs : 1, sizeof(*now));
+
+	if (!now)
+		return -ENOMEM;
+	for (int k = 0; k < snap->storage.nr_devs; k++) {
+		const char *name = snap->storage.devs[k].name;
+		struct ip_devcount *dc = &snap->dc[k];
+		bool any = ip_snapshot_cq_count(snap, k) > 0;
+
+		if (any)
+			snprintf(now[n++], sizeof(*now), "%s", name);
+		if (c->sampled && any != cq_was(c, name)) {
+			free(dc->submit);
+			dc->submit = NULL;
+			dc->submit_src = IP_SRC_NONE;
+			continue;
+		}
+		if (!any)
+			continue;
+		if (!dc->submit) {
+			dc->submit = calloc(nr_cpus ? nr_cpus : 1, sizeof(uint64_t));
+			if (!dc->submit) {
+				free(now);
+				return -ENOMEM;
+			}
+		}
+		memset(dc->submit, 0, nr_cpus * sizeof(uint64_t));
+		for (int i = 0; i < snap->nr_cq; i++)
+			for (int cpu = 0; snap->cq[i].dev == k && cpu < nr_cpus; cpu++)
+				dc->submit[cpu] += snap->cq[i].cpu_completions[cpu];
+		dc->submit_src = IP_SRC_MODULE;
+	}
+	free(c->cq_devs);
+	c->cq_devs = now;
+	c->nr_cq_devs = n;
+	c->sampled = true;
+	return 0;
+}
+
+static int cq_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
+		     struct ip_diag *d)
+{
+	int ret = cq_read_replay(r, snap, d);
+
+	if (ret == -ENOENT && c->live)
+		ret = cq_read_live(c, snap);
+	else if (ret == -ENOENT)
+		ret = 0;
+	if (ret >= 0) {
+		cq_link(r, snap);
+		ret = cq_submissions(c, snap);
+	}
+	if (ret < 0)
+		ip_snapshot_free_cq(snap);
+	return ret;
+}
+
+static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		       struct ip_diag *d)
 {
 	int ret;
@@ -464,4 +776,48 @@ int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 		c->submit_src = IP_SRC_NONE;
 	}
 	return complete_from_irqs(snap);
+}
+
+int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
+		       struct ip_diag *d)
+{
+	int ret = sample_base(c, r, snap, d);
+
+	return ret < 0 ? ret : cq_sample(c, r, snap, d);
+}
+
+void ip_model_cq_rate(const struct ip_model *m, int i, struct ip_cq_rate *out, double *by_cpu)
+{
+	const struct ip_cq_thread *t = &m->cur->cq[i], *p = NULL;
+	int n = m->cur->topo.nr_cpus;
+	double dc, dw;
+
+	memset(out, 0, sizeof(*out));
+	out->wakeups_per_completion = -1;
+	for (int k = 0; by_cpu && k < n; k++)
+		by_cpu[k] = 0;
+	for (int k = 0; m->prev && k < m->prev->nr_cq && !p; k++) {
+		const struct ip_cq_thread *q = &m->prev->cq[k];
+
+		if (q->pid == t->pid && q->hwq == t->hwq && q->major == t->major &&
+		    q->minor == t->minor)
+			p = q;
+	}
+	/* A counter that went down: detached and attached again, same pid. */
+	if (!p || m->interval_s <= 0 || t->completions < p->completions)
+		return;
+	out->have = true;
+	dc = (double)(t->completions - p->completions);
+	dw = t->wakeups >= p->wakeups ? (double)(t->wakeups - p->wakeups) : 0;
+	out->completions = dc / m->interval_s;
+	if (dc > 0)
+		out->wakeups_per_completion = dw / dc;
+	for (int k = 0; k < n && k < m->prev->topo.nr_cpus; k++) {
+		uint64_t a = p->cpu_completions[k], b = t->cpu_completions[k];
+		double r = b >= a ? (double)(b - a) / m->interval_s : 0;
+
+		out->submit_total += r;
+		if (by_cpu)
+			by_cpu[k] = r;
+	}
 }
