@@ -48,6 +48,10 @@ struct tb {
 	double base_load[MAXC];
 	double cpu_irq[MAXC], cpu_softirq[MAXC];
 	int moves_total;
+	/* irqpilot_cq threads: cur and prev (one second earlier) */
+	struct ip_cq_thread cq[MAXT], pcq[MAXT];
+	uint64_t cqc[MAXT][MAXC], pcqc[MAXT][MAXC];
+	int nr_cq;
 };
 
 static ip_cpuset L(const char *list)
@@ -235,6 +239,11 @@ static void tb_finish(struct tb *tb)
 		for (int c = 0; c < MAXC; c++)
 			tb->drate[d].submit_total += tb->submit[d][c];
 	}
+	tb->cur.nr_cq = tb->nr_cq;
+	tb->cur.cq = tb->cq;
+	tb->prev.nr_cq = tb->nr_cq;
+	tb->prev.cq = tb->pcq;
+	tb->prev.topo.nr_cpus = tb->nr_cpus;
 	tb->m.cur = &tb->cur;
 	tb->m.prev = &tb->prev;
 	tb->m.interval_s = 1.0;
@@ -292,6 +301,64 @@ static void tb_apply(struct tb *tb, const struct ip_plan *p)
 		for (int d = 0; d < tb->nr_devs; d++)
 			if (strcmp(tb->devs[d].name, p->rq[i].device) == 0)
 				tb->devs[d].rq_affinity = p->rq[i].value;
+	for (int i = 0; i < p->nr_threads; i++)
+		for (int t = 0; t < tb->nr_cq; t++)
+			if (p->threads[i].completion && p->threads[i].set_affinity &&
+			    tb->cq[t].pid == p->threads[i].pid)
+				tb->cq[t].allowed = p->threads[i].to;
+}
+
+/* A completion thread of device @d's queue @hwq, allowed on @allowed. */
+static int tb_cq(struct tb *tb, int d, unsigned hwq, pid_t pid, const char *allowed)
+{
+	int n = tb->nr_cq++;
+
+	for (int k = 0; k < 2; k++) {
+		struct ip_cq_thread *t = k ? &tb->pcq[n] : &tb->cq[n];
+
+		memcpy(t->disk, tb->devs[d].name, sizeof(t->disk));
+		t->dev = d;
+		t->hwq = hwq;
+		t->pid = pid;
+		t->cpu_completions = k ? tb->pcqc[n] : tb->cqc[n];
+		t->allowed = L(allowed);
+		t->have_sched = true;
+		t->policy = SCHED_FIFO;
+		t->rt_priority = 50;
+		t->last_cpu = -1;
+	}
+	tb->cur.have_cq = true;
+	return n;
+}
+
+/* Queue @n completes @rate requests per second submitted on @cpu (only). */
+static void tb_cq_rate(struct tb *tb, int n, int cpu, double rate)
+{
+	for (int c = 0; c < MAXC; c++) {
+		tb->pcqc[n][c] += tb->cqc[n][c] - tb->pcqc[n][c];
+		tb->cqc[n][c] = tb->pcqc[n][c];
+	}
+	tb->pcq[n].completions = tb->cq[n].completions;
+	tb->cqc[n][cpu] += (uint64_t)rate;
+	tb->cq[n].completions += (uint64_t)rate;
+	tb->cq[n].wakeups += (uint64_t)(rate / 2);
+}
+
+static const struct ip_cq_action *find_cq(const struct ip_plan *p, const char *dev)
+{
+	for (int i = 0; i < p->nr_cq; i++)
+		if (strcmp(p->cq[i].device, dev) == 0)
+			return &p->cq[i];
+	return NULL;
+}
+
+static const char *cq_reason(const struct ip_plan *p, const char *dev)
+{
+	const struct ip_cq_action *a = find_cq(p, dev);
+
+	if (!a)
+		fail_msg("no attach/detach of %s in the plan", dev);
+	return a ? a->reason : "";
 }
 
 /* decide, apply, commit: one daemon cycle at @now. */
@@ -1385,6 +1452,408 @@ static void test_every_decision_has_a_reason(void **state)
 	free(tb);
 }
 
+/* ---- completion threads (irqpilot_cq) ---- */
+
+/*
+ * The VM of kmod/tests/cq-daemon.sh: efficiency domain 0-1 (a throttled
+ * little CPU 0), performance 2-3; AHCI's one vector on CPU 0, fio on 3,
+ * the module loaded but nothing attached.
+ */
+static struct tb *ahci_vm(bool forced, int rq_affinity)
+{
+	struct tb *tb = tb_new(4);
+	int sda, qi;
+
+	tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 2);
+	tb_domain(tb, "0-1", 256, IP_CLASS_EFFICIENCY, 0);
+	tb->cur.topo.forced_threading = forced;
+	sda = tb_dev(tb, "sda", rq_affinity);
+	tb->devs[sda].major = 8;
+	qi = tb_irq(tb, 24, "ahci[0000:00:05.0]", "PCI-MSI", "0", 0);
+	tb_vec(tb, sda, qi, -1, NULL, false);
+	tb_rate(tb, qi, 0, 2000);
+	tb_submit(tb, sda, 3, 2000);
+	tb_thread(tb, 300, 24, "irq/24-ahci[0000:00:05.0]", "0", SCHED_FIFO, 50);
+	tb->cur.have_cq = true;
+	return tb;
+}
+
+static void pin_sda(struct ip_policy_config *cfg, const char *cpus)
+{
+	struct ip_rule *r = ip_policy_add_dev_rule(cfg, "sda");
+
+	assert_non_null(r);
+	r->have_pin = true;
+	r->pin = L(cpus);
+}
+
+static void test_cq_auto_pinned_forced(void **state)
+{
+	struct tb *tb = ahci_vm(true, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_cq_action *a;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	pin_sda(&cfg, "0");
+	step(tb, &cfg, &h, 100 * S, &p);
+	a = find_cq(&p, "sda");
+	assert_non_null(a);
+	assert_true(a->attach);
+	assert_int_equal(a->major, 8);
+	assert_contains(a->reason, "pinned by a rule");
+	assert_contains(a->reason, "forced IRQ threading");
+	assert_contains(a->reason, "2-3");
+	assert_null(find_move(&p, 24)); /* the pin holds the vector */
+	/* attached by us, in the history, for restore */
+	assert_non_null(ip_history_cqdev_find(&h, "sda"));
+	assert_true(ip_history_cqdev_find(&h, "sda")->attached_by_us);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_cq_auto_managed_and_refused(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	struct tb *tb = ahci_vm(false, 0);
+	struct ip_irq_hist *e;
+
+	ip_policy_config_init(&cfg);
+	/* managed, and rq_affinity 0 keeps completions with the interrupt */
+	ip_history_init(&h);
+	tb->irqs[0].managed = IP_MANAGED_EIO;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_contains(cq_reason(&p, "sda"), "managed by the kernel");
+	assert_contains(cq_reason(&p, "sda"), "rq_affinity 0");
+	ip_history_free(&h);
+	free(tb);
+
+	/* a write that "worked" but the read-back shows CPU 0 still */
+	tb = ahci_vm(true, 1);
+	ip_history_init(&h);
+	e = ip_history_get(&h, 24);
+	e->placed = true;
+	e->placement = L("2");
+	e->have_effective = true;
+	e->effective = L("0");
+	e->last_move_ns = 50 * S;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_contains(cq_reason(&p, "sda"), "did not move where it was set");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_cq_auto_several_domains(void **state)
+{
+	struct tb *tb = ahci_vm(true, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb_submit(tb, 0, 1, 2000); /* half on the little CPU 1, half on 3 */
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_contains(cq_reason(&p, "sda"), "several domains");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* Each of these leaves the device alone, each for its own reason. */
+static void test_cq_auto_no_attach(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	struct tb *tb;
+
+	ip_policy_config_init(&cfg);
+	pin_sda(&cfg, "0");
+
+	/* no forced threading, rq_affinity 1: blk-mq IPIs completions to 3 */
+	tb = ahci_vm(false, 1);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_null(find_cq(&p, "sda"));
+	ip_history_free(&h);
+	free(tb);
+
+	/* the pinned CPU is as fast as the submitters' */
+	tb = ahci_vm(true, 1);
+	tb->doms[1].capacity = 1024;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_null(find_cq(&p, "sda"));
+	ip_history_free(&h);
+	free(tb);
+
+	/* the module is not loaded */
+	tb = ahci_vm(true, 1);
+	tb->cur.have_cq = false;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_int_equal(p.nr_cq, 0);
+	ip_history_free(&h);
+	free(tb);
+
+	/* completion_threads = no for the device */
+	tb = ahci_vm(true, 1);
+	cfg.dev_rules[0].completion_threads = IP_CQ_MODE_NO;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_int_equal(p.nr_cq, 0);
+	ip_history_free(&h);
+	ip_plan_free(&p);
+	ip_policy_config_free(&cfg);
+	free(tb);
+
+	/* not pinned: the vector itself moves to the submitters instead */
+	tb = ahci_vm(true, 1);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_move(&p, 24));
+	assert_null(find_cq(&p, "sda"));
+	/* ... and the next cycle, the vector on 2, there is still no reason */
+	step(tb, &cfg, &h, 101 * S, &p);
+	assert_null(find_cq(&p, "sda"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_cq_yes_no(void **state)
+{
+	struct tb *tb = ahci_vm(false, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	cfg.completion_threads = IP_CQ_MODE_YES;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_true(find_cq(&p, "sda")->attach);
+	assert_contains(cq_reason(&p, "sda"), "completion_threads = yes (the policy)");
+	/* attached now: a rule saying no detaches it */
+	tb_cq(tb, 0, 0, 900, "0-3");
+	ip_policy_add_dev_rule(&cfg, "sd*")->completion_threads = IP_CQ_MODE_NO;
+	step(tb, &cfg, &h, 101 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_false(find_cq(&p, "sda")->attach);
+	assert_contains(cq_reason(&p, "sda"), "rule 'sd*'");
+	/* a device on its way out gets no placement */
+	assert_null(find_thread(&p, 900));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* Auto detaches what it attached once the reason is gone, after the dwell. */
+static void test_cq_auto_detach(void **state)
+{
+	struct tb *tb = ahci_vm(true, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	pin_sda(&cfg, "0");
+	tb->drate[0].ios = 1000;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	tb_cq(tb, 0, 0, 900, "0-3");
+	/* the trial: as fast as before, so it stays */
+	for (int t = 101; t <= 110; t++) {
+		tb_cq_rate(tb, 0, 3, 1000);
+		step(tb, &cfg, &h, t * S, &p);
+		assert_null(find_cq(&p, "sda"));
+	}
+	assert_non_null(find_note(&p, "sda stays on irqpilot_cq"));
+	assert_false(ip_history_cqdev_find(&h, "sda")->trial);
+	cfg.dev_rules[0].have_pin = false; /* the admin drops the pin */
+	tb_cq_rate(tb, 0, 3, 1000);
+	step(tb, &cfg, &h, 111 * S, &p);
+	/* nothing holds the vector away any more: it moves, and sda leaves */
+	assert_non_null(find_move(&p, 24));
+	assert_non_null(find_cq(&p, "sda"));
+	assert_false(find_cq(&p, "sda")->attach);
+	assert_false(ip_history_cqdev_find(&h, "sda")->attached_by_us);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/*
+ * An automatic attach is a trial: slower than before, it is undone and
+ * not tried again for a while; the hold says why.
+ */
+static void test_cq_trial_slower(void **state)
+{
+	struct tb *tb = ahci_vm(true, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	int t;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	pin_sda(&cfg, "0");
+	tb->drate[0].ios = 1000;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_true(find_cq(&p, "sda")->trial);
+	assert_contains(cq_reason(&p, "sda"), "on trial");
+	tb_cq(tb, 0, 0, 900, "0-3");
+	tb->drate[0].ios = 600;
+	ip_plan_free(&p);
+	for (t = 101; t < 120 && !find_cq(&p, "sda"); t++) {
+		tb_cq_rate(tb, 0, 3, 600);
+		step(tb, &cfg, &h, t * S, &p);
+	}
+	/* judged after the dwell (10 s), not before */
+	assert_int_equal(t, 111);
+	assert_false(find_cq(&p, "sda")->attach);
+	assert_contains(cq_reason(&p, "sda"), "600 I/Os per second attached against 1000 before");
+	assert_contains(cq_reason(&p, "sda"), "original path is faster");
+	/* detached: the next cycles do not try again, and say why */
+	tb->nr_cq = 0;
+	tb->cur.have_cq = true;
+	tb->drate[0].ios = 1000;
+	step(tb, &cfg, &h, 120 * S, &p);
+	assert_null(find_cq(&p, "sda"));
+	assert_non_null(find_note(&p, "not attaching sda to irqpilot_cq"));
+	assert_non_null(find_note(&p, "600 I/Os per second attached against 1000 before"));
+	/* after the hold it may try again */
+	step(tb, &cfg, &h, 800 * S, &p);
+	assert_non_null(find_cq(&p, "sda"));
+	assert_true(find_cq(&p, "sda")->attach);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/*
+ * Two queues, each with its own submitters: each thread goes to its own
+ * queue's submitter domain, one CPU away from the busiest submitter.
+ */
+static struct tb *two_queues(void)
+{
+	struct tb *tb = tb_new(4);
+	int nv, q1, q2;
+
+	tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 2);
+	tb_domain(tb, "0-1", 1024, IP_CLASS_PERFORMANCE, 0);
+	nv = tb_dev(tb, "nvme0n1", 1);
+	q1 = tb_irq(tb, 40, "nvme0q1", "PCI-MSI", "0-1", 0);
+	q2 = tb_irq(tb, 41, "nvme0q2", "PCI-MSI", "2-3", 2);
+	tb->irqs[q1].managed = tb->irqs[q2].managed = IP_MANAGED_EIO;
+	tb_vec(tb, nv, q1, 0, "0-1", false);
+	tb_vec(tb, nv, q2, 1, "2-3", false);
+	tb_submit(tb, nv, 1, 1000);
+	tb_submit(tb, nv, 3, 1000);
+	tb_cq(tb, nv, 0, 900, "0-3");
+	tb_cq(tb, nv, 1, 901, "0-3");
+	tb_cq_rate(tb, 0, 1, 1000);
+	tb_cq_rate(tb, 1, 3, 1000);
+	return tb;
+}
+
+static void test_cq_per_queue_placement(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_thread_action *a, *b;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_int_equal(p.nr_cq, 0); /* attached by someone else: left so */
+	a = find_thread(&p, 900);
+	b = find_thread(&p, 901);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a->completion && b->completion);
+	assert_string_equal(a->device, "nvme0n1");
+	assert_int_equal(a->hwq, 0);
+	assert_int_equal(b->hwq, 1);
+	assert_set(&a->to, "0");
+	assert_set(&b->to, "2");
+	assert_contains(a->reason, "ipcq/nvme0n1:0");
+	assert_contains(a->reason, "of queue 0's submissions on performance domain 0-1");
+	assert_false(a->set_sched); /* already SCHED_FIFO 50 */
+	assert_int_equal(h.nr_cq, 2);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+static void test_cq_stability(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	struct ip_rule *r;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_set(&tb->cq[0].allowed, "0");
+	/* settled: nothing to do */
+	tb_cq_rate(tb, 0, 1, 1000);
+	tb_cq_rate(tb, 1, 3, 1000);
+	step(tb, &cfg, &h, 101 * S, &p);
+	assert_int_equal(p.nr_threads, 0);
+	/* queue 0's submitter moves to 3, within the dwell: stays */
+	tb_cq_rate(tb, 0, 3, 1000);
+	step(tb, &cfg, &h, 105 * S, &p);
+	assert_null(find_thread(&p, 900));
+	/* after the dwell it follows, to the CPU away from the submitter */
+	tb_cq_rate(tb, 0, 3, 1000);
+	step(tb, &cfg, &h, 115 * S, &p);
+	assert_non_null(find_thread(&p, 900));
+	assert_set(&find_thread(&p, 900)->to, "2");
+	/* a 55/45 split is below the threshold: no move back */
+	tb->cqc[0][1] += 450;
+	tb->cqc[0][3] -= 450;
+	step(tb, &cfg, &h, 130 * S, &p);
+	assert_null(find_thread(&p, 900));
+	/* a device rule's priority reaches the completion thread */
+	r = ip_policy_add_dev_rule(&cfg, "nvme*");
+	r->rt_priority = 60;
+	step(tb, &cfg, &h, 131 * S, &p);
+	assert_non_null(find_thread(&p, 901));
+	assert_true(find_thread(&p, 901)->set_sched);
+	assert_int_equal(find_thread(&p, 901)->priority, 60);
+	assert_false(find_thread(&p, 901)->set_affinity);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1411,6 +1880,15 @@ int main(void)
 		cmocka_unit_test(test_first_sample),
 		cmocka_unit_test(test_commit_skips_failed),
 		cmocka_unit_test(test_every_decision_has_a_reason),
+		cmocka_unit_test(test_cq_auto_pinned_forced),
+		cmocka_unit_test(test_cq_auto_managed_and_refused),
+		cmocka_unit_test(test_cq_auto_several_domains),
+		cmocka_unit_test(test_cq_auto_no_attach),
+		cmocka_unit_test(test_cq_yes_no),
+		cmocka_unit_test(test_cq_auto_detach),
+		cmocka_unit_test(test_cq_trial_slower),
+		cmocka_unit_test(test_cq_per_queue_placement),
+		cmocka_unit_test(test_cq_stability),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

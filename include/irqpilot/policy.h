@@ -41,6 +41,20 @@ struct ip_rule {
 	bool ban;	 /* never touch the vector(s) or their threads */
 	int rt_priority; /* SCHED_FIFO priority of the IRQ threads, -1 = policy default */
 	int rq_affinity; /* device rules only: 0, 1 or 2; -1 = leave as is */
+	/* device rules only: enum ip_cq_mode, -1 = the policy's */
+	int completion_threads;
+};
+
+/*
+ * Whether a device's block completions go to irqpilot_cq's per-queue
+ * threads. Same values as config.h's enum ip_completion_threads, which the
+ * caller copies into struct ip_policy_config and its device rules (see
+ * ip_engine_config_from()).
+ */
+enum ip_cq_mode {
+	IP_CQ_MODE_AUTO = 0,
+	IP_CQ_MODE_YES,
+	IP_CQ_MODE_NO,
 };
 
 struct ip_policy_config {
@@ -54,6 +68,7 @@ struct ip_policy_config {
 	double return_window_s; /* moving back within this needs 2x the threshold */
 	int rt_priority;	/* SCHED_FIFO priority of IRQ threads; 0 = leave */
 	ip_cpuset banned;	/* never placed on */
+	enum ip_cq_mode completion_threads;
 	int nr_dev_rules;
 	struct ip_rule *dev_rules;
 	int nr_irq_rules;
@@ -98,6 +113,30 @@ struct ip_rq_orig {
 	int value;
 };
 
+/* A completion thread we placed (irqpilot_cq). */
+struct ip_cq_hist {
+	pid_t pid;
+	uint64_t last_move_ns;
+	ip_cpuset placement;
+};
+
+/* A device and irqpilot_cq. */
+struct ip_cqdev_hist {
+	char device[32];
+	unsigned major, minor;
+	bool attached_by_us;	/* detached again on restore */
+	uint64_t attached_ns;	/* when we last attached it, 0 = never */
+	uint64_t last_stall_ns; /* the last stall event, 0 = none */
+	uint64_t hold_until_ns; /* auto attaches it again only after this */
+	char hold_why[128];
+	/* An automatic attach is a trial: kept only if the device's I/O rate
+	 * attached is not below its rate before (EWMA of the cycles before). */
+	double ios_before;
+	bool trial;
+	double trial_sum;
+	int trial_n;
+};
+
 struct ip_history {
 	size_t nr, alloc;
 	struct ip_irq_hist *irqs; /* sorted by irq */
@@ -107,6 +146,10 @@ struct ip_history {
 	struct ip_rq_orig *rq;
 	size_t nr_logged;
 	char **logged; /* objects whose unexpected error was already logged */
+	size_t nr_cq;
+	struct ip_cq_hist *cq;
+	size_t nr_cqdev;
+	struct ip_cqdev_hist *cqdev;
 };
 
 void ip_history_init(struct ip_history *h);
@@ -118,6 +161,11 @@ void ip_history_drop(struct ip_history *h, unsigned irq);
 /* irqctl pin / unpin: a runtime pin wins over every rule. */
 int ip_history_pin(struct ip_history *h, unsigned irq, const ip_cpuset *cpus);
 void ip_history_unpin(struct ip_history *h, unsigned irq);
+/* Find, or find-or-create (NULL on ENOMEM). */
+const struct ip_cq_hist *ip_history_cq_find(const struct ip_history *h, pid_t pid);
+struct ip_cq_hist *ip_history_cq_get(struct ip_history *h, pid_t pid);
+const struct ip_cqdev_hist *ip_history_cqdev_find(const struct ip_history *h, const char *device);
+struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *device);
 /* True the first time @key ("irq 45", "pid 812") is passed; records it. */
 bool ip_history_log_once(struct ip_history *h, const char *key);
 
@@ -146,7 +194,10 @@ struct ip_move {
 struct ip_thread_action {
 	pid_t pid;
 	char comm[64];
-	unsigned irq;
+	unsigned irq;	 /* 0 for a completion thread */
+	bool completion; /* an irqpilot_cq thread of device[], queue hwq */
+	char device[32];
+	unsigned hwq;
 	bool set_affinity;
 	ip_cpuset from, to;
 	bool set_sched;
@@ -173,6 +224,24 @@ struct ip_rq_action {
 	char reason[IP_REASON_MAX];
 };
 
+/* Attach a device to irqpilot_cq, or detach it. */
+struct ip_cq_action {
+	char device[32];
+	unsigned major, minor;
+	bool attach;
+	bool trial; /* an automatic attach, judged by its I/O rate */
+	bool failed; /* set by apply */
+	char reason[IP_REASON_MAX];
+};
+
+/* Per device with irqpilot_cq present, each cycle: the trial's input. */
+struct ip_cq_obs {
+	char device[32];
+	double ios;    /* I/Os per second this cycle */
+	bool attached;
+	int verdict;   /* trial over: 1 kept, -1 the original path was faster */
+};
+
 /* Per considered vector, for the history. */
 struct ip_vec_state {
 	unsigned irq;
@@ -180,13 +249,15 @@ struct ip_vec_state {
 };
 
 struct ip_plan {
-	int nr_moves, nr_threads, nr_kept, nr_rq, nr_notes, nr_states;
+	int nr_moves, nr_threads, nr_kept, nr_rq, nr_notes, nr_states, nr_cq, nr_cq_obs;
 	struct ip_move *moves;
 	struct ip_thread_action *threads;
 	struct ip_kept *kept;
 	struct ip_rq_action *rq;
 	char (*notes)[IP_REASON_MAX];
 	struct ip_vec_state *states;
+	struct ip_cq_action *cq;
+	struct ip_cq_obs *cq_obs;
 };
 
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,

@@ -27,6 +27,12 @@
 /* Pins go first when the move budget is shared out. */
 #define GAIN_PIN 1e9
 #define EPS 1e-9
+/* A trial attach must reach this share of the I/O rate before it. */
+#define IP_CQ_TRIAL_KEEP 0.95
+/* A device whose trial failed is not attached again automatically for this long. */
+#define IP_CQ_TRIAL_HOLD_S 600
+/* Cycles a trial lasts at least (and dwell_s). */
+#define IP_CQ_TRIAL_CYCLES 3
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -42,6 +48,7 @@ void ip_policy_config_init(struct ip_policy_config *c)
 	c->idle_grace_s = 30;
 	c->return_window_s = 60;
 	c->rt_priority = 50;
+	c->completion_threads = IP_CQ_MODE_AUTO;
 	cpuset_zero(&c->banned);
 }
 
@@ -78,6 +85,7 @@ static struct ip_rule *rule_add(struct ip_rule **v, int *n, const char *match)
 	r->match = m;
 	r->rt_priority = -1;
 	r->rq_affinity = -1;
+	r->completion_threads = -1;
 	return r;
 }
 
@@ -106,6 +114,8 @@ void ip_history_free(struct ip_history *h)
 	free(h->threads);
 	free(h->rq);
 	ip_strv_free(h->logged, h->nr_logged);
+	free(h->cq);
+	free(h->cqdev);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -192,6 +202,54 @@ void ip_history_unpin(struct ip_history *h, unsigned irq)
 		h->irqs[i].have_pin = false;
 }
 
+const struct ip_cq_hist *ip_history_cq_find(const struct ip_history *h, pid_t pid)
+{
+	for (size_t i = 0; h && i < h->nr_cq; i++)
+		if (h->cq[i].pid == pid)
+			return &h->cq[i];
+	return NULL;
+}
+
+struct ip_cq_hist *ip_history_cq_get(struct ip_history *h, pid_t pid)
+{
+	struct ip_cq_hist *nv;
+
+	for (size_t i = 0; i < h->nr_cq; i++)
+		if (h->cq[i].pid == pid)
+			return &h->cq[i];
+	nv = realloc(h->cq, (h->nr_cq + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	h->cq = nv;
+	memset(&nv[h->nr_cq], 0, sizeof(*nv));
+	nv[h->nr_cq].pid = pid;
+	return &nv[h->nr_cq++];
+}
+
+const struct ip_cqdev_hist *ip_history_cqdev_find(const struct ip_history *h, const char *device)
+{
+	for (size_t i = 0; h && i < h->nr_cqdev; i++)
+		if (strcmp(h->cqdev[i].device, device) == 0)
+			return &h->cqdev[i];
+	return NULL;
+}
+
+struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *device)
+{
+	struct ip_cqdev_hist *nv;
+
+	for (size_t i = 0; i < h->nr_cqdev; i++)
+		if (strcmp(h->cqdev[i].device, device) == 0)
+			return &h->cqdev[i];
+	nv = realloc(h->cqdev, (h->nr_cqdev + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	h->cqdev = nv;
+	memset(&nv[h->nr_cqdev], 0, sizeof(*nv));
+	snprintf(nv[h->nr_cqdev].device, sizeof(nv->device), "%s", device);
+	return &nv[h->nr_cqdev++];
+}
+
 bool ip_history_log_once(struct ip_history *h, const char *key)
 {
 	char **nv, *k;
@@ -241,6 +299,59 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			return -ENOMEM;
 		e->managed_explained = true;
 	}
+	for (int i = 0; i < p->nr_threads; i++) {
+		const struct ip_thread_action *ta = &p->threads[i];
+		struct ip_cq_hist *e;
+
+		if (!ta->completion || !ta->set_affinity || ta->failed)
+			continue;
+		e = ip_history_cq_get(h, ta->pid);
+		if (!e)
+			return -ENOMEM;
+		e->last_move_ns = now;
+		e->placement = ta->to;
+	}
+	for (int i = 0; i < p->nr_cq; i++) {
+		const struct ip_cq_action *a = &p->cq[i];
+		struct ip_cqdev_hist *e;
+
+		if (a->failed)
+			continue;
+		e = ip_history_cqdev_get(h, a->device);
+		if (!e)
+			return -ENOMEM;
+		e->major = a->major;
+		e->minor = a->minor;
+		e->attached_by_us = a->attach;
+		if (a->attach) {
+			e->attached_ns = now;
+			e->trial = a->trial;
+			e->trial_sum = 0;
+			e->trial_n = 0;
+		}
+	}
+	for (int i = 0; i < p->nr_cq_obs; i++) {
+		const struct ip_cq_obs *o = &p->cq_obs[i];
+		struct ip_cqdev_hist *e = ip_history_cqdev_get(h, o->device);
+
+		if (!e)
+			return -ENOMEM;
+		if (o->verdict) {
+			e->trial = false;
+			if (o->verdict < 0) {
+				e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
+				snprintf(e->hold_why, sizeof(e->hold_why),
+					 "a trial measured %.0f I/Os per second attached against %.0f before",
+					 e->trial_n ? e->trial_sum / e->trial_n : 0, e->ios_before);
+			}
+		} else if (o->attached && e->trial) {
+			e->trial_sum += o->ios;
+			e->trial_n++;
+		} else if (!o->attached && o->ios > 0) {
+			/* the reference the next trial is judged against */
+			e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
+		}
+	}
 	for (int i = 0; i < p->nr_states; i++) {
 		const struct ip_vec_state *st = &p->states[i];
 
@@ -272,11 +383,13 @@ void ip_plan_free(struct ip_plan *p)
 	free(p->rq);
 	free(p->notes);
 	free(p->states);
+	free(p->cq);
+	free(p->cq_obs);
 	memset(p, 0, sizeof(*p));
 }
 
 struct grow {
-	size_t moves, threads, kept, rq, notes, states;
+	size_t moves, threads, kept, rq, notes, states, cq, cq_obs;
 };
 
 static void *grow(void *v, int *n, size_t *alloc, size_t size, int *err)
@@ -1212,10 +1325,8 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 		idle_placement(c, qi, devs, cd, e);
 	else
 		submitter_placement(c, qi, devs, cd, e, false);
-	/* Per-queue completion threads (irqpilot_cq, from the kernel module)
-	 * will follow the same submitter placement here, one per hw queue:
-	 * extend struct cand with the queue's placement and emit threads[]
-	 * entries for them in emit_threads(). */
+	/* Per-queue completion threads (irqpilot_cq) are placed by their own
+	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
 static int cmp_gain(const void *a, const void *b)
@@ -1439,6 +1550,382 @@ static void emit_rq(struct ctx *c)
 	}
 }
 
+/* ---- per-queue completion threads (irqpilot_cq) ---- */
+
+static enum ip_cq_mode cq_mode(const struct ctx *c, const char *dev, const char **src)
+{
+	enum ip_cq_mode mode = c->cfg->completion_threads;
+
+	*src = NULL;
+	for (int k = 0; k < c->cfg->nr_dev_rules; k++) {
+		const struct ip_rule *ru = &c->cfg->dev_rules[k];
+
+		if (ru->completion_threads >= 0 && fnmatch(ru->match, dev, 0) == 0) {
+			mode = (enum ip_cq_mode)ru->completion_threads;
+			*src = ru->match;
+		}
+	}
+	return mode;
+}
+
+static void add_cq(struct ctx *c, const struct ip_blockdev *b, bool attach, const char *fmt, ...)
+	_printf_(4, 5);
+static void add_cq(struct ctx *c, const struct ip_blockdev *b, bool attach, const char *fmt, ...)
+{
+	struct ip_cq_action *a;
+	char why[IP_REASON_MAX];
+	va_list ap;
+
+	c->p->cq = grow(c->p->cq, &c->p->nr_cq, &c->g.cq, sizeof(*c->p->cq), &c->err);
+	if (c->err)
+		return;
+	a = &c->p->cq[c->p->nr_cq++];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->device, sizeof(a->device), "%s", b->name);
+	a->major = b->major;
+	a->minor = b->minor;
+	a->attach = attach;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	rfmt(a->reason, sizeof(a->reason), "%s %s %s irqpilot_cq: %s", attach ? "attach" : "detach",
+	     b->name, attach ? "to" : "from", why);
+}
+
+/* Shares of c->sub per domain into c->sh; returns the total. */
+static double submit_shares(struct ctx *c)
+{
+	double total = 0;
+
+	for (int d = 0; d < c->t->nr_domains; d++)
+		c->sh[d] = 0;
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
+		int d = cpu_domain(c, cpu);
+
+		if (c->sub[cpu] <= 0 || d < 0)
+			continue;
+		c->sh[d] += c->sub[cpu];
+		total += c->sub[cpu];
+	}
+	for (int d = 0; total > 0 && d < c->t->nr_domains; d++)
+		c->sh[d] /= total;
+	return total;
+}
+
+static unsigned min_capacity(const struct ctx *c, const ip_cpuset *set)
+{
+	unsigned cap = 0;
+	bool any = false;
+
+	CPUSET_FOREACH(cpu, set) {
+		int d = cpu_domain(c, cpu);
+
+		if (d >= 0 && (!any || c->t->domains[d].capacity < cap)) {
+			cap = c->t->domains[d].capacity;
+			any = true;
+		}
+	}
+	return cap;
+}
+
+/*
+ * Whether completion threads should take device @d's completions. They
+ * pay only where completion work cannot reach the submitters by itself
+ * and would otherwise run on a slower CPU:
+ *  - a vector that cannot follow: one vector with submitters in several
+ *    domains, or a vector that is managed, refused its affinity (the read
+ *    back shows it elsewhere) or pinned, away from its submitters;
+ *  - completions that stay with the interrupt: forced IRQ threading
+ *    (threadirqs, PREEMPT_RT: blk-mq never sends them to the submitter),
+ *    or rq_affinity 0;
+ *  - the interrupt's CPUs have less capacity than the submitters' domain.
+ *    On CPUs of equal capacity the thread's extra wakeup cost more than
+ *    it saved (kmod/README: -20..-37% under TCG), so it is not attached.
+ */
+static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
+{
+	const struct ip_blockdev *b = &c->s->storage.devs[d];
+	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
+	char b1[128], b2[128], p1[16];
+
+	snprintf(why, size, "no storage vector away from the submitters");
+	if (!dr || !dr->submit || dr->submit_total <= 0) {
+		snprintf(why, size, "no submissions to judge by");
+		return false;
+	}
+	for (int v = 0; v < b->nr_vectors; v++) {
+		const struct ip_irq *q = ip_snapshot_irq(c->s, b->vectors[v].irq);
+		const struct ip_irq_hist *e;
+		struct resolved r;
+		ip_cpuset qcpus, handled;
+		bool restricted, admin, refused, managed;
+		double total, away = 0, loc = 0;
+		int nd = 0, D, qi;
+		const char *stuck = NULL, *stay = NULL;
+
+		if (!q || b->vectors[v].admin)
+			continue;
+		qi = (int)(q - c->s->irqs);
+		e = ip_history_find(c->h, q->irq);
+		restricted = vector_queue_cpus(b, q->irq, &qcpus, &admin);
+		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+			c->sub[cpu] = (!restricted || cpuset_test(&qcpus, cpu)) ? dr->submit[cpu] : 0;
+		total = submit_shares(c);
+		if (total <= 0)
+			continue;
+		handled_by_vector(c, qi, &handled);
+		for (int k = 0; k < c->t->nr_domains; k++) {
+			loc += c->sh[k] * c->hd[k];
+			nd += c->sh[k] >= c->cfg->move_threshold;
+		}
+		away = 1 - loc;
+		D = dominant_domain(c, c->sh);
+		resolve_rules(c, q, e, &r);
+		managed = q->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO);
+		refused = e && e->placed && e->have_effective &&
+			  !cpuset_intersects(&e->effective, &e->placement) && !is_ioapic(q);
+		if (managed)
+			stuck = "is managed by the kernel";
+		else if (refused)
+			stuck = "did not move where it was set";
+		else if (r.have_pin)
+			stuck = r.pin_src[0] == 'i' ? "is pinned by irqctl pin" : "is pinned by a rule";
+		else if (nd >= 2)
+			stuck = "serves submitters in several domains";
+		if (!stuck || away + EPS < c->cfg->move_threshold || D < 0)
+			continue;
+		if (c->t->forced_threading)
+			stay = "forced IRQ threading keeps completions on the interrupt's CPU";
+		else if (b->rq_affinity == 0)
+			stay = "rq_affinity 0 keeps completions on the interrupt's CPU";
+		if (!stay) {
+			snprintf(why, size,
+				 "vector %u %s, but blk-mq already completes on the submitters (rq_affinity %d)",
+				 q->irq, stuck, b->rq_affinity);
+			continue;
+		}
+		if (min_capacity(c, &handled) >= c->t->domains[D].capacity) {
+			snprintf(why, size,
+				 "vector %u %s, but its CPUs %s are no slower than submitter domain %s: a thread would cost more than it saves",
+				 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled),
+				 fmt_set(b2, sizeof(b2), &c->t->domains[D].cpus));
+			continue;
+		}
+		snprintf(why, size,
+			 "vector %u %s on %s, %s of submissions are in faster domain %s, and %s",
+			 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled),
+			 share_phrase(p1, sizeof(p1), away), fmt_set(b2, sizeof(b2), &c->t->domains[D].cpus),
+			 stay);
+		return true;
+	}
+	return false;
+}
+
+static int dev_rt_priority(const struct ctx *c, const char *dev, const char **src)
+{
+	int prio = c->cfg->rt_priority;
+
+	*src = NULL;
+	for (int k = 0; k < c->cfg->nr_dev_rules; k++) {
+		const struct ip_rule *ru = &c->cfg->dev_rules[k];
+
+		if (ru->rt_priority >= 0 && fnmatch(ru->match, dev, 0) == 0) {
+			prio = ru->rt_priority;
+			*src = ru->match;
+		}
+	}
+	return prio;
+}
+
+/* The thread of one hw queue goes to the domain submitting to that queue. */
+static void place_cq_thread(struct ctx *c, int i)
+{
+	const struct ip_cq_thread *t = &c->s->cq[i];
+	const struct ip_blockdev *b = &c->s->storage.devs[t->dev];
+	const struct ip_cq_hist *e = ip_history_cq_find(c->h, t->pid);
+	struct ip_irq_thread th = { 0 };
+	struct ip_cq_rate rate = { 0 };
+	ip_cpuset want, elig, have_on;
+	const char *src;
+	char why[IP_REASON_MAX], b1[128], p1[16];
+	double total, cur = 0, gain;
+	int D, busiest = -1, prio = dev_rt_priority(c, b->name, &src);
+	bool aff = false, sched;
+
+	th.pid = t->pid;
+	snprintf(th.comm, sizeof(th.comm), "ipcq/%s:%u", t->disk[0] ? t->disk : b->name, t->hwq);
+	th.allowed = t->allowed;
+	th.policy = t->policy;
+	th.rt_priority = t->rt_priority;
+	if (src)
+		snprintf(why, sizeof(why), "rt_priority %d from rule '%s'", prio, src);
+	else
+		snprintf(why, sizeof(why), "rt_priority %d from the policy", prio);
+
+	if (c->m->prev)
+		ip_model_cq_rate(c->m, i, &rate, c->sub);
+	if (!rate.have || rate.submit_total <= 0) {
+		/* New thread: the device's submitters on the queue's CPUs. */
+		const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[t->dev] : NULL;
+		const ip_cpuset *qc = NULL;
+
+		for (int k = 0; k < b->nr_queues; k++)
+			if (b->queues[k].index == (int)t->hwq)
+				qc = &b->queues[k].cpus;
+		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+			c->sub[cpu] = dr && dr->submit && (!qc || cpuset_test(qc, cpu)) ?
+					      dr->submit[cpu] : 0;
+	}
+	total = submit_shares(c);
+	D = total > 0 ? dominant_domain(c, c->sh) : -1;
+	if (D >= 0)
+		domain_eligible(c, D, &elig);
+	if (D >= 0 && !cpuset_empty(&elig)) {
+		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+			if (cpu_domain(c, cpu) == D && (busiest < 0 || c->sub[cpu] > c->sub[busiest]))
+				busiest = cpu;
+		handled_from_set(c, &t->allowed, NULL);
+		for (int k = 0; k < c->t->nr_domains; k++)
+			cur += c->sh[k] * c->hd[k];
+		gain = c->sh[D] - cur;
+		if (cpuset_subset(&t->allowed, &elig) &&
+		    (c->cfg->granularity == IP_GRAN_DOMAIN || cpuset_count(&t->allowed) == 1)) {
+			aff = false; /* already there */
+		} else if (e && e->last_move_ns && c->now >= e->last_move_ns &&
+			   (c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s) {
+			aff = false;
+		} else if (gain + EPS >= c->cfg->move_threshold && gain > EPS) {
+			if (c->cfg->granularity == IP_GRAN_CPU) {
+				cpuset_zero(&want);
+				cpuset_set(&want, choose_cpu(c, &elig, busiest, -1));
+			} else {
+				want = elig;
+			}
+			cpuset_and(&have_on, &t->allowed, &c->t->online);
+			aff = !cpuset_equal(&want, &have_on);
+			rfmt(why, sizeof(why), "%s of queue %u's submissions on %s domain %s",
+			     share_phrase(p1, sizeof(p1), c->sh[D]), t->hwq,
+			     class_name(c->t->domains[D].cls),
+			     fmt_set(b1, sizeof(b1), &c->t->domains[D].cpus));
+		}
+	}
+	sched = prio > 0 && t->have_sched &&
+		(t->policy != SCHED_FIFO || (int)t->rt_priority != prio);
+	if (!aff && !sched)
+		return;
+	add_thread(c, &th, aff ? &want : NULL, sched ? prio : 0, why);
+	if (c->err)
+		return;
+	c->p->threads[c->p->nr_threads - 1].completion = true;
+	snprintf(c->p->threads[c->p->nr_threads - 1].device, sizeof(c->p->threads->device), "%s",
+		 b->name);
+	c->p->threads[c->p->nr_threads - 1].hwq = t->hwq;
+}
+
+/*
+ * Whether the threads pay off is measured, not assumed: an automatic
+ * attach is a trial over at least dwell_s and IP_CQ_TRIAL_CYCLES cycles,
+ * against the device's I/O rate before it. Returns true when the device
+ * is dealt with for this cycle (observed only, or judged).
+ */
+static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
+		     const struct ip_cqdev_hist *e, bool attached)
+{
+	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
+	struct ip_cq_obs *o;
+	double since, avg;
+
+	c->p->cq_obs = grow(c->p->cq_obs, &c->p->nr_cq_obs, &c->g.cq_obs, sizeof(*c->p->cq_obs),
+			    &c->err);
+	if (c->err)
+		return true;
+	o = &c->p->cq_obs[c->p->nr_cq_obs++];
+	memset(o, 0, sizeof(*o));
+	snprintf(o->device, sizeof(o->device), "%s", b->name);
+	o->ios = dr ? dr->ios : 0;
+	o->attached = attached;
+	if (!attached || !e || !e->trial || !e->attached_by_us)
+		return false;
+	since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
+	if (since < c->cfg->dwell_s || e->trial_n < IP_CQ_TRIAL_CYCLES)
+		return true;
+	avg = e->trial_sum / e->trial_n;
+	if (e->ios_before <= 0 || avg >= IP_CQ_TRIAL_KEEP * e->ios_before) {
+		o->verdict = 1;
+		add_note(c, "%s stays on irqpilot_cq: %.0f I/Os per second attached, %.0f before",
+			 b->name, avg, e->ios_before);
+		return true;
+	}
+	o->verdict = -1;
+	add_cq(c, b, false,
+	       "completion_threads = auto: trial measured %.0f I/Os per second attached against %.0f before; the original path is faster here",
+	       avg, e->ios_before);
+	return true;
+}
+
+static void emit_cq(struct ctx *c)
+{
+	if (!c->s->have_cq)
+		return;
+	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++) {
+		const struct ip_blockdev *b = &c->s->storage.devs[d];
+		const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
+		const char *src;
+		enum ip_cq_mode mode = cq_mode(c, b->name, &src);
+		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
+		char why[IP_REASON_MAX], from[96];
+
+		if (src)
+			snprintf(from, sizeof(from), "rule '%s'", src);
+		else
+			snprintf(from, sizeof(from), "the policy");
+		if (mode == IP_CQ_MODE_NO) {
+			if (attached)
+				add_cq(c, b, false, "completion_threads = no (%s)", from);
+			continue;
+		}
+		if (mode == IP_CQ_MODE_YES) {
+			if (!attached)
+				add_cq(c, b, true, "completion_threads = yes (%s)", from);
+			continue;
+		}
+		if (!c->have_rates)
+			continue;
+		if (cq_trial(c, d, b, e, attached))
+			continue;
+		need = cq_auto_need(c, d, why, sizeof(why));
+		if (need && !attached) {
+			if (e && e->hold_until_ns > c->now) {
+				add_note(c, "not attaching %s to irqpilot_cq for %.0f s more: %s",
+					 b->name, (e->hold_until_ns - c->now) / NS_PER_S,
+					 e->hold_why);
+				continue;
+			}
+			add_cq(c, b, true, "completion_threads = auto, on trial: %s", why);
+			if (!c->err)
+				c->p->cq[c->p->nr_cq - 1].trial = true;
+		} else if (!need && attached && e && e->attached_by_us &&
+			   strcmp(why, "no submissions to judge by") != 0) {
+			double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
+
+			if (since >= c->cfg->dwell_s)
+				add_cq(c, b, false, "completion_threads = auto: %s", why);
+		}
+	}
+	for (int i = 0; i < c->s->nr_cq && !c->err; i++) {
+		const struct ip_cq_thread *t = &c->s->cq[i];
+		bool leaving = false;
+
+		if (t->dev < 0)
+			continue;
+		for (int k = 0; k < c->p->nr_cq; k++)
+			leaving |= !c->p->cq[k].attach &&
+				   strcmp(c->p->cq[k].device, c->s->storage.devs[t->dev].name) == 0;
+		if (!leaving)
+			place_cq_thread(c, i);
+	}
+}
+
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
 		     const struct ip_history *h, uint64_t now_ns, struct ip_plan *out)
 {
@@ -1521,6 +2008,8 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		emit_threads(&c, &cands[i]);
 	if (!c.err)
 		emit_rq(&c);
+	if (!c.err)
+		emit_cq(&c);
 out:
 	free(c.load);
 	free(c.sub);
