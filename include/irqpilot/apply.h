@@ -26,10 +26,14 @@ struct ip_apply_ops {
 	int (*write)(void *ctx, struct ip_root *r, const char *path, const char *data);
 	int (*set_affinity)(void *ctx, pid_t pid, const ip_cpuset *cpus);
 	int (*set_scheduler)(void *ctx, pid_t pid, int policy, int priority);
+	/* irqpilot_cq ATTACH (@attach) or DETACH of a whole disk; NULL: no
+	 * module support, every attach fails with -ENOTSUP. */
+	int (*cq)(void *ctx, unsigned major, unsigned minor, bool attach);
 	void *ctx;
 };
 
-/* ip_root_write, sched_setaffinity(2), sched_setscheduler(2). */
+/* ip_root_write, sched_setaffinity(2), sched_setscheduler(2), and the
+ * irqpilot_cq netlink client (cqclient.h). */
 void ip_apply_ops_default(struct ip_apply_ops *ops);
 
 enum ip_apply_what {
@@ -37,6 +41,7 @@ enum ip_apply_what {
 	IP_APPLY_THREAD_AFFINITY,
 	IP_APPLY_THREAD_SCHED,
 	IP_APPLY_RQ, /* sys/block/X/queue/rq_affinity */
+	IP_APPLY_CQ, /* irqpilot_cq attach or detach */
 };
 
 enum ip_apply_outcome {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "irqpilot/apply.h"
+#include "irqpilot/config.h"
 #include "irqpilot/diag.h"
 #include "irqpilot/model.h"
 #include "irqpilot/policy.h"
@@ -61,6 +62,14 @@ void ip_engine_invalidate(struct ip_engine *e);
 struct ip_history *ip_engine_history(struct ip_engine *e);
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e);
 struct ip_root *ip_engine_root(struct ip_engine *e);
+/* The writers the engine uses (the daemon acts on stall events with them). */
+const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e);
+/*
+ * Copies what only struct ip_config holds into the policy configuration
+ * the engine decides with: completion_threads, per [device] section. Call
+ * it after every load, before ip_engine_set_config().
+ */
+void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c);
 
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d);
 /* The last completed step, or NULL. */

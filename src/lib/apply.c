@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "irqpilot/apply.h"
+#include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
 
 /* ---- the real operations ---- */
@@ -45,11 +46,27 @@ static int real_set_scheduler(void *ctx, pid_t pid, int policy, int priority)
 	return sched_setscheduler(pid, policy, &sp) < 0 ? -errno : 0;
 }
 
+/* Attaching is rare (a policy decision, a stall): a socket per call keeps
+ * the ops free of state. */
+static int real_cq(void *ctx, unsigned major, unsigned minor, bool attach)
+{
+	struct ip_diag d = { "" };
+	struct ip_cq *c;
+	int ret = ip_cq_open(&c, &d);
+
+	if (ret < 0)
+		return ret;
+	ret = attach ? ip_cq_attach(c, major, minor, &d) : ip_cq_detach(c, major, minor, &d);
+	ip_cq_close(c);
+	return ret;
+}
+
 void ip_apply_ops_default(struct ip_apply_ops *ops)
 {
 	ops->write = real_write;
 	ops->set_affinity = real_set_affinity;
 	ops->set_scheduler = real_set_scheduler;
+	ops->cq = real_cq;
 	ops->ctx = NULL;
 }
 
@@ -116,6 +133,16 @@ enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err)
 		case -ERANGE:
 			return IP_APPLY_RETRY;
 		}
+		return IP_APPLY_FAILED;
+	case IP_APPLY_CQ:
+		switch (err) {
+		case -IP_CQ_ABSENT: /* the module was unloaded */
+		case -ENOENT:	    /* the disk went away */
+		case -ENODEV:
+			return IP_APPLY_VANISHED;
+		}
+		/* EINVAL/EOPNOTSUPP: not a whole blk-mq disk; ENOSPC: 64 attached;
+		 * EBUSY, EPERM: never better next cycle. */
 		return IP_APPLY_FAILED;
 	}
 	return IP_APPLY_FAILED;
@@ -555,6 +582,43 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	ra->failed = true;
 }
 
+static const char *cq_strerror(int err)
+{
+	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded" : strerror(-err);
+}
+
+static void apply_cq(struct actx *a, struct ip_cq_action *ca)
+{
+	struct ip_apply_result *res = add_result(a, IP_APPLY_CQ);
+	const char *verb = ca->attach ? "attach" : "detach";
+	char key[64];
+
+	if (!res)
+		return;
+	snprintf(res->device, sizeof(res->device), "%s", ca->device);
+	res->value = ca->attach;
+	if (a->dry_run) {
+		res->outcome = IP_APPLY_DRY_RUN;
+		msgf(res, "would %s %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major,
+		     ca->minor, ca->attach ? "to" : "from");
+		return;
+	}
+	res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, ca->major, ca->minor, ca->attach)
+			      : -ENOTSUP;
+	res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
+	if (res->outcome == IP_APPLY_OK) {
+		msgf(res, "%sed %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major, ca->minor,
+		     ca->attach ? "to" : "from");
+		return;
+	}
+	/* A refused attach is planned again every cycle: log it once. */
+	snprintf(key, sizeof(key), "cq %s %s", verb, ca->device);
+	log_once(a, res, key);
+	msgf(res, "%s of %s (%u:%u) failed: %s", verb, ca->device, ca->major, ca->minor,
+	     cq_strerror(res->err));
+	ca->failed = true;
+}
+
 int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
 	     const struct ip_apply_ops *ops, bool dry_run, struct ip_apply_results *out)
 {
@@ -571,6 +635,9 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
 	/* IRQs first: writing an IRQ's affinity resets its thread's. */
 	for (int i = 0; i < p->nr_moves && !a.err; i++)
 		apply_move(&a, &p->moves[i]);
+	/* Attach before placing: a new device's threads appear next cycle. */
+	for (int i = 0; i < p->nr_cq && !a.err; i++)
+		apply_cq(&a, &p->cq[i]);
 	for (int i = 0; i < p->nr_threads && !a.err; i++)
 		apply_thread(&a, &p->threads[i]);
 	for (int i = 0; i < p->nr_rq && !a.err; i++)
@@ -648,6 +715,26 @@ int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_ap
 			     res->err ? "restoring" : "restored", o->pid, o->policy, o->priority,
 			     res->err ? " failed: " : "", res->err ? strerror(-res->err) : "");
 		}
+	}
+	for (size_t i = 0; i < h->nr_cqdev && !a.err; i++) {
+		struct ip_cqdev_hist *e = &h->cqdev[i];
+		struct ip_apply_result *res;
+
+		if (!e->attached_by_us)
+			continue;
+		res = add_result(&a, IP_APPLY_CQ);
+		if (!res)
+			break;
+		snprintf(res->device, sizeof(res->device), "%s", e->device);
+		res->err = ops->cq ? ops->cq(ops->ctx, e->major, e->minor, false) : -ENOTSUP;
+		res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
+		if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
+			msgf(res, "detached %s from irqpilot_cq%s", e->device,
+			     res->err ? " (already gone)" : "");
+		else
+			msgf(res, "detaching %s from irqpilot_cq failed: %s", e->device,
+			     cq_strerror(res->err));
+		e->attached_by_us = false;
 	}
 	for (size_t i = 0; i < h->nr_rq && !a.err; i++) {
 		struct ip_apply_result *res = add_result(&a, IP_APPLY_RQ);

@@ -41,11 +41,17 @@ static int tree_set_scheduler(void *ctx, pid_t pid, int policy, int priority)
 	return 0;
 }
 
+static int tree_cq(void *ctx, unsigned major, unsigned minor, bool attach)
+{
+	return 0;
+}
+
 static void tree_ops(struct ip_apply_ops *ops)
 {
 	ops->write = tree_write;
 	ops->set_affinity = tree_set_affinity;
 	ops->set_scheduler = tree_set_scheduler;
+	ops->cq = tree_cq;
 	ops->ctx = NULL;
 }
 
@@ -86,6 +92,13 @@ int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const s
 	return 0;
 }
 
+/* ip_snapshot_free() (sample.c) predates the completion threads. */
+static void snapshot_free(struct ip_snapshot *s)
+{
+	ip_snapshot_free_cq(s);
+	ip_snapshot_free(s);
+}
+
 static void step_clear(struct ip_engine *e)
 {
 	if (!e->have_step)
@@ -103,7 +116,7 @@ void ip_engine_free(struct ip_engine *e)
 		return;
 	step_clear(e);
 	for (int i = 0; i < 2; i++)
-		ip_snapshot_free(&e->snap[i]);
+		snapshot_free(&e->snap[i]);
 	ip_history_free(&e->hist);
 	ip_sampler_free(e->sampler);
 	free(e);
@@ -143,6 +156,21 @@ struct ip_history *ip_engine_history(struct ip_engine *e)
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e)
 {
 	return e->sampler;
+}
+
+const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e)
+{
+	return &e->ops;
+}
+
+void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c)
+{
+	p->completion_threads = (enum ip_cq_mode)c->completion_threads;
+	for (int i = 0; i < p->nr_dev_rules; i++)
+		p->dev_rules[i].completion_threads =
+			c->dev_extra && c->dev_extra[i].completion_threads != IP_COMPLETION_INHERIT
+				? (int)c->dev_extra[i].completion_threads
+				: -1;
 }
 
 struct ip_root *ip_engine_root(struct ip_engine *e)
@@ -230,7 +258,7 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	int ret;
 
 	step_clear(e);
-	ip_snapshot_free(cur);
+	snapshot_free(cur);
 	ret = ip_sampler_sample(e->sampler, cur, d);
 	if (ret < 0)
 		return ret;
@@ -238,14 +266,14 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 		moved_to = calloc(cur->nr_irqs, sizeof(*moved_to));
 		moved = calloc(cur->nr_irqs, sizeof(*moved));
 		if (!moved_to || !moved) {
-			ip_snapshot_free(cur);
+			snapshot_free(cur);
 			return -ENOMEM;
 		}
 		simulate_placement(cur, &e->hist, moved_to, moved);
 	}
 	ret = ip_model_derive(prev, cur, &st->model, d);
 	if (ret < 0) {
-		ip_snapshot_free(cur);
+		snapshot_free(cur);
 		return ret;
 	}
 	/* The sample is good: it becomes the newest. */
