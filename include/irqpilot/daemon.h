@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 
 #include "irqpilot/config.h"
+#include "irqpilot/cqclient.h"
 #include "irqpilot/engine.h"
 #include "irqpilot/log.h"
 #include "irqpilot/protocol.h"
@@ -27,6 +28,10 @@ enum {
 #define IP_IDLE_AFTER_CYCLES 3
 #define IP_MAX_CLIENTS 32
 #define IP_CLIENT_TIMEOUT_S 30
+/* A second stall of a completion thread within this detaches its device ... */
+#define IP_CQ_STALL_WINDOW_S 60
+/* ... which is then not attached again automatically for this long. */
+#define IP_CQ_STALL_HOLD_S 600
 
 struct ip_daemon_opts {
 	const char *config_path;
@@ -65,6 +70,11 @@ struct ip_daemon {
 	char last_move[IP_REASON_MAX];
 	struct ip_logged_target *logged;
 	size_t nr_logged;
+	/* irqpilot_cq: the client and its event source while the module is
+	 * loaded; cq_absent_logged so its absence is said once */
+	struct ip_cq *cq;
+	sd_event_source *cq_src;
+	bool cq_absent_logged;
 	/* irqctl capture: one step per cycle until done */
 	char *cap_dir;
 	int cap_left, cap_step;

@@ -19,7 +19,9 @@ void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_mo
 void ip_report_json_cpus(struct ip_json *j, const struct ip_model *m); /* "cpus", "domains" */
 void ip_report_json_devices(struct ip_json *j, const struct ip_model *m);
 void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m);
+/* "irq_threads", then "completion_threads" (irqpilot_cq). */
 void ip_report_json_threads(struct ip_json *j, const struct ip_model *m);
+void ip_report_json_cq(struct ip_json *j, const struct ip_model *m);
 /* Submissions/s of the I/O that IRQ @irq completes, per domain
  * (nr_domains entries); returns the busiest domain or -1. */
 int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *by_domain, double *total);
@@ -32,7 +34,8 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 
 /*
  * The plan's keys of the JSON document, written into the enclosing object:
- * "moves", "threads", "kept", "rq_affinity", "notes" and "results".
+ * "moves", "threads", "kept", "rq_affinity", "attach", "detach", "notes"
+ * and "results".
  * @res may be NULL.
  */
 void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res);

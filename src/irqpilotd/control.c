@@ -129,6 +129,38 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 
 /* ---- show ------------------------------------------------------------ */
 
+/* irqpilot_cq's threads, after the IRQ threads: what each costs per completion. */
+static void show_cq_threads(const struct ip_model *m, FILE *f)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	if (!s->have_cq) {
+		fprintf(f, "\ncompletion threads: none (irqpilot_cq is not loaded)\n");
+		return;
+	}
+	fprintf(f, "\n%-7s %-10s %-5s %-12s %-9s %13s %11s %12s\n", "PID", "DEVICE", "QUEUE", "CPUS",
+		"SCHED", "COMPLETIONS/s", "WAKEUPS/CPL", "MAX WAIT us");
+	if (!s->nr_cq)
+		fprintf(f, "(no device attached to irqpilot_cq)\n");
+	for (int i = 0; i < s->nr_cq; i++) {
+		const struct ip_cq_thread *t = &s->cq[i];
+		struct ip_cq_rate r;
+		char sched[24], rate[24], per[24];
+
+		ip_model_cq_rate(m, i, &r, NULL);
+		snprintf(sched, sizeof(sched), "%s/%u", t->have_sched ? policy_name(t->policy) : "?",
+			 t->rt_priority);
+		snprintf(rate, sizeof(rate), r.have ? "%.0f" : "-", r.completions);
+		if (r.wakeups_per_completion >= 0)
+			snprintf(per, sizeof(per), "%.2f", r.wakeups_per_completion);
+		else
+			snprintf(per, sizeof(per), "-");
+		fprintf(f, "%-7d %-10s %-5u %-12s %-9s %13s %11s %12.0f\n", (int)t->pid,
+			t->dev >= 0 ? s->storage.devs[t->dev].name : t->disk, t->hwq,
+			cpuset_str(&t->allowed), sched, rate, per, t->max_wait_ns / 1000.0);
+	}
+}
+
 static void show_text(const struct ip_step *st, enum ip_object obj, FILE *f)
 {
 	const struct ip_model *m = &st->model;
@@ -213,6 +245,7 @@ static void show_text(const struct ip_step *st, enum ip_object obj, FILE *f)
 			fprintf(f, "%-7d %-28.28s %-5u %-12s %-9s %6.1f %10.0f %9s\n", (int)t->pid, t->comm, t->irq,
 				cpuset_str(&t->allowed), sched, r->cpu_pct, r->wakeups, per);
 		}
+		show_cq_threads(m, f);
 		break;
 	default:
 		break;

@@ -116,6 +116,16 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			continue;
 		ip_log(&d->log, LOG_INFO, "%s%s", dry ? "dry run: " : "", t->reason);
 	}
+	for (int i = 0; st->decided && i < p->nr_cq; i++) {
+		const struct ip_cq_action *a = &p->cq[i];
+		char f_dev[64];
+		const char *fields[] = { f_dev, NULL };
+
+		if (a->failed)
+			continue;
+		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", a->device);
+		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would " : "", a->reason);
+	}
 	for (int i = 0; st->decided && i < p->nr_kept; i++)
 		if (p->kept[i].managed && p->kept[i].explained)
 			ip_log(&d->log, LOG_NOTICE, "%s", p->kept[i].reason);
@@ -219,6 +229,7 @@ static void capture_step(struct ip_daemon *d)
 		ip_log(&d->log, LOG_ERR, "capture into %s stopped: %s", d->cap_dir, diag.msg);
 		d->cap_left = 0;
 	} else {
+		ip_snapshot_free_cq(&snap);
 		ip_snapshot_free(&snap);
 		d->cap_step++;
 		d->cap_left--;
@@ -246,6 +257,198 @@ static void save_state(struct ip_daemon *d)
 		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
 }
 
+/* ---- irqpilot_cq: the module's events --------------------------------- */
+
+static void cq_disconnect(struct ip_daemon *d)
+{
+	d->cq_src = sd_event_source_disable_unref(d->cq_src);
+	ip_cq_close(d->cq);
+	d->cq = NULL;
+}
+
+static const struct ip_cq_thread *cq_thread_of(const struct ip_snapshot *s, unsigned major,
+					       unsigned minor, int hwq)
+{
+	for (int i = 0; s && i < s->nr_cq; i++)
+		if (s->cq[i].major == major && s->cq[i].minor == minor && (int)s->cq[i].hwq == hwq)
+			return &s->cq[i];
+	return NULL;
+}
+
+/* The least loaded other CPU of @busy's domain, by the last cycle's
+ * interrupts and BLOCK softirqs; -1 when the domain has no other. */
+static int stall_target(const struct ip_model *m, int busy)
+{
+	const struct ip_topology *t = &m->cur->topo;
+	int dom = busy >= 0 && busy < t->nr_cpus ? t->cpus[busy].domain : -1, best = -1;
+	double bl = 0;
+
+	if (dom < 0 || dom >= t->nr_domains)
+		return -1;
+	CPUSET_FOREACH(cpu, &t->domains[dom].cpus) {
+		double l;
+
+		if (cpu == busy || cpu >= t->nr_cpus || !cpuset_test(&t->online, cpu) ||
+		    t->cpus[cpu].isolated || t->cpus[cpu].nohz_full)
+			continue;
+		l = (m->cpu_irq ? m->cpu_irq[cpu] : 0) + (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
+		if (best < 0 || l < bl) {
+			best = cpu;
+			bl = l;
+		}
+	}
+	return best;
+}
+
+/*
+ * A stall: a request waited past the module's stall_ms for its thread,
+ * which means something of higher priority held the thread's CPU. The
+ * first time the thread moves to another CPU of its domain; a second
+ * stall within IP_CQ_STALL_WINDOW_S means the domain cannot host it, and
+ * the device goes back to the kernel's own completion path.
+ */
+static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
+{
+	const struct ip_step *st = ip_engine_last(d->engine);
+	const struct ip_apply_ops *ops = ip_engine_ops(d->engine);
+	struct ip_history *h = ip_engine_history(d->engine);
+	const struct ip_cq_thread *t = st ? cq_thread_of(st->model.cur, ev->major, ev->minor, ev->hwq)
+					  : NULL;
+	const char *name = t && t->dev >= 0 ? st->model.cur->storage.devs[t->dev].name : ev->disk;
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, name);
+	bool dry = ip_engine_dry_run(d->engine);
+	uint64_t now = mono_ns();
+	char f_dev[64], f_q[32];
+	const char *fields[] = { f_dev, f_q, NULL };
+	int busy = -1, to, ret;
+
+	snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", name);
+	snprintf(f_q, sizeof(f_q), "IRQPILOT_QUEUE=%d", ev->hwq);
+	if (!e)
+		return;
+	if (e->last_stall_ns && now - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * 1000000000ULL) {
+		e->last_stall_ns = now;
+		e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * 1000000000ULL;
+		snprintf(e->hold_why, sizeof(e->hold_why),
+			 "queue %d stalled twice within %d s", ev->hwq, IP_CQ_STALL_WINDOW_S);
+		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
+		if (!dry && ret == 0)
+			e->attached_by_us = false;
+		ip_log_fields(&d->log, LOG_WARNING, fields,
+			      "%s%s queue %d stalled again (a request waited %.0f ms for its completion thread) within %d s of the last stall: %s %s from irqpilot_cq%s%s; not attached again for %d s",
+			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6,
+			      IP_CQ_STALL_WINDOW_S, dry ? "would detach" : ret ? "detaching" : "detached",
+			      name, ret ? " failed: " : "", ret ? strerror(-ret) : "", IP_CQ_STALL_HOLD_S);
+		ip_daemon_kick(d, 200000);
+		return;
+	}
+	e->last_stall_ns = now;
+	if (t)
+		busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
+	to = t ? stall_target(&st->model, busy) : -1;
+	if (to < 0) {
+		ip_log_fields(&d->log, LOG_WARNING, fields,
+			      "%s queue %d stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
+			      name, ev->hwq, ev->wait_ns / 1e6, busy);
+		return;
+	}
+	{
+		ip_cpuset set;
+		struct ip_cq_hist *ch;
+
+		cpuset_zero(&set);
+		cpuset_set(&set, to);
+		ret = dry ? 0 : ops->set_affinity(ops->ctx, t->pid, &set);
+		ch = ret == 0 && !dry ? ip_history_cq_get(h, t->pid) : NULL;
+		if (ch) {
+			/* the dwell keeps the policy from moving it straight back */
+			ch->last_move_ns = now;
+			ch->placement = set;
+		}
+		ip_log_fields(&d->log, LOG_WARNING, fields,
+			      "%s%s queue %d stalled (a request waited %.0f ms for its completion thread ipcq/%s:%d on CPU %d, busy with higher-priority work): %s it to CPU %d, the least loaded of its domain%s%s",
+			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6, name, ev->hwq,
+			      busy, dry ? "would move" : ret ? "moving" : "moved", to,
+			      ret ? " failed: " : "", ret ? strerror(-ret) : "");
+	}
+}
+
+static void cq_event(void *userdata, const struct ip_cq_event *ev)
+{
+	struct ip_daemon *d = userdata;
+	char f_dev[64];
+	const char *fields[] = { f_dev, NULL };
+
+	snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", ev->disk);
+	switch (ev->kind) {
+	case IP_CQ_EV_STALL:
+		cq_stall(d, ev);
+		return;
+	case IP_CQ_EV_REMOVED:
+		ip_log_fields(&d->log, LOG_NOTICE, fields,
+			      "irqpilot_cq: %s went away and was detached", ev->disk);
+		break;
+	default:
+		ip_log_fields(&d->log, LOG_DEBUG, fields, "irqpilot_cq: %s %s", ev->disk,
+			      ip_cq_event_name(ev->kind));
+		break;
+	}
+	ip_daemon_kick(d, 200000);
+}
+
+static int on_cq(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	int ret = ip_cq_read_events(d->cq, cq_event, d);
+
+	if (ret < 0) {
+		ip_log(&d->log, LOG_WARNING, "irqpilot_cq: events: %s; reconnecting next cycle",
+		       strerror(-ret));
+		cq_disconnect(d);
+	}
+	return 0;
+}
+
+/* The module may come and go: look for it every cycle while it is away. */
+static void cq_connect(struct ip_daemon *d, const struct ip_step *st)
+{
+	struct ip_diag diag = { "" };
+	int ret;
+
+	if (!ip_root_is_live(d->root))
+		return;
+	if (d->cq && st && !st->model.cur->have_cq) {
+		ip_log(&d->log, LOG_NOTICE, "irqpilot_cq was unloaded: completion threads gone");
+		cq_disconnect(d);
+		d->cq_absent_logged = true;
+	}
+	if (d->cq)
+		return;
+	ret = ip_cq_open(&d->cq, &diag);
+	if (ret == -IP_CQ_ABSENT) {
+		if (!d->cq_absent_logged)
+			ip_log(&d->log, LOG_NOTICE,
+			       "irqpilot_cq is not loaded: completion threads are not used (load irqpilot_cq.ko to have them)");
+		d->cq_absent_logged = true;
+		return;
+	}
+	if (ret >= 0)
+		ret = ip_cq_subscribe(d->cq, &diag);
+	if (ret >= 0)
+		ret = sd_event_add_io(d->ev, &d->cq_src, ip_cq_event_fd(d->cq), EPOLLIN, on_cq, d);
+	if (ret < 0) {
+		unsigned suppressed;
+
+		if (ip_log_ratelimit(&d->log, "cq", mono_ns(), 1, &suppressed))
+			ip_log(&d->log, LOG_WARNING, "irqpilot_cq: %s",
+			       diag.msg[0] ? diag.msg : strerror(-ret));
+		cq_disconnect(d);
+		return;
+	}
+	ip_log(&d->log, LOG_INFO, "irqpilot_cq is loaded: completion threads available, following its events");
+	d->cq_absent_logged = false;
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ip_daemon *d = userdata;
@@ -266,6 +469,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		bool was_idle = d->idle;
 
 		d->cycles++;
+		cq_connect(d, st);
 		report_cycle(d, st);
 		capture_step(d);
 		save_state(d);
@@ -306,6 +510,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	}
 	ip_config_free(&d->cfg);
 	d->cfg = next;
+	ip_engine_config_from(&d->cfg.policy, &d->cfg);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
 	if (!d->o.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
@@ -630,6 +835,7 @@ static void daemon_free(struct ip_daemon *d)
 {
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->listen_src);
+	cq_disconnect(d);
 	sd_device_monitor_unref(d->monitor);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
@@ -702,6 +908,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	eo.dry_run = o->dry_run || d.cfg.daemon.dry_run;
 	eo.live_counters = ip_root_is_live(d.root);
 	eo.overrides = d.cfg.overrides;
+	ip_engine_config_from(&d.cfg.policy, &d.cfg);
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
 	if (ret < 0)
 		goto out;
@@ -751,6 +958,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 			ip_log(&d.log, LOG_WARNING, "no hot-plug events (%s): changes are seen at the next cycle",
 			       strerror(-ret));
 	}
+	cq_connect(&d, NULL);
 	ip_log(&d.log, LOG_INFO, "started on %s%s, every %.1f s; control socket %s", o->root,
 	       ip_engine_dry_run(d.engine) ? " (dry run)" : "", interval_s(&d), d.socket_path);
 	ret = sd_event_loop(d.ev);

@@ -208,6 +208,36 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
+void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	ip_json_array_begin(j, "completion_threads");
+	for (int i = 0; i < s->nr_cq; i++) {
+		const struct ip_cq_thread *t = &s->cq[i];
+		struct ip_cq_rate r;
+
+		ip_model_cq_rate(m, i, &r, NULL);
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "device", t->dev >= 0 ? s->storage.devs[t->dev].name : t->disk);
+		ip_json_uint(j, "queue", t->hwq);
+		ip_json_int(j, "pid", t->pid);
+		ip_json_cpuset(j, "cpus", &t->allowed);
+		if (r.have)
+			ip_json_double(j, "completions_per_s", r.completions);
+		else
+			ip_json_null(j, "completions_per_s");
+		if (r.wakeups_per_completion >= 0)
+			ip_json_double(j, "wakeups_per_completion", r.wakeups_per_completion);
+		else
+			ip_json_null(j, "wakeups_per_completion");
+		ip_json_double(j, "max_wait_us", t->max_wait_ns / 1000.0);
+		ip_json_uint(j, "stalls", t->stalls);
+		ip_json_object_end(j);
+	}
+	ip_json_array_end(j);
+}
+
 void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
@@ -234,6 +264,7 @@ void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+	ip_report_json_cq(j, m);
 }
 
 void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_model *m,
@@ -345,6 +376,23 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 			fputc('\n', f);
 		}
 	}
+	if (s->nr_cq) {
+		fprintf(f, "Completion threads (irqpilot_cq):\n");
+		for (int i = 0; i < s->nr_cq; i++) {
+			const struct ip_cq_thread *ct = &s->cq[i];
+			struct ip_cq_rate r;
+
+			ip_model_cq_rate(m, i, &r, NULL);
+			fprintf(f, "  %d %s queue %u cpus %s", ct->pid,
+				ct->dev >= 0 ? s->storage.devs[ct->dev].name : ct->disk, ct->hwq,
+				cpuset_str(&ct->allowed));
+			if (r.have)
+				fprintf(f, ", %.0f completions/s", r.completions);
+			if (r.wakeups_per_completion >= 0)
+				fprintf(f, ", %.2f wakeups per completion", r.wakeups_per_completion);
+			fprintf(f, ", max wait %.0f us\n", ct->max_wait_ns / 1000.0);
+		}
+	}
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -365,6 +413,8 @@ static const char *what_name(enum ip_apply_what w)
 		return "thread_sched";
 	case IP_APPLY_RQ:
 		return "rq_affinity";
+	case IP_APPLY_CQ:
+		return "completion_threads";
 	}
 	return "?";
 }
@@ -397,6 +447,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_int(j, "pid", t->pid);
 		ip_json_string(j, "comm", t->comm);
 		ip_json_uint(j, "irq", t->irq);
+		if (t->completion) {
+			ip_json_string(j, "device", t->device);
+			ip_json_uint(j, "queue", t->hwq);
+		}
 		if (t->set_affinity)
 			ip_json_cpuset(j, "to", &t->to);
 		else
@@ -429,6 +483,22 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+	for (int pass = 0; pass < 2; pass++) {
+		ip_json_array_begin(j, pass ? "detach" : "attach");
+		for (int i = 0; p && i < p->nr_cq; i++) {
+			const struct ip_cq_action *a = &p->cq[i];
+
+			if (a->failed || a->attach != !pass)
+				continue;
+			ip_json_object_begin(j, NULL);
+			ip_json_string(j, "device", a->device);
+			if (a->attach)
+				ip_json_bool(j, "trial", a->trial);
+			ip_json_string(j, "reason", a->reason);
+			ip_json_object_end(j);
+		}
+		ip_json_array_end(j);
+	}
 	ip_json_array_begin(j, "notes");
 	for (int i = 0; p && i < p->nr_notes; i++)
 		ip_json_string(j, NULL, p->notes[i]);
@@ -470,6 +540,9 @@ void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply
 			fprintf(f, "  %s\n", p->threads[i].reason);
 	for (int i = 0; i < p->nr_rq; i++)
 		fprintf(f, "  %s\n", p->rq[i].reason);
+	for (int i = 0; i < p->nr_cq; i++)
+		if (!p->cq[i].failed)
+			fprintf(f, "  %s\n", p->cq[i].reason);
 	for (int i = 0; i < p->nr_kept; i++)
 		fprintf(f, "  %s\n", p->kept[i].reason);
 	for (int i = 0; i < p->nr_notes; i++)
