@@ -330,7 +330,8 @@ static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 		e->last_stall_ns = now;
 		e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * 1000000000ULL;
 		snprintf(e->hold_why, sizeof(e->hold_why),
-			 "queue %d stalled twice within %d s", ev->hwq, IP_CQ_STALL_WINDOW_S);
+			 "queue %d stalled twice within %d s (held for %d s)", ev->hwq,
+			 IP_CQ_STALL_WINDOW_S, IP_CQ_STALL_HOLD_S);
 		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
 		if (!dry && ret == 0)
 			e->attached_by_us = false;

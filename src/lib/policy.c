@@ -341,8 +341,9 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			if (o->verdict < 0) {
 				e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
 				snprintf(e->hold_why, sizeof(e->hold_why),
-					 "a trial measured %.0f I/Os per second attached against %.0f before",
-					 e->trial_n ? e->trial_sum / e->trial_n : 0, e->ios_before);
+					 "a trial measured %.0f I/Os per second attached against %.0f before (held for %d s)",
+					 e->trial_n ? e->trial_sum / e->trial_n : 0, e->ios_before,
+					 IP_CQ_TRIAL_HOLD_S);
 			}
 		} else if (o->attached && e->trial) {
 			e->trial_sum += o->ios;
@@ -1896,9 +1897,9 @@ static void emit_cq(struct ctx *c)
 		need = cq_auto_need(c, d, why, sizeof(why));
 		if (need && !attached) {
 			if (e && e->hold_until_ns > c->now) {
-				add_note(c, "not attaching %s to irqpilot_cq for %.0f s more: %s",
-					 b->name, (e->hold_until_ns - c->now) / NS_PER_S,
-					 e->hold_why);
+				/* no countdown: the same note is logged once */
+				add_note(c, "not attaching %s to irqpilot_cq again for now: %s",
+					 b->name, e->hold_why);
 				continue;
 			}
 			add_cq(c, b, true, "completion_threads = auto, on trial: %s", why);
