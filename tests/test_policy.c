@@ -1455,9 +1455,10 @@ static void test_every_decision_has_a_reason(void **state)
 /* ---- completion threads (irqpilot_cq) ---- */
 
 /*
- * The VM of kmod/tests/cq-daemon.sh: efficiency domain 0-1 (a throttled
- * little CPU 0), performance 2-3; AHCI's one vector on CPU 0, fio on 3,
- * the module loaded but nothing attached.
+ * Like the VM of kmod/tests/cq-daemon.sh (efficiency domain 0-1, a
+ * throttled little CPU 0, performance 2-3, fio on CPU 3) but with a disk
+ * of two I/O vectors, 24 and 25, both firing on CPU 0; the module is
+ * loaded and nothing is attached.
  */
 static struct tb *ahci_vm(bool forced, int rq_affinity)
 {
@@ -1469,11 +1470,13 @@ static struct tb *ahci_vm(bool forced, int rq_affinity)
 	tb->cur.topo.forced_threading = forced;
 	sda = tb_dev(tb, "sda", rq_affinity);
 	tb->devs[sda].major = 8;
-	qi = tb_irq(tb, 24, "ahci[0000:00:05.0]", "PCI-MSI", "0", 0);
-	tb_vec(tb, sda, qi, -1, NULL, false);
-	tb_rate(tb, qi, 0, 2000);
+	for (int v = 0; v < 2; v++) {
+		qi = tb_irq(tb, 24 + v, v ? "sda-q1" : "sda-q0", "PCI-MSI", "0", 0);
+		tb_vec(tb, sda, qi, -1, NULL, false);
+		tb_rate(tb, qi, 0, 1000);
+	}
 	tb_submit(tb, sda, 3, 2000);
-	tb_thread(tb, 300, 24, "irq/24-ahci[0000:00:05.0]", "0", SCHED_FIFO, 50);
+	tb_thread(tb, 300, 24, "irq/24-sda-q0", "0", SCHED_FIFO, 50);
 	tb->cur.have_cq = true;
 	return tb;
 }
@@ -1630,6 +1633,29 @@ static void test_cq_auto_no_attach(void **state)
 	/* ... and the next cycle, the vector on 2, there is still no reason */
 	step(tb, &cfg, &h, 101 * S, &p);
 	assert_null(find_cq(&p, "sda"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* The VM's own case, AHCI's one vector: measured slower attached, so not. */
+static void test_cq_auto_single_vector(void **state)
+{
+	struct tb *tb = ahci_vm(true, 1);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	pin_sda(&cfg, "0");
+	tb->devs[0].nr_vectors = 1;
+	tb->irqs[1].nr_devs = 0;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_null(find_cq(&p, "sda"));
+	assert_non_null(find_note(&p, "sda: not attached to irqpilot_cq"));
+	assert_non_null(find_note(&p, "only vector"));
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);
@@ -1884,6 +1910,7 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_managed_and_refused),
 		cmocka_unit_test(test_cq_auto_several_domains),
 		cmocka_unit_test(test_cq_auto_no_attach),
+		cmocka_unit_test(test_cq_auto_single_vector),
 		cmocka_unit_test(test_cq_yes_no),
 		cmocka_unit_test(test_cq_auto_detach),
 		cmocka_unit_test(test_cq_trial_slower),
