@@ -13,7 +13,8 @@
 #           workload, interrupts following the affinity each daemon wrote:
 #           CPU time per cycle, peak RSS, IRQs moved;
 #   Ir      valgrind --tool=callgrind of one --oneshot run of each.
-# Then one longer steady run (BENCH_MOVES_*) for moves per hour.
+# Then one longer steady run (BENCH_MOVES_*) for moves per hour, and the two
+# VM scenarios tests/vm/scenarios/bench-*.sh (BENCH_VM=0 skips them).
 #
 # irqbalance runs in a private mount namespace over the tree (bench/ns-run.sh,
 # which refuses to start it if a real file is still visible). This machine's
@@ -267,6 +268,18 @@ mv_ib=$(cat "$tmp/moves.ib" 2>/dev/null || true)
 mv_ip=$(cat "$tmp/moves.ip" 2>/dev/null || true)
 rm -rf "$d"
 
+# ---- placement in the VM: no daemon, irqbalance, irqpilotd --------------------
+vm_lines=()
+if [ "${BENCH_VM:-1}" = 1 ] && [ -x "$srcdir/tests/vm/run-vm.sh" ]; then
+	for sc in bench-single-vector bench-little-big; do
+		log "VM: $sc (QEMU/TCG, a few minutes)"
+		line=$(IRQPILOT_BUILD=$builddir "$srcdir/tests/vm/run-vm.sh" --out "$tmp/vm-$sc" \
+			"$srcdir/tests/vm/scenarios/$sc.sh" 2>/dev/null | tail -n1) || true
+		vm_lines+=("${line:-FAIL $sc: no verdict from run-vm.sh}")
+		check_real "after the VM scenario $sc"
+	done
+fi
+
 # ---- bench-cycle, our own sample+derive cycle, for continuity -----------------
 gen_tree "$tmp/bc" 256 2000
 bc_out=$("$cycle" --root "$tmp/bc" --cycles 50 2>&1 | grep '^BENCH' || echo "bench-cycle failed")
@@ -299,6 +312,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo "- Date: $(date -u +%Y-%m-%dT%H:%M:%SZ); run took ${t_total} s"
 	echo "- Machine: \`$(uname -srm)\`, nproc $(nproc), $model, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "- irqpilotd binary: \`$ipd\`, $("$ipd" --version 2>/dev/null | head -n1), built $(date -u -r "$ipd" +%Y-%m-%dT%H:%M:%SZ)"
 	echo "- Source: $commit; irqbalance $ib_version (Debian package, unpacked, run from $(dirname "$ib"))"
 	echo "- Trees: \`fixturegen --cpus N --irqs M --nvme 2 --seed $seed [--step 0|1]\` on $fstype, generated per run"
 	echo "- irqbalance: \`bench/ns-run.sh TREE irqbalance --foreground --interval $interval\` (private mount namespace over the tree)"
@@ -320,14 +334,17 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "| CPUs × IRQs | /proc/interrupts | CPU ms/cycle steady: irqbalance | irqpilotd | ratio | idle: irqbalance | irqpilotd | ratio | wakeups/min idle: irqbalance | irqpilotd | peak RSS MiB: irqbalance | irqpilotd | ratio | Ir (M) oneshot: irqbalance | irqpilotd | ratio |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	while IFS='|' read -r c i mb sib sip iib iip wib wip hib hip rib rip _ _ fail; do
-		note=""
-		[ "$fail" = ok ] || note=" **irqpilotd FAILED**"
-		echo "| $c × $i$note | $mb MB | $sib | $sip | $(ratio "$sip" "$sib") | $iib | $iip | $(ratio "$iip" "$iib") | $wib | $wip | $(mib "$hib") | $(mib "$hip") | $(ratio "$hip" "$hib") | $(mir "$rib") | $(mir "$rip") | $(ratio "$rip" "$rib") |"
+		if [ "$fail" = ok ]; then
+			echo "| $c × $i | $mb MB | $sib | $sip | $(ratio "$sip" "$sib") | $iib | $iip | $(ratio "$iip" "$iib") | $wib | $wip | $(mib "$hib") | $(mib "$hip") | $(ratio "$hip" "$hib") | $(mir "$rib") | $(mir "$rip") | $(ratio "$rip" "$rib") |"
+		else
+			# its cycles failed: what it spent on them is no comparison
+			echo "| $c × $i **irqpilotd FAILED** | $mb MB | $sib | ($sip) | n/a | $iib | ($iip) | n/a | $wib | ($wip) | $(mib "$hib") | ($(mib "$hip")) | n/a | $(mir "$rib") | ($(mir "$rip")) | n/a |"
+		fi
 	done <"$tmp/rows"
 	echo
 	echo "Targets tracked (not enforced): steady CPU ratio ≤ 0.20 at every size; cost no"
 	echo "faster than linear in IRQs × CPUs; peak RSS < 8 MiB at 1,024 CPUs; at idle at most"
-	echo "6 wakeups per minute (once per 10 s)."
+	echo "6 wakeups per minute (once per 10 s). Figures in parentheses are of cycles that failed."
 	echo
 	echo "### Cost against IRQs × CPUs (steady)"
 	echo
@@ -363,6 +380,18 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo "Per cycle: irqbalance \`$(field moves "$mv_ib")\`; irqpilotd \`$(field moves "$mv_ip")\`."
 	echo
+	echo "## Placement (QEMU/TCG guest, Debian 6.1, 4 vCPUs)"
+	echo
+	if [ ${#vm_lines[@]} -gt 0 ]; then
+		echo "\`tests/vm/run-vm.sh tests/vm/scenarios/SCENARIO.sh\`, one workload three ways in one boot"
+		echo "(bench/vm-compare.sh). Completions in 2-3: share of BLOCK softirqs in fio's domain."
+		echo "TCG on a loaded host makes IOPS and p99 noisy: read locality first."
+		echo
+		for l in "${vm_lines[@]}"; do echo "- $l"; echo; done
+	else
+		echo "Not run (BENCH_VM=0, or no tests/vm)."
+		echo
+	fi
 	echo "## Failures"
 	echo
 	if [ -s "$tmp/failures" ]; then

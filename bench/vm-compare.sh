@@ -40,10 +40,13 @@ cmp_all_affinity() {
 }
 
 cmp_poller_start() {
+	local prev
 	rm -f /tmp/cmp-writes
+	# the first snapshot before the daemon starts: reading every IRQ takes
+	# seconds under TCG, long enough to miss a daemon's first move
+	prev=$(cmp_all_affinity)
 	(
-		local prev cur n=0
-		prev=$(cmp_all_affinity)
+		n=0
 		while [ ! -e /tmp/cmp-poller-stop ]; do
 			sleep 0.5
 			cur=$(cmp_all_affinity)
