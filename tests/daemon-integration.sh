@@ -101,7 +101,8 @@ check "status counts the two UFS LUNs" grep -q "devices: 2" "$tmp/out"
 check "the UFS vector moves to the performance domain of fio's CPU" wait_for 10 affinity_in '[67]'
 check "the move is logged once with its reason" sh -c "[ \$(grep -c 'moved 37 ufshcd 0 → [67]' '$log') -eq 1 ]"
 run "irqctl explain 37 gives the evidence" "$ctl" explain 37
-check "... the submitter domain" grep -q "performance domain 6-7: 100%" "$tmp/out"
+# a loaded machine can starve the stand-in kernel for a cycle: ask again
+check "... the submitter domain" wait_for 5 sh -c "'$ctl' explain 37 | grep -q 'performance domain 6-7: 100%'"
 check "... and the decision" grep -q "decision: " "$tmp/out"
 run "irqctl show irqs --json" "$ctl" show irqs --json
 check "... lists IRQ 37" grep -q '"irq": 37' "$tmp/out"

@@ -1394,6 +1394,10 @@ static void write_pci(struct gen *g)
 	} while (0)
 		DEVF("vendor", "%s\n", d->vendor);
 		DEVF("device", "%s\n", d->device);
+		/* real functions have them, and irqbalance skips a device
+		 * it cannot read them from */
+		DEVF("subsystem_vendor", "%s\n", d->vendor);
+		DEVF("subsystem_device", "%s\n", d->device);
 		DEVF("class", "%s\n", d->cls);
 		DEVF("irq", "%u\n", d->intx);
 		DEVF("numa_node", "%d\n", d->node);
