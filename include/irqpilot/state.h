@@ -15,6 +15,7 @@
  *   thread 812 28 affinity 0-3
  *   thread 812 28 sched 1 50
  *   rq sda 1
+ *   cq sda 8:0        (attached to irqpilot_cq by us: detached on restore)
  */
 
 /* Written to a temporary file and renamed over @path. Removes @path when

@@ -346,6 +346,8 @@ int main(int argc, char **argv)
 		ip_config_free(&cfg);
 		return IP_EXIT_USAGE;
 	}
+	/* per-device completion_threads, resolved into the policy's terms */
+	ip_engine_config_from(&cfg.policy, &cfg);
 	if (o.interval_s <= 0)
 		o.interval_s = cfg.daemon.interval_s;
 	if (o.mode == MODE_REPLAY) {

@@ -824,6 +824,7 @@ void ip_snapshot_free(struct ip_snapshot *s)
 {
 	if (!s)
 		return;
+	ip_snapshot_free_cq(s);
 	free_irqs(s);
 	if (s->dc) {
 		for (int i = 0; i < s->storage.nr_devs; i++) {

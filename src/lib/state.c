@@ -14,6 +14,9 @@ static bool anything(const struct ip_history *h)
 	for (size_t i = 0; i < h->nr; i++)
 		if (h->irqs[i].orig)
 			return true;
+	for (size_t i = 0; i < h->nr_cqdev; i++)
+		if (h->cqdev[i].attached_by_us)
+			return true;
 	return h->nr_threads || h->nr_rq;
 }
 
@@ -52,6 +55,10 @@ int ip_state_save(const struct ip_history *h, const char *path, struct ip_diag *
 	}
 	for (size_t i = 0; i < h->nr_rq; i++)
 		fprintf(f, "rq %s %d\n", h->rq[i].device, h->rq[i].value);
+	/* a device we attached to irqpilot_cq is detached on restore */
+	for (size_t i = 0; i < h->nr_cqdev; i++)
+		if (h->cqdev[i].attached_by_us)
+			fprintf(f, "cq %s %u:%u\n", h->cqdev[i].device, h->cqdev[i].major, h->cqdev[i].minor);
 	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		int e = -errno;
 
@@ -135,6 +142,20 @@ static int load_line(struct ip_history *h, char *line)
 			return 0;
 		}
 		return -EINVAL;
+	}
+	if (n == 3 && strcmp(kind, "cq") == 0) {
+		unsigned maj, min;
+		struct ip_cqdev_hist *e;
+
+		if (sscanf(b, "%u:%u", &maj, &min) != 2 || strlen(a) >= sizeof(e->device))
+			return -EINVAL;
+		e = ip_history_cqdev_get(h, a);
+		if (!e)
+			return -ENOMEM;
+		e->major = maj;
+		e->minor = min;
+		e->attached_by_us = true;
+		return 0;
 	}
 	if (n == 3 && strcmp(kind, "rq") == 0) {
 		long v = strtol(b, &end, 10);
