@@ -198,6 +198,21 @@ vm_fio_bg() {
 	fio --minimal --time_based --runtime=600 --cpus_allowed="$cpu" "$@" >/tmp/fio-bg.out 2>&1 &
 	FIO_BG_PID=$!
 }
+# Wait until I/O flows on a disk (/dev/X): 100 more requests completed, for at most $2 seconds
+# (default 20). fio takes seconds to start under TCG on a busy host, and "within N cycles" counts
+# from when the workload runs.
+vm_wait_io() {
+	local st a b end=$(( SECONDS + ${2:-20} ))
+	st=/sys/block/${1#/dev/}/stat
+	read -r a _ _ _ b _ <"$st"
+	local n0=$((a + b))
+	while [ $SECONDS -lt $end ]; do
+		read -r a _ _ _ b _ <"$st"
+		[ $((a + b - n0)) -ge 100 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 vm_fio_bg_stop() {
 	[ -n "${FIO_BG_PID:-}" ] || return 0
 	kill -INT "$FIO_BG_PID" 2>/dev/null

@@ -44,7 +44,7 @@ irq=$(vm_irqs 'ahci' | head -n1)
 echo 1 >/proc/irq/"$irq"/smp_affinity_list || vm_fail "cannot put irq $irq on cpu 1"
 vm_fio_bg 3 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
 	--rw=randread --size=64M
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 t0=$SECONDS
 "$IRQPILOTD" --capture /tmp/capture --samples 6 --interval 1 || vm_fail "irqpilotd --capture failed"
 tcap=$((SECONDS - t0))

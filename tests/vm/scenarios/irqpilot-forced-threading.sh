@@ -32,7 +32,7 @@ window() {
 
 # Before: fio alone, the vector on CPU 1.
 vm_fio_bg 3 "${fioargs[@]}"
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 window 4
 vm_fio_bg_stop
 b_share=$(vm_pct "$(vm_at "$BLOCK" 1)" "$(vm_sum "$BLOCK")")
@@ -44,7 +44,7 @@ awk -v s="$b_share" 'BEGIN { exit !(s >= 95) }' ||
 # With irqpilotd.
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 3 "${fioargs[@]}"
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
 moved_at=$(vm_wait_moves 0 15) || vm_fail "irqpilotd made no move in 15 s: $(cat "$VM_DLOG")"
 # The thread follows at once; the effective affinity of an MSI at its next interrupt.

@@ -4,7 +4,7 @@
 # there, with the AHCI vector first on CPU 1 (LLC domains {0,1} and {2,3}). irqpilotd must bring
 # the vector and its IRQ thread to the housekeeping CPU of fio's LLC, CPU 2, and never to CPU 3:
 # smp_affinity_list, effective_affinity_list and the thread's CPUs are polled over the whole run
-# and must never contain 3.
+# and must never contain 3. On failure it leaves out/capture.tar to replay.
 # Policy changed from the defaults to keep the run short under TCG: interval 1 s (default 2),
 # dwell 2 s (default 10).
 # shellcheck source=tests/vm/lib.sh
@@ -23,7 +23,7 @@ thread=$(vm_irq_thread "$irq")
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 3 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
 	--rw=randread --size=64M
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 bi=$(vm_irq_counts "$irq")
 vm_daemon_start /tmp/irqpilot.conf
 t_end=$(( SECONDS + 15 ))
@@ -39,8 +39,11 @@ done
 idelta=$(vm_delta "$bi" "$(vm_irq_counts "$irq")")
 explain=$(vm_irqctl explain "$irq")
 echo "$explain"
-# A daemon that did not move leaves a replayable record of what it saw, for irqpilotd --replay.
-[ -n "$moved" ] || "$IRQPILOTD" --capture "$VM_OUT/capture" --samples 4 --interval 1 >/dev/null 2>&1
+# A daemon that did not move leaves a replayable record of what it saw (out/capture.tar, for
+# irqpilotd --replay), written to tmpfs first: thousands of small files over 9p take minutes.
+if [ -z "$moved" ] && "$IRQPILOTD" --capture /tmp/capture --samples 3 --interval 1 >/dev/null 2>&1; then
+	tar -C /tmp -cf "$VM_OUT/capture.tar" capture
+fi
 vm_fio_bg_stop
 uniq_() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -u | tr '\n' ' '; }
 vm_log "$polls polls: affinity seen $(uniq_ "$seen_a"), effective $(uniq_ "$seen_e"), thread $(uniq_ "$seen_t"); irqs per cpu [$idelta]"

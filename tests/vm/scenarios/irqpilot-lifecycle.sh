@@ -34,7 +34,7 @@ fio_elsewhere() {
 	vm_fio_bg_stop
 	if vm_cpus_in "$(vm_eff "$irq")" 0-1; then fcpu=3; dom=2-3; else fcpu=1; dom=0-1; fi
 	vm_fio_bg "$fcpu" "${fioargs[@]}"
-	sleep 1
+	vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 }
 fioargs=(--name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k
 	--rw=randread --size=64M)

@@ -44,7 +44,7 @@ vm_log "vector on cpu 0 (capped): $before IOPS, irqs [$ib]"
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[cpus]' 'efficiency = 0-1' \
 	'[policy]' 'dwell = 2' 'min_rate = 20'
 vm_fio_bg 3 "${fioargs[@]}"
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
 mc=$(vm_wait_moves 0 20) || vm_fail "irqpilotd made no move in 20 s: $(vm_irqctl explain "$irq")"
 for _ in $(seq 1 30); do

@@ -25,7 +25,7 @@ done
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 2 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
 	--rw=randread --size=64M
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
 changed=""
 for _ in $(seq 1 60); do

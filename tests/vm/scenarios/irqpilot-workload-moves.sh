@@ -1,7 +1,8 @@
 #!/bin/bash
 # vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2
 # Issue 5 with irqpilot, a workload that moves: as irqpilot-forced-threading, irqpilotd first
-# brings the AHCI vector from CPU 1 to fio's domain 2-3 (LLC domains {0,1} and {2,3}). Then fio
+# brings the AHCI vector from CPU 1 to fio's domain 2-3 (LLC domains {0,1} and {2,3}) within 3
+# cycles. Then fio
 # stops and a new fio runs pinned to CPU 1: the vector (and its IRQ thread) must follow into 0-1
 # within 3 cycles of the new fio starting, and once there, nothing may move for 30 s (no new
 # vector move in "irqctl status", no new "moved"/"thread" line in the daemon's log).
@@ -34,11 +35,12 @@ in_domain() {
 
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 3 "${fioargs[@]}"
-sleep 1
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
 c1=$(vm_wait_moves 0 15) || vm_fail "irqpilotd made no move in 15 s"
 in_domain 2-3 3 || vm_fail "after the first move irq $irq is on $a (effective $e), thread on $t; want 2-3"
 vm_log "fio on cpu 3: moved in cycle $c1 to $e, thread $t"
+[ "$c1" -le 3 ] || vm_fail "irq $irq reached 2-3 only in cycle $c1 (limit 3)"
 e1=$e
 
 # The workload moves to CPU 1.
@@ -46,6 +48,7 @@ vm_fio_bg_stop
 sleep 2.5	# past the 2 s dwell, as a job that changes CPUs would be
 m0=$(vm_status_field moves)
 vm_fio_bg 1 "${fioargs[@]}"
+vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 c_start=$(vm_status_field cycles)
 c2=$(vm_wait_moves "$m0" 15) || vm_fail "vector did not follow fio to cpu 1 in 15 s: $(tail -n5 "$VM_DLOG")"
 in_domain 0-1 3 || vm_fail "after fio moved to cpu 1 irq $irq is on $a (effective $e), thread on $t; want 0-1"
