@@ -631,6 +631,42 @@ static void test_competing_submitters_settle(void **state)
 }
 
 /*
+ * Seen on 6.1 under QEMU with isolcpus=3: the single hw queue of an AHCI
+ * disk lists "0, 1, 2", yet fio pinned to CPU 3 submits through it. Its
+ * vector serves every queue, so CPU 3's I/O counts (it used to be dropped,
+ * and the daemon thought the disk idle).
+ */
+static void test_single_queue_counts_unlisted_cpus(void **state)
+{
+	struct tb *tb = tb_new(4);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	int d, qi;
+
+	tb_domain(tb, "0-1", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 2);
+	tb_isolate(tb, "3");
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 28, "ahci[0000:00:06.0]", "PCI-MSI", "1", 1);
+	tb_vec(tb, d, qi, 0, "0-2", false);
+	tb_rate(tb, qi, 1, 800);
+	tb_submit(tb, d, 3, 800);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 28);
+	assert_non_null(mv);
+	assert_set(&mv->to, "2");
+	assert_contains(mv->reason, "isolated");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/*
  * Every submitter on isolated CPUs 12-15: the vector goes to the nearest
  * housekeeping CPU of the same capacity and LLC (the other cluster 8-11),
  * never to an isolated CPU.
@@ -1888,6 +1924,7 @@ int main(void)
 		cmocka_unit_test(test_phone_moves_to_submitter_domain),
 		cmocka_unit_test(test_smt_sibling_avoided),
 		cmocka_unit_test(test_competing_submitters_settle),
+		cmocka_unit_test(test_single_queue_counts_unlisted_cpus),
 		cmocka_unit_test(test_every_submitter_isolated),
 		cmocka_unit_test(test_managed_nvme),
 		cmocka_unit_test(test_shared_intx_line),

@@ -162,10 +162,15 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		snprintf(key, sizeof(key), "thread %d", (int)t->pid);
 		if (!ip_log_ratelimit(&d->log, key, st->now_ns, 1, &suppressed))
 			continue;
+		/* Many wakeups per interrupt is the polling pathology; CPU use
+		 * alone is the handler's (or, under threadirqs, the completions')
+		 * work landing on one CPU. Say which. */
 		ip_log(&d->log, LOG_WARNING,
-		       "IRQ thread %s (pid %d) woke %.1f times per interrupt and used %.0f%% of a CPU: "
-		       "a polling handler costs the CPU it runs on%s",
+		       "IRQ thread %s (pid %d) woke %.1f times per interrupt and used %.0f%% of a CPU: %s%s",
 		       t->comm, (int)t->pid, r->wakeups_per_irq < 0 ? 0 : r->wakeups_per_irq, r->cpu_pct,
+		       r->wakeups_per_irq > d->cfg.daemon.top_wakeups_per_irq
+			       ? "it polls rather than waits for its interrupt"
+			       : "its interrupt's work is a large load on the CPU it runs on",
 		       suppressed ? " (repeats suppressed)" : "");
 	}
 }

@@ -696,7 +696,7 @@ static bool vector_queue_cpus(const struct ip_blockdev *dev, unsigned irq, ip_cp
 			      bool *admin)
 {
 	int vi = -1;
-	bool any = false;
+	bool any = false, served_all = true;
 
 	*admin = false;
 	cpuset_zero(cpus);
@@ -713,9 +713,16 @@ static bool vector_queue_cpus(const struct ip_blockdev *dev, unsigned irq, ip_cp
 		    (dev->vectors[vi].queue >= 0 && hq->index == dev->vectors[vi].queue)) {
 			cpuset_or(cpus, cpus, &hq->cpus);
 			any = true;
+		} else {
+			served_all = false;
 		}
 	}
-	return any;
+	/*
+	 * A vector that serves every queue completes all of the device's I/O,
+	 * also that of CPUs no cpu_list names: with isolcpus=3, 6.1 lists a
+	 * single queue as "0, 1, 2", yet CPU 3's I/O goes through it.
+	 */
+	return any && !served_all;
 }
 
 /*
