@@ -33,7 +33,11 @@ if [ $# -gt 0 ]; then
 		fi
 	done
 else
-	scenarios=("$here"/scenarios/*.sh)
+	# bench-* are make bench's side-by-side runs, measurements rather than tests
+	scenarios=()
+	for s in "$here"/scenarios/*.sh; do
+		case ${s##*/} in bench-*) ;; *) scenarios+=("$s") ;; esac
+	done
 	for s in "$kmodtests"/cq-*.sh; do [ -f "$s" ] && scenarios+=("$s"); done
 fi
 [ -e "${scenarios[0]}" ] || { echo "check-vm: no scenarios" >&2; exit 2; }
