@@ -471,19 +471,6 @@ struct ctx {
 	bool have_rates;
 };
 
-static const char *class_name(enum ip_cap_class c)
-{
-	switch (c) {
-	case IP_CLASS_EFFICIENCY:
-		return "efficiency";
-	case IP_CLASS_MID:
-		return "mid";
-	case IP_CLASS_PERFORMANCE:
-		return "performance";
-	}
-	return "unknown";
-}
-
 static const char *managed_why(enum ip_managed_why w)
 {
 	switch (w) {
@@ -1069,7 +1056,7 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 		if (cur_dom == TD && c->hd[TD] > 0.995)
 			snprintf(why, IP_REASON_MAX,
 				 "already handled in %s domain %s (%s of %s submissions there)",
-				 class_name(t->domains[TD].cls),
+				 ip_cap_class_name(t->domains[TD].cls),
 				 fmt_set(b1, sizeof(b1), &t->domains[TD].cpus),
 				 share_phrase(p1, sizeof(p1), now_loc), devs);
 		else if (returning && !for_thread)
@@ -1098,14 +1085,14 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 		snprintf(
 			why, IP_REASON_MAX,
 			"%s of %s submissions on isolated CPUs of %s domain %s; housekeeping CPU %d (%s) is the nearest, %s of its interrupts were handled in its domain",
-			share_phrase(p1, sizeof(p1), now_loc), devs, class_name(t->domains[D].cls),
+			share_phrase(p1, sizeof(p1), now_loc), devs, ip_cap_class_name(t->domains[D].cls),
 			fmt_set(b1, sizeof(b1), &t->domains[D].cpus), hk, how,
 			share_phrase(p2, sizeof(p2), c->hd[TD]));
 	else
 		snprintf(why, IP_REASON_MAX,
 			 "%s of %s submissions on %s domain %s, %s of its %s there",
 			 share_phrase(p1, sizeof(p1), now_loc), devs,
-			 class_name(t->domains[TD].cls),
+			 ip_cap_class_name(t->domains[TD].cls),
 			 fmt_set(b2, sizeof(b2), &t->domains[TD].cpus),
 			 share_phrase(p2, sizeof(p2), c->hd[TD]),
 			 for_thread ? "thread's CPUs are" : "interrupts were handled");
@@ -1830,7 +1817,7 @@ static void place_cq_thread(struct ctx *c, int i)
 			aff = !cpuset_equal(&want, &have_on);
 			rfmt(why, sizeof(why), "%s of queue %u's submissions on %s domain %s",
 			     share_phrase(p1, sizeof(p1), c->sh[D]), t->hwq,
-			     class_name(c->t->domains[D].cls),
+			     ip_cap_class_name(c->t->domains[D].cls),
 			     fmt_set(b1, sizeof(b1), &c->t->domains[D].cpus));
 		}
 	}
