@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -155,45 +154,31 @@ static bool is_step_name(const char *n)
 	return true;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int ip_replay_steps(const char *dir, char ***steps, size_t *n, struct ip_diag *d)
 {
-	DIR *dp = opendir(dir);
-	char **v = NULL;
-	size_t cnt = 0;
-	struct dirent *de;
+	struct ip_root *r;
+	char **names = NULL;
+	size_t cnt = 0, keep = 0;
+	int ret = ip_root_open(dir, &r);
 
-	if (!dp)
-		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
-	while ((de = readdir(dp))) {
-		char **nv;
-
-		if (!is_step_name(de->d_name))
-			continue;
-		nv = realloc(v, sizeof(*v) * (cnt + 1));
-		if (!nv)
-			goto oom;
-		v = nv;
-		v[cnt] = strdup(de->d_name);
-		if (!v[cnt])
-			goto oom;
-		cnt++;
+	if (ret < 0)
+		return ip_diag_set(d, ret, "%s: %s", dir, strerror(-ret));
+	/* the root's listing comes sorted; only the step names stay */
+	ret = ip_root_listdir(r, ".", &names, &cnt);
+	ip_root_free(r);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "%s: %s", dir, strerror(-ret));
+	for (size_t i = 0; i < cnt; i++) {
+		if (is_step_name(names[i]))
+			names[keep++] = names[i];
+		else
+			free(names[i]);
 	}
-	closedir(dp);
-	if (!cnt) {
-		free(v);
+	if (!keep) {
+		free(names);
 		return ip_diag_set(d, -ENOENT, "%s: no steps (0000/, 0001/, ...) in this replay series", dir);
 	}
-	qsort(v, cnt, sizeof(*v), cmp_str);
-	*steps = v;
-	*n = cnt;
+	*steps = names;
+	*n = keep;
 	return 0;
-oom:
-	closedir(dp);
-	ip_strv_free(v, cnt);
-	return -ENOMEM;
 }
