@@ -1943,7 +1943,7 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 {
 	struct ctx c = {0};
 	struct cand *cands = NULL;
-	int nr = 0, moves = 0;
+	int nr = 0, cap = 0, moves = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!m || !m->cur || !cfg)
@@ -1963,8 +1963,7 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	c.sub = calloc(c.t->nr_cpus, sizeof(double));
 	c.sh = calloc(c.t->nr_domains + 1, sizeof(double));
 	c.hd = calloc(c.t->nr_domains + 1, sizeof(double));
-	cands = calloc(c.s->nr_irqs + 1, sizeof(*cands));
-	if (!c.load || !c.sub || !c.sh || !c.hd || !cands) {
+	if (!c.load || !c.sub || !c.sh || !c.hd) {
 		c.err = -ENOMEM;
 		goto out;
 	}
@@ -1980,10 +1979,27 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	if (!c.have_rates)
 		add_note(&c, "first sample: no rates yet, only rules are applied");
 
+	/* Candidates are few (storage vectors and named ones) on a machine
+	 * of thousands of IRQs, and a candidate carries several CPU sets:
+	 * keep only those, not one slot per IRQ line. */
 	for (int i = 0; i < c.s->nr_irqs && !c.err; i++) {
-		evaluate(&c, i, &cands[nr]);
-		if (cands[nr].kind != CAND_NONE || cands[nr].named)
-			nr++;
+		struct cand cd;
+
+		evaluate(&c, i, &cd);
+		if (cd.kind == CAND_NONE && !cd.named)
+			continue;
+		if (nr == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			struct cand *n = realloc(cands, sizeof(*n) * ncap);
+
+			if (!n) {
+				c.err = -ENOMEM;
+				goto out;
+			}
+			cands = n;
+			cap = ncap;
+		}
+		cands[nr++] = cd;
 	}
 	qsort(cands, nr, sizeof(*cands), cmp_gain);
 

@@ -385,8 +385,8 @@ int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn,
 		ret = fn(ctx, buf, end, lineno);
 		if (ret < 0)
 			return ret;
-		for (size_t i = 0; i < end; i++)
-			lineno += buf[i] == '\n';
+		for (const char *q = buf; (q = memchr(q, '\n', end - (size_t)(q - buf))); q++)
+			lineno++;
 		memmove(buf, buf + end, have - end);
 		have -= end;
 	}

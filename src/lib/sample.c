@@ -243,6 +243,9 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 	for (int i = 0; i < l->ncounts && i < c->hdr->ncols; i++) {
 		int cpu = c->hdr->col_cpu[i];
 
+		/* most columns of a big machine are 0: nothing to add or store */
+		if (!l->counts[i])
+			continue;
 		irq->total += l->counts[i];
 		if (cpu < 0 || cpu >= nr_cpus)
 			continue;
