@@ -22,6 +22,10 @@
 #   --src DIR           source tree seen as /run/irqpilot/src   (default: this checkout)
 #   --build DIR         build tree seen as /run/irqpilot/build  (default: $IRQPILOT_BUILD,
 #                       else SRC/build if it exists, else SRC)
+#   --tcg-threads multi|single
+#                       one host thread per vCPU (default), or all vCPUs on one thread. Under
+#                       multi, a vCPU can keep running code another vCPU already rewrote (see
+#                       kmod/tests/cq-unload.sh); single keeps code writes coherent.
 #   --no-header         ignore the scenario's "# vm:" header line
 #   -v, --verbose       also copy the serial console to stderr while it runs
 #
@@ -73,6 +77,7 @@ build="${IRQPILOT_BUILD:-}"
 verbose=0
 use_header=1
 cli_disks=0
+tcg_threads=multi
 
 parse_opts() {
 	# $1 = "header" or "cli"; remaining args are options. Sets OPTS_REST to the remaining words.
@@ -94,6 +99,9 @@ parse_opts() {
 		--kernel) kver=${2:?--kernel needs a value}; shift 2 ;;
 		--src) src=${2:?--src needs a value}; shift 2 ;;
 		--build) build=${2:?--build needs a value}; shift 2 ;;
+		--tcg-threads)
+			case "${2:-}" in multi|single) tcg_threads=$2 ;; *) die "--tcg-threads multi|single" ;; esac
+			shift 2 ;;
 		--no-header) use_header=0; shift ;;
 		-v|--verbose) verbose=1; shift ;;
 		-h|--help) sed -n '2,/^set -uo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -506,7 +514,7 @@ cmdline+=" irqpilot.src=$src irqpilot.build=$build"
 [ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
 
 # shellcheck disable=SC2054 # the commas are qemu's
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem"
+qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max -smp "$smp" -m "$mem"
 	-nographic -no-reboot -name irqpilot-vm,debug-threads=on
 	-kernel "$vmlinuz" -initrd "$initramfs" -append "$cmdline"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
