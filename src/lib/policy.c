@@ -2001,7 +2001,8 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		}
 		cands[nr++] = cd;
 	}
-	qsort(cands, nr, sizeof(*cands), cmp_gain);
+	if (nr)
+		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */
 
 	for (int i = 0; i < nr && !c.err; i++) {
 		struct cand *cd = &cands[i];
