@@ -43,8 +43,9 @@ MODULE_PARM_DESC(stall_ms,
 #define IPCQ_STALLED		0	/* bit in ipcq_hwq.flags */
 
 /*
- * Kernel API differences, 6.1 to 6.18. ftrace_regs has accessors from 6.2;
- * before that, WITH_ARGS kernels (x86, s390) keep the arguments in ->regs.
+ * Kernel API differences, 6.1 to 7.3 (kmod/README.md cites the upstream
+ * changes). ftrace_regs has accessors from 6.2; before that, WITH_ARGS
+ * kernels (x86, s390) keep the arguments in ->regs.
  */
 #if defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
 #define IPCQ_FTRACE_FLAGS	FTRACE_OPS_FL_IPMODIFY
@@ -65,6 +66,9 @@ MODULE_PARM_DESC(stall_ms,
 
 #ifndef timer_container_of	/* renamed in 6.16 */
 #define timer_container_of(var, t, field) from_timer(var, t, field)
+#endif
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)	/* 6.2, in 6.1.y from 6.1.84 */
+#define timer_delete_sync(t)	del_timer_sync(t)
 #endif
 
 /* A read-only open of the whole disk pins the gendisk and its queue. */
@@ -138,6 +142,7 @@ static void ipcq_poll(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ipcq_poll_work, ipcq_poll);
 static struct genl_family ipcq_family;
 
+#ifndef IPCQ_NO_HOOK
 /* Callers hold rcu_read_lock() or run with preemption disabled. */
 static struct ipcq_hwq *ipcq_hwq_of(struct request *rq)
 {
@@ -197,6 +202,7 @@ static noinline bool ipcq_redirect(struct request *rq)
 	rcu_read_unlock();
 	return true;
 }
+#endif
 
 /*
  * Complete what waits for the thread on the original path. Each request goes
@@ -240,6 +246,7 @@ static void ipcq_watchdog(struct timer_list *t)
 	ipcq_flush_original(hq);
 }
 
+#ifndef IPCQ_NO_HOOK
 /*
  * A stalled queue still had requests waiting when a new one completed: the
  * driver's context completes those too, then @rq, on the original path.
@@ -267,7 +274,6 @@ static unsigned long ipcq_route(struct ipcq_hwq *hq)
 	return 0;
 }
 
-#ifndef IPCQ_NO_HOOK
 static void notrace ipcq_hook(unsigned long ip, unsigned long parent_ip,
 			      struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
