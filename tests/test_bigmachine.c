@@ -211,7 +211,10 @@ static void test_irqs(void **state)
 	assert_int_equal(s->nr_irqs, NIRQS);
 	assert_int_equal(s->irqs[0].irq, 0);
 	assert_string_equal(s->irqs[0].actions, "timer");
-	assert_string_equal(s->irqs[0].chip, "IR-IO-APIC");
+	/* untracked: its name and counts, no /proc/irq data or chip */
+	assert_false(s->irqs[0].tracked);
+	assert_null(s->irqs[0].info);
+	assert_null(s->irqs[0].percpu);
 	for (int i = 1; i < s->nr_irqs; i++)
 		assert_true(s->irqs[i].irq > s->irqs[i - 1].irq);
 	/* only storage vectors are tracked: 2 x 65 NVMe + 1 AHCI */
@@ -258,13 +261,13 @@ static void check_nvme(const struct big *b, int dev, const char *bus_id, int nod
 
 		assert_non_null(irq);
 		assert_true(irq->tracked);
-		assert_int_equal(irq->nr_devs, 1);
-		assert_int_equal(irq->devs[0], dev);
+		assert_int_equal(irq->info->nr_devs, 1);
+		assert_int_equal(irq->info->devs[0], dev);
 		if (vec->admin) {
 			admin++;
 			snprintf(name, sizeof(name), "nvme%dq0", ctrl);
 			assert_string_equal(irq->actions, name);
-			assert_int_equal(irq->managed, IP_MANAGED_NO);
+			assert_int_equal(irq->info->managed, IP_MANAGED_NO);
 			continue;
 		}
 		assert_int_equal(vec->map, IP_VEC_MAP_NAME);
@@ -272,10 +275,10 @@ static void check_nvme(const struct big *b, int dev, const char *bus_id, int nod
 		snprintf(name, sizeof(name), "nvme%dq%d", ctrl, vec->queue + 1);
 		assert_string_equal(irq->actions, name);
 		assert_int_equal(bd->queues[vec->queue].vector, v);
-		assert_true(cpuset_equal(&irq->affinity, &bd->queues[vec->queue].cpus));
-		assert_int_equal(irq->managed, IP_MANAGED_SPREAD);
-		assert_true(irq->have_effective);
-		assert_int_equal(cpuset_count(&irq->effective), 1);
+		assert_true(cpuset_equal(&irq->info->affinity, &bd->queues[vec->queue].cpus));
+		assert_int_equal(irq->info->managed, IP_MANAGED_SPREAD);
+		assert_true(irq->info->have_effective);
+		assert_int_equal(cpuset_count(&irq->info->effective), 1);
 	}
 	assert_int_equal(admin, 1);
 }
@@ -315,10 +318,10 @@ static void test_ahci(void **state)
 	irq = ip_snapshot_irq(s, bd->vectors[0].irq);
 	assert_non_null(irq);
 	assert_string_equal(irq->actions, "ahci[0000:00:17.0]");
-	assert_string_equal(irq->chip, "IR-PCI-MSI");
-	assert_int_equal(irq->managed, IP_MANAGED_NO);
-	assert_int_equal(cpuset_count(&irq->affinity), NCPUS);
-	assert_int_equal(cpuset_count(&irq->effective), 1);
+	assert_string_equal(irq->info->chip, "IR-PCI-MSI");
+	assert_int_equal(irq->info->managed, IP_MANAGED_NO);
+	assert_int_equal(cpuset_count(&irq->info->affinity), NCPUS);
+	assert_int_equal(cpuset_count(&irq->info->effective), 1);
 
 	assert_int_equal(s->nr_threads, 1);
 	for (int i = 0; i < s->nr_threads; i++)
@@ -328,8 +331,8 @@ static void test_ahci(void **state)
 	assert_false(t->secondary);
 	assert_int_equal(t->policy, 1); /* SCHED_FIFO */
 	assert_int_equal(t->rt_priority, 50);
-	assert_true(cpuset_equal(&t->allowed, &irq->effective));
-	assert_int_equal(t->last_cpu, cpuset_first(&irq->effective));
+	assert_true(cpuset_equal(&t->allowed, &irq->info->effective));
+	assert_int_equal(t->last_cpu, cpuset_first(&irq->info->effective));
 }
 
 static void test_rates(void **state)

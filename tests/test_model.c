@@ -82,15 +82,15 @@ static void test_phone(void **state)
 	assert_string_equal(dev(&s, "sda", NULL)->driver, "ufshcd-qcom");
 	ufs = ip_snapshot_irq(&s, 37);
 	assert_non_null(ufs);
-	assert_string_equal(ufs->chip, "GICv3");
-	assert_string_equal(ufs->trigger, "Level");
+	assert_string_equal(ip_irq_info(ufs)->chip, "GICv3");
+	assert_string_equal(ip_irq_info(ufs)->trigger, "Level");
 	assert_string_equal(ufs->actions, "ufshcd");
 	assert_true(ufs->tracked);
-	assert_true(ufs->have_effective);
-	assert_string_equal(cpuset_str(&ufs->effective), "0");
-	assert_int_equal(ufs->managed, IP_MANAGED_NO);
+	assert_true(ip_irq_info(ufs)->have_effective);
+	assert_string_equal(cpuset_str(&ip_irq_info(ufs)->effective), "0");
+	assert_int_equal(ip_irq_info(ufs)->managed, IP_MANAGED_NO);
 	/* one vector for every LUN */
-	assert_int_equal(ufs->nr_devs, 2);
+	assert_int_equal(ip_irq_info(ufs)->nr_devs, 2);
 	assert_true(ufs->percpu[0] > 0);
 	assert_int_equal(ufs->percpu[6], 0);
 	/* untracked IRQs keep no per-CPU counts but add to the CPU load */
@@ -113,9 +113,9 @@ static void test_laptop_managed_nvme(void **state)
 		assert_non_null(irq);
 		/* git does not keep mode 0444, so either sign is fine */
 		if (b->vectors[v].admin)
-			assert_int_equal(irq->managed, IP_MANAGED_NO);
+			assert_int_equal(ip_irq_info(irq)->managed, IP_MANAGED_NO);
 		else
-			assert_int_not_equal(irq->managed, IP_MANAGED_NO);
+			assert_int_not_equal(ip_irq_info(irq)->managed, IP_MANAGED_NO);
 	}
 	ip_snapshot_free(&s);
 }
@@ -131,8 +131,8 @@ static void test_server_threads_and_isolation(void **state)
 	assert_string_equal(cpuset_str(&s.topo.isolated), "14-15");
 	ahci = ip_snapshot_irq(&s, 38);
 	assert_non_null(ahci);
-	assert_int_equal(ahci->nr_devs, 2);
-	assert_int_equal(ahci->managed, IP_MANAGED_NO);
+	assert_int_equal(ip_irq_info(ahci)->nr_devs, 2);
+	assert_int_equal(ip_irq_info(ahci)->managed, IP_MANAGED_NO);
 	t = thread_of(&s, 38);
 	assert_non_null(t);
 	/* comm may be cut at TASK_COMM_LEN */
@@ -141,8 +141,8 @@ static void test_server_threads_and_isolation(void **state)
 	assert_int_equal(t->policy, 1);
 	assert_int_equal(t->rt_priority, 50);
 	/* the HBA's I/O vectors are the kernel's spread; its admin is not */
-	assert_int_equal(ip_snapshot_irq(&s, 150)->managed, IP_MANAGED_NO);
-	assert_int_equal(ip_snapshot_irq(&s, 151)->managed, IP_MANAGED_SPREAD);
+	assert_int_equal(ip_irq_info(ip_snapshot_irq(&s, 150))->managed, IP_MANAGED_NO);
+	assert_int_equal(ip_irq_info(ip_snapshot_irq(&s, 151))->managed, IP_MANAGED_SPREAD);
 	assert_non_null(thread_of(&s, 151));
 	ip_snapshot_free(&s);
 }
@@ -156,7 +156,7 @@ static void test_shared_intx_line(void **state)
 	l = ip_snapshot_irq(&s, 10);
 	assert_non_null(l);
 	assert_string_equal(l->actions, "mmc0, sym53c8xx");
-	assert_int_equal(l->nr_devs, 3); /* mmcblk0, sda, sdb */
+	assert_int_equal(ip_irq_info(l)->nr_devs, 3); /* mmcblk0, sda, sdb */
 	ip_snapshot_free(&s);
 }
 
@@ -303,8 +303,8 @@ static void test_capture_roundtrip(void **state)
 		for (int v = 0; v < x->nr_vectors; v++) {
 			assert_int_equal(x->vectors[v].irq, y->vectors[v].irq);
 			assert_int_equal(x->vectors[v].queue, y->vectors[v].queue);
-			assert_int_equal(ip_snapshot_irq(&orig, x->vectors[v].irq)->managed,
-					 ip_snapshot_irq(&again, y->vectors[v].irq)->managed);
+			assert_int_equal(ip_irq_info(ip_snapshot_irq(&orig, x->vectors[v].irq))->managed,
+					 ip_irq_info(ip_snapshot_irq(&again, y->vectors[v].irq))->managed);
 		}
 	}
 	assert_int_equal(again.nr_irqs, orig.nr_irqs);
@@ -363,7 +363,7 @@ static void test_garbled_and_vanished(void **state)
 	assert_int_equal(snap.nr_irqs, 1);
 	assert_int_equal(snap.irq_load[0], 10);
 	assert_int_equal(snap.irq_load[1], 5);
-	assert_false(snap.irqs[0].have_proc);
+	assert_false(ip_irq_info(&snap.irqs[0])->have_proc);
 	ip_snapshot_free(&snap);
 	ip_sampler_free(s);
 	ip_root_free(r);

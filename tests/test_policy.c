@@ -38,6 +38,7 @@ struct tb {
 	struct ip_vector vecs[MAXD][MAXV];
 	int nr_devs;
 	struct ip_irq irqs[MAXI];
+	struct ip_irq_info info[MAXI];
 	int nr_irqs;
 	struct ip_irq_rate irate[MAXI];
 	double irq_percpu[MAXI][MAXC];
@@ -145,12 +146,15 @@ static int tb_irq(struct tb *tb, unsigned irq, const char *actions, const char *
 
 	q->irq = irq;
 	q->actions = (char *)actions;
-	q->chip = (char *)chip;
-	q->tracked = q->have_proc = true;
-	q->affinity = L(affinity);
-	q->have_effective = true;
-	cpuset_set(&q->effective, effective);
-	q->mode = 0644;
+	q->info = &tb->info[tb->nr_irqs];
+	q->info->chip = (char *)(chip ? chip : "");
+	q->info->hwirq = q->info->trigger = (char *)"";
+	q->tracked = q->info->have_proc = true;
+	q->info->affinity = L(affinity);
+	q->info->have_effective = true;
+	cpuset_set(&q->info->effective, effective);
+	q->info->mode = 0644;
+	q->info->node = -1;
 	tb->irate[tb->nr_irqs].percpu = tb->irq_percpu[tb->nr_irqs];
 	return tb->nr_irqs++;
 }
@@ -174,7 +178,7 @@ static void tb_vec(struct tb *tb, int d, int qi, int queue, const char *cpus, bo
 		hq->vector = dev->nr_vectors;
 	}
 	dev->nr_vectors++;
-	q->devs[q->nr_devs++] = d;
+	q->info->devs[q->info->nr_devs++] = d;
 }
 
 static int tb_thread(struct tb *tb, pid_t pid, unsigned irq, const char *comm, const char *allowed,
@@ -271,16 +275,16 @@ static void tb_apply(struct tb *tb, const struct ip_plan *p)
 		int eff = cpuset_first(&p->moves[i].to);
 		double rate = 0;
 
-		q->affinity = p->moves[i].to;
-		cpuset_zero(&q->effective);
-		cpuset_set(&q->effective, eff);
+		q->info->affinity = p->moves[i].to;
+		cpuset_zero(&q->info->effective);
+		cpuset_set(&q->info->effective, eff);
 		for (int c = 0; c < MAXC; c++)
 			rate += tb->irq_percpu[qi][c];
 		tb_rate(tb, qi, eff, rate);
 		/* The kernel copies the effective affinity onto the thread. */
 		for (int t = 0; t < tb->nr_threads; t++)
 			if (tb->threads[t].irq == q->irq)
-				tb->threads[t].allowed = q->effective;
+				tb->threads[t].allowed = q->info->effective;
 		tb->moves_total++;
 	}
 	for (int i = 0; i < p->nr_threads; i++) {
@@ -715,9 +719,9 @@ static void test_every_submitter_isolated(void **state)
 	for (int c = 12; c <= 15; c++)
 		tb->cpus[c].llc = 12;
 	tb_rate(tb, qi, 0, 2000);
-	tb->irqs[qi].affinity = L("0");
-	cpuset_zero(&tb->irqs[qi].effective);
-	cpuset_set(&tb->irqs[qi].effective, 0);
+	tb->irqs[qi].info->affinity = L("0");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 0);
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	mv = find_move(&p, 40);
@@ -730,9 +734,9 @@ static void test_every_submitter_isolated(void **state)
 	/* Every CPU of the class isolated: nowhere to go, and said so. */
 	tb_isolate(tb, "8-11");
 	tb_rate(tb, qi, 0, 2000);
-	tb->irqs[qi].affinity = L("0");
-	cpuset_zero(&tb->irqs[qi].effective);
-	cpuset_set(&tb->irqs[qi].effective, 0);
+	tb->irqs[qi].info->affinity = L("0");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 0);
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
@@ -763,11 +767,11 @@ static void test_managed_nvme(void **state)
 	q0 = tb_irq(tb, 29, "nvme0q0", "PCI-MSI", "0-7", 0);
 	tb_vec(tb, d, q0, -1, NULL, true);
 	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
-	tb->irqs[q1].managed = IP_MANAGED_EIO;
+	tb->irqs[q1].info->managed = IP_MANAGED_EIO;
 	tb_vec(tb, d, q1, 0, "0-7", false);
 	tb_rate(tb, q1, 0, 8000);
 	q2 = tb_irq(tb, 31, "nvme0q2", "PCI-MSI", "2", 2);
-	tb->irqs[q2].managed = IP_MANAGED_SPREAD;
+	tb->irqs[q2].info->managed = IP_MANAGED_SPREAD;
 	tb_vec(tb, d, q2, 1, "2", false);
 	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
 	tb_submit(tb, d, 6, 8000);
@@ -806,7 +810,7 @@ static void test_managed_nvme(void **state)
 	assert_int_equal(p.nr_moves, 0);
 
 	/* Found managed by apply (history), not by sampling: also kept. */
-	tb->irqs[q1].managed = IP_MANAGED_NO;
+	tb->irqs[q1].info->managed = IP_MANAGED_NO;
 	ip_history_get(&h, 30)->managed = IP_MANAGED_EPERM;
 	step(tb, &cfg, &h, 1010 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
@@ -958,9 +962,9 @@ static void test_min_rate_energy(void **state)
 	/* Handled on 7, submitted on 1: towards less capacity is fine. */
 	tb = phone(35);
 	qi = tb_irq_index(tb, 45);
-	tb->irqs[qi].affinity = L("7");
-	cpuset_zero(&tb->irqs[qi].effective);
-	cpuset_set(&tb->irqs[qi].effective, 7);
+	tb->irqs[qi].info->affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 7);
 	tb_rate(tb, qi, 7, 35);
 	tb_clear_submits(tb, 0);
 	tb_submit(tb, 0, 1, 35);
@@ -984,9 +988,9 @@ static void test_idle_return(void **state)
 	struct ip_plan p = {0};
 	int qi = tb_irq_index(tb, 45);
 
-	tb->irqs[qi].affinity = L("7");
-	cpuset_zero(&tb->irqs[qi].effective);
-	cpuset_set(&tb->irqs[qi].effective, 7);
+	tb->irqs[qi].info->affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 7);
 	tb->threads[0].allowed = L("7");
 	tb_clear_submits(tb, 0);
 	tb->base_load[0] = 300;
@@ -1023,9 +1027,9 @@ static void test_idle_return(void **state)
 
 	/* idle_domain = stay */
 	tb_clear_submits(tb, 0);
-	tb->irqs[qi].affinity = L("7");
-	cpuset_zero(&tb->irqs[qi].effective);
-	cpuset_set(&tb->irqs[qi].effective, 7);
+	tb->irqs[qi].info->affinity = L("7");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 7);
 	cfg.idle_domain = IP_IDLE_STAY;
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
@@ -1566,7 +1570,7 @@ static void test_cq_auto_managed_and_refused(void **state)
 	ip_policy_config_init(&cfg);
 	/* managed, and rq_affinity 0 keeps completions with the interrupt */
 	ip_history_init(&h);
-	tb->irqs[0].managed = IP_MANAGED_EIO;
+	tb->irqs[0].info->managed = IP_MANAGED_EIO;
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "managed by the kernel");
@@ -1687,7 +1691,7 @@ static void test_cq_auto_single_vector(void **state)
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->devs[0].nr_vectors = 1;
-	tb->irqs[1].nr_devs = 0;
+	tb->irqs[1].info->nr_devs = 0;
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_null(find_cq(&p, "sda"));
 	assert_non_null(find_note(&p, "sda: not attached to irqpilot_cq"));
@@ -1827,7 +1831,7 @@ static struct tb *two_queues(void)
 	nv = tb_dev(tb, "nvme0n1", 1);
 	q1 = tb_irq(tb, 40, "nvme0q1", "PCI-MSI", "0-1", 0);
 	q2 = tb_irq(tb, 41, "nvme0q2", "PCI-MSI", "2-3", 2);
-	tb->irqs[q1].managed = tb->irqs[q2].managed = IP_MANAGED_EIO;
+	tb->irqs[q1].info->managed = tb->irqs[q2].info->managed = IP_MANAGED_EIO;
 	tb_vec(tb, nv, q1, 0, "0-1", false);
 	tb_vec(tb, nv, q2, 1, "2-3", false);
 	tb_submit(tb, nv, 1, 1000);

@@ -28,12 +28,14 @@ enum ip_managed_why {
 };
 const char *ip_managed_why_str(enum ip_managed_why w);
 
-struct ip_irq {
-	unsigned irq;
-	char *chip, *hwirq, *trigger, *actions;
-	uint64_t total;      /* sum over the online columns */
-	uint64_t *percpu;    /* nr_cpus entries when tracked, else NULL */
-	bool tracked;        /* storage vector, or named by the policy */
+/*
+ * What only a tracked vector carries: its /proc/irq/N/ files, whether the
+ * kernel manages it and the storage devices on its line. A big machine
+ * lists thousands of IRQs and tracks a few dozen; kept in every line, the
+ * two CPU sets alone were 2 MB a snapshot at 1,024 CPUs and 8,000 lines.
+ */
+struct ip_irq_info {
+	char *chip, *hwirq, *trigger; /* in the same allocation as the struct */
 	bool have_proc;      /* /proc/irq/N/ was read */
 	ip_cpuset affinity;  /* smp_affinity_list */
 	bool have_effective;
@@ -44,6 +46,24 @@ struct ip_irq {
 	int nr_devs;         /* storage devices with a vector on this line */
 	int devs[4];         /* indexes into storage.devs (a shared INTx line has several) */
 };
+
+struct ip_irq {
+	unsigned irq;
+	bool tracked;        /* storage vector, or named by the policy */
+	char *actions;       /* "" when the line has none; in snapshot.irq_names */
+	uint64_t total;      /* sum over the online columns */
+	uint64_t *percpu;    /* nr_cpus entries when tracked, else NULL */
+	struct ip_irq_info *info; /* tracked lines only, else NULL: read it with ip_irq_info() */
+};
+
+/* How a line without /proc/irq data reads: nothing known, node -1, not
+ * managed, on no storage device. */
+extern const struct ip_irq_info ip_irq_info_none;
+
+static inline const struct ip_irq_info *ip_irq_info(const struct ip_irq *q)
+{
+	return q->info ? q->info : &ip_irq_info_none;
+}
 
 struct ip_irq_thread {
 	pid_t pid;
@@ -100,6 +120,7 @@ struct ip_snapshot {
 	struct ip_storage storage;
 	int nr_irqs;
 	struct ip_irq *irqs; /* sorted by number */
+	char *irq_names;     /* the irqs' actions, one allocation for all lines */
 	uint64_t *irq_load;  /* nr_cpus: all numbered interrupts handled per CPU */
 	uint64_t *block_softirq; /* nr_cpus */
 	int nr_threads;

@@ -40,12 +40,13 @@ static const char *decision_for(const struct ip_step *st, unsigned irq)
 
 static const char *devices_of(const struct ip_snapshot *s, const struct ip_irq *q, char *buf, size_t size)
 {
+	const struct ip_irq_info *info = ip_irq_info(q);
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (int k = 0; k < q->nr_devs && len < size; k++)
-		len += snprintf(buf + len, size - len, "%s%s", k ? "," : "", s->storage.devs[q->devs[k]].name);
-	if (!q->nr_devs)
+	for (int k = 0; k < info->nr_devs && len < size; k++)
+		len += snprintf(buf + len, size - len, "%s%s", k ? "," : "", s->storage.devs[info->devs[k]].name);
+	if (!info->nr_devs)
 		snprintf(buf, size, "-");
 	return buf;
 }
@@ -71,11 +72,12 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 
 	for (int i = 0; st && i < st->model.cur->nr_irqs; i++) {
 		const struct ip_irq *q = &st->model.cur->irqs[i];
+		const struct ip_irq_info *info = ip_irq_info(q);
 		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
 
-		if (!q->nr_devs)
+		if (!info->nr_devs)
 			continue;
-		if (q->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
+		if (info->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
 			managed++;
 		else if (e && e->placed)
 			steered++;
@@ -173,13 +175,14 @@ static void show_text(const struct ip_step *st, enum ip_object obj, FILE *f)
 			"EFFECTIVE", "RATE/s", "MANAGED");
 		for (int i = 0; i < s->nr_irqs; i++) {
 			const struct ip_irq *q = &s->irqs[i];
+			const struct ip_irq_info *info = ip_irq_info(q);
 
 			if (!q->tracked)
 				continue;
 			fprintf(f, "%-5u %-24.24s %-14.14s %-12s %-9s %10.0f  %s\n", q->irq, q->actions,
-				devices_of(s, q, buf, sizeof(buf)), q->have_proc ? cpuset_str(&q->affinity) : "?",
-				q->have_effective ? cpuset_str(&q->effective) : "-", m->irq[i].total,
-				q->managed != IP_MANAGED_NO ? "yes" : "no");
+				devices_of(s, q, buf, sizeof(buf)), info->have_proc ? cpuset_str(&info->affinity) : "?",
+				info->have_effective ? cpuset_str(&info->effective) : "-", m->irq[i].total,
+				info->managed != IP_MANAGED_NO ? "yes" : "no");
 		}
 		break;
 	case IP_OBJ_CPUS:
@@ -301,20 +304,24 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 {
 	const struct ip_model *m = &st->model;
 	const struct ip_snapshot *s = m->cur;
+	const struct ip_irq_info *info = ip_irq_info(q);
 	const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), q->irq);
 	int i = (int)(q - s->irqs), nd = s->topo.nr_domains;
 	double *byd = calloc(nd ? nd : 1, sizeof(double)), total = 0, loc;
 	const char *why = decision_for(st, q->irq);
 	char buf[256];
 
-	fprintf(f, "IRQ %u %s (%s %s%s%s)\n", q->irq, q->actions[0] ? q->actions : "(no action)", q->chip,
-		q->hwirq, q->trigger[0] ? " " : "", q->trigger);
+	/* Untracked lines keep only their name: the sampler drops the rest. */
+	fprintf(f, "IRQ %u %s", q->irq, q->actions[0] ? q->actions : "(no action)");
+	if (info->chip[0])
+		fprintf(f, " (%s %s%s%s)", info->chip, info->hwirq, info->trigger[0] ? " " : "", info->trigger);
+	fputc('\n', f);
 	fprintf(f, "  devices: %s\n", devices_of(s, q, buf, sizeof(buf)));
-	fprintf(f, "  affinity %s, effective %s\n", q->have_proc ? cpuset_str(&q->affinity) : "unknown",
-		q->have_effective ? cpuset_str(&q->effective) : "unknown");
-	if (q->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
+	fprintf(f, "  affinity %s, effective %s\n", info->have_proc ? cpuset_str(&info->affinity) : "unknown",
+		info->have_effective ? cpuset_str(&info->effective) : "unknown");
+	if (info->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
 		fprintf(f, "  managed by the kernel: %s\n",
-			ip_managed_why_str(q->managed != IP_MANAGED_NO ? q->managed : e->managed));
+			ip_managed_why_str(info->managed != IP_MANAGED_NO ? info->managed : e->managed));
 	if (m->prev) {
 		int busy = busiest_cpu(m, i);
 
@@ -330,7 +337,7 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 			if (byd[k] > 0)
 				fprintf(f, "    %s domain %s: %.0f%%\n", ip_cap_class_name(s->topo.domains[k].cls),
 					cpuset_str(&s->topo.domains[k].cpus), 100 * byd[k] / total);
-	} else if (q->nr_devs) {
+	} else if (info->nr_devs) {
 		fprintf(f, "  submissions it completes: none seen\n");
 	}
 	loc = ip_report_locality(m, q->irq);
@@ -348,7 +355,7 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 			(double)(st->now_ns - e->last_move_ns) / 1e9, cpuset_str(&e->from));
 	if (e && e->have_pin)
 		fprintf(f, "  pinned at run time to %s (irqctl unpin %u to release)\n", cpuset_str(&e->pin), q->irq);
-	fprintf(f, "  decision: %s\n", why ? why : (q->nr_devs ? "none yet" : "not a storage vector: untouched"));
+	fprintf(f, "  decision: %s\n", why ? why : (info->nr_devs ? "none yet" : "not a storage vector: untouched"));
 	free(byd);
 }
 
@@ -449,11 +456,12 @@ static void do_top(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 	}
 	for (int i = 0; i < s->nr_irqs; i++) {
 		const struct ip_irq *q = &s->irqs[i];
+		const struct ip_irq_info *info = ip_irq_info(q);
 		int nd = s->topo.nr_domains, best, cpu = busiest_cpu(m, i);
 		double *byd, total, loc = ip_report_locality(m, q->irq), thr_cpu = -1, wpi = -1;
 		char dom[64] = "-", locs[16] = "-", tcpu[16] = "-", wake[16] = "-";
 
-		if (!q->nr_devs)
+		if (!info->nr_devs)
 			continue;
 		byd = calloc(nd ? nd : 1, sizeof(double));
 		best = byd ? ip_report_submit_by_domain(m, q->irq, byd, &total) : -1;
@@ -477,7 +485,7 @@ static void do_top(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 			ip_json_uint(&j, "irq", q->irq);
 			ip_json_string(&j, "name", q->actions);
 			ip_json_double(&j, "rate", m->irq[i].total);
-			ip_json_int(&j, "cpu", cpu >= 0 ? cpu : (q->have_effective ? cpuset_first(&q->effective) : -1));
+			ip_json_int(&j, "cpu", cpu >= 0 ? cpu : (info->have_effective ? cpuset_first(&info->effective) : -1));
 			ip_json_string(&j, "submitter_domain", best >= 0 ? cpuset_str(&s->topo.domains[best].cpus) : NULL);
 			if (loc >= 0)
 				ip_json_double(&j, "locality", loc);
@@ -489,7 +497,7 @@ static void do_top(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 			}
 			ip_json_object_end(&j);
 		} else {
-			int shown = cpu >= 0 ? cpu : (q->have_effective ? cpuset_first(&q->effective) : -1);
+			int shown = cpu >= 0 ? cpu : (info->have_effective ? cpuset_first(&info->effective) : -1);
 
 			fprintf(f, "%-5u %-22.22s %10.0f %-4d %-18.18s %9s %8s %8s\n", q->irq, q->actions,
 				m->irq[i].total, shown, dom, locs, tcpu, wake);

@@ -154,7 +154,7 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		unsigned suppressed;
 		char key[64];
 
-		if (!q || !q->nr_devs)
+		if (!q || !ip_irq_info(q)->nr_devs)
 			continue;
 		if (r->wakeups_per_irq <= d->cfg.daemon.top_wakeups_per_irq &&
 		    r->cpu_pct <= d->cfg.daemon.top_thread_cpu)
@@ -182,12 +182,13 @@ static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *st
 
 	*steered = *managed = 0;
 	for (int i = 0; i < s->nr_irqs; i++) {
+		const struct ip_irq_info *info = ip_irq_info(&s->irqs[i]);
 		const struct ip_irq_hist *e;
 
-		if (!s->irqs[i].nr_devs)
+		if (!info->nr_devs)
 			continue;
 		e = ip_history_find(h, s->irqs[i].irq);
-		if (s->irqs[i].managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
+		if (info->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
 			(*managed)++;
 		else if (e && e->placed)
 			(*steered)++;

@@ -197,15 +197,16 @@ static void simulate_placement(struct ip_snapshot *s, const struct ip_history *h
 		ip_cpuset eff;
 
 		moved[i] = false;
-		if (!e || !e->placed || e->managed != IP_MANAGED_NO || cpuset_empty(&e->placement))
+		/* a vector no longer tracked has no placement to show */
+		if (!q->info || !e || !e->placed || e->managed != IP_MANAGED_NO || cpuset_empty(&e->placement))
 			continue;
-		if (cpuset_equal(&q->affinity, &e->placement))
+		if (cpuset_equal(&q->info->affinity, &e->placement))
 			continue; /* the recording already shows it there */
 		cpuset_zero(&eff);
 		cpuset_set(&eff, cpuset_first(&e->placement));
-		q->affinity = e->placement;
-		q->effective = eff;
-		q->have_effective = true;
+		q->info->affinity = e->placement;
+		q->info->effective = eff;
+		q->info->have_effective = true;
 		moved_to[i] = eff;
 		moved[i] = true;
 		for (int t = 0; t < s->nr_threads; t++)
@@ -232,11 +233,12 @@ static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const 
 			m->irq[i].percpu[c] = 0;
 		}
 		m->irq[i].percpu[to] = sum;
-		for (int k = 0; k < q->nr_devs; k++) {
-			struct ip_dev_rate *r = &m->dev[q->devs[k]];
+		for (int k = 0; k < q->info->nr_devs; k++) {
+			int dev = q->info->devs[k];
+			struct ip_dev_rate *r = &m->dev[dev];
 			double c_sum = 0;
 
-			if (s->storage.devs[q->devs[k]].nr_vectors != 1)
+			if (s->storage.devs[dev].nr_vectors != 1)
 				continue; /* only a single vector carries them all */
 			for (int c = 0; c < n; c++) {
 				c_sum += r->complete[c];

@@ -570,11 +570,12 @@ static void domain_eligible(const struct ctx *c, int d, ip_cpuset *out)
 /* "sda", or "mmcblk0+sda" for a line several devices share. */
 static void line_devices(const struct ctx *c, const struct ip_irq *q, char *buf, size_t size)
 {
+	const struct ip_irq_info *info = ip_irq_info(q);
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
-		int d = q->devs[i];
+	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++) {
+		int d = info->devs[i];
 
 		if (d < 0 || d >= c->s->storage.nr_devs)
 			continue;
@@ -626,10 +627,12 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 {
 	const struct ip_policy_config *cfg = c->cfg;
 
+	const struct ip_irq_info *info = ip_irq_info(q);
+
 	memset(r, 0, sizeof(*r));
 	r->rt_priority = -1;
-	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
-		int d = q->devs[i];
+	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++) {
+		int d = info->devs[i];
 
 		if (d < 0 || d >= c->s->storage.nr_devs)
 			continue;
@@ -720,14 +723,15 @@ static bool vector_queue_cpus(const struct ip_blockdev *dev, unsigned irq, ip_cp
 static bool vector_submits(struct ctx *c, int qi, double *total, bool *admin_only)
 {
 	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_info *info = ip_irq_info(q);
 	bool have = false;
 	int nr_admin = 0, nr = 0;
 
 	*total = 0;
 	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
 		c->sub[cpu] = 0;
-	for (int i = 0; i < q->nr_devs && i < (int)ARRAY_SIZE(q->devs); i++) {
-		int d = q->devs[i];
+	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++) {
+		int d = info->devs[i];
 		const struct ip_dev_rate *dr;
 		ip_cpuset qcpus;
 		bool restricted, admin;
@@ -781,7 +785,9 @@ static void handled_from_set(struct ctx *c, const ip_cpuset *set, ip_cpuset *fro
 
 static const ip_cpuset *irq_placement(const struct ip_irq *q)
 {
-	return q->have_effective && !cpuset_empty(&q->effective) ? &q->effective : &q->affinity;
+	const struct ip_irq_info *info = ip_irq_info(q);
+
+	return info->have_effective && !cpuset_empty(&info->effective) ? &info->effective : &info->affinity;
 }
 
 /* Where the vector's interrupts were handled: its per-CPU rates, or its
@@ -1169,16 +1175,17 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 
 static bool is_ioapic(const struct ip_irq *q)
 {
-	return q->chip && strstr(q->chip, "IO-APIC");
+	return strstr(ip_irq_info(q)->chip, "IO-APIC") != NULL;
 }
 
 /* Pass 1: what each vector should do, before budget and dwell. */
 static void evaluate(struct ctx *c, int qi, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_info *info = ip_irq_info(q);
 	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
 	struct resolved r;
-	enum ip_managed_why mw = q->managed != IP_MANAGED_NO ? q->managed
+	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
 				 : e			     ? e->managed
 							     : IP_MANAGED_NO;
 	char devs[64], b1[128], b2[128];
@@ -1192,7 +1199,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	cd->fixed_cpu = -1;
 	cd->busiest = -1;
 	cd->thread_busiest = -1;
-	cd->storage = q->nr_devs > 0;
+	cd->storage = info->nr_devs > 0;
 	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
 	resolve_rules(c, q, e, &r);
 	if (!cd->storage && !r.named && !(e && e->have_pin))
@@ -1246,7 +1253,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 			snprintf(cd->thread_why, IP_REASON_MAX, "pinned by %s", r.pin_src);
 			return;
 		}
-		if (cpuset_equal(&q->affinity, &trimmed)) {
+		if (cpuset_equal(&info->affinity, &trimmed)) {
 			cd->kind = CAND_KEEP;
 			snprintf(cd->why, IP_REASON_MAX, "pinned to %s by %s",
 				 fmt_set(b1, sizeof(b1), &trimmed), r.pin_src);
@@ -1365,7 +1372,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	line_devices(c, q, devs, sizeof(devs));
 	snprintf(mv->device, sizeof(mv->device), "%s", devs);
 	mv->from = cpuset_empty(&cd->from) ? *irq_placement(q) : cd->from;
-	mv->from_affinity = q->affinity;
+	mv->from_affinity = ip_irq_info(q)->affinity;
 	mv->to = to;
 	mv->fallback = fallback;
 	mv->ioapic = is_ioapic(q);
@@ -1684,7 +1691,7 @@ static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 		away = 1 - loc;
 		D = dominant_domain(c, c->sh);
 		resolve_rules(c, q, e, &r);
-		managed = q->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO);
+		managed = ip_irq_info(q)->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO);
 		refused = e && e->placed && e->have_effective &&
 			  !cpuset_intersects(&e->effective, &e->placement) && !is_ioapic(q);
 		if (managed)

@@ -177,29 +177,30 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_begin(j, "irqs");
 	for (int i = 0; i < s->nr_irqs; i++) {
 		const struct ip_irq *q = &s->irqs[i];
+		const struct ip_irq_info *info = ip_irq_info(q);
 
 		if (!q->tracked)
 			continue;
 		ip_json_object_begin(j, NULL);
 		ip_json_uint(j, "irq", q->irq);
 		ip_json_string(j, "name", q->actions);
-		ip_json_string(j, "chip", q->chip);
-		ip_json_string(j, "hwirq", q->hwirq);
-		if (q->have_proc)
-			ip_json_cpuset(j, "affinity", &q->affinity);
+		ip_json_string(j, "chip", info->chip);
+		ip_json_string(j, "hwirq", info->hwirq);
+		if (info->have_proc)
+			ip_json_cpuset(j, "affinity", &info->affinity);
 		else
 			ip_json_null(j, "affinity");
-		if (q->have_effective)
-			ip_json_cpuset(j, "effective", &q->effective);
+		if (info->have_effective)
+			ip_json_cpuset(j, "effective", &info->effective);
 		else
 			ip_json_null(j, "effective");
-		ip_json_int(j, "node", q->node);
-		ip_json_bool(j, "managed", q->managed != IP_MANAGED_NO);
-		if (q->managed != IP_MANAGED_NO)
-			ip_json_string(j, "managed_reason", ip_managed_why_str(q->managed));
+		ip_json_int(j, "node", info->node);
+		ip_json_bool(j, "managed", info->managed != IP_MANAGED_NO);
+		if (info->managed != IP_MANAGED_NO)
+			ip_json_string(j, "managed_reason", ip_managed_why_str(info->managed));
 		ip_json_array_begin(j, "devices");
-		for (int k = 0; k < q->nr_devs; k++)
-			ip_json_string(j, NULL, s->storage.devs[q->devs[k]].name);
+		for (int k = 0; k < info->nr_devs; k++)
+			ip_json_string(j, NULL, s->storage.devs[info->devs[k]].name);
 		ip_json_array_end(j);
 		ip_json_double(j, "rate", m->irq[i].total);
 		json_by_cpu(j, "by_cpu", m->irq[i].percpu, s->topo.nr_cpus);
@@ -335,15 +336,16 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 		}
 		for (int v = 0; v < b->nr_vectors; v++) {
 			const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
+			const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
 
 			fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
 				b->vectors[v].admin ? " (admin)" : "");
-			if (q && q->have_proc)
-				fprintf(f, " affinity %s", cpuset_str(&q->affinity));
-			if (q && q->have_effective)
-				fprintf(f, " effective %s", cpuset_str(&q->effective));
-			if (q && q->managed != IP_MANAGED_NO)
-				fprintf(f, " managed (%s)", ip_managed_why_str(q->managed));
+			if (info->have_proc)
+				fprintf(f, " affinity %s", cpuset_str(&info->affinity));
+			if (info->have_effective)
+				fprintf(f, " effective %s", cpuset_str(&info->effective));
+			if (info->managed != IP_MANAGED_NO)
+				fprintf(f, " managed (%s)", ip_managed_why_str(info->managed));
 			fputc('\n', f);
 		}
 		if (m->prev) {
@@ -567,14 +569,15 @@ int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *b
 	by_cpu = calloc(n ? n : 1, sizeof(double));
 	if (!by_cpu)
 		return -1;
-	for (int k = 0; k < q->nr_devs; k++) {
-		const struct ip_blockdev *b = &s->storage.devs[q->devs[k]];
+	for (int k = 0; k < ip_irq_info(q)->nr_devs; k++) {
+		int dev = ip_irq_info(q)->devs[k];
+		const struct ip_blockdev *b = &s->storage.devs[dev];
 		int queue = -1;
 
 		for (int v = 0; v < b->nr_vectors; v++)
 			if (b->vectors[v].irq == irq)
 				queue = b->vectors[v].queue;
-		ip_model_queue_submit(m, q->devs[k], queue, by_cpu);
+		ip_model_queue_submit(m, dev, queue, by_cpu);
 	}
 	for (int c = 0; c < n; c++) {
 		int d = s->topo.cpus[c].domain;

@@ -165,6 +165,7 @@ struct irq_ctx {
 	int nr_tracked;
 	const struct ip_sampler_opts *opts;
 	int cap;
+	size_t names_len, names_cap;
 	uint64_t sig;
 };
 
@@ -199,15 +200,30 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+static struct ip_irq_info *new_info(const struct ip_irq_line *l)
+{
+	size_t lc = strlen(l->chip) + 1, lh = strlen(l->hwirq) + 1, lt = strlen(l->trigger) + 1;
+	struct ip_irq_info *info = malloc(sizeof(*info) + lc + lh + lt);
+	char *strs;
+
+	if (!info)
+		return NULL;
+	strs = (char *)(info + 1);
+	memset(info, 0, sizeof(*info));
+	info->chip = memcpy(strs, l->chip, lc);
+	info->hwirq = memcpy(strs + lc, l->hwirq, lh);
+	info->trigger = memcpy(strs + lc + lh, l->trigger, lt);
+	info->node = -1;
+	return info;
+}
+
 static int irq_line(void *ctx, const struct ip_irq_line *l)
 {
 	struct irq_ctx *c = ctx;
 	struct ip_snapshot *snap = c->snap;
 	int nr_cpus = snap->topo.nr_cpus;
-	size_t lc = strlen(l->chip) + 1, lh = strlen(l->hwirq) + 1, lt = strlen(l->trigger) + 1;
 	size_t la = strlen(l->actions) + 1;
 	struct ip_irq *irq;
-	char *strs;
 
 	if (snap->nr_irqs == c->cap) {
 		int ncap = c->cap ? c->cap * 2 : 256;
@@ -218,24 +234,35 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 		snap->irqs = n;
 		c->cap = ncap;
 	}
+	/* All action names go into one buffer: 8,000 lines cost one
+	 * allocation a cycle, not 8,000. They are pointed at once the
+	 * buffer stops moving (fix_names). */
+	if (c->names_cap - c->names_len < la) {
+		size_t ncap = c->names_cap ? c->names_cap * 2 : 4096;
+		char *n;
+
+		while (ncap - c->names_len < la)
+			ncap *= 2;
+		n = realloc(snap->irq_names, ncap);
+		if (!n)
+			return -ENOMEM;
+		snap->irq_names = n;
+		c->names_cap = ncap;
+	}
+	memcpy(snap->irq_names + c->names_len, l->actions, la);
+	c->names_len += la;
 	irq = &snap->irqs[snap->nr_irqs];
 	memset(irq, 0, sizeof(*irq));
-	/* One allocation for the four strings of a line keeps a 8,000-line
-	 * file at 8,000 mallocs a cycle rather than 32,000. */
-	strs = malloc(lc + lh + lt + la);
-	if (!strs)
-		return -ENOMEM;
-	irq->chip = memcpy(strs, l->chip, lc);
-	irq->hwirq = memcpy(strs + lc, l->hwirq, lh);
-	irq->trigger = memcpy(strs + lc + lh, l->trigger, lt);
-	irq->actions = memcpy(strs + lc + lh + lt, l->actions, la);
 	irq->irq = l->irq;
-	irq->node = -1;
 	irq->tracked = is_tracked(c, l->irq, l->actions);
 	if (irq->tracked) {
+		/* Only tracked lines are ever shown with their chip, or read
+		 * from /proc/irq/N/: the rest keep their name and counts. */
+		irq->info = new_info(l);
 		irq->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(uint64_t));
-		if (!irq->percpu) {
-			free(strs);
+		if (!irq->info || !irq->percpu) {
+			free(irq->info);
+			free(irq->percpu);
 			return -ENOMEM;
 		}
 	}
@@ -258,14 +285,27 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 	return 0;
 }
 
+/* The names were stored in line order, as irqs[] still is. */
+static void fix_names(struct ip_snapshot *snap)
+{
+	char *p = snap->irq_names;
+
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		snap->irqs[i].actions = p;
+		p += strlen(p) + 1;
+	}
+}
+
 static void free_irqs(struct ip_snapshot *snap)
 {
 	for (int i = 0; i < snap->nr_irqs; i++) {
-		free(snap->irqs[i].chip); /* owns all four strings */
+		free(snap->irqs[i].info);
 		free(snap->irqs[i].percpu);
 	}
 	free(snap->irqs);
+	free(snap->irq_names);
 	snap->irqs = NULL;
+	snap->irq_names = NULL;
 	snap->nr_irqs = 0;
 }
 
@@ -325,9 +365,11 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 			return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
 		return ip_diag_prefix(d, ret, "proc/interrupts");
 	}
+	fix_names(snap);
 	/* The kernel lists IRQs in ascending order; a garbled file need not,
 	 * and lookups are binary searches. */
-	qsort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
+	if (snap->nr_irqs)
+		qsort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
 	*sig = c.sig;
 	return 0;
 }
@@ -383,32 +425,32 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */
 
-static void read_irq_dir(struct ip_root *r, struct ip_irq *irq)
+static void read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq)
 {
 	char path[64];
 	char *text = NULL;
 	long long v;
 	struct stat st;
 
-	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", irq->irq);
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", nr);
 	if (ip_root_read(r, path, &text, NULL) == 0) {
 		if (cpuset_parse_list(&irq->affinity, text) == 0)
 			irq->have_proc = true;
 		free(text);
 		text = NULL;
 	}
-	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity", irq->irq);
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity", nr);
 	if (ip_root_stat(r, path, &st) == 0)
 		irq->mode = st.st_mode & 07777;
 	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
 	 * gives EINVAL: then the affinity is all we know. */
-	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", irq->irq);
+	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", nr);
 	if (ip_root_read(r, path, &text, NULL) == 0) {
 		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
 			irq->have_effective = true;
 		free(text);
 	}
-	snprintf(path, sizeof(path), "proc/irq/%u/node", irq->irq);
+	snprintf(path, sizeof(path), "proc/irq/%u/node", nr);
 	if (ip_root_read_long(r, path, &v) == 0)
 		irq->node = (int)v;
 }
@@ -423,14 +465,17 @@ static void classify_managed(struct ip_snapshot *snap)
 {
 	bool modes_mean_something = false;
 
-	for (int i = 0; i < snap->nr_irqs; i++)
-		if (snap->irqs[i].have_proc && (snap->irqs[i].mode & 0200))
-			modes_mean_something = true;
 	for (int i = 0; i < snap->nr_irqs; i++) {
-		struct ip_irq *irq = &snap->irqs[i];
+		const struct ip_irq_info *info = snap->irqs[i].info;
 
-		if (irq->have_proc && modes_mean_something && !(irq->mode & 0222))
-			irq->managed = IP_MANAGED_MODE;
+		if (info && info->have_proc && (info->mode & 0200))
+			modes_mean_something = true;
+	}
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq_info *info = snap->irqs[i].info;
+
+		if (info && info->have_proc && modes_mean_something && !(info->mode & 0222))
+			info->managed = IP_MANAGED_MODE;
 	}
 	for (int k = 0; k < snap->storage.nr_devs; k++) {
 		const struct ip_blockdev *b = &snap->storage.devs[k];
@@ -444,9 +489,10 @@ static void classify_managed(struct ip_snapshot *snap)
 				continue;
 			io++;
 			irq = ip_snapshot_irq(snap, vec->irq);
-			if (!irq || !irq->have_proc || vec->queue < 0 || vec->queue >= b->nr_queues)
+			if (!irq || !irq->info || !irq->info->have_proc || vec->queue < 0 ||
+			    vec->queue >= b->nr_queues)
 				continue;
-			if (cpuset_equal(&irq->affinity, &b->queues[vec->queue].cpus))
+			if (cpuset_equal(&irq->info->affinity, &b->queues[vec->queue].cpus))
 				spread++;
 		}
 		if (io < 2 || spread != io || b->nr_queues < 2)
@@ -454,12 +500,13 @@ static void classify_managed(struct ip_snapshot *snap)
 		for (int v = 0; v < b->nr_vectors; v++) {
 			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
 
-			if (irq && !b->vectors[v].admin && irq->managed == IP_MANAGED_NO)
-				irq->managed = IP_MANAGED_SPREAD;
+			if (irq && irq->info && !b->vectors[v].admin && irq->info->managed == IP_MANAGED_NO)
+				irq->info->managed = IP_MANAGED_SPREAD;
 		}
 	}
 }
 
+/* Every storage vector is tracked, so its line has an info to hold them. */
 static void link_devices(struct ip_snapshot *snap)
 {
 	for (int k = 0; k < snap->storage.nr_devs; k++) {
@@ -467,12 +514,13 @@ static void link_devices(struct ip_snapshot *snap)
 
 		for (int v = 0; v < b->nr_vectors; v++) {
 			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+			struct ip_irq_info *info = irq ? irq->info : NULL;
 
-			if (!irq || irq->nr_devs >= (int)ARRAY_SIZE(irq->devs))
+			if (!info || info->nr_devs >= (int)ARRAY_SIZE(info->devs))
 				continue;
-			if (irq->nr_devs && irq->devs[irq->nr_devs - 1] == k)
+			if (info->nr_devs && info->devs[info->nr_devs - 1] == k)
 				continue;
-			irq->devs[irq->nr_devs++] = k;
+			info->devs[info->nr_devs++] = k;
 		}
 	}
 }
@@ -789,8 +837,8 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	if (ret < 0)
 		goto fail;
 	for (int i = 0; i < snap->nr_irqs; i++)
-		if (snap->irqs[i].tracked)
-			read_irq_dir(s->root, &snap->irqs[i]);
+		if (snap->irqs[i].info)
+			read_irq_dir(s->root, snap->irqs[i].irq, snap->irqs[i].info);
 	link_devices(snap);
 	classify_managed(snap);
 	ret = read_threads(s, snap);
@@ -822,6 +870,10 @@ fail:
 }
 
 /* ---- snapshot helpers ----------------------------------------------- */
+
+const struct ip_irq_info ip_irq_info_none = {
+	.chip = (char *)"", .hwirq = (char *)"", .trigger = (char *)"", .node = -1,
+};
 
 void ip_snapshot_free(struct ip_snapshot *s)
 {
