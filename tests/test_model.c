@@ -326,6 +326,8 @@ static void put(const char *dir, const char *rel, const char *text)
 		mkdir(path, 0755);
 		*p = '/';
 	}
+	/* a new file: fixture files may be hard links of each other */
+	unlink(path);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
@@ -370,6 +372,108 @@ static void test_garbled_and_vanished(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/* Sample @s once and return IRQ @irq's line, which must be tracked. */
+static const struct ip_irq_info *sample_irq(struct ip_sampler *s, struct ip_snapshot *snap, unsigned irq)
+{
+	struct ip_diag d = { "" };
+	const struct ip_irq *q;
+
+	ip_snapshot_free(snap);
+	if (ip_sampler_sample(s, snap, &d) < 0)
+		fail_msg("%s", d.msg);
+	q = ip_snapshot_irq(snap, irq);
+	assert_non_null(q);
+	assert_non_null(q->info);
+	return q->info;
+}
+
+static const char *eff(const struct ip_irq_info *info)
+{
+	return info->have_effective ? cpuset_str(&info->effective) : "-";
+}
+
+static void record_reads(void *ctx, const struct ip_root_event *ev)
+{
+	int *n = ctx;
+
+	if (ev->kind == IP_ROOT_EV_READ && (strcmp(ev->path, "proc/irq/37/effective_affinity_list") == 0 ||
+					    strcmp(ev->path, "proc/irq/37/node") == 0))
+		(*n)++;
+}
+
+/*
+ * What /proc/irq/N/ says besides the affinity is read again only when it
+ * may have changed: the effective affinity when the affinity did, when we
+ * wrote it, while it is outside the affinity, and every 6th sample; the
+ * node never, until the caches are dropped. A capture reads everything.
+ */
+static void test_vector_cache(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-vcache-XXXXXX", cmd[600], root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	const struct ip_irq_info *info;
+	struct ip_sampler *s;
+	struct ip_root *r;
+	int reads = 0;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+
+	info = sample_irq(s, &snap, 37);
+	assert_string_equal(eff(info), "0");
+	assert_int_equal(info->node, 0);
+	put(root, "proc/irq/37/effective_affinity_list", "3\n");
+	put(root, "proc/irq/37/node", "1\n");
+	/* an outside move is seen within six samples */
+	for (int i = 1; i < 6; i++)
+		assert_string_equal(eff(sample_irq(s, &snap, 37)), "0");
+	info = sample_irq(s, &snap, 37);
+	assert_string_equal(eff(info), "3");
+	assert_int_equal(info->node, 0);
+
+	/* a new affinity: its effective affinity at once */
+	put(root, "proc/irq/37/smp_affinity_list", "4-5\n");
+	put(root, "proc/irq/37/effective_affinity_list", "4\n");
+	info = sample_irq(s, &snap, 37);
+	assert_string_equal(cpuset_str(&info->affinity), "4-5");
+	assert_string_equal(eff(info), "4");
+
+	/* our own write */
+	put(root, "proc/irq/37/effective_affinity_list", "5\n");
+	assert_string_equal(eff(sample_irq(s, &snap, 37)), "4");
+	ip_sampler_forget_irq(s, 37);
+	assert_string_equal(eff(sample_irq(s, &snap, 37)), "5");
+
+	/* outside the affinity: a move not done yet is watched until it is */
+	put(root, "proc/irq/37/effective_affinity_list", "0\n");
+	ip_sampler_forget_irq(s, 37);
+	assert_string_equal(eff(sample_irq(s, &snap, 37)), "0");
+	assert_string_equal(eff(sample_irq(s, &snap, 37)), "0");
+	put(root, "proc/irq/37/effective_affinity_list", "4\n");
+	assert_string_equal(eff(sample_irq(s, &snap, 37)), "4");
+
+	/* hot-plug, a reload or a new root drops it all */
+	ip_sampler_invalidate(s);
+	assert_int_equal(sample_irq(s, &snap, 37)->node, 1);
+
+	/* a capture holds every file of every step */
+	ip_root_set_recorder(r, record_reads, &reads);
+	sample_irq(s, &snap, 37);
+	sample_irq(s, &snap, 37);
+	ip_root_set_recorder(r, NULL, NULL);
+	assert_int_equal(reads, 4);
+
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_wrap_and_reuse),
 		cmocka_unit_test(test_capture_roundtrip),
 		cmocka_unit_test(test_garbled_and_vanished),
+		cmocka_unit_test(test_vector_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,8 @@ void ip_root_free(struct ip_root *r);
 const char *ip_root_dir(const struct ip_root *r);
 bool ip_root_is_live(const struct ip_root *r);
 void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx);
+/* A recorder is set: every read must reach the tree, none be cached. */
+bool ip_root_recording(const struct ip_root *r);
 
 /* Whole file, NUL-terminated; *len excludes the NUL. Files over @max bytes
  * give -EFBIG so a garbled or hostile tree cannot exhaust memory. */

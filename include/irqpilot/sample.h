@@ -34,6 +34,9 @@ void ip_sampler_free(struct ip_sampler *s);
 void ip_sampler_set_root(struct ip_sampler *s, struct ip_root *r);
 /* Drop the caches so the next sample reads everything again. */
 void ip_sampler_invalidate(struct ip_sampler *s);
+/* irqpilotd wrote the affinity of @irq: the next sample reads its
+ * effective affinity again rather than trust what it read before. */
+void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq);
 /* Describe the submission source in use, e.g. "perf tracepoints". */
 const char *ip_sampler_submit_source(const struct ip_sampler *s);
 

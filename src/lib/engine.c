@@ -249,6 +249,16 @@ static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const 
 	}
 }
 
+/* The sampler trusts what it read of a vector until it changes; our own
+ * writes it learns of here. */
+static void forget_written(struct ip_engine *e, const struct ip_apply_results *res)
+{
+	for (int i = 0; i < res->n; i++)
+		if (res->r[i].what == IP_APPLY_IRQ && res->r[i].outcome != IP_APPLY_DRY_RUN &&
+		    res->r[i].outcome != IP_APPLY_SKIPPED)
+			ip_sampler_forget_irq(e->sampler, res->r[i].irq);
+}
+
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 {
 	int next = e->nr_snaps ? 1 - e->cur : 0;
@@ -301,6 +311,8 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
 	} else {
 		ret = ip_apply(&st->plan, e->root, &e->hist, &e->ops, e->opts.dry_run, &st->results);
+		if (ret >= 0)
+			forget_written(e, &st->results);
 		if (ret >= 0 && !e->opts.dry_run)
 			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
 	}
@@ -312,9 +324,14 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 
 int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)
 {
+	int ret;
+
 	if (e->opts.dry_run || e->opts.simulate) {
 		memset(res, 0, sizeof(*res));
 		return 0;
 	}
-	return ip_apply_restore(e->root, &e->hist, &e->ops, res);
+	ret = ip_apply_restore(e->root, &e->hist, &e->ops, res);
+	if (ret >= 0)
+		forget_written(e, res);
+	return ret;
 }

@@ -92,6 +92,11 @@ void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx)
 	r->rec_ctx = ctx;
 }
 
+bool ip_root_recording(const struct ip_root *r)
+{
+	return r->rec != NULL;
+}
+
 static void record(struct ip_root *r, enum ip_root_event_kind kind, const char *path,
 		   const char *data, size_t len, mode_t mode)
 {

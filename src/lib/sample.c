@@ -5,7 +5,8 @@
  * The expensive, rarely-changing parts (CPU topology, the storage scan,
  * the PIDs of IRQ threads) are cached and read again only when a cheap
  * signature changes: the online CPU list, or the set of IRQ numbers and
- * action names in /proc/interrupts.
+ * action names in /proc/interrupts. So is what /proc/irq/N/ says of a
+ * tracked vector besides its affinity (struct vec_cache).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -17,6 +18,26 @@
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
 #include "irqpilot/sample.h"
+
+/*
+ * A vector's node and the mode of its smp_affinity do not change while it
+ * exists, and its effective affinity changes when its affinity does (or
+ * when the kernel moves it for a CPU going offline). Small machines spend
+ * most of a cycle on these files, so only smp_affinity_list is read every
+ * sample.
+ */
+#define EFFECTIVE_EVERY 6 /* read effective_affinity_list at least every 6th sample */
+
+struct vec_cache {
+	unsigned irq;
+	int node;
+	mode_t mode;
+	uint64_t aff_sig;    /* of the smp_affinity_list text the effective was read with */
+	bool have_effective;
+	ip_cpuset effective;
+	int eff_age;	     /* samples since effective_affinity_list was read */
+	bool reread;	     /* irqpilotd wrote the vector: read its effective again */
+};
 
 struct ip_sampler {
 	struct ip_root *root;
@@ -35,6 +56,9 @@ struct ip_sampler {
 	bool have_threads;
 	pid_t *thread_pids;
 	int nr_thread_pids;
+
+	struct vec_cache *vecs; /* sorted by IRQ */
+	int nr_vecs;
 
 	struct ip_counters *counters;
 };
@@ -119,8 +143,16 @@ int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip
 	return 0;
 }
 
+static void drop_vecs(struct ip_sampler *s)
+{
+	free(s->vecs);
+	s->vecs = NULL;
+	s->nr_vecs = 0;
+}
+
 void ip_sampler_invalidate(struct ip_sampler *s)
 {
+	drop_vecs(s);
 	if (s->have_topo)
 		ip_topology_free(&s->topo);
 	if (s->have_storage)
@@ -425,23 +457,11 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */
 
-static void read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq)
+static void read_effective(struct ip_root *r, unsigned nr, struct ip_irq_info *irq)
 {
 	char path[64];
 	char *text = NULL;
-	long long v;
-	struct stat st;
 
-	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", nr);
-	if (ip_root_read(r, path, &text, NULL) == 0) {
-		if (cpuset_parse_list(&irq->affinity, text) == 0)
-			irq->have_proc = true;
-		free(text);
-		text = NULL;
-	}
-	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity", nr);
-	if (ip_root_stat(r, path, &st) == 0)
-		irq->mode = st.st_mode & 07777;
 	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
 	 * gives EINVAL: then the affinity is all we know. */
 	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", nr);
@@ -450,9 +470,119 @@ static void read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq
 			irq->have_effective = true;
 		free(text);
 	}
-	snprintf(path, sizeof(path), "proc/irq/%u/node", nr);
-	if (ip_root_read_long(r, path, &v) == 0)
-		irq->node = (int)v;
+}
+
+/*
+ * Reads /proc/irq/@nr/ into @irq, taking from @old (NULL: nothing known)
+ * what cannot have changed, and fills @out for the next sample. Returns
+ * false when the vector's directory could not be read: then nothing is
+ * kept for it.
+ */
+static bool read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq,
+			 const struct vec_cache *old, struct vec_cache *out)
+{
+	char path[64];
+	char *text = NULL;
+	uint64_t sig = 0;
+	long long v;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", nr);
+	if (ip_root_read(r, path, &text, NULL) == 0) {
+		if (cpuset_parse_list(&irq->affinity, text) == 0)
+			irq->have_proc = true;
+		sig = fnv1a(UINT64_C(14695981039346656037), text, strlen(text));
+		free(text);
+	}
+	if (!irq->have_proc)
+		old = NULL; /* gone, or garbled: read the rest as it is */
+	if (old) {
+		irq->node = old->node;
+		irq->mode = old->mode;
+	} else {
+		snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity", nr);
+		if (ip_root_stat(r, path, &st) == 0)
+			irq->mode = st.st_mode & 07777;
+		snprintf(path, sizeof(path), "proc/irq/%u/node", nr);
+		if (ip_root_read_long(r, path, &v) == 0)
+			irq->node = (int)v;
+	}
+	/* An effective affinity outside the affinity is a move still
+	 * pending (x86 moves some vectors at their next interrupt) or one
+	 * the chip refused: watch it until it settles. */
+	if (old && !old->reread && old->aff_sig == sig && old->eff_age + 1 < EFFECTIVE_EVERY &&
+	    !(old->have_effective && !cpuset_subset(&old->effective, &irq->affinity))) {
+		irq->have_effective = old->have_effective;
+		irq->effective = old->effective;
+		out->eff_age = old->eff_age + 1;
+	} else {
+		read_effective(r, nr, irq);
+		out->eff_age = 0;
+	}
+	out->irq = nr;
+	out->node = irq->node;
+	out->mode = irq->mode;
+	out->aff_sig = sig;
+	out->have_effective = irq->have_effective;
+	out->effective = irq->effective;
+	out->reread = false;
+	return irq->have_proc;
+}
+
+/*
+ * /proc/irq/N/ of every tracked vector. A capture must hold every file on
+ * every step, so a recording root gets no help from the cache.
+ */
+static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	bool use_cache = !ip_root_recording(s->root);
+	struct vec_cache *vecs = NULL;
+	int n = 0, j = 0;
+
+	for (int i = 0; i < snap->nr_irqs; i++)
+		n += snap->irqs[i].info != NULL;
+	if (n) {
+		vecs = malloc(sizeof(*vecs) * n);
+		if (!vecs)
+			return -ENOMEM;
+	}
+	n = 0;
+	/* both sorted by IRQ */
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq *q = &snap->irqs[i];
+		const struct vec_cache *old = NULL;
+
+		if (!q->info)
+			continue;
+		while (j < s->nr_vecs && s->vecs[j].irq < q->irq)
+			j++;
+		if (use_cache && j < s->nr_vecs && s->vecs[j].irq == q->irq)
+			old = &s->vecs[j];
+		if (read_irq_dir(s->root, q->irq, q->info, old, &vecs[n]))
+			n++;
+	}
+	free(s->vecs);
+	s->vecs = vecs;
+	s->nr_vecs = n;
+	return 0;
+}
+
+void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
+{
+	int lo = 0, hi = s->nr_vecs - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->vecs[mid].irq == irq) {
+			s->vecs[mid].reread = true;
+			return;
+		}
+		if (s->vecs[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
 }
 
 /*
@@ -822,6 +952,9 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	if (ret < 0)
 		goto fail;
 	if (!s->have_storage || sig != s->irq_sig) {
+		/* IRQs came or went, or changed hands: what was known of a
+		 * number may belong to another vector now. */
+		drop_vecs(s);
 		ret = rescan_storage(s, snap, d);
 		if (ret < 0)
 			goto fail;
@@ -836,9 +969,9 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	ret = storage_copy(&snap->storage, &s->storage);
 	if (ret < 0)
 		goto fail;
-	for (int i = 0; i < snap->nr_irqs; i++)
-		if (snap->irqs[i].info)
-			read_irq_dir(s->root, snap->irqs[i].irq, snap->irqs[i].info);
+	ret = read_irq_dirs(s, snap);
+	if (ret < 0)
+		goto fail;
 	link_devices(snap);
 	classify_managed(snap);
 	ret = read_threads(s, snap);
