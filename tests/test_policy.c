@@ -376,6 +376,25 @@ static void step(struct tb *tb, const struct ip_policy_config *cfg, struct ip_hi
 	assert_int_equal(ip_history_commit(h, p, now), 0);
 }
 
+/*
+ * auto judges a trial of completion threads against the device's own I/O
+ * rate unattached, and starts one only after IP_CQ_TRIAL_CYCLES (3) cycles
+ * of it: the history as three such cycles leave it.
+ */
+static void warm(struct tb *tb, const struct ip_policy_config *cfg, struct ip_history *h,
+		 struct ip_plan *p)
+{
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, "sda");
+
+	(void)cfg;
+	(void)p;
+	assert_non_null(e);
+	if (tb->drate[0].ios <= 0)
+		tb->drate[0].ios = 1000;
+	e->ios_before = tb->drate[0].ios;
+	e->before_n = 3;
+}
+
 static const struct ip_move *find_move(const struct ip_plan *p, unsigned irq)
 {
 	for (int i = 0; i < p->nr_moves; i++)
@@ -1541,6 +1560,7 @@ static void test_cq_auto_pinned_forced(void **state)
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	a = find_cq(&p, "sda");
 	assert_non_null(a);
@@ -1571,6 +1591,7 @@ static void test_cq_auto_managed_and_refused(void **state)
 	/* managed, and rq_affinity 0 keeps completions with the interrupt */
 	ip_history_init(&h);
 	tb->irqs[0].info->managed = IP_MANAGED_EIO;
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "managed by the kernel");
@@ -1587,6 +1608,7 @@ static void test_cq_auto_managed_and_refused(void **state)
 	e->have_effective = true;
 	e->effective = L("0");
 	e->last_move_ns = 50 * S;
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "did not move where it was set");
@@ -1606,6 +1628,7 @@ static void test_cq_auto_several_domains(void **state)
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
 	tb_submit(tb, 0, 1, 2000); /* half on the little CPU 1, half on 3 */
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "several domains");
@@ -1629,6 +1652,7 @@ static void test_cq_auto_no_attach(void **state)
 	/* no forced threading, rq_affinity 1: blk-mq IPIs completions to 3 */
 	tb = ahci_vm(false, 1);
 	ip_history_init(&h);
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_null(find_cq(&p, "sda"));
 	ip_history_free(&h);
@@ -1638,6 +1662,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	tb->doms[1].capacity = 1024;
 	ip_history_init(&h);
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_null(find_cq(&p, "sda"));
 	ip_history_free(&h);
@@ -1647,6 +1672,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	tb->cur.have_cq = false;
 	ip_history_init(&h);
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_int_equal(p.nr_cq, 0);
 	ip_history_free(&h);
@@ -1656,6 +1682,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	cfg.dev_rules[0].completion_threads = IP_CQ_MODE_NO;
 	ip_history_init(&h);
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_int_equal(p.nr_cq, 0);
 	ip_history_free(&h);
@@ -1679,23 +1706,54 @@ static void test_cq_auto_no_attach(void **state)
 	free(tb);
 }
 
-/* The VM's own case, AHCI's one vector: measured slower attached, so not. */
+/*
+ * The VM's own case, AHCI's one vector pinned to a slow CPU under forced
+ * threading: whether threads pay is measured. auto attaches on trial; the
+ * trial measures it slower and detaches, and it is not tried again while
+ * the hold lasts.
+ */
 static void test_cq_auto_single_vector(void **state)
 {
 	struct tb *tb = ahci_vm(true, 1);
 	struct ip_policy_config cfg;
 	struct ip_history h;
 	struct ip_plan p = { 0 };
+	int t;
 
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->devs[0].nr_vectors = 1;
 	tb->irqs[1].info->nr_devs = 0;
+	tb->drate[0].ios = 1000;
+	/* first the rate unattached, three cycles of it */
+	for (t = 97; t < 100; t++) {
+		step(tb, &cfg, &h, t * S, &p);
+		assert_null(find_cq(&p, "sda"));
+	}
 	step(tb, &cfg, &h, 100 * S, &p);
-	assert_null(find_cq(&p, "sda"));
-	assert_non_null(find_note(&p, "sda: not attached to irqpilot_cq"));
-	assert_non_null(find_note(&p, "only vector"));
+	assert_non_null(find_cq(&p, "sda"));
+	assert_true(find_cq(&p, "sda")->attach);
+	assert_true(find_cq(&p, "sda")->trial);
+	assert_contains(cq_reason(&p, "sda"), "is pinned by a rule");
+	tb_cq(tb, 0, 0, 900, "0-3");
+	tb->drate[0].ios = 550;
+	ip_plan_free(&p);
+	for (t = 101; t < 120 && !find_cq(&p, "sda"); t++) {
+		tb_cq_rate(tb, 0, 3, 550);
+		step(tb, &cfg, &h, t * S, &p);
+	}
+	assert_false(find_cq(&p, "sda")->attach);
+	assert_contains(cq_reason(&p, "sda"), "the original path is faster here");
+	/* detached: the next cycles see the reason again, but hold off */
+	tb->nr_cq = 0;
+	tb->cur.have_cq = true;
+	tb->drate[0].ios = 1000;
+	for (; t < 130; t++) {
+		step(tb, &cfg, &h, t * S, &p);
+		assert_null(find_cq(&p, "sda"));
+	}
+	assert_non_null(find_note(&p, "not attaching sda to irqpilot_cq again for now"));
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);
@@ -1743,6 +1801,7 @@ static void test_cq_auto_detach(void **state)
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->drate[0].ios = 1000;
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	tb_cq(tb, 0, 0, 900, "0-3");
@@ -1784,6 +1843,7 @@ static void test_cq_trial_slower(void **state)
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->drate[0].ios = 1000;
+	warm(tb, &cfg, &h, &p);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_true(find_cq(&p, "sda")->trial);
 	assert_contains(cq_reason(&p, "sda"), "on trial");
@@ -1807,7 +1867,10 @@ static void test_cq_trial_slower(void **state)
 	assert_null(find_cq(&p, "sda"));
 	assert_non_null(find_note(&p, "not attaching sda to irqpilot_cq"));
 	assert_non_null(find_note(&p, "600 I/Os per second attached against 1000 before"));
-	/* after the hold it may try again */
+	/* after the hold it may try again, once it has measured afresh */
+	step(tb, &cfg, &h, 798 * S, &p);
+	step(tb, &cfg, &h, 799 * S, &p);
+	assert_null(find_cq(&p, "sda"));
 	step(tb, &cfg, &h, 800 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_true(find_cq(&p, "sda")->attach);

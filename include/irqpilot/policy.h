@@ -130,8 +130,10 @@ struct ip_cqdev_hist {
 	uint64_t hold_until_ns; /* auto attaches it again only after this */
 	char hold_why[128];
 	/* An automatic attach is a trial: kept only if the device's I/O rate
-	 * attached is not below its rate before (EWMA of the cycles before). */
+	 * attached is not below its rate before (EWMA of the cycles before),
+	 * and starts only once before_n cycles of that rate were seen. */
 	double ios_before;
+	int before_n;
 	bool trial;
 	double trial_sum;
 	int trial_n;

@@ -344,6 +344,9 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 					 "a trial measured %.0f I/Os per second attached against %.0f before (held for %d s)",
 					 e->trial_n ? e->trial_sum / e->trial_n : 0, e->ios_before,
 					 IP_CQ_TRIAL_HOLD_S);
+				/* the next trial gets a reference of its own */
+				e->ios_before = 0;
+				e->before_n = 0;
 			}
 		} else if (o->attached && e->trial) {
 			e->trial_sum += o->ios;
@@ -351,6 +354,8 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		} else if (!o->attached && o->ios > 0) {
 			/* the reference the next trial is judged against */
 			e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
+			if (e->before_n < IP_CQ_TRIAL_CYCLES)
+				e->before_n++;
 		}
 	}
 	for (int i = 0; i < p->nr_states; i++) {
@@ -1643,10 +1648,12 @@ static unsigned min_capacity(const struct ctx *c, const ip_cpuset *set)
  *  - the interrupt's CPUs have less capacity than the submitters' domain.
  *    On CPUs of equal capacity the thread's extra wakeup cost more than
  *    it saved (kmod/README: -20..-37% under TCG), so it is not attached;
- *  - the device has more than one I/O vector. With one, that vector's CPU
- *    still takes every interrupt (and, threaded, runs its handler), and
- *    the thread adds a hand-off: AHCI on a throttled CPU 0 lost 20-45%.
- * Even then it is a trial (cq_trial()).
+ * Even then it is a trial (cq_trial()): with a single vector, that vector's
+ * CPU still takes every interrupt (and, threaded, runs its handler), and
+ * whether moving only the completion work off it pays depends on the
+ * machine: on how heavy the completion work is against the interrupt. AHCI
+ * on a throttled vCPU under TCG lost 20-45% (and the trial detaches it);
+ * a device with costly completions can gain. Only a measurement tells.
  */
 static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 {
@@ -1654,15 +1661,11 @@ static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
 	char b1[128], b2[128], p1[16];
 
-	int nr_io = 0;
-
 	snprintf(why, size, "no storage vector away from the submitters");
 	if (!dr || !dr->submit || dr->submit_total <= 0) {
 		snprintf(why, size, "no submissions to judge by");
 		return false;
 	}
-	for (int v = 0; v < b->nr_vectors; v++)
-		nr_io += !b->vectors[v].admin;
 	for (int v = 0; v < b->nr_vectors; v++) {
 		const struct ip_irq *q = ip_snapshot_irq(c->s, b->vectors[v].irq);
 		const struct ip_irq_hist *e;
@@ -1719,15 +1722,6 @@ static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 				 "vector %u %s, but its CPUs %s are no slower than submitter domain %s: a thread would cost more than it saves",
 				 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled),
 				 fmt_set(b2, sizeof(b2), &c->t->domains[D].cpus));
-			continue;
-		}
-		if (nr_io == 1) {
-			/* Measured on the AHCI VM (kmod/tests/cq-daemon.sh): 40-45% fewer
-			 * IOPS attached, with the vector on a throttled CPU 0. */
-			snprintf(why, size,
-				 "vector %u %s on %s, but it is %s's only vector: that CPU still takes every interrupt and a completion thread only adds a hand-off, which measured slower",
-				 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled), b->name);
-			add_note(c, "%s: not attached to irqpilot_cq: %s", b->name, why);
 			continue;
 		}
 		snprintf(why, size,
@@ -1920,6 +1914,10 @@ static void emit_cq(struct ctx *c)
 					 b->name, e->hold_why);
 				continue;
 			}
+			/* A trial judged against one noisy cycle errs both ways:
+			 * measure the device unattached for as long as the trial. */
+			if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
+				continue;
 			add_cq(c, b, true, "completion_threads = auto, on trial: %s", why);
 			if (!c->err)
 				c->p->cq[c->p->nr_cq - 1].trial = true;
