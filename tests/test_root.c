@@ -133,6 +133,7 @@ static void test_listdir_and_write(void **state)
 
 struct rec {
 	int reads, links;
+	mode_t mode;
 	char last[128];
 };
 
@@ -140,8 +141,10 @@ static void recorder(void *ctx, const struct ip_root_event *ev)
 {
 	struct rec *rc = ctx;
 
-	if (ev->kind == IP_ROOT_EV_READ)
+	if (ev->kind == IP_ROOT_EV_READ) {
 		rc->reads++;
+		rc->mode = ev->mode;
+	}
 	if (ev->kind == IP_ROOT_EV_LINK)
 		rc->links++;
 	snprintf(rc->last, sizeof(rc->last), "%s", ev->path);
@@ -184,6 +187,67 @@ static void test_mirror_keeps_links(void **state)
 	close(fd);
 }
 
+/* A file of @n bytes, all 'x' but a newline at the end. */
+static void put_size(const char *rel, size_t n)
+{
+	char *text = malloc(n + 1);
+
+	assert_non_null(text);
+	memset(text, 'x', n);
+	text[n - 1] = '\n';
+	text[n] = '\0';
+	put(rel, text);
+	free(text);
+}
+
+/* Single-value reads stop at the first short read; longer files are still
+ * read whole, directories still refused, and a capture still gets modes. */
+static void test_read_attr(void **state)
+{
+	static const size_t sizes[] = { 1, 8190, 8191, 8192, 20000 };
+	struct ip_root *r;
+	struct rec rc = { 0 };
+	char rel[32], path[300], *s;
+	size_t len;
+
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(rel, sizeof(rel), "proc/size%zu", sizes[i]);
+		put_size(rel, sizes[i]);
+		assert_int_equal(ip_root_read_attr(r, rel, &s, &len), 0);
+		assert_int_equal(len, sizes[i]);
+		assert_int_equal(strlen(s), sizes[i]);
+		assert_int_equal(s[sizes[i] - 1], '\n');
+		free(s);
+		assert_int_equal(ip_root_read(r, rel, &s, &len), 0);
+		assert_int_equal(len, sizes[i]);
+		free(s);
+	}
+	assert_int_equal(ip_root_read(r, "proc/irq", &s, &len), -EISDIR);
+	assert_int_equal(ip_root_read_attr(r, "proc/irq", &s, &len), -EISDIR);
+	assert_int_equal(ip_root_read_line(r, "proc/irq", &s), -EISDIR);
+
+	snprintf(path, sizeof(path), "%s/proc/irq/28/smp_affinity_list", tmpl);
+	assert_int_equal(chmod(path, 0444), 0);
+	ip_root_set_recorder(r, recorder, &rc);
+	assert_int_equal(ip_root_read_attr(r, "proc/irq", &s, &len), -EISDIR);
+	assert_int_equal(ip_root_read(r, "proc/irq", &s, &len), -EISDIR);
+	assert_int_equal(rc.reads, 0);
+	assert_int_equal(ip_root_read_attr(r, "proc/irq/28/smp_affinity_list", &s, &len), 0);
+	assert_int_equal(rc.reads, 1);
+	assert_int_equal(rc.mode, 0444);
+	free(s);
+	snprintf(path, sizeof(path), "%s/proc/size20000", tmpl);
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(ip_root_read(r, "proc/size20000", &s, &len), 0);
+	assert_int_equal(rc.reads, 2);
+	assert_int_equal(rc.mode, 0640);
+	free(s);
+	snprintf(path, sizeof(path), "%s/proc/irq/28/smp_affinity_list", tmpl);
+	assert_int_equal(chmod(path, 0644), 0);
+	ip_root_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_readlink_both_kinds),
 		cmocka_unit_test(test_listdir_and_write),
 		cmocka_unit_test(test_mirror_keeps_links),
+		cmocka_unit_test(test_read_attr),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

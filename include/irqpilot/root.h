@@ -50,6 +50,13 @@ bool ip_root_recording(const struct ip_root *r);
 #define IP_ROOT_READ_MAX (64u << 20)
 int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len);
 /*
+ * The same for a single-value file: a /proc/irq/N/ or /proc/PID/ file or
+ * a sysfs attribute, which the kernel hands over whole on the first read.
+ * Not for files listing many records (/proc/interrupts, /proc/softirqs,
+ * /proc/diskstats), where a short read is not the end.
+ */
+int ip_root_read_attr(struct ip_root *r, const char *path, char **out, size_t *len);
+/*
  * Reads @path a chunk of whole lines at a time, for files too big to hold
  * (a 1,024-CPU machine's /proc/interrupts is ~90 MB): @fn gets runs of
  * complete lines (the last one may lack its newline), numbered from
@@ -59,9 +66,11 @@ int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len);
 typedef int (*ip_root_lines_fn)(void *ctx, const char *text, size_t len, int first_lineno);
 int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn, void *ctx);
 
-/* First line without its newline. */
+/* First line without its newline, of a single-value file (read as
+ * ip_root_read_attr() does). */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);
-/* A file holding one decimal integer (leading/trailing blanks allowed). */
+/* A single-value file holding one decimal integer (leading/trailing
+ * blanks allowed). */
 int ip_root_read_long(struct ip_root *r, const char *path, long long *out);
 int ip_root_readlink(struct ip_root *r, const char *path, char **target);
 /* Path after following every link, relative to the root, without '..'. */

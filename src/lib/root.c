@@ -280,19 +280,55 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 	return fd >= 0 ? fd : -errno;
 }
 
-int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
+/* Big enough for any single-value attribute: sysfs shows at most a page. */
+#define ATTR_BUF 8192
+
+/*
+ * @attr: a single-value file (kernfs, single_open seq_file), produced
+ * whole on the first read, so a read shorter than asked is EOF; small
+ * machines read dozens of them a cycle, and the read that only returns 0
+ * was a third of it. Iterating seq_files (/proc/interrupts, diskstats)
+ * may return less than asked before their end, so they are read to EOF.
+ */
+static int root_read(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
 {
 	_cleanup_close_ int fd = root_openat(r, path, O_RDONLY);
 	_cleanup_free_ char *buf = NULL;
 	size_t cap = 0, n = 0;
-	struct stat st;
+	mode_t mode = 0;
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
+	/* Only a capture keeps the mode; read() of a directory fails with
+	 * EISDIR just as well. */
+	if (r->rec) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0)
+			return -errno;
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		mode = st.st_mode & 07777;
+	}
+	if (attr) {
+		char small[ATTR_BUF];
+		ssize_t k;
+
+		do
+			k = read(fd, small, sizeof(small) - 1);
+		while (k < 0 && errno == EINTR);
+		if (k < 0)
+			return -errno;
+		n = (size_t)k;
+		cap = n < sizeof(small) - 1 ? n + 1 : 2 * sizeof(small);
+		buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		memcpy(buf, small, n);
+		if (cap == n + 1)
+			goto done;
+		/* full: more may follow */
+	}
 	for (;;) {
 		ssize_t k;
 
@@ -320,12 +356,23 @@ int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
 			break;
 		n += k;
 	}
+done:
 	buf[n] = '\0';
-	record(r, IP_ROOT_EV_READ, rel(path), buf, n, st.st_mode & 07777);
+	record(r, IP_ROOT_EV_READ, rel(path), buf, n, mode);
 	if (len)
 		*len = n;
 	*out = TAKE_PTR(buf);
 	return 0;
+}
+
+int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
+{
+	return root_read(r, path, false, out, len);
+}
+
+int ip_root_read_attr(struct ip_root *r, const char *path, char **out, size_t *len)
+{
+	return root_read(r, path, true, out, len);
 }
 
 #define LINES_CHUNK (256u << 10)
@@ -401,7 +448,7 @@ int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn,
 int ip_root_read_line(struct ip_root *r, const char *path, char **out)
 {
 	char *buf, *nl;
-	int ret = ip_root_read(r, path, &buf, NULL);
+	int ret = ip_root_read_attr(r, path, &buf, NULL);
 
 	if (ret < 0)
 		return ret;
@@ -417,7 +464,7 @@ int ip_root_read_long(struct ip_root *r, const char *path, long long *out)
 	_cleanup_free_ char *buf = NULL;
 	char *end;
 	long long v;
-	int ret = ip_root_read(r, path, &buf, NULL);
+	int ret = ip_root_read_attr(r, path, &buf, NULL);
 
 	if (ret < 0)
 		return ret;

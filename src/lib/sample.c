@@ -465,7 +465,7 @@ static void read_effective(struct ip_root *r, unsigned nr, struct ip_irq_info *i
 	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
 	 * gives EINVAL: then the affinity is all we know. */
 	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", nr);
-	if (ip_root_read(r, path, &text, NULL) == 0) {
+	if (ip_root_read_attr(r, path, &text, NULL) == 0) {
 		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
 			irq->have_effective = true;
 		free(text);
@@ -488,7 +488,7 @@ static bool read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq
 	struct stat st;
 
 	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", nr);
-	if (ip_root_read(r, path, &text, NULL) == 0) {
+	if (ip_root_read_attr(r, path, &text, NULL) == 0) {
 		if (cpuset_parse_list(&irq->affinity, text) == 0)
 			irq->have_proc = true;
 		sig = fnv1a(UINT64_C(14695981039346656037), text, strlen(text));
@@ -692,7 +692,7 @@ static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
 	t->pid = pid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
-	ret = ip_root_read(r, path, &stat, &len);
+	ret = ip_root_read_attr(r, path, &stat, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_stat(stat, len, &ps, NULL) < 0)
@@ -703,7 +703,7 @@ static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
 	t->rt_priority = ps.rt_priority;
 	t->last_cpu = ps.has_processor ? ps.processor : -1;
 	snprintf(path, sizeof(path), "proc/%d/status", (int)pid);
-	ret = ip_root_read(r, path, &status, &len);
+	ret = ip_root_read_attr(r, path, &status, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_status(status, len, &st, NULL) < 0)
