@@ -100,6 +100,8 @@ run "irqctl status answers" "$ctl" status
 check "status counts the two UFS LUNs" grep -q "devices: 2" "$tmp/out"
 check "the UFS vector moves to the performance domain of fio's CPU" wait_for 10 affinity_in '[67]'
 check "the move is logged once with its reason" sh -c "[ \$(grep -c 'moved 37 ufshcd 0 → [67]' '$log') -eq 1 ]"
+check "status names the move and the cycle that made it" wait_for 5 sh -c "'$ctl' status | grep -Eq '^moves: 1; last: 37 ufshcd → [67], in cycle [0-9]+\$'"
+check "... so does --json" sh -c "'$ctl' --json status | grep -Eq '\"last_move_cycle\": *[1-9]'"
 run "irqctl explain 37 gives the evidence" "$ctl" explain 37
 # a loaded machine can starve the stand-in kernel for a cycle: ask again
 check "... the submitter domain" wait_for 5 sh -c "'$ctl' explain 37 | grep -q 'performance domain 6-7: 100%'"

@@ -68,6 +68,7 @@ struct ip_daemon {
 	int nr_clients;
 	unsigned cycles, moves_total;
 	char last_move[IP_REASON_MAX];
+	unsigned last_move_cycle; /* the cycle that made it, for "within N cycles" */
 	struct ip_logged_target *logged;
 	size_t nr_logged;
 	/* irqpilot_cq: the client and its event source while the module is

@@ -99,6 +99,10 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 		ip_json_int(&j, "vectors_managed", managed);
 		ip_json_uint(&j, "moves", d->moves_total);
 		ip_json_string(&j, "last_move", d->last_move[0] ? d->last_move : NULL);
+		if (d->last_move[0])
+			ip_json_uint(&j, "last_move_cycle", d->last_move_cycle);
+		else
+			ip_json_null(&j, "last_move_cycle");
 		ip_json_string(&j, "submit_source", src);
 		ip_json_string(&j, "capture", d->cap_dir);
 		ip_proto_reply_end(&j);
@@ -120,7 +124,11 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 			d->idle ? IP_IDLE_INTERVAL_S : (d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s),
 			d->idle ? " (no storage I/O)" : "");
 		fprintf(f, "devices: %d; vectors steered: %d; managed by the kernel: %d\n", devs, steered, managed);
-		fprintf(f, "moves: %u; last: %s\n", d->moves_total, d->last_move[0] ? d->last_move : "none");
+		if (d->last_move[0])
+			fprintf(f, "moves: %u; last: %s, in cycle %u\n", d->moves_total, d->last_move,
+				d->last_move_cycle);
+		else
+			fprintf(f, "moves: %u; last: none\n", d->moves_total);
 		fprintf(f, "submissions counted by: %s\n", src);
 		if (d->cap_dir)
 			fprintf(f, "capturing into %s: %d samples to go\n", d->cap_dir, d->cap_left);

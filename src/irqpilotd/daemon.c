@@ -102,6 +102,7 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would have " : "", m->reason);
 		if (!dry) {
 			d->moves_total++;
+			d->last_move_cycle = d->cycles;
 			snprintf(d->last_move, sizeof(d->last_move), "%u %s → %s", m->irq, m->name,
 				 cpuset_str(&m->to));
 		}

@@ -148,14 +148,15 @@ vm_status_field() {
 }
 
 # Wait until the daemon's move count exceeds $1, for at most $2 seconds (default 15); prints the
-# cycle count of that status reply. Cycles and moves are counted in the same timer callback, so
-# with polls faster than the interval this is the cycle that made the move.
+# cycle that made the last move (status "last_move_cycle").
 vm_wait_moves() {
 	local st m c end=$(( SECONDS + ${2:-15} ))
 	while [ $SECONDS -lt $end ]; do
 		st=$(vm_irqctl --json status 2>/dev/null)
 		[[ $st =~ \"moves\":\ *([0-9]+) ]] && m=${BASH_REMATCH[1]} || m=""
-		[[ $st =~ \"cycles\":\ *([0-9]+) ]] && c=${BASH_REMATCH[1]} || c=""
+		# the cycle that moved, not the one this poll happened to see: under TCG on a busy
+		# host a poll can lag a cycle or two
+		[[ $st =~ \"last_move_cycle\":\ *([0-9]+) ]] && c=${BASH_REMATCH[1]} || c=""
 		if [ -n "$m" ] && [ "$m" -gt "$1" ]; then echo "$c"; return 0; fi
 		sleep 0.1
 	done
