@@ -60,6 +60,10 @@ struct ip_sampler {
 	struct vec_cache *vecs; /* sorted by IRQ */
 	int nr_vecs;
 
+	/* what the last /proc/interrupts held, to size the next one's arrays */
+	int irqs_hint;
+	size_t names_hint;
+
 	struct ip_counters *counters;
 };
 
@@ -387,6 +391,16 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 		return -ENOMEM;
 	free_irqs(snap);
 	memset(snap->irq_load, 0, sizeof(uint64_t) * snap->topo.nr_cpus);
+	/* Sized like the last sample's, so that 8,000 lines are not grown by
+	 * doubling, copied at each step and leaving the old arrays behind. */
+	if (s->irqs_hint) {
+		snap->irqs = malloc(sizeof(*snap->irqs) * s->irqs_hint);
+		snap->irq_names = malloc(s->names_hint);
+		if (!snap->irqs || !snap->irq_names)
+			return -ENOMEM;
+		c.cap = s->irqs_hint;
+		c.names_cap = s->names_hint;
+	}
 	/* Streamed: on a 1,024-CPU machine the file is ~90 MB, and holding it
 	 * would be most of the daemon's memory. */
 	ret = ip_root_read_lines(s->root, "proc/interrupts", interrupts_lines, &lc);
@@ -398,6 +412,8 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 		return ip_diag_prefix(d, ret, "proc/interrupts");
 	}
 	fix_names(snap);
+	s->irqs_hint = snap->nr_irqs + snap->nr_irqs / 32 + 16;
+	s->names_hint = c.names_len + c.names_len / 32 + 512;
 	/* The kernel lists IRQs in ascending order; a garbled file need not,
 	 * and lookups are binary searches. */
 	if (snap->nr_irqs)
