@@ -211,8 +211,8 @@ static void test_wrap_and_reuse(void **state)
 {
 	struct ip_snapshot a, b;
 	struct ip_model m;
-	uint64_t pa[2] = { 0xfffffff0u, 0 }, pb[2] = { 0x10, 0 };
-	uint64_t pc[2] = { 500, 0 }, pd[2] = { 7, 0 };
+	uint32_t pa[2] = { 0xfffffff0u, 0 }, pb[2] = { 0x10, 0 };
+	uint32_t pc[2] = { 500, 0 }, pd[2] = { 7, 0 };
 	struct ip_irq ia[2] = {
 		{ .irq = 40, .actions = "ahci[0000:00:17.0]", .total = 0xfffffff0u, .percpu = pa },
 		{ .irq = 41, .actions = "eth0", .total = 500, .percpu = pc },

@@ -52,7 +52,9 @@ struct ip_irq {
 	bool tracked;        /* storage vector, or named by the policy */
 	char *actions;       /* "" when the line has none; in snapshot.irq_names */
 	uint64_t total;      /* sum over the online columns */
-	uint64_t *percpu;    /* nr_cpus entries when tracked, else NULL */
+	/* nr_cpus entries when tracked, else NULL. The kernel counts an
+	 * IRQ's interrupts per CPU in 32 bits (derive knows the wrap). */
+	uint32_t *percpu;
 	struct ip_irq_info *info; /* tracked lines only, else NULL: read it with ip_irq_info() */
 };
 

@@ -295,7 +295,7 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 		/* Only tracked lines are ever shown with their chip, or read
 		 * from /proc/irq/N/: the rest keep their name and counts. */
 		irq->info = new_info(l);
-		irq->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(uint64_t));
+		irq->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*irq->percpu));
 		if (!irq->info || !irq->percpu) {
 			free(irq->info);
 			free(irq->percpu);
@@ -314,7 +314,7 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 			continue;
 		snap->irq_load[cpu] += l->counts[i];
 		if (irq->percpu)
-			irq->percpu[cpu] = l->counts[i];
+			irq->percpu[cpu] = (uint32_t)l->counts[i];
 	}
 	c->sig = fnv1a(c->sig, &l->irq, sizeof(l->irq));
 	c->sig = fnv1a(c->sig, l->actions, la);
