@@ -54,25 +54,13 @@ if [ -z "$build" ]; then
 fi
 build=$(realpath -e "$build") || { echo "check-vm: no build tree $build" >&2; exit 2; }
 
-# The guest kernel, as run-vm.sh picks it: IRQPILOT_VM_KERNEL, else the newest /boot/vmlinuz-V
-# with /lib/modules/V/kernel/drivers.
-guest_kernel() {
-	local f v best=""
-	[ -n "${IRQPILOT_VM_KERNEL:-}" ] && { echo "$IRQPILOT_VM_KERNEL"; return; }
-	for f in /boot/vmlinuz-*; do
-		[ -e "$f" ] || continue
-		v=${f#/boot/vmlinuz-}
-		[ -d "/lib/modules/$v/kernel/drivers" ] || continue
-		best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n1)
-	done
-	echo "$best"
-}
+. "$here/lib-kernel.sh"
 
 # Build irqpilot_cq.ko (and the test holder module) for the guest kernel into $build/kmod.
 # Prints why on failure.
 build_kmod() {
 	local kver kdir dir=$build/kmod
-	kver=$(guest_kernel)
+	kver=$(vm_guest_kernel)
 	[ -n "$kver" ] || { echo "no guest kernel in /boot"; return 1; }
 	kdir=/lib/modules/$kver/build
 	if [ ! -e "$kdir/Makefile" ]; then

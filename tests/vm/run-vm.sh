@@ -184,17 +184,8 @@ ensure_packages
 
 # --- kernel ------------------------------------------------------------------------------------
 # The host runs its own kernel; the guest kernel is whichever Debian kernel is installed here.
-pick_kernel() {
-	local v best=""
-	for f in /boot/vmlinuz-*; do
-		[ -e "$f" ] || continue
-		v=${f#/boot/vmlinuz-}
-		[ -d "/lib/modules/$v/kernel/drivers" ] || continue
-		best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n1)
-	done
-	printf '%s' "$best"
-}
-[ -n "$kver" ] || kver=$(pick_kernel)
+. "$here/lib-kernel.sh"
+[ -n "$kver" ] || kver=$(vm_guest_kernel)
 [ -n "$kver" ] || die "no /boot/vmlinuz-* with a matching /lib/modules/*/kernel/drivers"
 vmlinuz="/boot/vmlinuz-$kver"
 [ -r "$vmlinuz" ] || die "no $vmlinuz"
