@@ -381,13 +381,10 @@ static void step(struct tb *tb, const struct ip_policy_config *cfg, struct ip_hi
  * rate unattached, and starts one only after IP_CQ_TRIAL_CYCLES (3) cycles
  * of it: the history as three such cycles leave it.
  */
-static void warm(struct tb *tb, const struct ip_policy_config *cfg, struct ip_history *h,
-		 struct ip_plan *p)
+static void warm(struct tb *tb, struct ip_history *h)
 {
 	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, "sda");
 
-	(void)cfg;
-	(void)p;
 	assert_non_null(e);
 	if (tb->drate[0].ios <= 0)
 		tb->drate[0].ios = 1000;
@@ -1560,7 +1557,7 @@ static void test_cq_auto_pinned_forced(void **state)
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	a = find_cq(&p, "sda");
 	assert_non_null(a);
@@ -1591,7 +1588,7 @@ static void test_cq_auto_managed_and_refused(void **state)
 	/* managed, and rq_affinity 0 keeps completions with the interrupt */
 	ip_history_init(&h);
 	tb->irqs[0].info->managed = IP_MANAGED_EIO;
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "managed by the kernel");
@@ -1608,7 +1605,7 @@ static void test_cq_auto_managed_and_refused(void **state)
 	e->have_effective = true;
 	e->effective = L("0");
 	e->last_move_ns = 50 * S;
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "did not move where it was set");
@@ -1628,7 +1625,7 @@ static void test_cq_auto_several_domains(void **state)
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
 	tb_submit(tb, 0, 1, 2000); /* half on the little CPU 1, half on 3 */
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_contains(cq_reason(&p, "sda"), "several domains");
@@ -1652,7 +1649,7 @@ static void test_cq_auto_no_attach(void **state)
 	/* no forced threading, rq_affinity 1: blk-mq IPIs completions to 3 */
 	tb = ahci_vm(false, 1);
 	ip_history_init(&h);
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_null(find_cq(&p, "sda"));
 	ip_history_free(&h);
@@ -1662,7 +1659,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	tb->doms[1].capacity = 1024;
 	ip_history_init(&h);
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_null(find_cq(&p, "sda"));
 	ip_history_free(&h);
@@ -1672,7 +1669,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	tb->cur.have_cq = false;
 	ip_history_init(&h);
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_int_equal(p.nr_cq, 0);
 	ip_history_free(&h);
@@ -1682,7 +1679,7 @@ static void test_cq_auto_no_attach(void **state)
 	tb = ahci_vm(true, 1);
 	cfg.dev_rules[0].completion_threads = IP_CQ_MODE_NO;
 	ip_history_init(&h);
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_int_equal(p.nr_cq, 0);
 	ip_history_free(&h);
@@ -1801,7 +1798,7 @@ static void test_cq_auto_detach(void **state)
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->drate[0].ios = 1000;
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	tb_cq(tb, 0, 0, 900, "0-3");
@@ -1843,7 +1840,7 @@ static void test_cq_trial_slower(void **state)
 	ip_history_init(&h);
 	pin_sda(&cfg, "0");
 	tb->drate[0].ios = 1000;
-	warm(tb, &cfg, &h, &p);
+	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_true(find_cq(&p, "sda")->trial);
 	assert_contains(cq_reason(&p, "sda"), "on trial");
