@@ -185,11 +185,20 @@ vm_cpus_in() {
 vm_read() { local l=""; read -r l <"$1" 2>/dev/null; printf '%s' "$l"; }
 vm_eff() { vm_read /proc/irq/"$1"/effective_affinity_list; }
 vm_aff() { vm_read /proc/irq/"$1"/smp_affinity_list; }
-vm_thread_cpus() {
-	local k v
-	while read -r k v; do [ "$k" = Cpus_allowed_list: ] && { printf '%s' "$v"; return; }; done \
-		<"/proc/$1/status"
+# One field of /proc/PID/status: vm_proc_status PID Cpus_allowed_list
+# The file is taken in one read(). A "while read" loop must not be used on it: bash reads a
+# block, then lseek()s back to the end of the line it consumed, and each seek makes the
+# kernel's seq_file format the file afresh (fs/seq_file.c, traverse()). When a field before
+# the one wanted changed length in between ("State: S (sleeping)" vs "R (running)" as the IRQ
+# thread wakes), the next read starts mid-line and the key is never matched: an empty result
+# for a thread that is alive (seen in 7 of 3,000 reads of a busy process on the host).
+vm_proc_status() {
+	local s="" re
+	IFS= read -r -d '' s <"/proc/$1/status" 2>/dev/null
+	re=$'(^|\n)'"$2"$':[ \t]*([^\n]*)'
+	[[ $s =~ $re ]] && printf '%s' "${BASH_REMATCH[2]}"
 }
+vm_thread_cpus() { vm_proc_status "$1" Cpus_allowed_list; }
 vm_irq_thread() { pgrep "^irq/$1-" | head -n1; }
 
 # Start fio in the background, pinned to one CPU, until killed: vm_fio_bg CPU FIO_ARGS...

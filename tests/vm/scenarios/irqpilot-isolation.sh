@@ -37,9 +37,8 @@ while [ $SECONDS -lt $t_end ]; do
 	sleep 0.2
 done
 idelta=$(vm_delta "$bi" "$(vm_irq_counts "$irq")")
-# Where the thread ended up, read once more: the last poll's read of /proc/PID/status came
-# back empty once while the thread was alive on CPU 2 (explain showed it).
-for _ in 1 2 3; do t=$(vm_thread_cpus "$thread"); [ -n "$t" ] && break; sleep 0.1; done
+# Where the thread ended up, read after polling.
+t=$(vm_thread_cpus "$thread")
 explain=$(vm_irqctl explain "$irq")
 echo "$explain"
 # A daemon that did not move leaves a replayable record of what it saw (out/capture.tar, for
