@@ -184,6 +184,11 @@ printf '[daemon]\ninterval = fast\n' >"$tmp/bad.conf"
 "$bin" --check-config="$tmp/bad.conf" >"$tmp/out" 2>&1
 check "--check-config of a bad file fails (exit 2)" test $? -eq 2
 check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
+"$bin" --check-config "$tmp/bad.conf" >"$tmp/out" 2>&1
+check "--check-config FILE (with a space) checks FILE, not the default" test $? -eq 2
+check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
+"$bin" --check-config "$conf" --verbose >"$tmp/out" 2>&1
+check "--check-config FILE --verbose accepts a good file" test $? -eq 0
 cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$tmp/root2"
 mkdir -p "$tmp/root2/proc/4242"
 echo irqbalance >"$tmp/root2/proc/4242/comm"

@@ -51,7 +51,7 @@ static void usage(FILE *f)
 		"  --replay DIR         step through a recorded series (always a dry run)\n"
 		"  --capture DIR        record a replay series of this machine into DIR\n"
 		"  --samples N          samples to capture (default 10)\n"
-		"  --check-config[=FILE] validate the policy file and exit\n"
+		"  --check-config [FILE] validate the policy file (default: --config) and exit\n"
 		"  --verbose            with --check-config, print the effective configuration\n"
 		"  --restore            write back the original settings a previous run recorded\n"
 		"  --version            print the version and exit\n"
@@ -118,6 +118,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CHECK:
 			o->mode = MODE_CHECK_CONFIG;
+			/* "--check-config FILE", as users type it, as well as "--check-config=FILE":
+			 * getopt gives an optional argument only after '=', and leaves the next word
+			 * for us to take unless it is another option. */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
 			if (optarg) {
 				o->config = optarg;
 				o->config_explicit = true;
