@@ -40,9 +40,11 @@ fioargs=(--name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 
 	--rw=randread --size=64M)
 
 # restored WHEN: the vector and the thread are as they were before the daemon.
+# The waits below end on what is seen; their limits (30 s, 120 s) only catch a daemon or kernel
+# that did not do it, however slowly TCG runs on a loaded host.
 restored() {
 	local a t s e
-	for _ in $(seq 1 30); do
+	for _ in $(seq 1 300); do
 		a=$(vm_aff "$irq"); e=$(vm_eff "$irq"); t=$(vm_thread_cpus "$thread")
 		s=$(chrt -p "$thread" | tr '\n' ' ')
 		# After a write to smp_affinity the thread copies the effective affinity at its next
@@ -57,7 +59,7 @@ restored() {
 
 moved_away() {
 	local a t
-	for _ in $(seq 1 30); do
+	for _ in $(seq 1 300); do
 		a=$(vm_aff "$irq"); t=$(vm_thread_cpus "$thread")
 		vm_cpus_in "$a" "$dom" && vm_cpus_in "$t" "$dom" && return 0
 		sleep 0.1
@@ -70,7 +72,7 @@ vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 fio_elsewhere
 originals
 vm_daemon_start /tmp/irqpilot.conf
-vm_wait_moves 0 15 >/dev/null || vm_fail "irqpilotd made no move in 15 s (fio on cpu $fcpu)"
+vm_wait_moves 0 120 >/dev/null || vm_fail "irqpilotd made no move in 120 s (fio on cpu $fcpu)"
 moved_away "first run"
 mv1="$(vm_aff "$irq") thread $(vm_thread_cpus "$thread")"
 vm_daemon_stop TERM || vm_fail "irqpilotd exited with status $? on SIGTERM"
@@ -83,20 +85,25 @@ restored "after SIGTERM"
 fio_elsewhere
 originals
 vm_daemon_start /tmp/irqpilot.conf
-vm_wait_moves 0 15 >/dev/null || vm_fail "second run made no move in 15 s (fio on cpu $fcpu)"
+vm_wait_moves 0 120 >/dev/null || vm_fail "second run made no move in 120 s (fio on cpu $fcpu)"
 moved_away "second run"
 printf '[daemon]\ninterval = 1\n[policy]\ndwell = soon\n' >/tmp/irqpilot.conf
 kill -HUP "$VM_DAEMON_PID"
-for _ in $(seq 1 50); do grep -q 'reload rejected' "$VM_DLOG" && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q 'reload rejected' "$VM_DLOG" && break; sleep 0.1; done
 grep 'reload rejected' "$VM_DLOG" || vm_fail "no 'reload rejected' in the log after SIGHUP"
 kill -0 "$VM_DAEMON_PID" 2>/dev/null || vm_fail "irqpilotd died on SIGHUP with a broken file"
 c0=$(vm_status_field cycles)
-sleep 3
+# Still cycling: two more cycles, however long they take.
+c1=$c0
+for _ in $(seq 1 600); do
+	c1=$(vm_status_field cycles) || c1=$c0
+	[ "$c1" -ge $((c0 + 2)) ] && break
+	sleep 0.1
+done
 st=$(vm_irqctl --json status) || vm_fail "irqctl status did not answer after the rejected reload"
-c1=$(vm_status_field cycles)
 [[ $st =~ \"interval_s\":\ *1[,.}] ]] || [[ $st =~ \"interval_s\":\ *1\.0 ]] ||
 	vm_fail "status after the rejected reload does not show the old 1 s interval: $st"
-[ "$c1" -gt "$c0" ] || vm_fail "no cycles after the rejected reload ($c0 -> $c1)"
+[ "$c1" -ge $((c0 + 2)) ] || vm_fail "not 2 cycles in 60 s after the rejected reload ($c0 -> $c1)"
 vm_log "after the rejected reload: still cycling ($c0 -> $c1), interval 1 s"
 
 # 3. kill -9, I/O still works, --restore.

@@ -28,7 +28,9 @@ vm_fio_bg 2 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
 changed=""
-for _ in $(seq 1 60); do
+# 10 of the daemon's cycles, each a chance to write a managed vector, however long they take
+# (the limit of 120 s only catches a daemon that stopped).
+for _ in $(seq 1 480); do
 	for q in $ioq; do
 		a=$(vm_aff "$q")
 		[ "$a" = "${aff0[$q]}" ] || changed+=" ${name[$q]}:${aff0[$q]}->$a"
@@ -37,7 +39,7 @@ for _ in $(seq 1 60); do
 	[ "${c:-0}" -ge 10 ] && break
 	sleep 0.25
 done
-[ "${c:-0}" -ge 10 ] || vm_fail "irqpilotd ran only ${c:-0} cycles"
+[ "${c:-0}" -ge 10 ] || vm_fail "irqpilotd ran only ${c:-0} cycles in 120 s"
 irqs_json=$(vm_irqctl --json show irqs) || vm_fail "irqctl show irqs failed"
 explain=$(vm_irqctl explain nvme0q1) || vm_fail "irqctl explain nvme0q1 failed"
 status=$(vm_irqctl status)

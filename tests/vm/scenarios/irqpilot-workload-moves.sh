@@ -4,7 +4,7 @@
 # brings the AHCI vector from CPU 1 to fio's domain 2-3 (LLC domains {0,1} and {2,3}) within 3
 # cycles. Then fio
 # stops and a new fio runs pinned to CPU 1: the vector (and its IRQ thread) must follow into 0-1
-# within 3 cycles of the new fio starting, and once there, nothing may move for 30 s (no new
+# within 3 cycles of the new fio starting, and once there, nothing may move for 20 cycles (no new
 # vector move in "irqctl status", no new "moved"/"thread" line in the daemon's log).
 # Policy changed from the defaults to keep the run short under TCG: interval 1 s (default 2),
 # dwell 2 s (default 10). return_window stays 60 s, so the move back into 0-1 also shows that a
@@ -37,8 +37,10 @@ vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 3 "${fioargs[@]}"
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
-c1=$(vm_wait_moves 0 15) || vm_fail "irqpilotd made no move in 15 s"
-in_domain 2-3 3 || vm_fail "after the first move irq $irq is on $a (effective $e), thread on $t; want 2-3"
+# The limits below are in the daemon's cycles; the time-outs only catch a daemon that stopped
+# (TCG on a loaded host can take several seconds for a 1 s cycle).
+c1=$(vm_wait_moves 0 120) || vm_fail "irqpilotd made no move in 120 s"
+in_domain 2-3 30 || vm_fail "after the first move irq $irq is on $a (effective $e), thread on $t; want 2-3"
 vm_log "fio on cpu 3: moved in cycle $c1 to $e, thread $t"
 [ "$c1" -le 3 ] || vm_fail "irq $irq reached 2-3 only in cycle $c1 (limit 3)"
 e1=$e
@@ -50,21 +52,22 @@ m0=$(vm_status_field moves)
 vm_fio_bg 1 "${fioargs[@]}"
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 c_start=$(vm_status_field cycles)
-c2=$(vm_wait_moves "$m0" 15) || vm_fail "vector did not follow fio to cpu 1 in 15 s: $(tail -n5 "$VM_DLOG")"
-in_domain 0-1 3 || vm_fail "after fio moved to cpu 1 irq $irq is on $a (effective $e), thread on $t; want 0-1"
+c2=$(vm_wait_moves "$m0" 120) || vm_fail "vector did not follow fio to cpu 1 in 120 s: $(tail -n5 "$VM_DLOG")"
+in_domain 0-1 30 || vm_fail "after fio moved to cpu 1 irq $irq is on $a (effective $e), thread on $t; want 0-1"
 follow=$(( c2 - c_start ))
 vm_log "fio on cpu 1 from cycle $c_start: moved in cycle $c2 to $e, thread $t"
 [ "$follow" -le 3 ] || vm_fail "the vector followed fio only $follow cycles after it moved (limit 3)"
 e2=$e
 
-# Settled: 30 s without a move.
+# Settled: 20 cycles without a move (30 s or more of the daemon's 1 s cycles under TCG).
 sleep 2
 m1=$(vm_status_field moves); c3=$(vm_status_field cycles)
 l1=$(grep -cE ': (moved|thread) ' "$VM_DLOG")
-aff_seen=""
-for _ in $(seq 1 15); do
+aff_seen="" c4=$c3 t_end=$(( SECONDS + 240 ))
+while [ $((c4 - c3)) -lt 20 ] && [ $SECONDS -lt $t_end ]; do
 	aff_seen+=" $(vm_aff "$irq")"
 	sleep 2
+	c4=$(vm_status_field cycles) || c4=$c3
 done
 m2=$(vm_status_field moves); c4=$(vm_status_field cycles)
 l2=$(grep -cE ': (moved|thread) ' "$VM_DLOG")
@@ -74,7 +77,7 @@ vm_log "settled: moves $m1 -> $m2 over cycles $c3 -> $c4; log move lines $l1 -> 
 grep -E ': (moved|thread) ' "$VM_DLOG"
 [ "$m2" -eq "$m1" ] && [ "$l2" -eq "$l1" ] ||
 	vm_fail "moves after settling: status $m1 -> $m2, log lines $l1 -> $l2 in $((c4 - c3)) cycles"
-[ $((c4 - c3)) -ge 20 ] || vm_fail "only $((c4 - c3)) cycles in the 30 s settle window"
+[ $((c4 - c3)) -ge 20 ] || vm_fail "irqpilotd ran only $((c4 - c3)) cycles in 240 s of settling"
 vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
 
-vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1; fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles (~30 s)"
+vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1; fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles"
