@@ -494,7 +494,18 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		/* a capture samples at the configured interval */
 		next_s = d->idle && !d->cap_dir ? MAX(IP_IDLE_INTERVAL_S, interval_s(d)) : interval_s(d);
 	}
-	sd_event_source_set_time(s, usec + (uint64_t)(next_s * USEC_PER_SEC));
+	{
+		uint64_t next = usec + (uint64_t)(next_s * USEC_PER_SEC);
+		uint64_t end = mono_ns() / 1000;
+
+		/* A cycle that overran its interval (a starved CPU, TCG) starts the cadence again
+		 * from its end: scheduled from the missed due time the timer would be due at once,
+		 * cycles would run back to back, and a client would wait through several of them
+		 * for a status (seen in the VM under load: no answer within irqctl's 5 s for 120 s). */
+		if (next <= end)
+			next = end + (uint64_t)(next_s * USEC_PER_SEC);
+		sd_event_source_set_time(s, next);
+	}
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;
 }

@@ -35,7 +35,8 @@ while [ "${cycles:-0}" -lt $want ] && [ $SECONDS -lt $t_end ]; do
 	polls=$((polls + 1))
 	seen_a+=" $a"; seen_e+=" $e"; seen_t+=" $t"
 	vm_cpus_in 3 "$a" || vm_cpus_in 3 "$e" || vm_cpus_in 3 "$t" && bad+=" [aff $a eff $e thread $t]"
-	cycles=$(vm_status_field cycles)
+	# a status that timed out keeps the last count
+	c=$(vm_status_field cycles) && cycles=$c
 	[ -z "$moved" ] && [ "$e" = 2 ] && [ "$a" = 2 ] && moved=${cycles:-?}
 	sleep 0.2
 done
