@@ -237,7 +237,7 @@ static void plan_cq(struct ip_plan *p, const char *dev, unsigned minor, bool att
 static void test_apply_cq(void **state)
 {
 	struct fake f = { 0 };
-	struct ip_apply_ops ops = { fake_write, fake_affinity, fake_sched, fake_cq, &f };
+	struct ip_apply_ops ops = { .write = fake_write, .set_affinity = fake_affinity, .set_scheduler = fake_sched, .cq = fake_cq, .ctx = &f };
 	struct ip_history h;
 	struct ip_plan p = { 0 };
 	struct ip_apply_results res;
