@@ -136,6 +136,11 @@ static int fake_sched(void *ctx, pid_t pid, int policy, int priority)
 	return f->sched_err;
 }
 
+#define STAT_LINE(pid, comm, start)                                                            \
+	#pid " (" comm ") S 2 0 0 0 -1 2129984 0 0 0 0 12 906 0 0 -51 0 1 0 " #start               \
+	" 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 7 50 1 0 0 0 0 0 0 0 0 0 0 0\n"
+#define STAT_700 STAT_LINE(700, "irq/45-test", 512)
+
 struct env {
 	char dir[64];
 	struct ip_root *r;
@@ -174,6 +179,9 @@ static int setup(void **state)
 	write_file(e->dir, "proc/irq/47/smp_affinity", "ff\n", 0644);
 	write_file(e->dir, "proc/irq/47/effective_affinity_list", "1\n", 0644);
 	write_file(e->dir, "sys/block/sda/queue/rq_affinity", "1\n", 0644);
+	/* IRQ thread 700, as fs/proc/array.c do_task_stat() prints it: who
+	 * it is (comm, field 22 start time) is read before the first change */
+	write_file(e->dir, "proc/700/stat", STAT_700, 0444);
 	assert_int_equal(ip_root_open(e->dir, &e->r), 0);
 	e->ops.write = fake_write;
 	e->ops.set_affinity = fake_affinity;
