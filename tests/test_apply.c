@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "irqpilot/apply.h"
+#include "irqpilot/state.h"
 #include "irqpilot/macro.h"
 
 /* ---- the fake system ---- */
@@ -136,6 +137,11 @@ static int fake_sched(void *ctx, pid_t pid, int policy, int priority)
 	return f->sched_err;
 }
 
+#define STAT_LINE(pid, comm, start)                                                            \
+	#pid " (" comm ") S 2 0 0 0 -1 2129984 0 0 0 0 12 906 0 0 -51 0 1 0 " #start               \
+	" 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 7 50 1 0 0 0 0 0 0 0 0 0 0 0\n"
+#define STAT_700 STAT_LINE(700, "irq/45-test", 512)
+
 struct env {
 	char dir[64];
 	struct ip_root *r;
@@ -174,6 +180,9 @@ static int setup(void **state)
 	write_file(e->dir, "proc/irq/47/smp_affinity", "ff\n", 0644);
 	write_file(e->dir, "proc/irq/47/effective_affinity_list", "1\n", 0644);
 	write_file(e->dir, "sys/block/sda/queue/rq_affinity", "1\n", 0644);
+	/* IRQ thread 700, as fs/proc/array.c do_task_stat() prints it: who
+	 * it is (comm, field 22 start time) is read before the first change */
+	write_file(e->dir, "proc/700/stat", STAT_700, 0444);
 	assert_int_equal(ip_root_open(e->dir, &e->r), 0);
 	e->ops.write = fake_write;
 	e->ops.set_affinity = fake_affinity;
@@ -611,6 +620,164 @@ static void test_failed_move_not_committed(void **state)
 	assert_set(&ip_history_find(&e->h, 45)->placement, "7");
 }
 
+/* Item 8: a pid reused by another process after the IRQ thread exited is
+ * left alone, and reported; the thread itself is restored. */
+static void test_restore_skips_reused_pid(void **state)
+{
+	struct env *e = *state;
+
+	add_thread(&e->p, 700, 45, "0-7", "7", 50);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->h.nr_threads, 1);
+	assert_string_equal(e->h.threads[0].comm, "irq/45-test");
+	assert_int_equal(e->h.threads[0].start, 512);
+	ip_apply_results_free(&e->res);
+	/* the thread exited; pid 700 is now a shell, with ')' and a space in its name */
+	write_file(e->dir, "proc/700/stat", STAT_LINE(700, "my sh) x", 99999), 0444);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_contains(e->res.r[0].msg, "pid 700 is now my sh) x started at 99999, not thread irq/45-test");
+	assert_int_equal(e->h.nr_threads, 0);
+	ip_apply_results_free(&e->res);
+
+	/* the same thread: both settings are put back */
+	write_file(e->dir, "proc/700/stat", STAT_700, 0444);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	ip_apply_results_free(&e->res);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 2);
+	assert_string_equal(e->fake.calls[0].what, "affinity");
+	assert_set(&e->fake.calls[0].cpus, "0-7");
+	assert_string_equal(e->fake.calls[1].what, "sched");
+	assert_int_equal(e->fake.calls[1].policy, SCHED_OTHER);
+}
+
+/* Item 4: a failed restore keeps its record; a later one drops it. */
+static void test_failed_restore_keeps_record(void **state)
+{
+	struct env *e = *state;
+
+	add_move(&e->p, 45, "0-7", "7", "6");
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = "/";
+	e->fake.inject_err = -EROFS;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+	assert_contains(e->res.r[0].msg, "the original is kept");
+	assert_string_equal(ip_history_find(&e->h, 45)->orig, "0-7");
+	assert_int_equal(e->h.nr_rq, 1);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "7");
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = NULL;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "1");
+	assert_null(ip_history_find(&e->h, 45)->orig);
+	assert_int_equal(e->h.nr_rq, 0);
+}
+
+/* Item 9: when a write happens, its original is already in the state
+ * file; when it cannot be recorded, nothing is written. */
+struct ahead {
+	struct fake *fake;
+	struct ip_state *st;
+	char path[128];
+	int checked;
+	int fail;
+};
+
+static struct ahead *g_ahead;
+
+static int ahead_record(void *ctx, const struct ip_history *h)
+{
+	struct ahead *ah = ctx;
+
+	if (ah->fail)
+		return ah->fail;
+	return ip_state_record(ah->st, h);
+}
+
+static int ahead_write(void *ctx, struct ip_root *r, const char *path, const char *data)
+{
+	char buf[512] = "";
+	FILE *f = fopen(g_ahead->path, "r");
+
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+	}
+	if (strstr(path, "irq/45/smp_affinity_list") && strcmp(data, "7") == 0) {
+		assert_non_null(strstr(buf, "irq 45 0-7\n"));
+		g_ahead->checked++;
+	}
+	if (strstr(path, "sda/queue/rq_affinity") && strcmp(data, "2") == 0) {
+		assert_non_null(strstr(buf, "rq sda 1\n"));
+		g_ahead->checked++;
+	}
+	return fake_write(ctx, r, path, data);
+}
+
+static int ahead_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
+{
+	char buf[512] = "";
+	FILE *f = fopen(g_ahead->path, "r");
+
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+		fclose(f);
+	}
+	assert_non_null(strstr(buf, "thread 700 45 512 irq/45-test affinity 0-7\n"));
+	g_ahead->checked++;
+	return fake_affinity(ctx, pid, cpus);
+}
+
+static void test_write_ahead(void **state)
+{
+	struct env *e = *state;
+	struct ahead ah = { .fake = &e->fake };
+	struct ip_diag d = { "" };
+	char rt[96];
+
+	snprintf(rt, sizeof(rt), "%s/run", e->dir);
+	assert_int_equal(mkdir(rt, 0700), 0);
+	assert_int_equal(ip_state_open(rt, &ah.st, &d), 0);
+	snprintf(ah.path, sizeof(ah.path), "%s/state", rt);
+	g_ahead = &ah;
+	e->ops.write = ahead_write;
+	e->ops.set_affinity = ahead_affinity;
+	e->ops.record = ahead_record;
+	e->ops.record_ctx = &ah;
+	add_move(&e->p, 45, "0-7", "7", "6");
+	add_thread(&e->p, 700, 45, "0-7", "7", 0);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(ah.checked, 3);
+	ip_apply_results_free(&e->res);
+	ip_apply_restore(e->r, &e->h, &e->ops, &e->res);
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_state_save(ah.st, &e->h, &d), 0);
+
+	/* the disk is full: the original cannot be recorded, so no write */
+	ah.fail = -ENOSPC;
+	e->fake.nr_calls = 0;
+	e->p.moves[0].failed = false;
+	e->p.nr_threads = e->p.nr_rq = 0;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+	assert_contains(e->res.r[0].msg, "its original could not be recorded first");
+	assert_true(e->p.moves[0].failed);
+	assert_null(ip_history_find(&e->h, 45)->orig);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7");
+	ip_state_close(ah.st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,6 +791,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_errors_logged_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_move_not_committed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_skips_reused_pid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

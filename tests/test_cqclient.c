@@ -237,12 +237,28 @@ static void plan_cq(struct ip_plan *p, const char *dev, unsigned minor, bool att
 static void test_apply_cq(void **state)
 {
 	struct fake f = { 0 };
-	struct ip_apply_ops ops = { fake_write, fake_affinity, fake_sched, fake_cq, &f };
+	struct ip_apply_ops ops = { .write = fake_write, .set_affinity = fake_affinity,
+				    .set_scheduler = fake_sched, .cq = fake_cq, .ctx = &f };
 	struct ip_history h;
 	struct ip_plan p = { 0 };
 	struct ip_apply_results res;
 	struct ip_thread_action *ta;
+	char dir[] = "/tmp/irqpilot-cq-XXXXXX", sub[64];
+	struct ip_root *r;
+	FILE *sf;
 
+	/* the completion thread's identity is read from proc/900/stat */
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/proc", dir);
+	mkdir(sub, 0755);
+	snprintf(sub, sizeof(sub), "%s/proc/900", dir);
+	mkdir(sub, 0755);
+	snprintf(sub, sizeof(sub), "%s/proc/900/stat", dir);
+	sf = fopen(sub, "w");
+	assert_non_null(sf);
+	fputs("900 (irqpilot_cq/0) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 -51 0 1 0 777 0 0\n", sf);
+	fclose(sf);
+	assert_int_equal(ip_root_open(dir, &r), 0);
 	ip_history_init(&h);
 	plan_cq(&p, "sda", 0, true);
 	plan_cq(&p, "sdb", 16, false);
@@ -259,14 +275,14 @@ static void test_apply_cq(void **state)
 	cpuset_parse_list(&ta->to, "2");
 
 	/* dry run: nothing called */
-	assert_int_equal(ip_apply(&p, NULL, &h, &ops, true, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &ops, true, &res), 0);
 	assert_int_equal(f.nr, 0);
 	assert_int_equal(f.nr_aff, 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_DRY_RUN);
 	assert_non_null(strstr(res.r[0].msg, "would attach sda (8:0) to irqpilot_cq"));
 	ip_apply_results_free(&res);
 
-	assert_int_equal(ip_apply(&p, NULL, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
 	assert_int_equal(f.nr, 2);
 	assert_true(f.calls[0].attach);
 	assert_int_equal(f.calls[1].minor, 16);
@@ -292,23 +308,25 @@ static void test_apply_cq(void **state)
 	p.cq[0].minor = 32;
 	snprintf(p.cq[0].device, sizeof(p.cq[0].device), "sdc");
 	p.nr_threads = 0;
-	assert_int_equal(ip_apply(&p, NULL, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_FAILED);
 	assert_true(res.r[0].log);
 	assert_true(p.cq[0].failed);
 	assert_non_null(strstr(res.r[0].msg, "attach of sdc (8:32) failed"));
 	ip_apply_results_free(&res);
 	p.cq[0].failed = false;
-	assert_int_equal(ip_apply(&p, NULL, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
 	assert_false(res.r[0].log);
 	ip_apply_results_free(&res);
 	assert_int_equal(ip_history_commit(&h, &p, 20), 0);
-	assert_null(ip_history_cqdev_find(&h, "sdc"));
+	/* the write-ahead record of the refused attach is withdrawn */
+	assert_non_null(ip_history_cqdev_find(&h, "sdc"));
+	assert_false(ip_history_cqdev_find(&h, "sdc")->attached_by_us);
 
 	/* the module went away meanwhile */
 	p.cq[0].failed = false;
 	f.err = -IP_CQ_ABSENT;
-	assert_int_equal(ip_apply(&p, NULL, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_VANISHED);
 	assert_non_null(strstr(res.r[0].msg, "irqpilot_cq is not loaded"));
 	ip_apply_results_free(&res);
@@ -316,7 +334,7 @@ static void test_apply_cq(void **state)
 	/* restore detaches what we attached, and only that */
 	f.nr = 0;
 	f.err = 0;
-	assert_int_equal(ip_apply_restore(NULL, &h, &ops, &res), 0);
+	assert_int_equal(ip_apply_restore(r, &h, &ops, &res), 0);
 	assert_int_equal(f.nr, 1);
 	assert_int_equal(f.calls[0].minor, 0);
 	assert_false(f.calls[0].attach);
@@ -325,6 +343,13 @@ static void test_apply_cq(void **state)
 
 	ip_plan_free(&p);
 	ip_history_free(&h);
+	ip_root_free(r);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/proc/900", dir);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/proc", dir);
+	rmdir(sub);
+	rmdir(dir);
 }
 
 /* Without the module the client says so with its own code, once. */

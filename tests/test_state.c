@@ -9,31 +9,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "irqpilot/state.h"
 
 static char dir[] = "/tmp/irqpilot-state-XXXXXX";
-static char path[128];
+static char path[128], victim[128];
 
 static int setup(void **state)
 {
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, sizeof(path), "%s/state", dir);
+	snprintf(victim, sizeof(victim), "%s.victim", dir);
 	return 0;
 }
 
 static int teardown(void **state)
 {
+	char p[160];
+
 	unlink(path);
+	snprintf(p, sizeof(p), "%s/state.tmp", dir);
+	unlink(p);
+	unlink(victim);
 	return rmdir(dir);
+}
+
+static void put(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *p)
+{
+	static char buf[4096];
+	FILE *f = fopen(p, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static struct ip_state *open_state(void)
+{
+	struct ip_state *s = NULL;
+	struct ip_diag d = { "" };
+
+	assert_int_equal(ip_state_open(dir, &s, &d), 0);
+	return s;
 }
 
 static void test_round_trip(void **state)
 {
 	struct ip_history h, back;
 	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
 	struct ip_irq_hist *e;
 	struct ip_cqdev_hist *cq;
 
@@ -42,7 +83,9 @@ static void test_round_trip(void **state)
 	e->orig = strdup("0-3");
 	h.threads = calloc(1, sizeof(*h.threads));
 	h.nr_threads = 1;
-	h.threads[0] = (struct ip_thread_orig){ .pid = 812, .irq = 45, .have_affinity = true,
+	/* comm may hold spaces, ')' and backslashes */
+	h.threads[0] = (struct ip_thread_orig){ .pid = 812, .irq = 45, .comm = "irq/45-a b)\\c",
+						 .start = 4711, .have_affinity = true,
 						 .have_sched = true, .policy = 1, .priority = 50 };
 	cpuset_parse_list(&h.threads[0].allowed, "0-3,8");
 	h.rq = calloc(1, sizeof(*h.rq));
@@ -53,13 +96,17 @@ static void test_round_trip(void **state)
 	cq->major = 8;
 	cq->minor = 16;
 	cq->attached_by_us = true;
-	assert_int_equal(ip_state_save(&h, path, &d), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_non_null(strstr(slurp(path), "thread 812 45 4711 irq/45-a\\x20b)\\x5cc affinity 0-3,8\n"));
 
 	ip_history_init(&back);
-	assert_int_equal(ip_state_load(path, &back, &d), 0);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+	assert_int_equal(bad.n, 0);
 	assert_string_equal(ip_history_find(&back, 45)->orig, "0-3");
 	assert_int_equal(back.nr_threads, 1);
 	assert_int_equal(back.threads[0].pid, 812);
+	assert_string_equal(back.threads[0].comm, "irq/45-a b)\\c");
+	assert_int_equal(back.threads[0].start, 4711);
 	assert_true(back.threads[0].have_affinity && back.threads[0].have_sched);
 	assert_string_equal(cpuset_str(&back.threads[0].allowed), "0-3,8");
 	assert_int_equal(back.threads[0].priority, 50);
@@ -70,32 +117,148 @@ static void test_round_trip(void **state)
 	assert_int_equal(ip_history_cqdev_find(&back, "sdb")->minor, 16);
 	ip_history_free(&back);
 	ip_history_free(&h);
+	ip_state_close(s);
 }
 
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_history h;
 	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
 
 	ip_history_init(&h);
-	assert_int_equal(ip_state_save(&h, path, &d), 0);
+	put(path, "irq 45 0-3\n");
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
 	assert_int_equal(access(path, F_OK), -1);
-	assert_int_equal(ip_state_load(path, &h, &d), -ENOENT);
+	assert_int_equal(ip_state_load(s, 0, &h, &bad, &d), -ENOENT);
+	ip_state_close(s);
 }
 
-static void test_garbled_file(void **state)
+/* Item 3 and 7: every bad line is reported with its number, and the
+ * valid records around it still load. */
+static void test_invalid_records(void **state)
+{
+	static const struct {
+		const char *line, *why;
+	} cases[] = {
+		{ "irq x 0-3", "IRQ number out of range" },
+		{ "irq -1 0-3", "IRQ number out of range" },
+		{ "irq 4294967295 0-3", "IRQ number out of range" },
+		{ "irq 46 zz", "not a CPU list" },
+		{ "thread 4294967297 28 1 irq/28-x affinity 0", "pid out of range (pid_max)" },
+		{ "thread 32768 28 1 irq/28-x affinity 0", "pid out of range (pid_max)" },
+		{ "thread 0 28 1 irq/28-x affinity 0", "pid out of range (pid_max)" },
+		{ "thread 812 28 1 irq/28-x sched 1 0", "scheduling policy or priority out of range" },
+		{ "thread 812 28 1 irq/28-x sched 1 100", "scheduling policy or priority out of range" },
+		{ "thread 812 28 1 irq/28-x sched 0 5", "scheduling policy or priority out of range" },
+		{ "thread 812 28 1 irq/28-x sched 6 0", "scheduling policy or priority out of range" },
+		{ "thread 812 28 1 irq/28-x sched 9 1", "scheduling policy or priority out of range" },
+		{ "thread 812 28 affinity 0-3", "thread: want 'thread PID IRQ START COMM affinity|sched ...'" },
+		{ "rq ../../x 1", "not a block device name" },
+		{ "rq .. 1", "not a block device name" },
+		{ "rq sda 3", "rq_affinity out of range (0-2)" },
+		{ "cq a/b 8:0", "not a block device name" },
+		{ "cq sdc 8", "not MAJOR:MINOR" },
+		{ "nonsense", "unknown record" },
+	};
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+	char text[4096] = "# irqpilot state 2\nirq 45 0-3\n";
+	struct ip_history h;
+	struct ip_state_bads bad = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		strcat(text, cases[i].line);
+		strcat(text, "\n");
+	}
+	strcat(text, "rq sda 2\n");
+	ip_history_init(&h);
+	assert_int_equal(ip_state_parse(text, strlen(text), 32768, &h, &bad), 0);
+	assert_int_equal(bad.n, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(bad.v[i].lineno, (int)i + 3);
+		assert_string_equal(bad.v[i].why, cases[i].why);
+	}
+	assert_string_equal(ip_history_find(&h, 45)->orig, "0-3");
+	assert_int_equal(h.nr_rq, 1);
+	assert_int_equal(h.rq[0].value, 2);
+	assert_int_equal(h.nr_threads, 0);
+	ip_state_bads_free(&bad);
+	ip_history_free(&h);
+}
+
+/* Item 6: no link is followed, neither to read nor to write. */
+static void test_links_refused(void **state)
 {
 	struct ip_history h;
 	struct ip_diag d = { "" };
-	FILE *f = fopen(path, "w");
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+	char tmp[160];
 
-	fputs("# irqpilot state 1\nirq 45 0-3\nirq x y\n", f);
-	fclose(f);
+	put(victim, "precious\n");
+	assert_int_equal(symlink(victim, path), 0);
 	ip_history_init(&h);
-	assert_int_equal(ip_state_load(path, &h, &d), -EINVAL);
-	assert_non_null(strstr(d.msg, ":3: not a state record"));
-	ip_history_free(&h);
+	assert_int_equal(ip_state_load(s, 0, &h, &bad, &d), -ELOOP);
+	assert_non_null(strstr(d.msg, "symbolic link"));
 	unlink(path);
+	/* a planted temporary file: replaced, its target untouched */
+	snprintf(tmp, sizeof(tmp), "%s/state.tmp", dir);
+	assert_int_equal(symlink(victim, tmp), 0);
+	ip_history_get(&h, 45)->orig = strdup("0-3");
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_string_equal(slurp(victim), "precious\n");
+	assert_non_null(strstr(slurp(path), "irq 45 0-3\n"));
+	ip_history_free(&h);
+	ip_state_close(s);
+}
+
+static void test_runtime_dir_checked(void **state)
+{
+	struct ip_state *s = NULL;
+	struct ip_diag d = { "" };
+	char link[160];
+
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(ip_state_open(dir, &s, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "writable by no one else"));
+	assert_int_equal(chmod(dir, 0720), 0);
+	assert_int_equal(ip_state_open(dir, &s, &d), -EPERM);
+	assert_int_equal(chmod(dir, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(dir, 65534, 0), 0);
+		assert_int_equal(ip_state_open(dir, &s, &d), -EPERM);
+		assert_int_equal(chown(dir, 0, 0), 0);
+	}
+	snprintf(link, sizeof(link), "%s.link", dir);
+	assert_int_equal(symlink(dir, link), 0);
+	assert_int_equal(ip_state_open(link, &s, &d), -ELOOP);
+	unlink(link);
+}
+
+/* --restore moves an unparsable file aside; it is never deleted. */
+static void test_set_aside(void **state)
+{
+	struct ip_history h;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+	char *aside = NULL;
+
+	put(path, "irq 45 0-3\nirq x y\n");
+	ip_history_init(&h);
+	assert_int_equal(ip_state_load(s, 0, &h, &bad, &d), 0);
+	assert_int_equal(bad.n, 1);
+	assert_int_equal(bad.v[0].lineno, 2);
+	assert_int_equal(ip_state_set_aside(s, &aside, &d), 0);
+	assert_non_null(strstr(aside, "/state.invalid-"));
+	assert_string_equal(slurp(aside), "irq 45 0-3\nirq x y\n");
+	assert_int_equal(access(path, F_OK), -1);
+	unlink(aside);
+	free(aside);
+	ip_state_bads_free(&bad);
+	ip_history_free(&h);
+	ip_state_close(s);
 }
 
 int main(void)
@@ -103,7 +266,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_nothing_left_removes_the_file),
-		cmocka_unit_test(test_garbled_file),
+		cmocka_unit_test(test_invalid_records),
+		cmocka_unit_test(test_links_refused),
+		cmocka_unit_test(test_runtime_dir_checked),
+		cmocka_unit_test(test_set_aside),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -30,6 +30,12 @@ struct ip_apply_ops {
 	 * module support, every attach fails with -ENOTSUP. */
 	int (*cq)(void *ctx, unsigned major, unsigned minor, bool attach);
 	void *ctx;
+	/* Write-ahead: makes the originals in @h durable (the state file,
+	 * fsync'd). Called when an original was added, before the write it
+	 * guards; when it fails, that write is not made. NULL: nothing to
+	 * persist (tests, --oneshot). */
+	int (*record)(void *record_ctx, const struct ip_history *h);
+	void *record_ctx;
 };
 
 /* ip_root_write, sched_setaffinity(2), sched_setscheduler(2), and the
@@ -95,7 +101,13 @@ void ip_apply_results_free(struct ip_apply_results *res);
 int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
 	     const struct ip_apply_ops *ops, bool dry_run, struct ip_apply_results *out);
 
-/* Writes back every original setting recorded in @h and forgets them. */
+/*
+ * Writes back every original setting recorded in @h. A record is dropped
+ * only once its object was restored, or is gone: an IRQ or device that
+ * vanished, a thread that exited or whose pid now names another process
+ * (pid, comm and start time are compared). A failed restore keeps its
+ * record, for a later --restore.
+ */
 int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out);
 

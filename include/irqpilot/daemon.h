@@ -15,6 +15,8 @@
 #include "irqpilot/protocol.h"
 #include "irqpilot/root.h"
 
+struct ip_state;
+
 /* irqpilotd's exit statuses (irqpilotd(8), EXIT STATUS). */
 enum {
 	IP_EXIT_OK = 0,
@@ -62,6 +64,7 @@ struct ip_daemon {
 	sd_event_source *timer, *listen_src;
 	sd_device_monitor *monitor;
 	char *socket_path, *lock_path, *state_path;
+	struct ip_state *state; /* the originals on disk (state.h) */
 	bool idle;
 	unsigned quiet_cycles;
 	bool ready;

@@ -56,6 +56,9 @@ void ip_engine_free(struct ip_engine *e);
 void ip_engine_set_root(struct ip_engine *e, struct ip_root *r);
 void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg);
 void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run);
+/* Write-ahead of the originals (struct ip_apply_ops.record). */
+void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
+			  void *ctx);
 bool ip_engine_dry_run(const struct ip_engine *e);
 /* Drop cached topology and storage: hot-plug. */
 void ip_engine_invalidate(struct ip_engine *e);
@@ -74,7 +77,8 @@ void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d);
 /* The last completed step, or NULL. */
 const struct ip_step *ip_engine_last(const struct ip_engine *e);
-/* Write back every original setting (SIGTERM, --restore). */
+/* Write back every original setting (SIGTERM, --restore), also in a dry
+ * run; records whose restore failed stay in the history. */
 int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res);
 
 #endif

@@ -100,9 +100,14 @@ struct ip_irq_hist {
 	char *orig; /* its smp_affinity_list before our first write, owned */
 };
 
+/* A thread is pid + comm + start time (field 22 of /proc/PID/stat): once
+ * an IRQ thread exits its pid may be reused, and restore must then leave
+ * the new process alone. */
 struct ip_thread_orig {
 	pid_t pid;
 	unsigned irq;
+	char comm[64];
+	uint64_t start;
 	bool have_affinity, have_sched;
 	ip_cpuset allowed;
 	int policy, priority;

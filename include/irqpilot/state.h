@@ -2,26 +2,92 @@
 #ifndef IRQPILOT_STATE_H
 #define IRQPILOT_STATE_H
 
+#include <stddef.h>
+
 #include "irqpilot/diag.h"
 #include "irqpilot/policy.h"
+#include "irqpilot/root.h"
 
 /*
  * The original settings of everything irqpilotd changed, kept in a file
  * under the runtime directory so that `irqpilotd --restore` can put them
  * back after a crash or kill -9, when the daemon's memory is gone.
  *
- *   # irqpilot state 1
+ *   # irqpilot state 2
  *   irq 45 0-3
- *   thread 812 28 affinity 0-3
- *   thread 812 28 sched 1 50
+ *   thread 812 28 4711 irq/28-ahci affinity 0-3
+ *   thread 812 28 4711 irq/28-ahci sched 1 50
  *   rq sda 1
  *   cq sda 8:0        (attached to irqpilot_cq by us: detached on restore)
+ *
+ * A thread line names pid, IRQ, start time (field 22 of /proc/PID/stat)
+ * and comm, with every byte outside '!'..'~' and '\' written as \xHH.
+ *
+ * The file is written ahead: an original is on disk, fsync'd, before the
+ * first write to its object (struct ip_apply_ops.record). It is replaced
+ * atomically (an O_EXCL|O_NOFOLLOW temporary file, fsync, rename, fsync of
+ * the directory) inside a runtime directory that must be owned by the
+ * daemon's euid and not group- or world-writable. It is never followed
+ * through a symbolic link, and a file with records that do not parse is
+ * never deleted: --restore moves it aside under a timestamped name.
  */
 
-/* Written to a temporary file and renamed over @path. Removes @path when
- * nothing is recorded. */
-int ip_state_save(const struct ip_history *h, const char *path, struct ip_diag *d);
-/* Adds the recorded originals to @h. -ENOENT when there is no file. */
-int ip_state_load(const char *path, struct ip_history *h, struct ip_diag *d);
+#define IP_STATE_NAME "state"
+/* Above any IRQ_BITMAP_BITS (NR_IRQS + 8196; the largest NR_IRQS, x86
+ * with 8192 CPUs, is 64 * 8192 + 256). */
+#define IP_STATE_IRQ_MAX (1u << 20)
+/* PID_MAX_LIMIT (include/linux/threads.h), when pid_max cannot be read. */
+#define IP_STATE_PID_LIMIT 4194304L
+
+/* A record that did not parse or was out of range: kept, never dropped. */
+struct ip_state_bad {
+	int lineno;
+	char why[96];
+	char text[96]; /* the start of the line, for the message */
+};
+
+struct ip_state_bads {
+	size_t n;
+	struct ip_state_bad *v;
+};
+
+void ip_state_bads_free(struct ip_state_bads *b);
+
+/*
+ * Pure: adds the records of @text to @h and every line that is not a
+ * valid record to @bad. Pids must be below @pid_max. Returns 0 or -ENOMEM.
+ */
+int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_history *h,
+		   struct ip_state_bads *bad);
+
+/* /proc/sys/kernel/pid_max under @r, or IP_STATE_PID_LIMIT. */
+long ip_state_pid_max(struct ip_root *r);
+
+struct ip_state;
+
+/* Opens the runtime directory @dir, refusing a symbolic link, a directory
+ * owned by another user or one that is group- or world-writable. */
+int ip_state_open(const char *dir, struct ip_state **out, struct ip_diag *d);
+void ip_state_close(struct ip_state *s);
+/* DIR/state, for messages. */
+const char *ip_state_path(const struct ip_state *s);
+
+/* Adds the recorded originals to @h, the lines that are not valid records
+ * to @bad. -ENOENT when there is no file; an error for a link, a file not
+ * owned by the euid or writable by others. */
+int ip_state_load(struct ip_state *s, long pid_max, struct ip_history *h, struct ip_state_bads *bad,
+		  struct ip_diag *d);
+
+/* Replaces the file with the originals in @h (fsync'd), or removes it
+ * when nothing is recorded. Does nothing when the file already holds
+ * exactly that. */
+int ip_state_save(struct ip_state *s, const struct ip_history *h, struct ip_diag *d);
+
+/* Renames the state file to "state.invalid-YYYYmmddTHHMMSS" (UTC), never
+ * over an existing file; *@aside gets the new path. */
+int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d);
+
+/* An ip_apply_ops.record: ip_state_save() of @ctx, an ip_state. */
+int ip_state_record(void *ctx, const struct ip_history *h);
 
 #endif

@@ -252,14 +252,16 @@ static void capture_step(struct ip_daemon *d)
 	}
 }
 
+/* Drops and restores reach the file here; new originals reach it before
+ * their write (ip_state_record). Nothing is written when nothing changed. */
 static void save_state(struct ip_daemon *d)
 {
 	struct ip_diag diag = { "" };
 	unsigned suppressed;
 
-	if (ip_engine_dry_run(d->engine))
+	if (!d->state)
 		return;
-	if (ip_state_save(ip_engine_history(d->engine), d->state_path, &diag) < 0 &&
+	if (ip_state_save(d->state, ip_engine_history(d->engine), &diag) < 0 &&
 	    ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
 }
@@ -874,22 +876,69 @@ static void daemon_free(struct ip_daemon *d)
 	free(d->socket_path);
 	free(d->lock_path);
 	free(d->state_path);
+	ip_state_close(d->state);
 }
 
+/* Whatever was changed is put back, whatever the dry-run setting is now;
+ * what could not be restored stays in the state file for --restore. */
 static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;
+	int failed = 0;
 
-	if (!d->cfg.daemon.restore_on_exit || ip_engine_dry_run(d->engine))
+	if (!d->cfg.daemon.restore_on_exit)
 		return;
 	if (ip_engine_restore(d->engine, &res) < 0) {
-		ip_log(&d->log, LOG_ERR, "restore failed: out of memory");
+		ip_log(&d->log, LOG_ERR, "restore failed: out of memory; the originals stay in %s",
+		       d->state_path);
 		return;
 	}
-	for (int i = 0; i < res.n; i++)
-		ip_log(&d->log, res.r[i].err ? LOG_WARNING : LOG_INFO, "%s", res.r[i].msg);
+	for (int i = 0; i < res.n; i++) {
+		bool bad = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
+
+		failed += bad;
+		ip_log(&d->log, bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO, "%s", res.r[i].msg);
+	}
 	ip_apply_results_free(&res);
-	save_state(d); /* nothing left to restore: removes the file */
+	save_state(d);
+	if (failed)
+		ip_log(&d->log, LOG_ERR, "%d setting(s) not restored; they stay in %s for irqpilotd --restore",
+		       failed, d->state_path);
+}
+
+/* Originals left by an earlier run become this run's, restored at stop.
+ * A record that does not parse refuses the start: the file is left as it
+ * is, and --restore deals with it. */
+static int load_state(struct ip_daemon *d, struct ip_diag *diag)
+{
+	struct ip_state_bads bad = { 0 };
+	int ret = ip_state_open(d->o.runtime_dir, &d->state, diag);
+
+	if (ret < 0)
+		return ret;
+	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_history(d->engine), &bad,
+			    diag);
+	if (ret == -ENOENT) {
+		diag->msg[0] = '\0';
+		ret = 0;
+	} else if (ret < 0) {
+		return ret;
+	} else if (bad.n) {
+		for (size_t i = 0; i < bad.n; i++)
+			ip_log(&d->log, LOG_ERR, "%s:%d: %s: %s", d->state_path, bad.v[i].lineno,
+			       bad.v[i].why, bad.v[i].text);
+		ret = ip_diag_set(diag, -EINVAL,
+				  "%s:%d: %s (and %zu more): the originals it records would be lost; "
+				  "run irqpilotd --restore first",
+				  d->state_path, bad.v[0].lineno, bad.v[0].why, bad.n - 1);
+	} else {
+		ip_log(&d->log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
+		       d->state_path);
+	}
+	ip_state_bads_free(&bad);
+	if (ret == 0)
+		ip_engine_set_record(d->engine, ip_state_record, d->state);
+	return ret;
 }
 
 int ip_daemon_run(const struct ip_daemon_opts *o)
@@ -933,15 +982,13 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 		goto out;
 
 	/* refusals: each one line, exit 3 */
-	if (take_lock(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 || check_irqbalance(&d, &diag) < 0) {
+	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||
+	    check_irqbalance(&d, &diag) < 0) {
 		fprintf(stderr, "irqpilotd: refusing to start: %s\n", diag.msg);
 		ip_log(&d.log, LOG_ERR, "refusing to start: %s", diag.msg);
 		code = IP_EXIT_REFUSED;
 		goto out;
 	}
-	if (ip_state_load(d.state_path, ip_engine_history(d.engine), &diag) == 0)
-		ip_log(&d.log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
-		       d.state_path);
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
@@ -988,41 +1035,83 @@ out:
 	return code;
 }
 
+/*
+ * --restore: every valid record is restored; each invalid one is reported
+ * with its line, and the file holding it is moved aside (never deleted).
+ * What could not be restored stays in the state file. Exit 1 if anything
+ * was invalid or failed.
+ */
 int ip_daemon_restore(const struct ip_daemon_opts *o)
 {
-	_cleanup_free_ char *path = ip_asprintf("%s/state", o->runtime_dir);
 	struct ip_apply_results res = { 0 };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *st = NULL;
 	struct ip_apply_ops ops;
 	struct ip_history h;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
 	int ret, failed = 0;
 
-	if (!path)
-		return IP_EXIT_FAILURE;
-	ip_history_init(&h);
-	ret = ip_state_load(path, &h, &diag);
+	ret = ip_state_open(o->runtime_dir, &st, &diag);
 	if (ret == -ENOENT) {
-		printf("irqpilotd: nothing to restore (no %s)\n", path);
+		printf("irqpilotd: nothing to restore (no %s)\n", o->runtime_dir);
 		return IP_EXIT_OK;
 	}
-	if (ret < 0 || ip_root_open(o->root, &r) < 0) {
-		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg[0] ? diag.msg : o->root);
-		ip_history_free(&h);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return IP_EXIT_FAILURE;
+	}
+	if (ip_root_open(o->root, &r) < 0) {
+		fprintf(stderr, "irqpilotd: --restore: --root %s: cannot open\n", o->root);
+		ip_state_close(st);
+		return IP_EXIT_FAILURE;
+	}
+	ip_history_init(&h);
+	ret = ip_state_load(st, ip_state_pid_max(r), &h, &bad, &diag);
+	if (ret == -ENOENT) {
+		printf("irqpilotd: nothing to restore (no %s)\n", ip_state_path(st));
+		ret = 0;
+		goto out;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg[0] ? diag.msg : strerror(-ret));
+		failed++;
+		goto out;
+	}
+	for (size_t i = 0; i < bad.n; i++)
+		fprintf(stderr, "irqpilotd: %s:%d: %s, not restored: %s\n", ip_state_path(st),
+			bad.v[i].lineno, bad.v[i].why, bad.v[i].text);
+	if (bad.n) {
+		_cleanup_free_ char *aside = NULL;
+
+		failed += (int)bad.n;
+		if (ip_state_set_aside(st, &aside, &diag) < 0) {
+			/* the file stays as it is: nothing is restored */
+			fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
+			goto out;
+		}
+		fprintf(stderr, "irqpilotd: moved %s to %s; its invalid records are kept there\n",
+			ip_state_path(st), aside);
 	}
 	ip_engine_ops_for_root(r, &ops);
 	ret = ip_apply_restore(r, &h, &ops, &res);
 	for (int i = 0; i < res.n; i++) {
-		printf("%s\n", res.r[i].msg);
 		/* a vanished IRQ or thread has nothing left to restore */
-		if (res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED)
-			failed++;
+		bool bad_one = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
+
+		failed += bad_one;
+		fprintf(bad_one ? stderr : stdout, "%s\n", res.r[i].msg);
 	}
 	ip_apply_results_free(&res);
-	if (ret >= 0 && !failed)
-		unlink(path);
+	/* what failed stays recorded */
+	if (ip_state_save(st, &h, &diag) < 0) {
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
+		failed++;
+	}
+out:
+	ip_state_bads_free(&bad);
 	ip_history_free(&h);
 	ip_root_free(r);
+	ip_state_close(st);
 	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }

@@ -14,6 +14,7 @@
 #include "irqpilot/apply.h"
 #include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
+#include "irqpilot/procfs.h"
 
 /* ---- the real operations ---- */
 
@@ -68,6 +69,8 @@ void ip_apply_ops_default(struct ip_apply_ops *ops)
 	ops->set_scheduler = real_set_scheduler;
 	ops->cq = real_cq;
 	ops->ctx = NULL;
+	ops->record = NULL;
+	ops->record_ctx = NULL;
 }
 
 /* ---- classification ---- */
@@ -215,6 +218,13 @@ static void log_once(struct actx *a, struct ip_apply_result *res, const char *ke
 	res->log = a->dry_run ? true : ip_history_log_once(a->h, key);
 }
 
+/* Write-ahead: the original just added to the history reaches the disk
+ * before the write it guards. */
+static int record(struct actx *a)
+{
+	return a->ops->record ? a->ops->record(a->ops->record_ctx, a->h) : 0;
+}
+
 /*
  * Mode 0444 on smp_affinity means managed on 6.18, but only where the tree
  * keeps modes: a tree copied read-only has every file at 0444, and then
@@ -312,6 +322,16 @@ static int write_irq_list(struct actx *a, unsigned irq, const ip_cpuset *set)
 	return a->ops->write(a->ops->ctx, a->r, path, buf);
 }
 
+static void forget_orig(struct actx *a, unsigned irq)
+{
+	struct ip_irq_hist *he = ip_history_get(a->h, irq);
+
+	if (he) {
+		free(he->orig);
+		he->orig = NULL;
+	}
+}
+
 static void apply_move(struct actx *a, struct ip_move *mv)
 {
 	const struct ip_irq_hist *e = ip_history_find(a->h, mv->irq);
@@ -320,6 +340,7 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	_cleanup_free_ char *orig = NULL;
 	ip_cpuset try = mv->to;
 	int next = -1, err;
+	bool added = false;
 	char b1[128], key[32];
 
 	if (!res || !path) {
@@ -348,12 +369,36 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		msgf(res, "would write %s to %s", fmt_set(b1, sizeof(b1), &mv->to), path);
 		return;
 	}
-	/* The original, read before the first write, is what restore puts back. */
-	if (!(e && e->orig) && ip_root_read_line(a->r, path, &orig) < 0) {
-		char buf[IP_CPULIST_MAX];
+	/* The original, read before the first write, is what restore puts back;
+	 * it is on disk before that write. */
+	if (!(e && e->orig)) {
+		struct ip_irq_hist *he;
 
-		cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
-		orig = strdup(buf);
+		if (ip_root_read_line(a->r, path, &orig) < 0) {
+			char buf[IP_CPULIST_MAX];
+
+			cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
+			orig = strdup(buf);
+		}
+		he = ip_history_get(a->h, mv->irq);
+		if (!he || !orig) {
+			a->err = -ENOMEM;
+			return;
+		}
+		he->orig = TAKE_PTR(orig);
+		added = true;
+		err = record(a);
+		if (err < 0) {
+			forget_orig(a, mv->irq);
+			res->err = err;
+			res->outcome = IP_APPLY_FAILED;
+			snprintf(key, sizeof(key), "irq %u record", mv->irq);
+			log_once(a, res, key);
+			msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
+			     mv->irq, strerror(-err));
+			mv->failed = true;
+			return;
+		}
 	}
 	for (;;) {
 		err = write_irq_list(a, mv->irq, &try);
@@ -369,21 +414,15 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	res->err = err;
 	res->written = try;
 	res->outcome = ip_apply_classify(IP_APPLY_IRQ, err);
+	/* nothing changed: there is no original to keep */
+	if (added && res->outcome != IP_APPLY_OK)
+		forget_orig(a, mv->irq);
 	switch (res->outcome) {
-	case IP_APPLY_OK: {
-		struct ip_irq_hist *he = ip_history_get(a->h, mv->irq);
-
-		if (!he) {
-			a->err = -ENOMEM;
-			return;
-		}
-		if (!he->orig)
-			he->orig = TAKE_PTR(orig);
+	case IP_APPLY_OK:
 		mv->to = try;
 		msgf(res, "wrote %s to %s", fmt_set(b1, sizeof(b1), &try), path);
 		read_back(a, mv, res);
 		return;
-	}
 	case IP_APPLY_MANAGED:
 		mark_managed(a, mv->irq, err == -EPERM ? IP_MANAGED_EPERM : IP_MANAGED_EIO);
 		msgf(res,
@@ -412,24 +451,73 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	mv->failed = true;
 }
 
-static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned irq)
+/*
+ * A thread is pid + comm + start time: read from proc/PID/stat (comm is
+ * between the first '(' and the last ')', start time is field 22).
+ * -ESRCH when there is no such process.
+ */
+static int thread_identity(struct ip_root *r, pid_t pid, char *comm, size_t size, uint64_t *start)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[48];
+	struct ip_pid_stat ps;
+	size_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
+	ret = ip_root_read_attr(r, path, &text, &len);
+	if (ret == -ENOENT)
+		return -ESRCH;
+	if (ret < 0)
+		return ret;
+	if (ip_parse_pid_stat(text, len, &ps, NULL) < 0 || ps.pid != pid)
+		return -EINVAL;
+	snprintf(comm, size, "%s", ps.comm);
+	*start = ps.starttime;
+	return 0;
+}
+
+/* Drops the threads with nothing left to restore. */
+static void prune_threads(struct ip_history *h)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < h->nr_threads; i++)
+		if (h->threads[i].have_affinity || h->threads[i].have_sched)
+			h->threads[k++] = h->threads[i];
+	h->nr_threads = k;
+}
+
+/* The original of this very thread; a record for an earlier process with
+ * the same pid is stale (that thread exited) and is replaced. */
+static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned irq, const char *comm,
+					  uint64_t start)
 {
 	struct ip_history *h = a->h;
 	struct ip_thread_orig *nv;
 
-	for (size_t i = 0; i < h->nr_threads; i++)
-		if (h->threads[i].pid == pid)
-			return &h->threads[i];
+	for (size_t i = 0; i < h->nr_threads; i++) {
+		nv = &h->threads[i];
+		if (nv->pid != pid)
+			continue;
+		if (nv->start == start && strcmp(nv->comm, comm) == 0)
+			return nv;
+		nv->have_affinity = nv->have_sched = false;
+	}
+	prune_threads(h);
 	nv = realloc(h->threads, (h->nr_threads + 1) * sizeof(*nv));
 	if (!nv) {
 		a->err = -ENOMEM;
 		return NULL;
 	}
 	h->threads = nv;
-	memset(&nv[h->nr_threads], 0, sizeof(*nv));
-	nv[h->nr_threads].pid = pid;
-	nv[h->nr_threads].irq = irq;
-	return &nv[h->nr_threads++];
+	nv = &nv[h->nr_threads++];
+	memset(nv, 0, sizeof(*nv));
+	nv->pid = pid;
+	nv->irq = irq;
+	nv->start = start;
+	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
+	return nv;
 }
 
 static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
@@ -448,6 +536,8 @@ static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct i
 	default:
 		snprintf(key, sizeof(key), "pid %d %s", ta->pid, what);
 		log_once(a, res, key);
+		if (res->msg[0])
+			break;
 		msgf(res, "setting the %s of thread %d %s failed: %s", what, ta->pid, ta->comm,
 		     strerror(-res->err));
 		break;
@@ -455,10 +545,52 @@ static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct i
 	ta->failed = true;
 }
 
+/* Records the original (write-ahead) and makes the change; the original
+ * is kept only when the change was made. */
+static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
+			  const char *comm, uint64_t start, bool sched)
+{
+	struct ip_thread_orig *o = thread_orig(a, ta->pid, ta->irq, comm, start);
+	bool *have;
+	bool added = false;
+
+	if (!o)
+		return;
+	have = sched ? &o->have_sched : &o->have_affinity;
+	if (!*have) {
+		*have = added = true;
+		if (sched) {
+			o->policy = ta->from_policy;
+			o->priority = ta->from_priority;
+		} else {
+			o->allowed = ta->from;
+		}
+		res->err = record(a);
+		if (res->err < 0) {
+			*have = false;
+			res->outcome = IP_APPLY_FAILED;
+			msgf(res, "thread %d %s not changed: its original could not be recorded first: %s",
+			     ta->pid, ta->comm, strerror(-res->err));
+			return;
+		}
+	}
+	res->err = sched ? a->ops->set_scheduler(a->ops->ctx, ta->pid, ta->policy, ta->priority)
+			 : a->ops->set_affinity(a->ops->ctx, ta->pid, &ta->to);
+	res->outcome = ip_apply_classify(sched ? IP_APPLY_THREAD_SCHED : IP_APPLY_THREAD_AFFINITY,
+					 res->err);
+	if (res->outcome != IP_APPLY_OK && added)
+		*have = false;
+}
+
 static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 {
-	char b1[128];
+	char b1[128], comm[64] = "";
+	uint64_t start = 0;
+	int id = 0;
 
+	/* who the thread is, read before the first change */
+	if (!a->dry_run && (ta->set_affinity || ta->set_sched))
+		id = thread_identity(a->r, ta->pid, comm, sizeof(comm), &start);
 	if (ta->set_affinity) {
 		struct ip_apply_result *res = add_result(a, IP_APPLY_THREAD_AFFINITY);
 
@@ -472,20 +604,17 @@ static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 			msgf(res, "would set the affinity of thread %d %s to %s", ta->pid, ta->comm,
 			     fmt_set(b1, sizeof(b1), &ta->to));
 		} else {
-			res->err = a->ops->set_affinity(a->ops->ctx, ta->pid, &ta->to);
-			res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
-			if (res->outcome == IP_APPLY_OK) {
-				struct ip_thread_orig *o = thread_orig(a, ta->pid, ta->irq);
-
-				if (o && !o->have_affinity) {
-					o->have_affinity = true;
-					o->allowed = ta->from;
-				}
+			if (id < 0) {
+				res->err = id;
+				res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, id);
+			} else {
+				thread_change(a, ta, res, comm, start, false);
+			}
+			if (res->outcome == IP_APPLY_OK)
 				msgf(res, "set the affinity of thread %d %s to %s", ta->pid,
 				     ta->comm, fmt_set(b1, sizeof(b1), &ta->to));
-			} else {
+			else
 				thread_failure(a, ta, res, "affinity");
-			}
 		}
 	}
 	if (ta->set_sched) {
@@ -502,22 +631,19 @@ static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 			     ta->priority);
 			return;
 		}
-		res->err = a->ops->set_scheduler(a->ops->ctx, ta->pid, ta->policy, ta->priority);
-		res->outcome = ip_apply_classify(IP_APPLY_THREAD_SCHED, res->err);
-		if (res->outcome == IP_APPLY_OK) {
-			struct ip_thread_orig *o = thread_orig(a, ta->pid, ta->irq);
-
-			if (o && !o->have_sched) {
-				o->have_sched = true;
-				o->policy = ta->from_policy;
-				o->priority = ta->from_priority;
-			}
+		if (id < 0) {
+			res->err = id;
+			res->outcome = ip_apply_classify(IP_APPLY_THREAD_SCHED, id);
+		} else {
+			thread_change(a, ta, res, comm, start, true);
+		}
+		if (res->outcome == IP_APPLY_OK)
 			msgf(res, "set thread %d %s to SCHED_FIFO %d", ta->pid, ta->comm,
 			     ta->priority);
-		} else {
+		else
 			thread_failure(a, ta, res, "priority");
-		}
 	}
+	prune_threads(a->h);
 }
 
 static struct ip_rq_orig *rq_orig_find(struct ip_history *h, const char *dev)
@@ -533,6 +659,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	struct ip_apply_result *res = add_result(a, IP_APPLY_RQ);
 	_cleanup_free_ char *path = ip_asprintf("sys/block/%s/queue/rq_affinity", ra->device);
 	long long cur = ra->from;
+	bool added = false;
 	char val[16], key[64];
 
 	if (!res || !path) {
@@ -547,16 +674,13 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		msgf(res, "would write %s to %s", val, path);
 		return;
 	}
-	if (!rq_orig_find(a->h, ra->device) && ip_root_read_long(a->r, path, &cur) < 0)
-		cur = ra->from;
-	res->err = a->ops->write(a->ops->ctx, a->r, path, val);
-	res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
-	switch (res->outcome) {
-	case IP_APPLY_OK:
-		if (!rq_orig_find(a->h, ra->device) && cur >= 0) {
-			struct ip_rq_orig *nv =
-				realloc(a->h->rq, (a->h->nr_rq + 1) * sizeof(*a->h->rq));
+	if (!rq_orig_find(a->h, ra->device)) {
+		struct ip_rq_orig *nv;
 
+		if (ip_root_read_long(a->r, path, &cur) < 0)
+			cur = ra->from;
+		if (cur >= 0 && cur <= 2) {
+			nv = realloc(a->h->rq, (a->h->nr_rq + 1) * sizeof(*a->h->rq));
 			if (!nv) {
 				a->err = -ENOMEM;
 				return;
@@ -564,7 +688,27 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 			a->h->rq = nv;
 			snprintf(nv[a->h->nr_rq].device, sizeof(nv->device), "%s", ra->device);
 			nv[a->h->nr_rq++].value = (int)cur;
+			added = true;
+			res->err = record(a);
+			if (res->err < 0) {
+				a->h->nr_rq--;
+				res->outcome = IP_APPLY_FAILED;
+				snprintf(key, sizeof(key), "rq %s record", ra->device);
+				log_once(a, res, key);
+				msgf(res, "%s not written: its original could not be recorded first: %s",
+				     path, strerror(-res->err));
+				ra->failed = true;
+				return;
+			}
 		}
+	}
+	res->err = a->ops->write(a->ops->ctx, a->r, path, val);
+	res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
+	/* the original we added is the last entry: nothing changed, drop it */
+	if (added && res->outcome != IP_APPLY_OK)
+		a->h->nr_rq--;
+	switch (res->outcome) {
+	case IP_APPLY_OK:
 		msgf(res, "wrote %s to %s", val, path);
 		return;
 	case IP_APPLY_VANISHED:
@@ -591,6 +735,8 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 {
 	struct ip_apply_result *res = add_result(a, IP_APPLY_CQ);
 	const char *verb = ca->attach ? "attach" : "detach";
+	struct ip_cqdev_hist *e = NULL;
+	bool added = false;
 	char key[64];
 
 	if (!res)
@@ -603,9 +749,36 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 		     ca->minor, ca->attach ? "to" : "from");
 		return;
 	}
+	/* An attach is recorded before it is made, so --restore detaches a
+	 * device attached just before a kill -9. */
+	if (ca->attach) {
+		e = ip_history_cqdev_get(a->h, ca->device);
+		if (!e) {
+			a->err = -ENOMEM;
+			return;
+		}
+		if (!e->attached_by_us) {
+			e->major = ca->major;
+			e->minor = ca->minor;
+			e->attached_by_us = added = true;
+			res->err = record(a);
+			if (res->err < 0) {
+				e->attached_by_us = false;
+				res->outcome = IP_APPLY_FAILED;
+				snprintf(key, sizeof(key), "cq attach %s record", ca->device);
+				log_once(a, res, key);
+				msgf(res, "%s not attached: the attach could not be recorded first: %s",
+				     ca->device, strerror(-res->err));
+				ca->failed = true;
+				return;
+			}
+		}
+	}
 	res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, ca->major, ca->minor, ca->attach)
 			      : -ENOTSUP;
 	res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
+	if (added && res->outcome != IP_APPLY_OK)
+		e->attached_by_us = false;
 	if (res->outcome == IP_APPLY_OK) {
 		msgf(res, "%sed %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major, ca->minor,
 		     ca->attach ? "to" : "from");
@@ -649,117 +822,192 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
 	return 0;
 }
 
-int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
-		     struct ip_apply_results *out)
-{
-	struct actx a = {.r = r, .h = h, .ops = ops, .out = out, .modes_known = -1};
-	char b1[128];
+/* ---- restore ---- */
 
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < h->nr && !a.err; i++) {
+static void restore_irqs(struct actx *a)
+{
+	struct ip_history *h = a->h;
+
+	for (size_t i = 0; i < h->nr && !a->err; i++) {
 		struct ip_irq_hist *e = &h->irqs[i];
 		struct ip_apply_result *res;
 		_cleanup_free_ char *path = NULL;
 
 		if (!e->orig)
 			continue;
-		res = add_result(&a, IP_APPLY_IRQ);
+		res = add_result(a, IP_APPLY_IRQ);
 		path = ip_asprintf("proc/irq/%u/smp_affinity_list", e->irq);
 		if (!res || !path) {
-			a.err = -ENOMEM;
-			break;
+			a->err = -ENOMEM;
+			return;
 		}
 		res->irq = e->irq;
 		cpuset_parse_list(&res->written, e->orig);
-		res->err = ops->write(ops->ctx, r, path, e->orig);
+		res->err = a->ops->write(a->ops->ctx, a->r, path, e->orig);
 		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
 		if (res->outcome == IP_APPLY_OK)
 			msgf(res, "restored %s to %s", path, e->orig);
+		else if (res->outcome == IP_APPLY_VANISHED)
+			msgf(res, "IRQ %u is gone (%s): nothing to restore", e->irq, path);
 		else
-			msgf(res, "restoring %s to %s failed: %s", path, e->orig,
-			     strerror(-res->err));
+			msgf(res, "restoring %s to %s failed: %s; the original is kept", path,
+			     e->orig, strerror(-res->err));
+		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
+			continue;
 		free(e->orig);
 		e->orig = NULL;
 		e->placed = false;
 	}
-	for (size_t i = 0; i < h->nr_threads && !a.err; i++) {
+}
+
+/* The thread recorded, or a result saying why it is skipped. */
+static bool same_thread(struct actx *a, const struct ip_thread_orig *o)
+{
+	struct ip_apply_result *res;
+	char comm[64];
+	uint64_t start;
+	int ret = thread_identity(a->r, o->pid, comm, sizeof(comm), &start);
+
+	if (ret == 0 && o->start == start && strcmp(o->comm, comm) == 0)
+		return true;
+	res = add_result(a, o->have_affinity ? IP_APPLY_THREAD_AFFINITY : IP_APPLY_THREAD_SCHED);
+	if (!res)
+		return false;
+	res->irq = o->irq;
+	res->pid = o->pid;
+	res->err = ret < 0 ? ret : -ESRCH;
+	res->outcome = ip_apply_classify(res->what, res->err);
+	if (ret == -ESRCH)
+		msgf(res, "thread %d %s is gone: nothing to restore", o->pid, o->comm);
+	else if (ret < 0)
+		msgf(res, "thread %d %s: cannot read who it is (%s); not restored", o->pid, o->comm,
+		     strerror(-ret));
+	else
+		msgf(res, "pid %d is now %s started at %llu, not thread %s started at %llu: "
+			  "not restored",
+		     o->pid, comm, (unsigned long long)start, o->comm, (unsigned long long)o->start);
+	return false;
+}
+
+static void restore_threads(struct actx *a)
+{
+	struct ip_history *h = a->h;
+	char b1[128];
+
+	for (size_t i = 0; i < h->nr_threads && !a->err; i++) {
 		struct ip_thread_orig *o = &h->threads[i];
 		struct ip_apply_result *res;
 
+		if (!same_thread(a, o)) {
+			/* gone, or another process: its record describes nothing */
+			if (a->out->n && a->out->r[a->out->n - 1].outcome == IP_APPLY_VANISHED)
+				o->have_affinity = o->have_sched = false;
+			continue;
+		}
 		if (o->have_affinity) {
-			res = add_result(&a, IP_APPLY_THREAD_AFFINITY);
+			res = add_result(a, IP_APPLY_THREAD_AFFINITY);
 			if (!res)
-				break;
+				return;
 			res->irq = o->irq;
 			res->pid = o->pid;
 			res->written = o->allowed;
-			res->err = ops->set_affinity(ops->ctx, o->pid, &o->allowed);
+			res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
 			res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
-			msgf(res, "%s the affinity of thread %d to %s%s%s",
-			     res->err ? "restoring" : "restored", o->pid,
+			msgf(res, "%s the affinity of thread %d %s to %s%s%s",
+			     res->err ? "restoring" : "restored", o->pid, o->comm,
 			     fmt_set(b1, sizeof(b1), &o->allowed), res->err ? " failed: " : "",
 			     res->err ? strerror(-res->err) : "");
+			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
+				o->have_affinity = false;
 		}
 		if (o->have_sched) {
-			res = add_result(&a, IP_APPLY_THREAD_SCHED);
+			res = add_result(a, IP_APPLY_THREAD_SCHED);
 			if (!res)
-				break;
+				return;
 			res->irq = o->irq;
 			res->pid = o->pid;
 			res->value = o->priority;
-			res->err = ops->set_scheduler(
-				ops->ctx, o->pid, o->policy,
+			res->err = a->ops->set_scheduler(
+				a->ops->ctx, o->pid, o->policy,
 				o->policy == SCHED_FIFO || o->policy == SCHED_RR ? o->priority : 0);
 			res->outcome = ip_apply_classify(IP_APPLY_THREAD_SCHED, res->err);
-			msgf(res, "%s the policy of thread %d to %d, priority %d%s%s",
-			     res->err ? "restoring" : "restored", o->pid, o->policy, o->priority,
-			     res->err ? " failed: " : "", res->err ? strerror(-res->err) : "");
+			msgf(res, "%s the policy of thread %d %s to %d, priority %d%s%s",
+			     res->err ? "restoring" : "restored", o->pid, o->comm, o->policy,
+			     o->priority, res->err ? " failed: " : "",
+			     res->err ? strerror(-res->err) : "");
+			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
+				o->have_sched = false;
 		}
 	}
-	for (size_t i = 0; i < h->nr_cqdev && !a.err; i++) {
+	prune_threads(h);
+}
+
+static void restore_cq(struct actx *a)
+{
+	struct ip_history *h = a->h;
+
+	for (size_t i = 0; i < h->nr_cqdev && !a->err; i++) {
 		struct ip_cqdev_hist *e = &h->cqdev[i];
 		struct ip_apply_result *res;
 
 		if (!e->attached_by_us)
 			continue;
-		res = add_result(&a, IP_APPLY_CQ);
+		res = add_result(a, IP_APPLY_CQ);
 		if (!res)
-			break;
+			return;
 		snprintf(res->device, sizeof(res->device), "%s", e->device);
-		res->err = ops->cq ? ops->cq(ops->ctx, e->major, e->minor, false) : -ENOTSUP;
+		res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, e->major, e->minor, false) : -ENOTSUP;
 		res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
-		if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
+		if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED) {
 			msgf(res, "detached %s from irqpilot_cq%s", e->device,
 			     res->err ? " (already gone)" : "");
-		else
-			msgf(res, "detaching %s from irqpilot_cq failed: %s", e->device,
-			     cq_strerror(res->err));
-		e->attached_by_us = false;
+			e->attached_by_us = false;
+		} else {
+			msgf(res, "detaching %s from irqpilot_cq failed: %s; kept for --restore",
+			     e->device, cq_strerror(res->err));
+		}
 	}
-	for (size_t i = 0; i < h->nr_rq && !a.err; i++) {
-		struct ip_apply_result *res = add_result(&a, IP_APPLY_RQ);
+}
+
+static void restore_rq(struct actx *a)
+{
+	struct ip_history *h = a->h;
+	size_t k = 0;
+
+	for (size_t i = 0; i < h->nr_rq; i++) {
+		struct ip_apply_result *res = a->err ? NULL : add_result(a, IP_APPLY_RQ);
 		_cleanup_free_ char *path =
 			ip_asprintf("sys/block/%s/queue/rq_affinity", h->rq[i].device);
 		char val[16];
 
 		if (!res || !path) {
-			a.err = -ENOMEM;
-			break;
+			a->err = -ENOMEM;
+			h->rq[k++] = h->rq[i]; /* not tried: kept */
+			continue;
 		}
 		snprintf(res->device, sizeof(res->device), "%s", h->rq[i].device);
 		snprintf(val, sizeof(val), "%d", h->rq[i].value);
 		res->value = h->rq[i].value;
-		res->err = ops->write(ops->ctx, r, path, val);
+		res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 		res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
 		msgf(res, "%s %s to %s%s%s", res->err ? "restoring" : "restored", path, val,
 		     res->err ? " failed: " : "", res->err ? strerror(-res->err) : "");
+		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
+			h->rq[k++] = h->rq[i];
 	}
-	free(h->threads);
-	h->threads = NULL;
-	h->nr_threads = 0;
-	free(h->rq);
-	h->rq = NULL;
-	h->nr_rq = 0;
+	h->nr_rq = k;
+}
+
+int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+		     struct ip_apply_results *out)
+{
+	struct actx a = {.r = r, .h = h, .ops = ops, .out = out, .modes_known = -1};
+
+	memset(out, 0, sizeof(*out));
+	restore_irqs(&a);
+	restore_threads(&a);
+	restore_cq(&a);
+	restore_rq(&a);
 	if (a.err) {
 		ip_apply_results_free(out);
 		return a.err;

@@ -53,6 +53,8 @@ static void tree_ops(struct ip_apply_ops *ops)
 	ops->set_scheduler = tree_set_scheduler;
 	ops->cq = tree_cq;
 	ops->ctx = NULL;
+	ops->record = NULL;
+	ops->record_ctx = NULL;
 }
 
 void ip_engine_ops_for_root(struct ip_root *r, struct ip_apply_ops *ops)
@@ -131,6 +133,13 @@ void ip_engine_set_root(struct ip_engine *e, struct ip_root *r)
 void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg)
 {
 	e->cfg = cfg;
+}
+
+void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
+			  void *ctx)
+{
+	e->ops.record = fn;
+	e->ops.record_ctx = ctx;
 }
 
 void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run)
@@ -326,7 +335,9 @@ int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)
 {
 	int ret;
 
-	if (e->opts.dry_run || e->opts.simulate) {
+	/* Not skipped in a dry run: what an earlier run or the time before
+	 * "dry-run on" changed is still changed. */
+	if (e->opts.simulate) {
 		memset(res, 0, sizeof(*res));
 		return 0;
 	}

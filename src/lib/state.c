@@ -1,13 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "irqpilot/macro.h"
 #include "irqpilot/state.h"
+
+#define STATE_TMP "state.tmp"
+#define STATE_READ_MAX (16u << 20)
+
+struct ip_state {
+	int dirfd;
+	char *dir, *path;
+	char *written; /* what the file holds, NULL: unknown */
+	bool have_written;
+};
+
+void ip_state_bads_free(struct ip_state_bads *b)
+{
+	free(b->v);
+	b->v = NULL;
+	b->n = 0;
+}
+
+/* ---- the pure parser ---- */
 
 static bool anything(const struct ip_history *h)
 {
@@ -20,68 +42,90 @@ static bool anything(const struct ip_history *h)
 	return h->nr_threads || h->nr_rq;
 }
 
-int ip_state_save(const struct ip_history *h, const char *path, struct ip_diag *d)
+/* Digits only, no sign, no blanks: strtoul() would take "-1" as ULONG_MAX. */
+static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	_cleanup_free_ char *tmp = ip_asprintf("%s.new", path);
-	FILE *f;
-	int fd;
+	uint64_t v = 0;
 
-	if (!tmp)
-		return -ENOMEM;
-	if (!anything(h)) {
-		if (unlink(path) < 0 && errno != ENOENT)
-			return ip_diag_set(d, -errno, "%s: %s", path, strerror(errno));
-		return 0;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return ip_diag_set(d, -errno, "%s: %s", tmp, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	fprintf(f, "# irqpilot state 1: original settings, for irqpilotd --restore\n");
-	for (size_t i = 0; i < h->nr; i++)
-		if (h->irqs[i].orig)
-			fprintf(f, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].orig);
-	for (size_t i = 0; i < h->nr_threads; i++) {
-		const struct ip_thread_orig *o = &h->threads[i];
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		uint64_t digit = (uint64_t)(*s - '0');
 
-		if (o->have_affinity)
-			fprintf(f, "thread %d %u affinity %s\n", (int)o->pid, o->irq, cpuset_str(&o->allowed));
-		if (o->have_sched)
-			fprintf(f, "thread %d %u sched %d %d\n", (int)o->pid, o->irq, o->policy, o->priority);
+		if (digit > max || v > (max - digit) / 10)
+			return false;
+		v = v * 10 + digit;
 	}
-	for (size_t i = 0; i < h->nr_rq; i++)
-		fprintf(f, "rq %s %d\n", h->rq[i].device, h->rq[i].value);
-	/* a device we attached to irqpilot_cq is detached on restore */
-	for (size_t i = 0; i < h->nr_cqdev; i++)
-		if (h->cqdev[i].attached_by_us)
-			fprintf(f, "cq %s %u:%u\n", h->cqdev[i].device, h->cqdev[i].major, h->cqdev[i].minor);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		int e = -errno;
-
-		fclose(f);
-		unlink(tmp);
-		return ip_diag_set(d, e, "%s: %s", tmp, strerror(-e));
-	}
-	fclose(f);
-	if (rename(tmp, path) < 0) {
-		int e = -errno;
-
-		unlink(tmp);
-		return ip_diag_set(d, e, "%s: %s", path, strerror(-e));
-	}
-	return 0;
+	*out = v;
+	return true;
 }
 
-static struct ip_thread_orig *thread_slot(struct ip_history *h, pid_t pid, unsigned irq)
+/* A block device name is one sysfs directory entry below sys/block. */
+static bool device_ok(const char *s, size_t size)
+{
+	return *s && strlen(s) < size && !strchr(s, '/') && strcmp(s, ".") != 0 &&
+	       strcmp(s, "..") != 0;
+}
+
+static void comm_escape(const char *comm, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)comm; *p && o + 5 < size; p++) {
+		if (*p > ' ' && *p < 0x7f && *p != '\\')
+			out[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", *p);
+	}
+	out[o] = '\0';
+}
+
+static bool comm_unescape(const char *s, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned v;
+
+		if (o + 1 >= size)
+			return false;
+		if (*s != '\\') {
+			out[o++] = *s;
+			continue;
+		}
+		if (s[1] != 'x' || sscanf(s + 2, "%2x", &v) != 1 || !s[2] || !s[3] || v == 0)
+			return false;
+		out[o++] = (char)v;
+		s += 3;
+	}
+	out[o] = '\0';
+	return o > 0;
+}
+
+static bool sched_ok(uint64_t policy, uint64_t prio)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return prio >= 1 && prio <= 99;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return prio == 0;
+	}
+	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
+}
+
+static struct ip_thread_orig *thread_slot(struct ip_history *h, pid_t pid, uint64_t start,
+					  const char *comm, unsigned irq)
 {
 	struct ip_thread_orig *nv;
 
 	for (size_t i = 0; i < h->nr_threads; i++)
-		if (h->threads[i].pid == pid)
+		if (h->threads[i].pid == pid && h->threads[i].start == start &&
+		    strcmp(h->threads[i].comm, comm) == 0)
 			return &h->threads[i];
 	nv = realloc(h->threads, sizeof(*nv) * (h->nr_threads + 1));
 	if (!nv)
@@ -91,112 +135,446 @@ static struct ip_thread_orig *thread_slot(struct ip_history *h, pid_t pid, unsig
 	memset(nv, 0, sizeof(*nv));
 	nv->pid = pid;
 	nv->irq = irq;
+	nv->start = start;
+	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
 	return nv;
 }
 
-static int load_line(struct ip_history *h, char *line)
+/* 0, -ENOMEM, or 1 with @why set for a line that is not a valid record. */
+static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, const char **why)
 {
-	char kind[16], a[64], b[64], c[IP_CPULIST_MAX];
-	int n = sscanf(line, "%15s %63s %63s %4095[^\n]", kind, a, b, c);
-	char *end;
+	uint64_t a, b, c, dd;
 
-	if (n >= 3 && strcmp(kind, "irq") == 0) {
-		unsigned long irq = strtoul(a, &end, 10);
+	if (strcmp(tok[0], "irq") == 0) {
 		struct ip_irq_hist *e;
 		ip_cpuset s;
 
-		if (*end || cpuset_parse_list(&s, b) < 0)
-			return -EINVAL;
-		e = ip_history_get(h, (unsigned)irq);
+		if (nt != 3)
+			return *why = "irq: want 'irq N CPULIST'", 1;
+		if (!parse_u64(tok[1], IP_STATE_IRQ_MAX - 1, &a))
+			return *why = "IRQ number out of range", 1;
+		if (cpuset_parse_list(&s, tok[2]) < 0 || cpuset_empty(&s))
+			return *why = "not a CPU list", 1;
+		e = ip_history_get(h, (unsigned)a);
 		if (!e)
 			return -ENOMEM;
-		if (!e->orig) {
-			e->orig = strdup(b);
-			if (!e->orig)
-				return -ENOMEM;
-		}
+		if (!e->orig && !(e->orig = strdup(tok[2])))
+			return -ENOMEM;
 		return 0;
 	}
-	if (n == 4 && strcmp(kind, "thread") == 0) {
-		long pid = strtol(a, &end, 10);
-		unsigned long irq;
+	if (strcmp(tok[0], "thread") == 0) {
 		struct ip_thread_orig *o;
-		char what[16], rest[IP_CPULIST_MAX];
+		char comm[64];
+		ip_cpuset s;
 
-		if (*end || pid <= 0)
-			return -EINVAL;
-		irq = strtoul(b, &end, 10);
-		if (*end || sscanf(c, "%15s %4095[^\n]", what, rest) != 2)
-			return -EINVAL;
-		o = thread_slot(h, (pid_t)pid, (unsigned)irq);
-		if (!o)
-			return -ENOMEM;
-		if (strcmp(what, "affinity") == 0) {
-			if (cpuset_parse_list(&o->allowed, rest) < 0)
-				return -EINVAL;
+		if (nt < 7)
+			return *why = "thread: want 'thread PID IRQ START COMM affinity|sched ...'", 1;
+		if (!parse_u64(tok[1], (uint64_t)pid_max - 1, &a) || a == 0)
+			return *why = "pid out of range (pid_max)", 1;
+		if (!parse_u64(tok[2], IP_STATE_IRQ_MAX - 1, &b))
+			return *why = "IRQ number out of range", 1;
+		if (!parse_u64(tok[3], UINT64_MAX, &c))
+			return *why = "not a start time", 1;
+		if (!comm_unescape(tok[4], comm, sizeof(comm)))
+			return *why = "not a thread name", 1;
+		if (strcmp(tok[5], "affinity") == 0 && nt == 7) {
+			if (cpuset_parse_list(&s, tok[6]) < 0 || cpuset_empty(&s))
+				return *why = "not a CPU list", 1;
+			o = thread_slot(h, (pid_t)a, c, comm, (unsigned)b);
+			if (!o)
+				return -ENOMEM;
 			o->have_affinity = true;
+			o->allowed = s;
 			return 0;
 		}
-		if (strcmp(what, "sched") == 0 && sscanf(rest, "%d %d", &o->policy, &o->priority) == 2) {
+		if (strcmp(tok[5], "sched") == 0 && nt == 8) {
+			uint64_t prio;
+
+			if (!parse_u64(tok[6], 7, &dd) || !parse_u64(tok[7], 99, &prio) ||
+			    !sched_ok(dd, prio))
+				return *why = "scheduling policy or priority out of range", 1;
+			o = thread_slot(h, (pid_t)a, c, comm, (unsigned)b);
+			if (!o)
+				return -ENOMEM;
 			o->have_sched = true;
+			o->policy = (int)dd;
+			o->priority = (int)prio;
 			return 0;
 		}
-		return -EINVAL;
+		return *why = "thread: want 'affinity CPULIST' or 'sched POLICY PRIORITY'", 1;
 	}
-	if (n == 3 && strcmp(kind, "cq") == 0) {
-		unsigned maj, min;
+	if (strcmp(tok[0], "cq") == 0) {
 		struct ip_cqdev_hist *e;
 
-		if (sscanf(b, "%u:%u", &maj, &min) != 2 || strlen(a) >= sizeof(e->device))
-			return -EINVAL;
-		e = ip_history_cqdev_get(h, a);
+		if (nt != 3)
+			return *why = "cq: want 'cq DEVICE MAJOR:MINOR'", 1;
+		if (!device_ok(tok[1], sizeof(e->device)))
+			return *why = "not a block device name", 1;
+		{
+			char *colon = strchr(tok[2], ':');
+
+			if (!colon)
+				return *why = "not MAJOR:MINOR", 1;
+			*colon = '\0';
+			/* dev_t: 12 bits of major, 20 of minor */
+			if (!parse_u64(tok[2], 4095, &a) || !parse_u64(colon + 1, (1u << 20) - 1, &b))
+				return *colon = ':', *why = "not MAJOR:MINOR", 1;
+			*colon = ':';
+		}
+		e = ip_history_cqdev_get(h, tok[1]);
 		if (!e)
 			return -ENOMEM;
-		e->major = maj;
-		e->minor = min;
+		e->major = (unsigned)a;
+		e->minor = (unsigned)b;
 		e->attached_by_us = true;
 		return 0;
 	}
-	if (n == 3 && strcmp(kind, "rq") == 0) {
-		long v = strtol(b, &end, 10);
+	if (strcmp(tok[0], "rq") == 0) {
 		struct ip_rq_orig *nv;
 
-		if (*end || v < 0 || v > 2 || strlen(a) >= sizeof(nv->device))
-			return -EINVAL;
+		if (nt != 3)
+			return *why = "rq: want 'rq DEVICE 0|1|2'", 1;
+		if (!device_ok(tok[1], sizeof(nv->device)))
+			return *why = "not a block device name", 1;
+		if (!parse_u64(tok[2], 2, &a))
+			return *why = "rq_affinity out of range (0-2)", 1;
 		for (size_t i = 0; i < h->nr_rq; i++)
-			if (strcmp(h->rq[i].device, a) == 0)
+			if (strcmp(h->rq[i].device, tok[1]) == 0)
 				return 0;
 		nv = realloc(h->rq, sizeof(*nv) * (h->nr_rq + 1));
 		if (!nv)
 			return -ENOMEM;
 		h->rq = nv;
-		snprintf(nv[h->nr_rq].device, sizeof(nv->device), "%s", a);
-		nv[h->nr_rq].value = (int)v;
+		snprintf(nv[h->nr_rq].device, sizeof(nv->device), "%s", tok[1]);
+		nv[h->nr_rq].value = (int)a;
 		h->nr_rq++;
 		return 0;
 	}
-	return -EINVAL;
+	return *why = "unknown record", 1;
 }
 
-int ip_state_load(const char *path, struct ip_history *h, struct ip_diag *d)
+static int add_bad(struct ip_state_bads *bad, int lineno, const char *why, const char *line,
+		   size_t len)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[IP_CPULIST_MAX + 128];
-	int lineno = 0;
+	struct ip_state_bad *nv = realloc(bad->v, (bad->n + 1) * sizeof(*nv));
+	size_t o = 0;
 
-	if (!f)
-		return ip_diag_set(d, -errno, "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		int ret;
+	if (!nv)
+		return -ENOMEM;
+	bad->v = nv;
+	nv = &nv[bad->n++];
+	nv->lineno = lineno;
+	snprintf(nv->why, sizeof(nv->why), "%s", why);
+	/* printable only: the text goes to a terminal or the journal */
+	for (size_t i = 0; i < len && o + 1 < sizeof(nv->text); i++)
+		nv->text[o++] = line[i] >= ' ' && line[i] < 0x7f ? line[i] : '?';
+	nv->text[o] = '\0';
+	return 0;
+}
 
+#define LINE_MAX_LEN (IP_CPULIST_MAX + 256)
+#define MAX_TOKENS 9
+
+int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_history *h,
+		   struct ip_state_bads *bad)
+{
+	char *line = malloc(LINE_MAX_LEN + 1);
+	size_t pos = 0;
+	int lineno = 0, ret = 0;
+
+	if (!line)
+		return -ENOMEM;
+	if (pid_max < 2 || pid_max > IP_STATE_PID_LIMIT)
+		pid_max = IP_STATE_PID_LIMIT;
+	while (pos < len && ret >= 0) {
+		const char *start = text + pos, *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		char *tok[MAX_TOKENS], *save = NULL, *t;
+		const char *why = NULL;
+		int nt = 0;
+
+		pos += n + (nl ? 1 : 0);
 		lineno++;
-		if (line[0] == '#' || line[0] == '\n')
+		if (n == 0 || start[0] == '#')
 			continue;
-		ret = load_line(h, line);
-		if (ret == -ENOMEM)
-			return ret;
-		if (ret < 0)
-			return ip_diag_set(d, ret, "%s:%d: not a state record: %.80s", path, lineno, line);
+		if (n > LINE_MAX_LEN) {
+			ret = add_bad(bad, lineno, "line too long", start, n);
+			continue;
+		}
+		if (memchr(start, '\0', n)) {
+			ret = add_bad(bad, lineno, "NUL byte in the line", start, n);
+			continue;
+		}
+		memcpy(line, start, n);
+		line[n] = '\0';
+		for (t = strtok_r(line, " \t", &save); t && nt < MAX_TOKENS; t = strtok_r(NULL, " \t", &save))
+			tok[nt++] = t;
+		if (nt == 0)
+			continue;
+		if (t) {
+			ret = add_bad(bad, lineno, "too many fields", start, n);
+			continue;
+		}
+		ret = parse_record(h, tok, nt, pid_max, &why);
+		if (ret == 1)
+			ret = add_bad(bad, lineno, why, start, n);
+	}
+	free(line);
+	return ret < 0 ? ret : 0;
+}
+
+long ip_state_pid_max(struct ip_root *r)
+{
+	long long v;
+
+	if (ip_root_read_long(r, "proc/sys/kernel/pid_max", &v) < 0 || v < 2 || v > IP_STATE_PID_LIMIT)
+		return IP_STATE_PID_LIMIT;
+	return (long)v;
+}
+
+/* ---- the file ---- */
+
+int ip_state_open(const char *dir, struct ip_state **out, struct ip_diag *d)
+{
+	struct ip_state *s = calloc(1, sizeof(*s));
+	struct stat st;
+
+	if (!s)
+		return -ENOMEM;
+	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		int e = -errno;
+
+		free(s);
+		if (e == -ELOOP || e == -ENOTDIR)
+			return ip_diag_set(d, -ELOOP, "%s: not a directory (a symbolic link?)", dir);
+		return ip_diag_set(d, e, "%s: %s", dir, strerror(-e));
+	}
+	if (fstat(s->dirfd, &st) < 0) {
+		int e = -errno;
+
+		close(s->dirfd);
+		free(s);
+		return ip_diag_set(d, e, "%s: %s", dir, strerror(-e));
+	}
+	/* Whoever may write here could swap the file restore trusts. */
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(s->dirfd);
+		free(s);
+		return ip_diag_set(d, -EPERM,
+				   "%s: owned by uid %u with mode %04o; the runtime directory must be "
+				   "owned by uid %u and writable by no one else",
+				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+				   (unsigned)geteuid());
+	}
+	s->dir = strdup(dir);
+	s->path = ip_asprintf("%s/%s", dir, IP_STATE_NAME);
+	if (!s->dir || !s->path) {
+		ip_state_close(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void ip_state_close(struct ip_state *s)
+{
+	if (!s)
+		return;
+	close(s->dirfd);
+	free(s->dir);
+	free(s->path);
+	free(s->written);
+	free(s);
+}
+
+const char *ip_state_path(const struct ip_state *s)
+{
+	return s->path;
+}
+
+int ip_state_load(struct ip_state *s, long pid_max, struct ip_history *h, struct ip_state_bads *bad,
+		  struct ip_diag *d)
+{
+	int fd = openat(s->dirfd, IP_STATE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	int ret;
+
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return ip_diag_set(d, -ELOOP, "%s is a symbolic link: not read", s->path);
+		return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size > STATE_READ_MAX) {
+		close(fd);
+		return ip_diag_set(d, -EPERM,
+				   "%s: not a regular file of at most 16 MiB owned by uid %u and "
+				   "writable by no one else: not read",
+				   s->path, (unsigned)geteuid());
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	close(fd);
+	ret = ip_state_parse(buf, len, pid_max, h, bad);
+	if (ret < 0)
+		return ret;
+	/* The file holds this: a save of the same records is not a write. */
+	if (!bad->n) {
+		buf[len] = '\0';
+		free(s->written);
+		s->written = TAKE_PTR(buf);
+		s->have_written = true;
 	}
 	return 0;
+}
+
+static char *format(const struct ip_history *h)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "# irqpilot state 2: original settings, for irqpilotd --restore\n");
+	for (size_t i = 0; i < h->nr; i++)
+		if (h->irqs[i].orig)
+			fprintf(f, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].orig);
+	for (size_t i = 0; i < h->nr_threads; i++) {
+		const struct ip_thread_orig *o = &h->threads[i];
+		char comm[64 * 4 + 1];
+
+		comm_escape(o->comm, comm, sizeof(comm));
+		if (o->have_affinity)
+			fprintf(f, "thread %d %u %llu %s affinity %s\n", (int)o->pid, o->irq,
+				(unsigned long long)o->start, comm, cpuset_str(&o->allowed));
+		if (o->have_sched)
+			fprintf(f, "thread %d %u %llu %s sched %d %d\n", (int)o->pid, o->irq,
+				(unsigned long long)o->start, comm, o->policy, o->priority);
+	}
+	for (size_t i = 0; i < h->nr_rq; i++)
+		fprintf(f, "rq %s %d\n", h->rq[i].device, h->rq[i].value);
+	/* a device we attached to irqpilot_cq is detached on restore */
+	for (size_t i = 0; i < h->nr_cqdev; i++)
+		if (h->cqdev[i].attached_by_us)
+			fprintf(f, "cq %s %u:%u\n", h->cqdev[i].device, h->cqdev[i].major, h->cqdev[i].minor);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int ip_state_save(struct ip_state *s, const struct ip_history *h, struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	int fd, ret;
+
+	if (!anything(h)) {
+		if (s->have_written && !s->written)
+			return 0;
+		if (unlinkat(s->dirfd, IP_STATE_NAME, 0) < 0 && errno != ENOENT)
+			return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
+		if (fsync(s->dirfd) < 0)
+			return ip_diag_set(d, -errno, "%s: fsync: %s", s->dir, strerror(errno));
+		free(s->written);
+		s->written = NULL;
+		s->have_written = true;
+		return 0;
+	}
+	text = format(h);
+	if (!text)
+		return -ENOMEM;
+	if (s->have_written && s->written && strcmp(s->written, text) == 0)
+		return 0;
+	/* A temporary file left by a crash, or planted: the name is ours. */
+	if (unlinkat(s->dirfd, STATE_TMP, 0) < 0 && errno != ENOENT)
+		return ip_diag_set(d, -errno, "%s/%s: %s", s->dir, STATE_TMP, strerror(errno));
+	fd = openat(s->dirfd, STATE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ip_diag_set(d, -errno, "%s/%s: %s", s->dir, STATE_TMP, strerror(errno));
+	ret = write_all(fd, text, strlen(text));
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && renameat(s->dirfd, STATE_TMP, s->dirfd, IP_STATE_NAME) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		unlinkat(s->dirfd, STATE_TMP, 0);
+		return ip_diag_set(d, ret, "%s: %s", s->path, strerror(-ret));
+	}
+	/* the rename itself is durable only once the directory is */
+	if (fsync(s->dirfd) < 0)
+		return ip_diag_set(d, -errno, "%s: fsync: %s", s->dir, strerror(errno));
+	free(s->written);
+	s->written = TAKE_PTR(text);
+	s->have_written = true;
+	return 0;
+}
+
+int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d)
+{
+	char name[64], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	for (int i = 0; i < 100; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "%s.invalid-%s-%d", IP_STATE_NAME, stamp, i);
+		else
+			snprintf(name, sizeof(name), "%s.invalid-%s", IP_STATE_NAME, stamp);
+		/* link, then unlink: never over an existing file */
+		if (linkat(s->dirfd, IP_STATE_NAME, s->dirfd, name, 0) == 0) {
+			if (unlinkat(s->dirfd, IP_STATE_NAME, 0) < 0 || fsync(s->dirfd) < 0)
+				return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
+			free(s->written);
+			s->written = NULL;
+			s->have_written = true;
+			*aside = ip_asprintf("%s/%s", s->dir, name);
+			return *aside ? 0 : -ENOMEM;
+		}
+		if (errno != EEXIST)
+			return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
+	}
+	return ip_diag_set(d, -EEXIST, "%s: too many files set aside", s->path);
+}
+
+int ip_state_record(void *ctx, const struct ip_history *h)
+{
+	struct ip_diag d = { "" };
+
+	return ip_state_save(ctx, h, &d);
 }

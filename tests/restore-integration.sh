@@ -1,0 +1,212 @@
+#!/bin/sh
+# The originals and their restore (issue 12, items 3-9), as an operator
+# checks them: the value in the file the kernel exposes (a writable copy
+# of the phone fixture), the state file, the exit status. A loop stands in
+# for the kernel and the workload, as in daemon-integration.sh.
+#
+# The read-only smp_affinity_list needs a bind mount in a private mount
+# namespace (unshare -m, as root): without it this script SKIPs (77).
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+export IRQPILOT_NO_JOURNAL=1
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: needs root for a read-only bind mount in a private mount namespace"
+	exit 77
+fi
+if [ -z "${IP_RESTORE_IN_NS:-}" ]; then
+	if ! unshare -m --propagation private true 2>/dev/null; then
+		echo "SKIP: unshare -m is not possible here"
+		exit 77
+	fi
+	IP_RESTORE_IN_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+
+tmp=$(mktemp -d /tmp/irqpilot-restore-XXXXXX)
+root=$tmp/root
+rt=$tmp/run
+conf=$tmp/irqpilot.conf
+log=$tmp/daemon.log
+aff=$root/proc/irq/37/smp_affinity_list
+export IRQPILOT_SOCKET=$rt/control
+fail=0
+pids=""
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	umount "$aff" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+ok() { echo "ok - $1"; }
+bad() {
+	echo "not ok - $1"
+	fail=1
+}
+check() { # description, command...
+	d=$1
+	shift
+	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
+}
+wait_for() {
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+affinity_is() { [ "$(cat "$aff")" = "$1" ]; }
+moved() { grep -qx '[67]' "$aff"; }
+
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
+mkdir -p "$rt" "$root/irqpilot" "$root/proc/sys/kernel"
+chmod 700 "$rt"
+echo 32768 >"$root/proc/sys/kernel/pid_max"
+cat >"$conf" <<'EOT'
+[daemon]
+interval = 0.3
+[policy]
+dwell = 1
+EOT
+(
+	c=0
+	while :; do
+		c=$((c + 3000))
+		a=$(cat "$aff")
+		eff=${a%%[-,]*}
+		echo "$eff" >"$root/proc/irq/37/effective_affinity_list.new"
+		mv "$root/proc/irq/37/effective_affinity_list.new" "$root/proc/irq/37/effective_affinity_list"
+		echo "sda 6 $c" >"$root/irqpilot/submit.new"
+		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
+		awk -v eff="$eff" '{ if ($1 == "37:") { col = eff + 2; $col = $col + 3000 } print }' \
+			"$root/proc/interrupts" >"$root/proc/interrupts.new"
+		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+		sleep 0.05
+	done
+) 2>"$tmp/kernel.err" &
+pids="$pids $!"
+
+start() {
+	"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground "$@" >"$log" 2>&1 &
+	daemon=$!
+	pids="$pids $daemon"
+}
+stop() { # expected exit status
+	kill -TERM "$daemon"
+	rc=0
+	wait "$daemon" || rc=$?
+	check "SIGTERM: exit $1" test "$rc" -eq "$1"
+}
+
+# --- item 9: the original is on disk before the write -----------------------
+start
+check "the daemon moves IRQ 37" wait_for 10 moved
+check "the state file holds the original, not the moved value" grep -qx "irq 37 0-7" "$rt/state"
+
+# --- item 5: dry-run on, then SIGTERM still restores -------------------------
+check "irqctl dry-run on" "$ctl" dry-run on
+stop 0
+check "item 5: SIGTERM after 'dry-run on' restores 0-7" affinity_is 0-7
+check "... and nothing is left in the state file" test ! -e "$rt/state"
+
+# --- item 5: a reload into dry_run = yes -----------------------------------
+start
+check "moved again" wait_for 10 moved
+printf '[daemon]\ninterval = 0.3\ndry_run = yes\n[policy]\ndwell = 1\n' >"$conf"
+kill -HUP "$daemon"
+check "the reload is logged" wait_for 5 grep -q "reloaded" "$log"
+stop 0
+check "item 5: SIGTERM after a reload into dry_run = yes restores 0-7" affinity_is 0-7
+printf '[daemon]\ninterval = 0.3\n[policy]\ndwell = 1\n' >"$conf"
+
+# --- item 4: a restore that fails keeps its record ---------------------------
+start
+check "moved again" wait_for 10 moved
+moved_to=$(cat "$aff")
+mount --bind "$aff" "$aff" && mount -o remount,bind,ro "$aff"
+check "smp_affinity_list is read-only now" sh -c "! echo 0-7 >'$aff'"
+stop 0
+check "item 4: the failed restore is logged" grep -q "restoring proc/irq/37/smp_affinity_list to 0-7 failed" "$log"
+check "item 4: the record survives the failed restore" grep -qx "irq 37 0-7" "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore on the read-only file fails (exit 1)" test $? -eq 1
+check "... and keeps the record" grep -qx "irq 37 0-7" "$rt/state"
+umount "$aff"
+check "the file still holds the moved value" affinity_is "$moved_to"
+check "--restore once the file is writable" "$bin" --restore --root "$root" --runtime-dir "$rt"
+check "... puts 0-7 back" affinity_is 0-7
+check "... and removes the state file" test ! -e "$rt/state"
+
+# --- item 3: a state file that does not parse --------------------------------
+printf '# irqpilot state 2\nirq 37 0-7\nirq x y\n' >"$rt/state"
+chmod 600 "$rt/state"
+cp "$rt/state" "$tmp/state.orig"
+echo 3 >"$aff"
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$tmp/out" 2>&1
+check "item 3: the daemon refuses to start (exit 3)" test $? -eq 3
+check "... naming the file and line" grep -q "$rt/state:3: " "$tmp/out"
+check "... and the file is untouched" cmp "$rt/state" "$tmp/state.orig"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore with an invalid record exits 1" test $? -eq 1
+check "... reports it with its line" grep -q "state:3: IRQ number out of range" "$tmp/out"
+check "... restores the valid record" affinity_is 0-7
+check "... and keeps the whole file aside" sh -c "cmp '$tmp/state.orig' '$rt'/state.invalid-*"
+
+# --- item 7: --restore validates every field ---------------------------------
+rm -f "$rt"/state.invalid-*
+echo 3 >"$aff"
+mkdir -p "$tmp/outside"
+echo 1 >"$tmp/outside/x"
+cat >"$rt/state" <<'EOT'
+# irqpilot state 2
+thread 4294967297 37 1 irq/37-ufshcd sched 1 99
+irq -1 0-7
+rq ../../../outside/x 2
+thread 812 37 1 irq/37-ufshcd sched 1 200
+thread 812 37 1 irq/37-ufshcd sched 7 1
+irq 37 0-7
+EOT
+chmod 600 "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "item 7: --restore of hostile records exits 1" test $? -eq 1
+check "... a pid above pid_max is refused (line 2)" grep -q "state:2: pid out of range" "$tmp/out"
+check "... irq -1 is refused (line 3)" grep -q "state:3: IRQ number out of range" "$tmp/out"
+check "... rq ../../x is refused (line 4)" grep -q "state:4: not a block device name" "$tmp/out"
+check "... priority 200 is refused (line 5)" grep -q "state:5: scheduling policy or priority" "$tmp/out"
+check "... policy 7 is refused (line 6)" grep -q "state:6: scheduling policy or priority" "$tmp/out"
+check "... nothing was written outside the root" grep -qx 1 "$tmp/outside/x"
+check "... the valid record is restored" affinity_is 0-7
+check "... and the invalid ones are kept" grep -q "^rq ../../../outside/x 2" "$rt"/state.invalid-*
+rm -f "$rt"/state.invalid-*
+
+# --- item 6: no links, no foreign runtime directory --------------------------
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$rt/state"
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$tmp/out" 2>&1
+check "item 6: a symlinked state file refuses the start (exit 3)" test $? -eq 3
+check "... saying so" grep -q "symbolic link" "$tmp/out"
+rm "$rt/state"
+ln -s "$tmp/victim" "$rt/state.tmp"
+start
+check "moved again" wait_for 10 moved
+check "item 6: a planted state.tmp link is not written through" grep -qx precious "$tmp/victim"
+check "... the state file is a regular file" test -f "$rt/state" -a ! -L "$rt/state"
+stop 0
+check "restored" affinity_is 0-7
+chmod 770 "$rt"
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$tmp/out" 2>&1
+check "item 6: a group-writable runtime directory refuses the start (exit 3)" test $? -eq 3
+check "... saying why" grep -q "writable by no one else" "$tmp/out"
+chmod 700 "$rt"
+
+if [ "$fail" -ne 0 ]; then
+	echo "--- daemon log"
+	cat "$log"
+fi
+exit $fail
