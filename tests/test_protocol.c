@@ -592,6 +592,41 @@ static void test_peer_identify_userns(void **state)
 	tmp_remove(&t);
 }
 
+static void test_strip_controls(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain\ttext\nline 2\n", "plain\ttext\nline 2\n" },
+		{ "caf\xc3\xa9 \xe2\x86\x92 ok", "caf\xc3\xa9 \xe2\x86\x92 ok" },
+		/* C0, DEL */
+		{ "a\rb\bc\x07" "d\x7f" "e\x01", "abcde" },
+		/* CSI: colour, cursor, clear screen */
+		{ "x\x1b[31;1mred\x1b[0m\x1b[2J\x1b[H", "xred" },
+		/* OSC title ended by BEL or by ST */
+		{ "a\x1b]0;pwned\x07" "b\x1b]2;t\x1b\\c", "abc" },
+		/* DCS up to ST; two-character escapes */
+		{ "a\x1bPq#0;1\x1b\\b\x1b" "c\x1b(Bd", "abd" },
+		/* C1 as UTF-8: CSI U+009B with parameters, OSC U+009D to U+009C, NEL */
+		{ "a\xc2\x9b" "31mb\xc2\x9d" "0;t\xc2\x9c" "c\xc2\x85" "d", "abcd" },
+		/* truncated sequences eat no more than there is */
+		{ "a\x1b", "a" },
+		{ "a\x1b[12", "a" },
+		{ "a\x1b]0;never ended", "a" },
+		/* U+00A0 and above are text */
+		{ "\xc2\xa0\xc2\xbf", "\xc2\xa0\xc2\xbf" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *s = strdup(cases[i].in);
+
+		assert_non_null(s);
+		assert_int_equal(ip_proto_strip_controls(s), strlen(cases[i].out));
+		assert_string_equal(s, cases[i].out);
+		free(s);
+	}
+}
+
 /* ---- replies ---------------------------------------------------------- */
 
 static char *capture_output(void (*fn)(FILE *, void *), void *arg, size_t *len)
@@ -1108,6 +1143,7 @@ int main(void)
 		cmocka_unit_test(test_pid_ids_from_status),
 		cmocka_unit_test(test_peer_identify_socketpair),
 		cmocka_unit_test(test_peer_identify_userns),
+		cmocka_unit_test(test_strip_controls),
 		cmocka_unit_test(test_reply_envelopes),
 		cmocka_unit_test(test_reply_parse_refuses),
 		cmocka_unit_test(test_call_and_serve_on_socketpair),

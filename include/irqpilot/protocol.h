@@ -181,6 +181,15 @@ void ip_proto_reply_text(FILE *f, const char *text);
 void ip_proto_reply_begin(struct ip_json *j, FILE *f);
 void ip_proto_reply_end(struct ip_json *j);
 
+/*
+ * What a client prints of a reply must not drive the terminal: removes in
+ * place every C0 control but newline and tab, DEL, the C1 controls
+ * (U+0080..U+009F) and whole escape sequences (ESC or C1 CSI ... final
+ * byte, OSC/DCS/SOS/PM/APC ... BEL or ST, ESC and one more character).
+ * @s is UTF-8; returns its new length.
+ */
+size_t ip_proto_strip_controls(char *s);
+
 /* A decoded reply; @root owns every pointer in it. */
 struct ip_reply {
 	struct ip_jv *root;

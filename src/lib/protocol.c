@@ -632,6 +632,78 @@ int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, str
 	return r < 0 ? r : 0;
 }
 
+/* ---- terminal safety --------------------------------------------------- */
+
+enum seq { SEQ_NONE, SEQ_CSI, SEQ_STRING, SEQ_ONE };
+
+/* The kind of sequence introduced by ESC followed by @c (ECMA-48 5.3). */
+static enum seq esc_kind(unsigned char c)
+{
+	if (c == '[')
+		return SEQ_CSI;
+	if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_')
+		return SEQ_STRING;
+	return SEQ_ONE;
+}
+
+/* The same for a C1 control U+0080 + @c1: CSI, OSC, DCS, SOS, PM, APC. */
+static enum seq c1_kind(unsigned char c1)
+{
+	if (c1 == 0x1b)
+		return SEQ_CSI;
+	if (c1 == 0x1d || c1 == 0x10 || c1 == 0x18 || c1 == 0x1e || c1 == 0x1f)
+		return SEQ_STRING;
+	return SEQ_NONE;
+}
+
+/* Past a sequence's body at @p: CSI parameters up to its final byte, a
+ * control string up to BEL or ST (ESC \ or U+009C). */
+static const char *skip_seq(const char *p, enum seq k)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	if (k == SEQ_CSI) {
+		while (*u >= 0x20 && *u <= 0x3f)
+			u++;
+		while (*u >= 0x20 && *u <= 0x2f)
+			u++;
+		if (*u >= 0x40 && *u <= 0x7e)
+			u++;
+	} else if (k == SEQ_STRING) {
+		while (*u && *u != 0x07 && !(u[0] == 0x1b && u[1] == '\\') && !(u[0] == 0xc2 && u[1] == 0x9c))
+			u++;
+		u += *u == 0x07 ? 1 : *u ? 2 : 0;
+	} else if (k == SEQ_ONE) {
+		while (*u >= 0x20 && *u <= 0x2f) /* intermediates */
+			u++;
+		if (*u >= 0x30 && *u <= 0x7e)
+			u++;
+	}
+	return (const char *)u;
+}
+
+size_t ip_proto_strip_controls(char *s)
+{
+	const char *p = s;
+	char *o = s;
+
+	while (*p) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == 0x1b) {
+			p = p[1] ? skip_seq(p + 2, esc_kind((unsigned char)p[1])) : p + 1;
+		} else if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
+			p = skip_seq(p + 2, c1_kind((unsigned char)p[1] - 0x80));
+		} else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			p++;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - s);
+}
+
 /* Error messages are one line: a newline in one would break log lines. */
 static void one_line(char *s)
 {
