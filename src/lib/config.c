@@ -677,7 +677,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (p->oom || p->sect == S_BAD)
 		return 1;
 	if (p->sect == S_NONE) {
-		perr(p, "'%.64s' is outside any section; put it under [daemon], [cpus] or [policy]",
+		perr(p, "'%.64s' is outside any section; put it under [daemon], [cpus], [policy] or [control]",
 		     name);
 		return 1;
 	}
