@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -939,11 +940,11 @@ static int check_privileges(struct ip_daemon *d, struct ip_diag *diag)
 {
 	if (ip_engine_dry_run(d->engine) || !ip_root_is_live(d->root))
 		return 0;
-	if (!have_cap(23 /* CAP_SYS_NICE */))
+	if (!have_cap(CAP_SYS_NICE))
 		return ip_diag_set(diag, -EPERM,
 				   "missing CAP_SYS_NICE, needed to set IRQ thread affinity and priority "
 				   "(or run with --dry-run)");
-	if (access("/proc/irq/default_smp_affinity", W_OK) < 0 && !have_cap(1 /* CAP_DAC_OVERRIDE */))
+	if (access("/proc/irq/default_smp_affinity", W_OK) < 0 && !have_cap(CAP_DAC_OVERRIDE))
 		return ip_diag_set(diag, -EPERM,
 				   "cannot write /proc/irq: run as root or with CAP_DAC_OVERRIDE "
 				   "(or run with --dry-run)");
