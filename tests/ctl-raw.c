@@ -3,7 +3,9 @@
  * A deliberately bad control client for the integration tests: sends the
  * bytes of argv[2] (or N junk bytes with "--junk N", or nothing and just
  * holds the connection with "--hold SECONDS") to the socket argv[1], and
- * prints whatever comes back.
+ * prints whatever comes back. "--hold-many N SECONDS" opens N connections,
+ * says "connected N" once all are made, holds them idle, then prints how
+ * many the daemon left open: "open: K of N".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,44 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+static int dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A connection the daemon closed reads as the end (0) at once; an open
+ * one has nothing to read (EAGAIN). */
+static int hold_many(const char *path, int n, unsigned seconds)
+{
+	int *fds = calloc((size_t)n, sizeof(int)), open_ = 0;
+	char c;
+
+	if (!fds)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		fds[i] = dial(path);
+		if (fds[i] < 0) {
+			perror("connect");
+			return 3;
+		}
+	}
+	printf("connected %d\n", n);
+	fflush(stdout);
+	sleep(seconds);
+	for (int i = 0; i < n; i++)
+		open_ += recv(fds[i], &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+	printf("open: %d of %d\n", open_, n);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -22,8 +62,10 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
+	if (argc == 5 && strcmp(argv[2], "--hold-many") == 0)
+		return hold_many(argv[1], atoi(argv[3]), (unsigned)atoi(argv[4]));
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S\n");
+		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S | ctl-raw SOCKET --hold-many N S\n");
 		return 2;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

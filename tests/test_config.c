@@ -296,7 +296,7 @@ static void test_structure_errors(void **state)
 {
 	assert_error("\n[demon]\ninterval = 2\n",
 		     NAME ":2: unknown section [demon] "
-			  "(known: [daemon], [cpus], [policy], [device NAME], [irq NAME])");
+			  "(known: [daemon], [cpus], [policy], [control], [device NAME], [irq NAME])");
 	assert_error("[daemon]\nintervall = 2\n",
 		     NAME ":2: unknown key 'intervall' in [daemon] (known: interval, dry_run, "
 			  "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu)");
@@ -306,7 +306,7 @@ static void test_structure_errors(void **state)
 		     NAME ":2: completion_threads: only in [device] sections, not [irq]");
 	assert_error("[policy]\nrq_affinity = 1\n", NAME ":2: rq_affinity: only in [device] sections");
 	assert_error("interval = 2\n",
-		     NAME ":1: 'interval' is outside any section; put it under [daemon], [cpus] or [policy]");
+		     NAME ":1: 'interval' is outside any section; put it under [daemon], [cpus], [policy] or [control]");
 	assert_error("[daemon\ninterval = 2\n", NAME ":1: section header '[daemon' lacks its closing ']'");
 	assert_error("[daemon main]\n", NAME ":1: [daemon] takes no name, found 'main'");
 	assert_error("[device]\n",
@@ -408,6 +408,51 @@ static void round_trip(const struct ip_config *c)
 		fail_msg("dump loads differently:\n%s", buf);
 	ip_config_free(&back);
 	free(buf);
+}
+
+static void test_control_admin_group(void **state)
+{
+	struct ip_config c, def;
+	struct ip_diag d = { "" };
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	ip_config_init(&def);
+	assert_string_equal(def.control.admin_group, "");
+	load_ok("[control]\nadmin_group = irq-admins\n", &c);
+	assert_string_equal(c.control.admin_group, "irq-admins");
+	assert_false(ip_config_equal(&c, &def));
+	round_trip(&c);
+	f = open_memstream(&buf, &size);
+	assert_int_equal(ip_config_dump(&c, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "[control]\nadmin_group = irq-admins\n"));
+	free(buf);
+	ip_config_free(&c);
+	/* Samba machine accounts end in '$' */
+	load_ok("[control]\nadmin_group = \"host$\"\n", &c);
+	assert_string_equal(c.control.admin_group, "host$");
+	ip_config_free(&c);
+
+	assert_error("[control]\nadmin_group = a b\n",
+		     NAME ":2: admin_group: 'a b' is not a group name (letters, digits, '_', '-', '.', at most 32)");
+	assert_error("[control]\nadmin_group = -x\n",
+		     NAME ":2: admin_group: '-x' is not a group name (letters, digits, '_', '-', '.', at most 32)");
+	assert_error("[control]\nadmin_group = ../wheel\n",
+		     NAME ":2: admin_group: '../wheel' is not a group name (letters, digits, '_', '-', '.', at most 32)");
+	assert_error("[control]\nadmin_group = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		     NAME ":2: admin_group: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is not a group name (letters, digits, '_', '-', '.', at most 32)");
+	assert_error("[control]\nadmin_group =\n",
+		     NAME ":2: admin_group: '' is not a group name (letters, digits, '_', '-', '.', at most 32)");
+	assert_error("[daemon]\nadmin_group = adm\n",
+		     NAME ":2: unknown key 'admin_group' in [daemon] (known: interval, dry_run, restore_on_exit, "
+			  "log_level, coexist, top_wakeups_per_irq, top_thread_cpu)");
+	assert_error("[control]\ninterval = 2\n",
+		     NAME ":2: unknown key 'interval' in [control] (known: admin_group)");
+	assert_error("[control x]\n", NAME ":1: [control] takes no name, found 'x'");
+	(void)d;
+	ip_config_free(&def);
 }
 
 static void test_dump_round_trip(void **state)
@@ -531,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates_and_conflicts),
 		cmocka_unit_test(test_first_error_and_count),
 		cmocka_unit_test(test_error_keeps_old),
+		cmocka_unit_test(test_control_admin_group),
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_shipped_example),

@@ -10,8 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "irqpilot/jsonparse.h"
@@ -356,22 +360,44 @@ static void test_access(void **state)
 					       "v1 top json" };
 	static const char *const writers[] = { "v1 pin 45 0-3", "v1 unpin 45", "v1 dry-run on",
 					       "v1 reload", "v1 capture /tmp/c 2" };
-	const uid_t nobody = 65534;
+	const struct ip_peer root = { .uid = 0, .same_userns = true };
+	/* "unshare -U -r": uid 0 inside, and the kernel may even show 0 when
+	 * root made the namespace; it is still not the daemon's namespace */
+	const struct ip_peer userns_root = { .uid = 0, .same_userns = false };
+	const struct ip_peer member = { .uid = 1000, .same_userns = true, .in_admin_group = true };
+	const struct ip_peer userns_member = { .uid = 1000, .in_admin_group = true };
+	const struct ip_peer nobody = { .uid = 65534, .same_userns = true };
+	struct ip_diag d = { "" };
 
+	assert_true(ip_proto_peer_is_root(&root));
+	assert_false(ip_proto_peer_is_root(&userns_root));
+	assert_false(ip_proto_peer_is_root(&member));
 	for (size_t i = 0; i < ARRAY_SIZE(readers); i++) {
 		struct ip_request r = ok(readers[i]);
 
 		assert_false(ip_proto_is_mutating(&r));
-		assert_int_equal(ip_proto_check_access(&r, 0, false), 0);
-		assert_int_equal(ip_proto_check_access(&r, nobody, false), 0);
+		assert_int_equal(ip_proto_check_access(&r, &root, NULL, &d), 0);
+		assert_int_equal(ip_proto_check_access(&r, &nobody, NULL, &d), 0);
+		assert_int_equal(ip_proto_check_access(&r, &userns_root, NULL, &d), 0);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(writers); i++) {
 		struct ip_request r = ok(writers[i]);
 
 		assert_true(ip_proto_is_mutating(&r));
-		assert_int_equal(ip_proto_check_access(&r, 0, false), 0);
-		assert_int_equal(ip_proto_check_access(&r, 1000, true), 0);
-		assert_int_equal(ip_proto_check_access(&r, nobody, false), -EPERM);
+		assert_int_equal(ip_proto_check_access(&r, &root, NULL, &d), 0);
+		assert_int_equal(ip_proto_check_access(&r, &root, "irqadm", &d), 0);
+		assert_int_equal(ip_proto_check_access(&r, &member, "irqadm", &d), 0);
+		/* membership counts only when a group is configured */
+		assert_int_equal(ip_proto_check_access(&r, &member, NULL, &d), -EPERM);
+		assert_int_equal(ip_proto_check_access(&r, &member, "", &d), -EPERM);
+		assert_int_equal(ip_proto_check_access(&r, &nobody, "irqadm", &d), -EPERM);
+		assert_non_null(strstr(d.msg, "only root or members of group irqadm may do that"));
+		assert_int_equal(ip_proto_check_access(&r, &nobody, NULL, &d), -EPERM);
+		assert_non_null(strstr(d.msg, "only root may do that"));
+		assert_int_equal(ip_proto_check_access(&r, &userns_root, NULL, &d), -EPERM);
+		assert_non_null(strstr(d.msg, "another user namespace"));
+		assert_int_equal(ip_proto_check_access(&r, &userns_member, "irqadm", &d), -EPERM);
+		assert_non_null(strstr(d.msg, "another user namespace"));
 	}
 }
 
@@ -432,89 +458,173 @@ static char *read_data_file(const char *rel)
 	return buf;
 }
 
-static void test_cap_sys_admin_from_status(void **state)
+static void test_pid_ids_from_status(void **state)
 {
 	struct ip_root *root;
 	struct ip_diag d = { "" };
 	struct tmp t;
 	char *real;
-	bool cap = true;
+	uid_t uid = 1;
+	gid_t gid = 1;
 
 	tmp_make(&t);
-	/* a real root kernel thread's status from Debian 6.1: full CapEff */
+	/* a real root kernel thread's status from Debian 6.1 */
 	real = read_data_file("tests/data/procfs/pid-status-irq28-ahci");
 	put_status(&t, 28, real);
 	free(real);
-	put_status(&t, 100,
-		   "Name:\tadmin\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000200000\n");
-	put_status(&t, 101,
-		   "Name:\tnetadm\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000001000\n");
-	put_status(&t, 102, "Name:\tx\nUid:\t1000\t1000\t1000\t1000\nCapEff:\tzz\n");
+	/* setuid: real 1000, effective 0 */
+	put_status(&t, 100, "Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t1000\t50\t50\t50\n");
+	put_status(&t, 102, "Name:\tx\nUid:\t1000\tzz\t1000\t1000\nGid:\t1\t1\t1\t1\n");
 	put_status(&t, 103, "Name:\tx\nUid:\t1000\t1000\t1000\t1000\n");
-	/* euid differs from the peer's: a recycled PID */
-	put_status(&t, 104, "Name:\tx\nUid:\t1000\t0\t0\t0\nCapEff:\t000001ffffffffff\n");
 	assert_int_equal(ip_root_open(t.dir, &root), 0);
 
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 28, 0, &cap, &d), 0);
-	assert_true(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 100, 1000, &cap, &d), 0);
-	assert_true(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 101, 1000, &cap, &d), 0);
-	assert_false(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 100, 1001, &cap, &d), 0);
-	assert_false(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 104, 1000, &cap, &d), 0);
-	assert_false(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 102, 1000, &cap, &d), -EINVAL);
-	assert_string_equal(d.msg, "proc/102/status: bad CapEff line");
-	assert_false(cap);
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 103, 1000, &cap, &d), -EINVAL);
-	assert_string_equal(d.msg, "proc/103/status: no CapEff line");
-	assert_int_equal(ip_proto_pid_cap_sys_admin(root, 999, 1000, &cap, &d), -ENOENT);
-	assert_false(cap);
+	assert_int_equal(ip_proto_pid_ids(root, 28, &uid, &gid, &d), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(gid, 0);
+	assert_int_equal(ip_proto_pid_ids(root, 100, &uid, &gid, &d), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(gid, 50);
+	assert_int_equal(ip_proto_pid_ids(root, 102, &uid, &gid, &d), -EINVAL);
+	assert_string_equal(d.msg, "proc/102/status: bad Uid line");
+	assert_int_equal(ip_proto_pid_ids(root, 103, &uid, &gid, &d), -EINVAL);
+	assert_string_equal(d.msg, "proc/103/status: no Gid line");
+	assert_int_equal(ip_proto_pid_ids(root, 999, &uid, &gid, &d), -ENOENT);
 
 	ip_root_free(root);
 	tmp_remove(&t);
 }
 
-static void test_peer_cred_socketpair(void **state)
+static void test_peer_identify_socketpair(void **state)
 {
 	struct ip_root *root;
 	struct ip_diag d = { "" };
-	struct tmp t;
-	char status[256];
+	struct ip_peer p;
 	int sv[2], nfd;
-	uid_t uid = 12345;
-	pid_t pid = 0;
-	bool cap = true;
 
-	tmp_make(&t);
-	/* Our own status, with CAP_SYS_ADMIN, in the fixture tree */
-	snprintf(status, sizeof(status),
-		 "Name:\tt\nUid:\t%u\t%u\t%u\t%u\nCapEff:\t0000000000200000\n", getuid(),
-		 geteuid(), geteuid(), geteuid());
-	put_status(&t, getpid(), status);
-	assert_int_equal(ip_root_open(t.dir, &root), 0);
+	assert_int_equal(ip_root_open("/", &root), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 
-	assert_int_equal(ip_proto_peer_cred(root, sv[0], &uid, &pid, &cap, &d), 0);
-	assert_int_equal(uid, geteuid());
-	assert_int_equal(pid, getpid());
-	/* root needs no capability lookup; anyone else gets it from the file */
-	assert_int_equal(cap, geteuid() != 0);
+	/* ourselves: our namespace, and our own gid is a member of itself */
+	assert_int_equal(ip_proto_peer_identify(root, sv[0], getegid(), &p, &d), 0);
+	assert_int_equal(p.uid, geteuid());
+	assert_int_equal(p.gid, getegid());
+	assert_int_equal(p.pid, getpid());
+	assert_true(p.same_userns);
+	assert_true(p.in_admin_group);
+	assert_int_equal(ip_proto_peer_identify(root, sv[0], IP_PROTO_NO_GROUP, &p, &d), 0);
+	assert_false(p.in_admin_group);
+	/* a gid no one has */
+	assert_int_equal(ip_proto_peer_identify(root, sv[0], 4000000000u, &p, &d), 0);
+	assert_false(p.in_admin_group);
 
 	/* not a socket */
 	nfd = open("/dev/null", O_RDONLY);
 	assert_true(nfd >= 0);
-	assert_int_equal(ip_proto_peer_cred(root, nfd, &uid, &pid, &cap, &d), -ENOTSOCK);
-	assert_false(cap);
+	assert_int_equal(ip_proto_peer_identify(root, nfd, IP_PROTO_NO_GROUP, &p, &d), -ENOTSOCK);
+	assert_false(p.same_userns);
 	assert_non_null(strstr(d.msg, "SO_PEERCRED"));
 	close(nfd);
 
 	close(sv[0]);
 	close(sv[1]);
 	ip_root_free(root);
+}
+
+/* A child that enters a new user namespace (as "unshare -U -r" does) and
+ * connects there is not in the daemon's namespace, whatever uid it has. */
+static void test_peer_identify_userns(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ip_root *root;
+	struct ip_diag d = { "" };
+	struct ip_peer p;
+	struct tmp t;
+	int lfd, cfd, go[2], status;
+	char c = 0;
+	pid_t child;
+
+	tmp_make(&t);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", t.dir);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int fd;
+
+		close(go[0]);
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(77);
+		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			_exit(1);
+		(void)!write(go[1], "x", 1);
+		pause(); /* until the parent has looked */
+		_exit(0);
+	}
+	close(go[1]);
+	if (read(go[0], &c, 1) != 1) {
+		waitpid(child, &status, 0);
+		close(lfd);
+		tmp_remove(&t);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+			skip(); /* unprivileged user namespaces are disabled here */
+		fail_msg("the child could not connect");
+	}
+	cfd = accept(lfd, NULL, NULL);
+	assert_true(cfd >= 0);
+	assert_int_equal(ip_root_open("/", &root), 0);
+	assert_int_equal(ip_proto_peer_identify(root, cfd, getegid(), &p, &d), 0);
+	assert_int_equal(p.pid, child);
+	assert_false(p.same_userns);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	/* gone: still answered, and still not trusted */
+	assert_int_equal(ip_proto_peer_identify(root, cfd, IP_PROTO_NO_GROUP, &p, &d), 0);
+	assert_false(p.same_userns);
+	close(cfd);
+	close(lfd);
+	close(go[0]);
+	ip_root_free(root);
 	tmp_remove(&t);
+}
+
+static void test_strip_controls(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain\ttext\nline 2\n", "plain\ttext\nline 2\n" },
+		{ "caf\xc3\xa9 \xe2\x86\x92 ok", "caf\xc3\xa9 \xe2\x86\x92 ok" },
+		/* C0, DEL */
+		{ "a\rb\bc\x07" "d\x7f" "e\x01", "abcde" },
+		/* CSI: colour, cursor, clear screen */
+		{ "x\x1b[31;1mred\x1b[0m\x1b[2J\x1b[H", "xred" },
+		/* OSC title ended by BEL or by ST */
+		{ "a\x1b]0;pwned\x07" "b\x1b]2;t\x1b\\c", "abc" },
+		/* DCS up to ST; two-character escapes */
+		{ "a\x1bPq#0;1\x1b\\b\x1b" "c\x1b(Bd", "abd" },
+		/* C1 as UTF-8: CSI U+009B with parameters, OSC U+009D to U+009C, NEL */
+		{ "a\xc2\x9b" "31mb\xc2\x9d" "0;t\xc2\x9c" "c\xc2\x85" "d", "abcd" },
+		/* truncated sequences eat no more than there is */
+		{ "a\x1b", "a" },
+		{ "a\x1b[12", "a" },
+		{ "a\x1b]0;never ended", "a" },
+		/* U+00A0 and above are text */
+		{ "\xc2\xa0\xc2\xbf", "\xc2\xa0\xc2\xbf" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *s = strdup(cases[i].in);
+
+		assert_non_null(s);
+		assert_int_equal(ip_proto_strip_controls(s), strlen(cases[i].out));
+		assert_string_equal(s, cases[i].out);
+		free(s);
+	}
 }
 
 /* ---- replies ---------------------------------------------------------- */
@@ -1030,8 +1140,10 @@ int main(void)
 		cmocka_unit_test(test_encode_round_trip),
 		cmocka_unit_test(test_encode_refuses),
 		cmocka_unit_test(test_access),
-		cmocka_unit_test(test_cap_sys_admin_from_status),
-		cmocka_unit_test(test_peer_cred_socketpair),
+		cmocka_unit_test(test_pid_ids_from_status),
+		cmocka_unit_test(test_peer_identify_socketpair),
+		cmocka_unit_test(test_peer_identify_userns),
+		cmocka_unit_test(test_strip_controls),
 		cmocka_unit_test(test_reply_envelopes),
 		cmocka_unit_test(test_reply_parse_refuses),
 		cmocka_unit_test(test_call_and_serve_on_socketpair),

@@ -42,6 +42,12 @@ struct ip_daemon_config {
 	double top_thread_cpu;
 };
 
+/* [control]: who may change the daemon's state through irqctl. */
+#define IP_GROUP_NAME_MAX 33 /* 32 characters, as shadow's useradd allows, and the NUL */
+struct ip_control_config {
+	char admin_group[IP_GROUP_NAME_MAX]; /* "" = root only */
+};
+
 /*
  * What struct ip_rule has no field for. dev_extra[i] belongs to
  * policy.dev_rules[i]; both arrays always have policy.nr_dev_rules entries.
@@ -53,6 +59,7 @@ struct ip_dev_extra {
 
 struct ip_config {
 	struct ip_daemon_config daemon;
+	struct ip_control_config control;
 	struct ip_cpu_overrides overrides;
 	struct ip_policy_config policy; /* [cpus] banned lands in policy.banned */
 	enum ip_completion_threads completion_threads; /* never INHERIT */

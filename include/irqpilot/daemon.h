@@ -28,8 +28,15 @@ enum {
 #define IP_RUNTIME_DIR_DEFAULT "/run/irqpilot"
 #define IP_IDLE_INTERVAL_S 10.0
 #define IP_IDLE_AFTER_CYCLES 3
+#define IP_STATE_DIR_DEFAULT "/var/lib/irqpilot"
+/* The connection table: IP_MAX_CLIENTS in all, at most IP_MAX_CLIENTS_PER_UID
+ * of them from one uid other than root's, whose requests always get a slot
+ * (the oldest idle reader makes room). An idle client is cut off after
+ * IP_CLIENT_TIMEOUT_S, or IP_CLIENT_TIMEOUT_FULL_S once the table is full. */
 #define IP_MAX_CLIENTS 32
+#define IP_MAX_CLIENTS_PER_UID 8
 #define IP_CLIENT_TIMEOUT_S 30
+#define IP_CLIENT_TIMEOUT_FULL_S 2
 /* A second stall of a completion thread within this detaches its device ... */
 #define IP_CQ_STALL_WINDOW_S 60
 /* ... which is then not attached again automatically for this long. */
@@ -40,6 +47,7 @@ struct ip_daemon_opts {
 	bool config_explicit; /* --config given: a missing file is an error */
 	const char *root;
 	const char *runtime_dir;
+	const char *state_dir; /* StateDirectory=: where irqctl capture may write */
 	bool foreground;
 	bool dry_run;        /* --dry-run: wins over [daemon] dry_run */
 	double interval_s;   /* --interval, 0 = the policy file's */
@@ -68,7 +76,9 @@ struct ip_daemon {
 	bool idle;
 	unsigned quiet_cycles;
 	bool ready;
+	struct ip_client *clients; /* the connection table, oldest first */
 	int nr_clients;
+	gid_t admin_gid; /* [control] admin_group, or IP_PROTO_NO_GROUP */
 	unsigned cycles, moves_total;
 	char last_move[IP_REASON_MAX];
 	unsigned last_move_cycle; /* the cycle that made it, for "within N cycles" */
@@ -81,6 +91,7 @@ struct ip_daemon {
 	bool cq_absent_logged;
 	/* irqctl capture: one step per cycle until done */
 	char *cap_dir;
+	int cap_fd; /* cap_dir, opened below state_dir */
 	int cap_left, cap_step;
 	struct ip_sampler *cap_sampler;
 };
@@ -94,7 +105,6 @@ void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
 
 /* control.c: one request, one reply written to @out. */
-void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, uid_t uid, bool cap_sys_admin,
-		       FILE *out);
+void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *out);
 
 #endif

@@ -119,23 +119,52 @@ int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag 
 
 /* pin, unpin, dry-run, reload and capture change the daemon's state. */
 bool ip_proto_is_mutating(const struct ip_request *r);
-/* Anyone who can reach the socket may read; only uid 0 or a holder of
- * CAP_SYS_ADMIN may change state. Returns 0 or -EPERM. */
-int ip_proto_check_access(const struct ip_request *r, uid_t uid, bool cap_sys_admin);
+
+/* No [control] admin_group. */
+#define IP_PROTO_NO_GROUP ((gid_t)-1)
 
 /*
- * The peer of a connected Unix socket: uid and pid from SO_PEERCRED, and
- * whether proc/PID/status under @root shows CAP_SYS_ADMIN in CapEff. The
- * capability is only granted when that file's real uid still matches the
- * peer's, so a recycled PID cannot lend its capabilities; when the process
- * is gone it is reported without the capability, not as an error.
+ * Who is at the other end of a control connection. Every field comes from
+ * the kernel as the daemon sees it, never from what the peer's own user
+ * namespace calls itself: SO_PEERCRED and SO_PEERGROUPS are translated into
+ * the reader's namespace, so a "root" of a child user namespace shows as
+ * the uid that created it (or as the overflow uid 65534).
  */
-int ip_proto_peer_cred(struct ip_root *root, int fd, uid_t *uid, pid_t *pid, bool *cap_sys_admin,
-		       struct ip_diag *d);
-/* The proc/PID/status half of ip_proto_peer_cred(), for tests. Returns 0
- * (with *cap set), -ENOENT when the process is gone, -EINVAL (bad file). */
-int ip_proto_pid_cap_sys_admin(struct ip_root *root, pid_t pid, uid_t uid, bool *cap,
-			       struct ip_diag *d);
+struct ip_peer {
+	uid_t uid;		/* effective uid at connect() */
+	gid_t gid;
+	pid_t pid;
+	bool same_userns;	/* its process is in the daemon's user namespace */
+	bool in_admin_group;	/* gid or a supplementary group is the admin group */
+};
+
+/* uid 0 of the daemon's own user namespace: may always write. */
+bool ip_proto_peer_is_root(const struct ip_peer *p);
+/*
+ * Anyone who can reach the socket may read. Changing state needs both a
+ * process in the daemon's user namespace and uid 0 or membership of
+ * @admin_group (NULL or "" for none, when p->in_admin_group is false).
+ * Returns 0, or -EPERM with @d saying who may.
+ */
+int ip_proto_check_access(const struct ip_request *r, const struct ip_peer *p, const char *admin_group,
+			  struct ip_diag *d);
+
+/*
+ * Identifies the peer of a connected Unix socket: SO_PEERCRED, the
+ * supplementary groups from SO_PEERGROUPS (compared with @admin_gid,
+ * IP_PROTO_NO_GROUP for none), and whether the peer process's
+ * proc/PID/ns/user under @sysroot is the daemon's own. The process is held
+ * by a pidfd (SO_PEERPIDFD from Linux 6.5, else pidfd_open() of the pid,
+ * whose euid and egid must then still be the peer's), and the namespace
+ * only counts when that process is still alive after it was read, so a
+ * recycled pid cannot lend its namespace. A peer that is gone is reported
+ * with same_userns false, not as an error.
+ */
+int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, struct ip_peer *p,
+			   struct ip_diag *d);
+/* The euid and egid of proc/PID/status (its Uid: and Gid: lines) under
+ * @root. Returns 0, -ENOENT when the process is gone, -EINVAL (bad file). */
+int ip_proto_pid_ids(struct ip_root *root, pid_t pid, uid_t *euid, gid_t *egid, struct ip_diag *d);
 
 /*
  * Reply envelopes, written with the JSON writer. An ok reply with data:
@@ -151,6 +180,15 @@ void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
 void ip_proto_reply_text(FILE *f, const char *text);
 void ip_proto_reply_begin(struct ip_json *j, FILE *f);
 void ip_proto_reply_end(struct ip_json *j);
+
+/*
+ * What a client prints of a reply must not drive the terminal: removes in
+ * place every C0 control but newline and tab, DEL, the C1 controls
+ * (U+0080..U+009F) and whole escape sequences (ESC or C1 CSI ... final
+ * byte, OSC/DCS/SOS/PM/APC ... BEL or ST, ESC and one more character).
+ * @s is UTF-8; returns its new length.
+ */
+size_t ip_proto_strip_controls(char *s);
 
 /* A decoded reply; @root owns every pointer in it. */
 struct ip_reply {

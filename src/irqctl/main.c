@@ -267,6 +267,18 @@ static int build_request(const struct ctl *c, int argc, char **argv, struct ip_r
 
 /* One round trip. Prints what went wrong and returns its exit code, or
  * EXIT_OK with @reply filled. */
+/* The daemon's words reach a terminal: nothing in them may drive it. */
+static void put_clean(FILE *f, const char *prefix, const char *text)
+{
+	_cleanup_free_ char *copy = strdup(text);
+
+	fputs(prefix, f);
+	if (copy) {
+		ip_proto_strip_controls(copy);
+		fputs(copy, f);
+	}
+}
+
 static int transact(const struct ctl *c, const char *req, size_t len, struct ip_reply *reply)
 {
 	_cleanup_close_ int fd = -1;
@@ -334,7 +346,8 @@ static int transact(const struct ctl *c, const char *req, size_t len, struct ip_
 		return EXIT_FAILED;
 	}
 	if (!reply->ok) {
-		fprintf(stderr, "irqctl: %s\n", reply->error);
+		put_clean(stderr, "irqctl: ", reply->error);
+		fputc('\n', stderr);
 		r = reply->err == EPERM || reply->err == EACCES ? EXIT_DENIED : EXIT_FAILED;
 		ip_proto_reply_free(reply);
 		return r;
@@ -342,7 +355,7 @@ static int transact(const struct ctl *c, const char *req, size_t len, struct ip_
 	return EXIT_OK;
 }
 
-static void print_reply(FILE *f, const struct ctl *c, const struct ip_reply *reply)
+static void format_reply(FILE *f, const struct ctl *c, const struct ip_reply *reply)
 {
 	if (c->json) {
 		if (reply->data) {
@@ -370,6 +383,20 @@ static void print_reply(FILE *f, const struct ctl *c, const struct ip_reply *rep
 		ip_jv_print(f, reply->data, true);
 		fputc('\n', f);
 	}
+}
+
+/* Also the JSON: its writer escapes C0 controls but passes C1 ones. */
+static void print_reply(FILE *f, const struct ctl *c, const struct ip_reply *reply)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+
+	if (!m)
+		return;
+	format_reply(m, c, reply);
+	if (fclose(m) == 0 && out)
+		put_clean(f, "", out);
 }
 
 static bool on_path(const char *prog)

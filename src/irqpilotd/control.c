@@ -596,15 +596,20 @@ static void do_reload(struct ip_daemon *d, FILE *out)
 static void do_capture(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
 	struct ip_sampler_opts so = { 0 };
-	int samples = req->samples ? (int)req->samples : 10;
+	struct ip_diag diag = { "" };
+	int samples = req->samples ? (int)req->samples : 10, fd, ret;
 	char msg[IP_PROTO_PATH_MAX + 128];
 
 	if (d->cap_dir) {
 		ip_proto_reply_error(out, EBUSY, "already capturing into %s", d->cap_dir);
 		return;
 	}
-	if (mkdir(req->path, 0755) < 0 && errno != EEXIST) {
-		ip_proto_reply_error(out, errno, "%s: %s", req->path, strerror(errno));
+	/* root writing where a client says: only below the state directory,
+	 * and through no link */
+	ret = ip_capture_open_below(d->o.state_dir, req->path, &fd, &diag);
+	if (ret < 0) {
+		ip_log(&d->log, LOG_WARNING, "capture refused: %s", diag.msg);
+		ip_proto_reply_error(out, ret, "%s", diag.msg[0] ? diag.msg : strerror(-ret));
 		return;
 	}
 	so.live_counters = ip_root_is_live(d->root);
@@ -612,9 +617,11 @@ static void do_capture(struct ip_daemon *d, const struct ip_request *req, FILE *
 	if (ip_sampler_new(d->root, &so, &d->cap_sampler) < 0 || !(d->cap_dir = strdup(req->path))) {
 		ip_sampler_free(d->cap_sampler);
 		d->cap_sampler = NULL;
+		close(fd);
 		ip_proto_reply_error(out, ENOMEM, "out of memory");
 		return;
 	}
+	d->cap_fd = fd;
 	d->cap_left = samples;
 	d->cap_step = 0;
 	ip_daemon_kick(d, 0);
@@ -623,8 +630,7 @@ static void do_capture(struct ip_daemon *d, const struct ip_request *req, FILE *
 	ip_proto_reply_text(out, msg);
 }
 
-void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, uid_t uid, bool cap_sys_admin,
-		       FILE *out)
+void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
 	switch (req->verb) {
 	case IP_VERB_STATUS:

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -231,7 +233,7 @@ static void capture_step(struct ip_daemon *d)
 
 	if (!d->cap_dir)
 		return;
-	ret = ip_capture_step(d->root, d->cap_sampler, d->cap_dir, d->cap_step, &snap, &diag);
+	ret = ip_capture_step(d->root, d->cap_sampler, d->cap_fd, d->cap_dir, d->cap_step, &snap, &diag);
 	if (ret < 0) {
 		ip_log(&d->log, LOG_ERR, "capture into %s stopped: %s", d->cap_dir, diag.msg);
 		d->cap_left = 0;
@@ -247,6 +249,8 @@ static void capture_step(struct ip_daemon *d)
 			       d->cap_dir);
 		free(d->cap_dir);
 		d->cap_dir = NULL;
+		close(d->cap_fd);
+		d->cap_fd = -1;
 		ip_sampler_free(d->cap_sampler);
 		d->cap_sampler = NULL;
 	}
@@ -514,9 +518,29 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 /* ---- signals, reload, hot-plug --------------------------------------- */
 
+/* [control] admin_group names a group of this machine; the policy file
+ * parser cannot know which exist, so an unknown one is refused here. */
+static int resolve_admin_group(const struct ip_config *c, gid_t *gid, struct ip_diag *diag)
+{
+	const char *name = c->control.admin_group;
+	struct group *g;
+
+	*gid = IP_PROTO_NO_GROUP;
+	if (!name[0])
+		return 0;
+	errno = 0;
+	g = getgrnam(name);
+	if (!g)
+		return ip_diag_set(diag, errno ? -errno : -ENOENT, "[control] admin_group: %s%s", name,
+				   errno ? ": group lookup failed" : " is not a group of this machine");
+	*gid = g->gr_gid;
+	return 0;
+}
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
+	gid_t admin_gid;
 	int ret;
 
 	ip_config_init(&next);
@@ -525,12 +549,15 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 		ip_config_init(&next); /* no file: built-in defaults */
 		ret = 0;
 	}
+	if (ret >= 0)
+		ret = resolve_admin_group(&next, &admin_gid, diag);
 	if (ret < 0) {
 		ip_config_free(&next);
 		return ret;
 	}
 	ip_config_free(&d->cfg);
 	d->cfg = next;
+	d->admin_gid = admin_gid;
 	ip_engine_config_from(&d->cfg.policy, &d->cfg);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
 	if (!d->o.dry_run)
@@ -600,14 +627,35 @@ static int start_monitor(struct ip_daemon *d)
 
 /* ---- the control socket ------------------------------------------------ */
 
-struct client {
+struct ip_client {
 	struct ip_daemon *d;
 	int fd;
 	sd_event_source *io, *timeout;
+	struct ip_peer peer; /* who connected, taken at accept() */
+	uint64_t last_usec;  /* accepted or last answered, CLOCK_MONOTONIC */
+	struct ip_client *next;
 };
 
-static void client_free(struct client *c)
+static uint64_t now_usec(struct ip_daemon *d)
 {
+	uint64_t now = 0;
+
+	(void)sd_event_now(d->ev, CLOCK_MONOTONIC, &now);
+	return now;
+}
+
+static void client_unlink(struct ip_client *c)
+{
+	for (struct ip_client **p = &c->d->clients; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			return;
+		}
+}
+
+static void client_free(struct ip_client *c)
+{
+	client_unlink(c);
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->timeout);
 	close(c->fd);
@@ -615,7 +663,61 @@ static void client_free(struct client *c)
 	free(c);
 }
 
-static void reply(struct client *c, const char *buf, size_t len)
+static bool table_full(const struct ip_daemon *d)
+{
+	return d->nr_clients >= IP_MAX_CLIENTS;
+}
+
+/* Root's connections wait the whole timeout; anyone else's is cut sooner
+ * once the table is full, so a reader holding slots gives them back. */
+static uint64_t idle_timeout_usec(const struct ip_client *c)
+{
+	if (table_full(c->d) && !ip_proto_peer_is_root(&c->peer))
+		return IP_CLIENT_TIMEOUT_FULL_S * USEC_PER_SEC;
+	return IP_CLIENT_TIMEOUT_S * USEC_PER_SEC;
+}
+
+static void client_touch(struct ip_client *c)
+{
+	c->last_usec = now_usec(c->d);
+	sd_event_source_set_time(c->timeout, c->last_usec + idle_timeout_usec(c));
+}
+
+/* The table just filled: every reader's deadline moves up to the short one. */
+static void shorten_idle_readers(struct ip_daemon *d)
+{
+	uint64_t now = now_usec(d);
+
+	for (struct ip_client *c = d->clients; c; c = c->next) {
+		uint64_t due = 0, soon = now + idle_timeout_usec(c);
+
+		if (sd_event_source_get_time(c->timeout, &due) >= 0 && due > soon)
+			sd_event_source_set_time(c->timeout, soon);
+	}
+}
+
+static int clients_of_uid(const struct ip_daemon *d, uid_t uid)
+{
+	int n = 0;
+
+	for (const struct ip_client *c = d->clients; c; c = c->next)
+		n += c->peer.uid == uid;
+	return n;
+}
+
+/* Requests are answered as they arrive, so every client in the table is
+ * idle: the one that has waited longest without being root goes. */
+static struct ip_client *oldest_idle_reader(struct ip_daemon *d)
+{
+	struct ip_client *best = NULL;
+
+	for (struct ip_client *c = d->clients; c; c = c->next)
+		if (!ip_proto_peer_is_root(&c->peer) && (!best || c->last_usec < best->last_usec))
+			best = c;
+	return best;
+}
+
+static void reply(struct ip_client *c, const char *buf, size_t len)
 {
 	struct ip_diag diag = { "" };
 
@@ -623,21 +725,32 @@ static void reply(struct client *c, const char *buf, size_t len)
 		ip_log(&c->d->log, LOG_DEBUG, "control: reply not sent: %s", diag.msg);
 }
 
+/* Decoded, from whom: the answer, or why not. */
+static void answer(struct ip_client *c, const struct ip_request *req, FILE *f)
+{
+	struct ip_daemon *d = c->d;
+	struct ip_diag diag = { "" };
+
+	if (ip_proto_check_access(req, &c->peer, d->cfg.control.admin_group, &diag) < 0) {
+		if (ip_proto_is_mutating(req))
+			ip_log(&d->log, LOG_NOTICE, "control: refused pid %d uid %u: %s", (int)c->peer.pid,
+			       (unsigned)c->peer.uid, diag.msg);
+		ip_proto_reply_error(f, EPERM, "%s", diag.msg);
+		return;
+	}
+	ip_control_handle(d, req, f);
+}
+
 static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-	struct client *c = userdata;
-	struct ip_daemon *d = c->d;
+	struct ip_client *c = userdata;
 	char buf[IP_PROTO_REQ_MAX];
 	struct ip_diag diag = { "" };
 	struct ip_request req;
 	char *out = NULL;
 	size_t outlen = 0;
 	FILE *f;
-	uid_t uid;
-	pid_t pid;
-	bool cap = false;
 	ssize_t n;
-	uint64_t now;
 
 	n = ip_proto_recv_request(fd, buf, &diag);
 	if (n == 0 || n == -EAGAIN || n == -EINTR) {
@@ -667,20 +780,12 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		client_free(c);
 		return 0;
 	}
-	if (ip_proto_peer_cred(d->sysroot, fd, &uid, &pid, &cap, &diag) < 0) {
-		ip_proto_reply_error(f, EPERM, "cannot tell who is asking: %s", diag.msg);
-	} else if (ip_proto_check_access(&req, uid, cap) < 0) {
-		ip_proto_reply_error(f, EPERM, "'%s' changes state: only root or CAP_SYS_ADMIN may do that",
-				     ip_proto_verb_name(req.verb));
-	} else {
-		ip_control_handle(d, &req, uid, cap, f);
-	}
+	answer(c, &req, f);
 	fclose(f);
 	reply(c, out, outlen);
 	free(out);
 	/* a client that keeps asking stays; an idle one is cut off later */
-	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) >= 0)
-		sd_event_source_set_time(c->timeout, now + IP_CLIENT_TIMEOUT_S * USEC_PER_SEC);
+	client_touch(c);
 	return 0;
 }
 
@@ -690,34 +795,80 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static void refuse_client(struct ip_daemon *d, const char *key, const char *why, int limit,
+			  const struct ip_peer *p)
+{
+	unsigned suppressed;
+
+	if (ip_log_ratelimit(&d->log, key, mono_ns(), 1, &suppressed))
+		ip_log(&d->log, LOG_WARNING, "control: refusing a connection from uid %u (pid %d): %s %d",
+		       (unsigned)p->uid, (int)p->pid, why, limit);
+}
+
+/* Whether @p may take a slot, making one for root when the table is full. */
+static bool admit(struct ip_daemon *d, const struct ip_peer *p)
+{
+	struct ip_client *victim;
+
+	if (!ip_proto_peer_is_root(p) && clients_of_uid(d, p->uid) >= IP_MAX_CLIENTS_PER_UID) {
+		refuse_client(d, "clients-uid", "connections per uid are limited to", IP_MAX_CLIENTS_PER_UID, p);
+		return false;
+	}
+	if (!table_full(d))
+		return true;
+	victim = ip_proto_peer_is_root(p) ? oldest_idle_reader(d) : NULL;
+	if (!victim) {
+		refuse_client(d, "clients", "the connection table is full:", IP_MAX_CLIENTS, p);
+		return false;
+	}
+	ip_log(&d->log, LOG_INFO, "control: %d clients connected: closed the oldest idle one (uid %u) for root",
+	       d->nr_clients, (unsigned)victim->peer.uid);
+	client_free(victim);
+	return true;
+}
+
+static void client_append(struct ip_daemon *d, struct ip_client *c)
+{
+	struct ip_client **p = &d->clients;
+
+	while (*p)
+		p = &(*p)->next;
+	*p = c;
+	d->nr_clients++;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct ip_daemon *d = userdata;
-	struct client *c;
+	struct ip_diag diag = { "" };
+	struct ip_client *c;
+	struct ip_peer peer;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	unsigned suppressed;
 
 	if (cfd < 0)
 		return 0;
-	if (d->nr_clients >= IP_MAX_CLIENTS) {
-		if (ip_log_ratelimit(&d->log, "clients", mono_ns(), 1, &suppressed))
-			ip_log(&d->log, LOG_WARNING, "control: %d clients connected, refusing more",
-			       d->nr_clients);
+	if (ip_proto_peer_identify(d->sysroot, cfd, d->admin_gid, &peer, &diag) < 0) {
+		ip_log(&d->log, LOG_WARNING, "control: cannot tell who connected: %s", diag.msg);
 		close(cfd);
 		return 0;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (!admit(d, &peer) || !(c = calloc(1, sizeof(*c)))) {
 		close(cfd);
 		return 0;
 	}
 	c->d = d;
 	c->fd = cfd;
-	d->nr_clients++;
+	c->peer = peer;
+	client_append(d, c);
 	if (sd_event_add_io(d->ev, &c->io, cfd, EPOLLIN, on_client, c) < 0 ||
-	    sd_event_add_time_relative(d->ev, &c->timeout, CLOCK_MONOTONIC,
-				       IP_CLIENT_TIMEOUT_S * USEC_PER_SEC, 0, on_client_timeout, c) < 0)
+	    sd_event_add_time_relative(d->ev, &c->timeout, CLOCK_MONOTONIC, IP_CLIENT_TIMEOUT_S * USEC_PER_SEC,
+				       0, on_client_timeout, c) < 0) {
 		client_free(c);
+		return 0;
+	}
+	client_touch(c);
+	if (table_full(d))
+		shorten_idle_readers(d);
 	return 0;
 }
 
@@ -802,11 +953,11 @@ static int check_privileges(struct ip_daemon *d, struct ip_diag *diag)
 {
 	if (ip_engine_dry_run(d->engine) || !ip_root_is_live(d->root))
 		return 0;
-	if (!have_cap(23 /* CAP_SYS_NICE */))
+	if (!have_cap(CAP_SYS_NICE))
 		return ip_diag_set(diag, -EPERM,
 				   "missing CAP_SYS_NICE, needed to set IRQ thread affinity and priority "
 				   "(or run with --dry-run)");
-	if (access("/proc/irq/default_smp_affinity", W_OK) < 0 && !have_cap(1 /* CAP_DAC_OVERRIDE */))
+	if (access("/proc/irq/default_smp_affinity", W_OK) < 0 && !have_cap(CAP_DAC_OVERRIDE))
 		return ip_diag_set(diag, -EPERM,
 				   "cannot write /proc/irq: run as root or with CAP_DAC_OVERRIDE "
 				   "(or run with --dry-run)");
@@ -866,6 +1017,10 @@ static void daemon_free(struct ip_daemon *d)
 	ip_engine_free(d->engine);
 	ip_sampler_free(d->cap_sampler);
 	free(d->cap_dir);
+	if (d->cap_fd >= 0)
+		close(d->cap_fd);
+	while (d->clients)
+		client_free(d->clients);
 	ip_config_free(&d->cfg);
 	ip_root_free(d->root);
 	ip_root_free(d->sysroot);
@@ -943,7 +1098,7 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
-	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1 };
+	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
 	struct ip_engine_opts eo = { 0 };
 	struct ip_diag diag = { "" };
 	sigset_t ss;
@@ -961,6 +1116,11 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 		return IP_EXIT_USAGE;
 	}
 	d.log.level = d.cfg.daemon.log_level;
+	if (resolve_admin_group(&d.cfg, &d.admin_gid, &diag) < 0) {
+		fprintf(stderr, "irqpilotd: %s: %s\n", o->config_path, diag.msg);
+		ip_config_free(&d.cfg);
+		return IP_EXIT_USAGE;
+	}
 	d.socket_path = ip_asprintf("%s/control", o->runtime_dir);
 	d.lock_path = ip_asprintf("%s/irqpilotd.lock", o->runtime_dir);
 	d.state_path = ip_asprintf("%s/state", o->runtime_dir);

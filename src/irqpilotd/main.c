@@ -324,6 +324,17 @@ static int check_config(const struct options *o)
 	return IP_EXIT_OK;
 }
 
+/* systemd passes StateDirectory= as $STATE_DIRECTORY, a colon-separated
+ * list when the unit names several; the first is the daemon's. */
+static char *state_directory(void)
+{
+	const char *env = getenv("STATE_DIRECTORY");
+
+	if (!env || env[0] != '/')
+		return strdup(IP_STATE_DIR_DEFAULT);
+	return strndup(env, strcspn(env, ":"));
+}
+
 int main(int argc, char **argv)
 {
 	struct ip_config cfg;
@@ -338,11 +349,15 @@ int main(int argc, char **argv)
 	if (o.mode == MODE_CHECK_CONFIG)
 		return check_config(&o);
 	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE) {
+		_cleanup_free_ char *state_dir = state_directory();
 		struct ip_daemon_opts dopt = {
 			.config_path = o.config, .config_explicit = o.config_explicit, .root = o.root,
-			.runtime_dir = o.runtime_dir, .foreground = o.foreground, .dry_run = o.dry_run,
-			.interval_s = o.interval_s,
+			.runtime_dir = o.runtime_dir, .state_dir = state_dir, .foreground = o.foreground,
+			.dry_run = o.dry_run, .interval_s = o.interval_s,
 		};
+
+		if (!state_dir)
+			return IP_EXIT_FAILURE;
 
 		return o.mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "irqpilot/capture.h"
 #include "irqpilot/macro.h"
@@ -72,22 +73,34 @@ static int write_counts(int dirfd, const char *path, const struct ip_snapshot *s
 	return ret;
 }
 
-int ip_capture_step(struct ip_root *r, struct ip_sampler *s, const char *dir, int step,
+/* Makes (when missing) and opens directory @name in @at, never through a
+ * symlink: mkdirat() does not follow one, and O_NOFOLLOW refuses to open
+ * one (ELOOP), so a link planted under any name ends the walk. */
+static int open_subdir(int at, const char *name)
+{
+	int fd;
+
+	if (mkdirat(at, name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int ip_capture_step(struct ip_root *r, struct ip_sampler *s, int dirfd, const char *dir, int step,
 		    struct ip_snapshot *out, struct ip_diag *d)
 {
 	_cleanup_free_ char *stepdir = ip_asprintf("%s/%04d", dir, step);
 	_cleanup_close_ int fd = -1;
 	struct mirror_ctx m = { .root = r };
-	char tbuf[32];
+	char name[16], tbuf[32];
 	int ret;
 
 	if (!stepdir)
 		return -ENOMEM;
-	if (mkdir(stepdir, 0755) < 0 && errno != EEXIST)
-		return ip_diag_set(d, -errno, "%s: %s", stepdir, strerror(errno));
-	fd = open(stepdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(name, sizeof(name), "%04d", step);
+	fd = open_subdir(dirfd, name);
 	if (fd < 0)
-		return ip_diag_set(d, -errno, "%s: %s", stepdir, strerror(errno));
+		return ip_diag_set(d, fd, "%s: %s", stepdir, strerror(-fd));
 	m.dirfd = fd;
 	/* Each step must stand alone as a root: read everything again. */
 	ip_sampler_invalidate(s);
@@ -119,9 +132,14 @@ int ip_capture_step(struct ip_root *r, struct ip_sampler *s, const char *dir, in
 int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int samples,
 		   double interval_s, struct ip_diag *d)
 {
+	_cleanup_close_ int fd = -1;
+
 	if (samples < 1)
 		return ip_diag_set(d, -EINVAL, "--samples must be at least 1");
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
 	for (int i = 0; i < samples; i++) {
 		struct ip_snapshot snap;
@@ -134,11 +152,66 @@ int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int
 			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 				;
 		}
-		ret = ip_capture_step(r, s, dir, i, &snap, d);
+		ret = ip_capture_step(r, s, fd, dir, i, &snap, d);
 		if (ret < 0)
 			return ret;
 		ip_snapshot_free(&snap);
 	}
+	return 0;
+}
+
+/* The part of @path below @base ("" when it is @base), or NULL when it is
+ * elsewhere: a prefix that ends inside a name ("/var/lib/irqpilotx") is
+ * elsewhere. */
+static const char *below(const char *base, const char *path)
+{
+	size_t n = strlen(base);
+
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	if (strncmp(path, base, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+		return NULL;
+	return path + n;
+}
+
+int ip_capture_open_below(const char *base, const char *path, int *dirfd, struct ip_diag *d)
+{
+	_cleanup_free_ char *rest = NULL;
+	const char *rel = below(base, path);
+	char *save = NULL, *comp;
+	int fd, nr = 0;
+
+	*dirfd = -1;
+	if (!rel)
+		return ip_diag_set(d, -EPERM, "capture directory %s is not below %s, the only place captures go",
+				   path, base);
+	rest = strdup(rel);
+	if (!rest)
+		return -ENOMEM;
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ip_diag_set(d, -errno, "%s: %s", base, strerror(errno));
+	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save), nr++) {
+		int next;
+
+		if (!strcmp(comp, "..") || !strcmp(comp, ".")) {
+			close(fd);
+			return ip_diag_set(d, -EPERM, "capture directory %s: '%s' is not allowed in it", path,
+					   comp);
+		}
+		next = open_subdir(fd, comp);
+		close(fd);
+		if (next < 0)
+			return ip_diag_set(d, next, "capture directory %s: %s: %s", path, comp,
+					   next == -ELOOP || next == -ENOTDIR ? "a symlink or not a directory"
+									      : strerror(-next));
+		fd = next;
+	}
+	if (!nr) {
+		close(fd);
+		return ip_diag_set(d, -EINVAL, "capture directory %s: name a directory below %s", path, base);
+	}
+	*dirfd = fd;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
  *    removes leading blanks, which keeps inih from ever seeing a
  *    continuation line: indented keys are ordinary keys.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <ini.h>
@@ -67,6 +68,7 @@ enum sect {
 	S_POLICY,
 	S_DEVICE,
 	S_IRQ,
+	S_CONTROL,
 	S_BAD, /* a header that was already reported; its keys are skipped */
 };
 
@@ -96,6 +98,7 @@ enum key {
 	K_PIN,
 	K_BAN,
 	K_RQ_AFFINITY,
+	K_ADMIN_GROUP,
 	K_MAX,
 };
 
@@ -126,11 +129,12 @@ static const struct {
 	[K_PIN] = { "pin", M(S_DEVICE) | M(S_IRQ) },
 	[K_BAN] = { "ban", M(S_DEVICE) | M(S_IRQ) },
 	[K_RQ_AFFINITY] = { "rq_affinity", M(S_DEVICE) },
+	[K_ADMIN_GROUP] = { "admin_group", M(S_CONTROL) },
 };
 
 static const char *const sect_names[] = {
 	[S_NONE] = "", [S_DAEMON] = "daemon", [S_CPUS] = "cpus", [S_POLICY] = "policy",
-	[S_DEVICE] = "device", [S_IRQ] = "irq", [S_BAD] = "",
+	[S_DEVICE] = "device", [S_IRQ] = "irq", [S_CONTROL] = "control", [S_BAD] = "",
 };
 
 static const char *const log_levels[] = { "err", "warning", "notice", "info", "debug" };
@@ -242,12 +246,13 @@ static void start_section(struct parser *p, char *s, size_t len)
 		name++;
 	while (end > name && is_blank(end[-1]))
 		*--end = '\0';
-	for (enum sect i = S_DAEMON; i <= S_IRQ; i++)
+	for (enum sect i = S_DAEMON; i <= S_CONTROL; i++)
 		if (strlen(sect_names[i]) == klen && !strncmp(kind, sect_names[i], klen))
 			k = i;
 	if (k == S_NONE) {
 		perr(p,
-		     "unknown section [%.*s] (known: [daemon], [cpus], [policy], [device NAME], [irq NAME])",
+		     "unknown section [%.*s] (known: [daemon], [cpus], [policy], [control], [device NAME], "
+		     "[irq NAME])",
 		     (int)MIN(klen, 64), kind);
 		return;
 	}
@@ -493,6 +498,26 @@ static bool parse_cpus(struct parser *p, const char *key, const char *v, bool al
 	return true;
 }
 
+/* A name as useradd(8) takes it (its default NAME_REGEX, plus the upper
+ * case some sites use), so a typo is an error here and the group itself is
+ * looked up by the daemon, which alone knows the machine's groups. */
+static bool parse_group(struct parser *p, const char *key, const char *v, char *out, size_t size)
+{
+	size_t n = strlen(v);
+	bool ok = n > 0 && n < size && v[0] != '-';
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)v[i]) || v[i] == '_' || v[i] == '-' || v[i] == '.' ||
+		     (v[i] == '$' && i == n - 1);
+	if (!ok) {
+		perr(p, "%s: '%.64s' is not a group name (letters, digits, '_', '-', '.', at most %zu)",
+		     key, v, size - 1);
+		return false;
+	}
+	memcpy(out, v, n + 1);
+	return true;
+}
+
 static void set_global(struct parser *p, enum key k, const char *key, const char *v)
 {
 	struct ip_config *c = p->cfg;
@@ -587,6 +612,9 @@ static void set_global(struct parser *p, enum key k, const char *key, const char
 		if (parse_choice(p, key, v, completions, ARRAY_SIZE(completions), &i))
 			c->completion_threads = (enum ip_completion_threads)i;
 		break;
+	case K_ADMIN_GROUP:
+		parse_group(p, key, v, c->control.admin_group, sizeof(c->control.admin_group));
+		break;
 	default:
 		break;
 	}
@@ -649,7 +677,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (p->oom || p->sect == S_BAD)
 		return 1;
 	if (p->sect == S_NONE) {
-		perr(p, "'%.64s' is outside any section; put it under [daemon], [cpus] or [policy]",
+		perr(p, "'%.64s' is outside any section; put it under [daemon], [cpus], [policy] or [control]",
 		     name);
 		return 1;
 	}
@@ -822,6 +850,9 @@ int ip_config_dump(const struct ip_config *c, FILE *f)
 	fmt_num(a, sizeof(a), c->daemon.top_thread_cpu, 1);
 	fprintf(f, "top_thread_cpu = %s\n", a);
 
+	if (c->control.admin_group[0])
+		fprintf(f, "\n[control]\nadmin_group = %s\n", c->control.admin_group);
+
 	fprintf(f, "\n[cpus]\n");
 	dump_cpus(f, "banned", &pc->banned);
 	if (c->overrides.have_performance)
@@ -878,6 +909,8 @@ bool ip_config_equal(const struct ip_config *a, const struct ip_config *b)
 	    da->restore_on_exit != db->restore_on_exit || da->log_level != db->log_level ||
 	    da->coexist != db->coexist || da->top_wakeups_per_irq != db->top_wakeups_per_irq ||
 	    da->top_thread_cpu != db->top_thread_cpu)
+		return false;
+	if (strcmp(a->control.admin_group, b->control.admin_group) != 0)
 		return false;
 	if (oa->have_performance != ob->have_performance ||
 	    oa->have_efficiency != ob->have_efficiency ||

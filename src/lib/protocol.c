@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 #include "irqpilot/protocol.h"
 #include "irqpilot/root.h"
 
-#define CAP_SYS_ADMIN_BIT 21
 /* More words than any request has: version, verb, 2 arguments, json. */
 #define WORDS_MAX 6
 
@@ -428,23 +429,49 @@ bool ip_proto_is_mutating(const struct ip_request *r)
 	return true;
 }
 
-int ip_proto_check_access(const struct ip_request *r, uid_t uid, bool cap_sys_admin)
+bool ip_proto_peer_is_root(const struct ip_peer *p)
 {
-	if (!ip_proto_is_mutating(r) || uid == 0 || cap_sys_admin)
-		return 0;
-	return -EPERM;
+	return p->same_userns && p->uid == 0;
 }
 
-int ip_proto_pid_cap_sys_admin(struct ip_root *root, pid_t pid, uid_t uid, bool *cap,
-			       struct ip_diag *d)
+int ip_proto_check_access(const struct ip_request *r, const struct ip_peer *p, const char *admin_group,
+			  struct ip_diag *d)
+{
+	bool group = admin_group && admin_group[0];
+
+	if (!ip_proto_is_mutating(r))
+		return 0;
+	if (!p->same_userns)
+		return ip_diag_set(d, -EPERM,
+				   "'%s' changes state: refused to a client in another user namespace "
+				   "(uid %u outside it)",
+				   ip_proto_verb_name(r->verb), (unsigned)p->uid);
+	if (p->uid == 0 || (group && p->in_admin_group))
+		return 0;
+	return ip_diag_set(d, -EPERM, "'%s' changes state: only root%s%s may do that",
+			   ip_proto_verb_name(r->verb), group ? " or members of group " : "",
+			   group ? admin_group : "");
+}
+
+/* "Uid:\t1000\t1000\t1000\t1000": the second field is the effective one. */
+static int status_id(const char *line, const char *key, unsigned long *out)
+{
+	size_t n = strlen(key);
+	unsigned long real;
+
+	if (strncmp(line, key, n) != 0)
+		return 0;
+	return sscanf(line + n, "%lu %lu", &real, out) == 2 ? 1 : -EINVAL;
+}
+
+int ip_proto_pid_ids(struct ip_root *root, pid_t pid, uid_t *euid, gid_t *egid, struct ip_diag *d)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
-	unsigned long long eff = 0;
-	bool have_uid = false, have_cap = false, uid_ok = false;
+	unsigned long u = 0, g = 0;
+	bool have_uid = false, have_gid = false;
 	size_t len;
 	int r;
 
-	*cap = false;
 	path = ip_asprintf("proc/%d/status", (int)pid);
 	if (!path)
 		return -ENOMEM;
@@ -452,50 +479,229 @@ int ip_proto_pid_cap_sys_admin(struct ip_root *root, pid_t pid, uid_t uid, bool 
 	if (r < 0)
 		return ip_diag_set(d, r, "%s: %s", path, strerror(-r));
 	for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		unsigned long ruid, euid;
+		int k;
 
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		if (strncmp(line, "Uid:", 4) == 0) {
-			if (sscanf(line + 4, "%lu %lu", &ruid, &euid) != 2)
-				return ip_diag_set(d, -EINVAL, "%s: bad Uid line", path);
+		if ((k = status_id(line, "Uid:", &u)) < 0 || (k == 0 && (k = status_id(line, "Gid:", &g)) < 0))
+			return ip_diag_set(d, -EINVAL, "%s: bad %.3s line", path, line);
+		if (k > 0 && line[0] == 'U')
 			have_uid = true;
-			uid_ok = euid == (unsigned long)uid;
-		} else if (strncmp(line, "CapEff:", 7) == 0) {
-			char *end;
-
-			errno = 0;
-			eff = strtoull(line + 7, &end, 16);
-			if (errno || end == line + 7 || *end)
-				return ip_diag_set(d, -EINVAL, "%s: bad CapEff line", path);
-			have_cap = true;
-		}
+		else if (k > 0)
+			have_gid = true;
 	}
-	if (!have_uid || !have_cap)
-		return ip_diag_set(d, -EINVAL, "%s: no %s line", path, have_uid ? "CapEff" : "Uid");
-	*cap = uid_ok && (eff >> CAP_SYS_ADMIN_BIT & 1);
+	if (!have_uid || !have_gid)
+		return ip_diag_set(d, -EINVAL, "%s: no %s line", path, have_uid ? "Gid" : "Uid");
+	*euid = (uid_t)u;
+	*egid = (gid_t)g;
 	return 0;
 }
 
-int ip_proto_peer_cred(struct ip_root *root, int fd, uid_t *uid, pid_t *pid, bool *cap_sys_admin,
-		       struct ip_diag *d)
+/* Linux 6.5's SO_PEERPIDFD: the value of asm-generic/socket.h, which the
+ * architectures listed use; elsewhere only the pidfd_open() path is taken. */
+#if !defined(SO_PEERPIDFD) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+			       defined(__arm__) || defined(__riscv) || defined(__s390__) ||         \
+			       defined(__powerpc__) || defined(__loongarch__))
+#define SO_PEERPIDFD 77
+#endif
+
+/* A pidfd for the peer: SO_PEERPIDFD names exactly the process that
+ * connected; pidfd_open() names whoever has that pid now, so then its ids
+ * must still be the connecting ones (*exact false). -ESRCH: gone. */
+static int peer_pidfd(struct ip_root *sysroot, int fd, const struct ucred *cred, bool *exact)
+{
+	uid_t euid;
+	gid_t egid;
+	int pidfd = -1;
+
+#ifdef SO_PEERPIDFD
+	socklen_t len = sizeof(pidfd);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0) {
+		*exact = true;
+		return pidfd;
+	}
+	/* the kernel says EINVAL or ESRCH for a peer with no task left */
+	if (errno == EINVAL || errno == ESRCH)
+		return -ESRCH;
+	if (errno != ENOPROTOOPT)
+		return -errno;
+#endif
+	*exact = false;
+	if (cred->pid <= 0)
+		return -ESRCH;
+	pidfd = (int)syscall(SYS_pidfd_open, cred->pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	if (ip_proto_pid_ids(sysroot, cred->pid, &euid, &egid, NULL) < 0 || euid != cred->uid ||
+	    egid != cred->gid) {
+		close(pidfd);
+		return -ESRCH;
+	}
+	return pidfd;
+}
+
+/* A pidfd polls readable once its process has exited. */
+static bool pidfd_alive(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 0;
+}
+
+static bool same_ns(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Whether the peer's process is in the daemon's user namespace. The
+ * pidfd pins the process, and so its pid number, from before the read of
+ * proc/PID/ns/user until after it: alive then, the link was its own. */
+static int peer_same_userns(struct ip_root *sysroot, int fd, const struct ucred *cred, bool *same,
+			    struct ip_diag *d)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat self, peer;
+	bool exact;
+	pid_t pid = cred->pid;
+	int pidfd, r;
+
+	*same = false;
+	r = ip_root_stat(sysroot, "proc/self/ns/user", &self);
+	if (r < 0)
+		return ip_diag_set(d, r, "proc/self/ns/user: %s", strerror(-r));
+	pidfd = peer_pidfd(sysroot, fd, cred, &exact);
+	if (pidfd == -ESRCH || pidfd == -ENOENT)
+		return 0;
+	if (pidfd < 0)
+		return ip_diag_set(d, pidfd, "peer pidfd: %s", strerror(-pidfd));
+	path = ip_asprintf("proc/%d/ns/user", (int)pid);
+	r = path ? ip_root_stat(sysroot, path, &peer) : -ENOMEM;
+	*same = r == 0 && same_ns(&self, &peer) && pidfd_alive(pidfd);
+	close(pidfd);
+	if (r < 0 && r != -ENOENT && r != -ESRCH)
+		return ip_diag_set(d, r, "%s: %s", path ? path : "proc/PID/ns/user", strerror(-r));
+	return 0;
+}
+
+/* SO_PEERGROUPS: the supplementary groups at connect(), as SO_PEERCRED's
+ * ids, translated by the kernel into the daemon's namespace. */
+static int peer_in_group(int fd, gid_t gid, gid_t want, bool *in, struct ip_diag *d)
+{
+	_cleanup_free_ gid_t *groups = NULL;
+	socklen_t len = 64 * sizeof(gid_t);
+
+	*in = want != IP_PROTO_NO_GROUP && gid == want;
+	if (want == IP_PROTO_NO_GROUP || *in)
+		return 0;
+	for (int tries = 0; tries < 3; tries++) {
+		gid_t *g = realloc(groups, len ? len : sizeof(gid_t));
+
+		if (!g)
+			return -ENOMEM;
+		groups = g;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0) {
+			for (size_t i = 0; i < len / sizeof(gid_t); i++)
+				*in = *in || groups[i] == want;
+			return 0;
+		}
+		if (errno != ERANGE)
+			return ip_diag_set(d, -errno, "SO_PEERGROUPS: %s", strerror(errno));
+	}
+	return ip_diag_set(d, -EAGAIN, "SO_PEERGROUPS: the groups kept changing size");
+}
+
+int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, struct ip_peer *p,
+			   struct ip_diag *d)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	int r;
 
-	*cap_sys_admin = false;
+	memset(p, 0, sizeof(*p));
+	p->uid = (uid_t)-1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return ip_diag_set(d, -errno, "SO_PEERCRED: %s", strerror(errno));
-	*uid = cred.uid;
-	*pid = cred.pid;
-	if (cred.uid == 0 || cred.pid <= 0)
-		return 0;
-	r = ip_proto_pid_cap_sys_admin(root, cred.pid, cred.uid, cap_sys_admin, d);
-	if (r == -ENOENT || r == -ESRCH)
-		return 0; /* exited since connecting: no capability */
-	return r;
+	p->uid = cred.uid;
+	p->gid = cred.gid;
+	p->pid = cred.pid;
+	r = peer_in_group(fd, cred.gid, admin_gid, &p->in_admin_group, d);
+	if (r >= 0)
+		r = peer_same_userns(sysroot, fd, &cred, &p->same_userns, d);
+	return r < 0 ? r : 0;
+}
+
+/* ---- terminal safety --------------------------------------------------- */
+
+enum seq { SEQ_NONE, SEQ_CSI, SEQ_STRING, SEQ_ONE };
+
+/* The kind of sequence introduced by ESC followed by @c (ECMA-48 5.3). */
+static enum seq esc_kind(unsigned char c)
+{
+	if (c == '[')
+		return SEQ_CSI;
+	if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_')
+		return SEQ_STRING;
+	return SEQ_ONE;
+}
+
+/* The same for a C1 control U+0080 + @c1: CSI, OSC, DCS, SOS, PM, APC. */
+static enum seq c1_kind(unsigned char c1)
+{
+	if (c1 == 0x1b)
+		return SEQ_CSI;
+	if (c1 == 0x1d || c1 == 0x10 || c1 == 0x18 || c1 == 0x1e || c1 == 0x1f)
+		return SEQ_STRING;
+	return SEQ_NONE;
+}
+
+/* Past a sequence's body at @p: CSI parameters up to its final byte, a
+ * control string up to BEL or ST (ESC \ or U+009C). */
+static const char *skip_seq(const char *p, enum seq k)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	if (k == SEQ_CSI) {
+		while (*u >= 0x20 && *u <= 0x3f)
+			u++;
+		while (*u >= 0x20 && *u <= 0x2f)
+			u++;
+		if (*u >= 0x40 && *u <= 0x7e)
+			u++;
+	} else if (k == SEQ_STRING) {
+		while (*u && *u != 0x07 && !(u[0] == 0x1b && u[1] == '\\') && !(u[0] == 0xc2 && u[1] == 0x9c))
+			u++;
+		u += *u == 0x07 ? 1 : *u ? 2 : 0;
+	} else if (k == SEQ_ONE) {
+		while (*u >= 0x20 && *u <= 0x2f) /* intermediates */
+			u++;
+		if (*u >= 0x30 && *u <= 0x7e)
+			u++;
+	}
+	return (const char *)u;
+}
+
+size_t ip_proto_strip_controls(char *s)
+{
+	const char *p = s;
+	char *o = s;
+
+	while (*p) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == 0x1b) {
+			p = p[1] ? skip_seq(p + 2, esc_kind((unsigned char)p[1])) : p + 1;
+		} else if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
+			p = skip_seq(p + 2, c1_kind((unsigned char)p[1] - 0x80));
+		} else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			p++;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return (size_t)(o - s);
 }
 
 /* Error messages are one line: a newline in one would break log lines. */

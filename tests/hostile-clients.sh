@@ -1,0 +1,247 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# irqpilotd's control socket against clients that should not get their way,
+# on a writable copy of the phone fixture (nothing of this machine is
+# touched):
+#  - a client inside a user namespace ("unshare -U -r", root or not there)
+#    is refused every write verb, with a message saying why, and the
+#    daemon's state is unchanged;
+#  - [control] admin_group lets its members write, by primary or
+#    supplementary group, but not from inside a user namespace;
+#  - 64 idle connections of one unprivileged uid leave the table open:
+#    root's status answers within a second; with the table full of four
+#    users' readers root still gets in, and the idle readers are cut;
+#  - oversized and malformed requests are refused;
+#  - capture writes only below the state directory, through no symlink.
+# Needs root and setpriv (exit 77 otherwise). Without unprivileged user
+# namespaces the rest runs and the script exits 77 when nothing else failed.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+raw=$top_builddir/tests/ctl-raw
+export IRQPILOT_NO_JOURNAL=1
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	echo "SKIP: needs root and setpriv to run clients as other users"
+	exit 77
+fi
+userns=yes
+if ! unshare -U -r true 2>/dev/null; then
+	userns=no
+elif ! setpriv --reuid=nobody --regid=nogroup --clear-groups unshare -U -r true 2>/dev/null; then
+	userns=no
+fi
+
+tmp=$(mktemp -d /tmp/irqpilot-hostile-XXXXXX)
+root=$tmp/root
+rt=$tmp/run
+conf=$tmp/irqpilot.conf
+log=$tmp/daemon.log
+state=$tmp/state
+export IRQPILOT_SOCKET=$rt/control
+export STATE_DIRECTORY=$state
+fail=0
+pids=""
+
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+ok() { echo "ok - $1"; }
+bad() {
+	echo "not ok - $1"
+	fail=1
+}
+check() { # description, command...
+	d=$1
+	shift
+	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
+}
+skip() { echo "ok - # SKIP $1"; }
+wait_for() { # SECONDS command...
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+# refused DESCRIPTION PATTERN command...: exit 4 (permission) and PATTERN said
+refused() {
+	d=$1
+	pat=$2
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 4 ] && grep -q "$pat" "$tmp/out"; then ok "$d"; else
+		bad "$d (exit $rc)"
+		sed 's/^/    /' "$tmp/out"
+	fi
+}
+# ms command...: how long it took, in milliseconds, in $elapsed; its status
+ms() {
+	t0=$(date +%s%N)
+	"$@" >"$tmp/out" 2>&1
+	r=$?
+	elapsed=$((($(date +%s%N) - t0) / 1000000))
+	return $r
+}
+nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+as_uid() { # UID command...
+	u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --clear-groups "$@"
+}
+
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
+mkdir -p "$state" "$tmp/outside"
+chmod 755 "$tmp"
+printf '[daemon]\ninterval = 0.3\n' >"$conf"
+
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
+daemon=$!
+pids="$pids $daemon"
+if ! wait_for 10 test -S "$rt/control"; then
+	bad "the daemon opens its control socket"
+	cat "$log"
+	exit 1
+fi
+# as irqctl(8) says to open it to a group; here to everyone
+chmod 666 "$rt/control"
+check "root may read" "$ctl" status
+check "nobody may read" $nobody "$ctl" status
+
+# --- user namespaces ----------------------------------------------------------
+unchanged() {
+	"$ctl" status >"$tmp/st" 2>&1 || return 1
+	! grep -q "dry run" "$tmp/st" || return 1
+	! "$ctl" explain 37 | grep -q "pinned at run time" || return 1
+	! grep -q "capturing" "$tmp/st" || return 1
+	[ -z "$(ls -A "$state")" ]
+}
+if [ "$userns" = yes ]; then
+	for who in root nobody; do
+		pre=""
+		[ "$who" = nobody ] && pre=$nobody
+		for verb in "dry-run on" "pin 37 0" "unpin 37" "reload" "capture $state/ns"; do
+			# shellcheck disable=SC2086
+			refused "$who in a user namespace: $verb is refused" "another user namespace" \
+				$pre unshare -U -r "$ctl" $verb
+		done
+		check "$who in a user namespace may still read" $pre unshare -U -r "$ctl" status
+	done
+	check "... and the daemon's state is unchanged" unchanged
+	check "... and the refusals are logged" grep -q "refused pid .* another user namespace" "$log"
+else
+	skip "user namespace clients: 'unshare -U -r' does not work here (unprivileged user namespaces disabled?)"
+fi
+refused "nobody may not write: dry-run on" "only root may do that" $nobody "$ctl" dry-run on
+refused "nobody may not capture" "only root may do that" $nobody "$ctl" capture "$state/x"
+check "... state unchanged" unchanged
+
+# --- admin_group ---------------------------------------------------------------
+printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = no-such-group-zz\n' >"$conf"
+check "reload with an unknown admin_group is refused" sh -c "! '$ctl' reload 2>'$tmp/out'"
+check "... naming it" grep -q "no-such-group-zz is not a group of this machine" "$tmp/out"
+printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = nogroup\n' >"$conf"
+check "reload with admin_group = nogroup" "$ctl" reload
+check "a member by its gid may write" $nobody "$ctl" dry-run on
+check "... and it is done" sh -c "'$ctl' status | grep -q 'dry run'"
+check "a member by a supplementary group may write" \
+	setpriv --reuid=nobody --regid=users --groups=nogroup "$ctl" dry-run off
+check "... and it is done" sh -c "! '$ctl' status | grep -q 'dry run'"
+refused "a uid outside the group may not" "only root or members of group nogroup" \
+	as_uid 4242 "$ctl" dry-run on
+if [ "$userns" = yes ]; then
+	refused "a member inside a user namespace may not" "another user namespace" \
+		$nobody unshare -U -r "$ctl" dry-run on
+fi
+check "... state unchanged" unchanged
+printf '[daemon]\ninterval = 0.3\n' >"$conf"
+check "reload without admin_group" "$ctl" reload
+refused "... and the group may no longer write" "only root may do that" $nobody "$ctl" dry-run on
+
+# --- connection table ------------------------------------------------------------
+$nobody "$raw" "$rt/control" --hold-many 64 4 >"$tmp/hold64" 2>&1 &
+h=$!
+pids="$pids $h"
+check "nobody makes 64 connections" wait_for 5 grep -q "connected 64" "$tmp/hold64"
+if ms "$ctl" status && [ "$elapsed" -lt 1000 ]; then
+	ok "root's status still answers within a second (${elapsed} ms)"
+else
+	bad "root's status still answers within a second (${elapsed} ms)"
+	cat "$tmp/out"
+fi
+check "another user still gets in" as_uid 4242 "$ctl" status
+wait "$h"
+check "nobody kept 8 of them (the per-uid cap)" grep -q "open: 8 of 64" "$tmp/hold64"
+check "... and the refusals are logged" grep -q "connections per uid are limited to 8" "$log"
+
+# four users, eight each: the table (32) is full of idle readers
+for u in 4001 4002 4003 4004; do
+	as_uid "$u" "$raw" "$rt/control" --hold-many 8 6 >"$tmp/hold-$u" 2>&1 &
+	pids="$pids $!"
+done
+check "four users fill the table" wait_for 5 sh -c "cat '$tmp'/hold-* | grep -c 'connected 8' | grep -qx 4"
+if ms "$ctl" status && [ "$elapsed" -lt 1000 ]; then
+	ok "with the table full root's status answers within a second (${elapsed} ms)"
+else
+	bad "with the table full root's status answers within a second (${elapsed} ms)"
+	cat "$tmp/out"
+fi
+check "... by closing the oldest idle reader" grep -q "closed the oldest idle one" "$log"
+wait_for 10 sh -c "[ \$(cat '$tmp'/hold-* | grep -c '^open:') -eq 4 ]"
+check "a full table cuts idle readers within the 6 s they would hold" \
+	sh -c "[ \$(cat '$tmp'/hold-* | grep -c '^open: 0 of 8') -eq 4 ]"
+check "afterwards everyone may connect again" $nobody "$ctl" status
+
+# --- malformed and oversized -------------------------------------------------------
+"$raw" "$rt/control" --junk 9000 >"$tmp/out" 2>&1
+check "an oversized request is refused" grep -q '"ok":false' "$tmp/out"
+"$raw" "$rt/control" --junk 3000 >"$tmp/out" 2>&1
+check "junk is refused and the client cut off" grep -q "after: closed" "$tmp/out"
+$nobody "$raw" "$rt/control" "v1 pin 37" >"$tmp/out" 2>&1
+check "a request missing an argument is refused" grep -q '"ok":false' "$tmp/out"
+$nobody "$raw" "$rt/control" "v1  status" >"$tmp/out" 2>&1
+check "bad spacing is refused" grep -q '"ok":false' "$tmp/out"
+check "the daemon still answers" "$ctl" status
+
+# --- capture ------------------------------------------------------------------------
+ln -s "$tmp/outside" "$state/link"
+mkdir -p "$state/real"
+ln -s "$tmp/outside" "$state/real/leaf"
+capture_refused() { # description pattern dir
+	"$ctl" capture "$3" 1 >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "$2" "$tmp/out"; then ok "$1"; else
+		bad "$1 (exit $rc)"
+		sed 's/^/    /' "$tmp/out"
+	fi
+}
+capture_refused "capture through a symlink is refused" "a symlink or not a directory" "$state/link/x"
+capture_refused "capture into a symlink is refused" "a symlink or not a directory" "$state/real/leaf"
+capture_refused "capture with '..' is refused" "'..' is not allowed" "$state/real/../../outside"
+capture_refused "capture outside the state directory is refused" "is not below $state" "$tmp/outside/x"
+capture_refused "capture into a sibling with the same prefix is refused" "is not below" "${state}x/y"
+check "... nothing was written outside" test -z "$(ls -A "$tmp/outside")"
+check "capture below the state directory is accepted" "$ctl" capture "$state/series/one" 2
+check "... and records its samples there" wait_for 10 test -d "$state/series/one/0001/proc"
+
+if [ "$fail" -ne 0 ]; then
+	echo "--- daemon log"
+	cat "$log"
+	exit 1
+fi
+if [ "$userns" != yes ]; then
+	echo "SKIP: the user namespace checks could not run ('unshare -U -r' fails here)"
+	exit 77
+fi
+exit 0
