@@ -8,6 +8,13 @@
 . "$VM_SRC/kmod/tests/lib-ipcq.sh"
 
 sd=$(vm_disk sd) || vm_fail "no AHCI disk"; sd=${sd#/dev/}
+# The fallback is the original path: the BLOCK softirq on the vector's CPU. Were that CPU 2,
+# the hog would starve the fallback too (softirqs go to ksoftirqd, which the hog starves), and
+# the run would measure where the kernel put the vector, not the guard. So it goes to CPU 0.
+irq=$(vm_irqs ahci | head -n1)
+[ -n "$irq" ] || vm_fail "no ahci vector"
+echo 0 >/proc/irq/"$irq"/smp_affinity_list || vm_fail "cannot move the ahci vector to CPU 0"
+vm_log "ahci vector $irq: affinity $(vm_aff "$irq"), effective $(vm_eff "$irq")"
 insmod "$IPCQ_KO" stall_ms=100 || vm_fail "insmod"
 ipcq attach "$sd" || vm_fail "attach $sd"
 pid=$(ipcq list | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) print substr($i, 5) }')
