@@ -36,12 +36,15 @@ c0=$(ipcq_sum completions "$sd")
 vm_log "before: $c0 completions, $FIO_WIOPS write IOPS"
 
 # The hog: FIFO 99 beats the thread's FIFO 40 on CPU 2. RT throttling leaves 5% to CFS, so
-# CPU 2's kworkers still run, and the test stays short.
-taskset -c 2 chrt -f 99 bash -c 'end=$((SECONDS + 12)); while [ $SECONDS -lt $end ]; do :; done' &
+# CPU 2's kworkers still run. It runs until the starved job has ended, not for a set time:
+# fio takes seconds to start under TCG, and a hog that ended first starved only part of it.
+rm -f /tmp/hog.stop
+taskset -c 2 chrt -f 99 bash -c 'end=$((SECONDS + 300)); while [ ! -e /tmp/hog.stop ] && [ $SECONDS -lt $end ]; do :; done' &
 hog=$!
 sleep 1
 ps -eLo pid,cls,rtprio,psr,pcpu,comm | grep -E ' (bash|ipcq/)' | grep -v grep
-job || vm_fail "fio failed while the thread was starved"
+job --size=8M || vm_fail "fio failed while the thread was starved"
+: >/tmp/hog.stop
 ipcq list
 starved_iops=$FIO_WIOPS
 wait $hog
