@@ -561,7 +561,7 @@ static void test_list_parse_edges(void **state)
 /* Requests carry major:minor, version 2, and the owned flag only when asked. */
 static void test_encode_request(void **state)
 {
-	char buf[IP_CQ_REQUEST_MAX];
+	char buf[IP_CQ_REQUEST_MAX] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
 	struct genlmsghdr *gh = (struct genlmsghdr *)(buf + NLMSG_HDRLEN);
 	uint32_t seen[IPCQ_A_MAX + 1];

@@ -196,7 +196,8 @@ size_t ip_cq_encode_request(void *buf, size_t size, int family, uint8_t cmd, uns
 
 static int request(struct ip_cq *c, uint8_t cmd, unsigned major, unsigned minor, unsigned flags)
 {
-	char buf[IP_CQ_REQUEST_MAX];
+	/* Aligned for the nlmsghdr and nlattr written into it. */
+	char buf[IP_CQ_REQUEST_MAX] __attribute__((aligned(8)));
 	struct nl_msg *msg;
 	int ret;
 
