@@ -70,15 +70,21 @@ losetup -d "$loopdev" || vm_fail "losetup -d $loopdev: the module still holds it
 # --- an owner killed with -9
 fio --name=held --filename=/dev/nullb1 --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
 	--rw=randwrite --size=48M --verify=crc32c --do_verify=1 --verify_fatal=1 \
-	--time_based --runtime=14 >/tmp/held.log 2>&1 &
+	--time_based --runtime=20 >/tmp/held.log 2>&1 &
 fiop=$!
 "$IPCQ_CTL" hold nullb1 >/tmp/hold.out 2>&1 &
 holder=$!
 for i in $(seq 1 50); do grep -q held /tmp/hold.out && break; sleep 0.2; done
 grep -q held /tmp/hold.out || { cat /tmp/hold.out; vm_fail "ipcq-ctl hold did not attach nullb1"; }
-sleep 3
-before=$(ipcq_sum completions nullb1)
-[ "$before" -gt 0 ] || vm_fail "nullb1's thread completed nothing while held"
+# fio takes seconds to start its I/O under TCG: wait for the thread to have completed some.
+before=0
+for i in $(seq 1 120); do
+	before=$(ipcq_sum completions nullb1)
+	[ "$before" -gt 0 ] && break
+	sleep 0.5
+done
+[ "$before" -gt 0 ] || vm_fail "nullb1's thread completed nothing in 60 s while held"
+kill -0 $fiop 2>/dev/null || vm_fail "fio ended before the owner was killed: cannot test I/O across it"
 pgrep -f 'ipcq/nullb1' >/dev/null || vm_fail "no ipcq/nullb1 thread while held"
 kill -9 "$holder"
 wait "$holder" 2>/dev/null
