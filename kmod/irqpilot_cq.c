@@ -13,93 +13,81 @@
 
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
-#include <linux/file.h>
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/kthread.h>
 #include <linux/llist.h>
+#include <linux/major.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <uapi/linux/sched/types.h>
 
+#include "compat.h"
 #include "irqpilot_cq.h"
-
-static unsigned int prio = 50;
-module_param(prio, uint, 0644);
-MODULE_PARM_DESC(prio, "SCHED_FIFO priority of new completion threads (1-99, default 50)");
-
-static unsigned int stall_ms = 100;
-module_param(stall_ms, uint, 0644);
-MODULE_PARM_DESC(stall_ms,
-		 "Complete on the original path once a request waited this long (ms, 0: never)");
 
 #define IPCQ_MAX_DEVS		64
 #define IPCQ_POLL_MS		500
-#define IPCQ_STALLED		0	/* bit in ipcq_hwq.flags */
-
 /*
- * Kernel API differences, 6.1 to 7.3 (kmod/README.md cites the upstream
- * changes). ftrace_regs has accessors from 6.2; before that, WITH_ARGS
- * kernels (x86, s390) keep the arguments in ->regs.
+ * The stall guard is what completes a redirected request when its thread
+ * cannot run (the block layer's timeout skips COMPLETE requests), so it
+ * cannot be turned off: stall_ms outside 1..IPCQ_STALL_MS_MAX is refused,
+ * at insmod and in /sys/module/irqpilot_cq/parameters/stall_ms.
  */
-#if defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
-#define IPCQ_FTRACE_FLAGS	FTRACE_OPS_FL_IPMODIFY
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-#define ipcq_arg0(fregs)	ftrace_regs_get_argument(fregs, 0)
-#define ipcq_set_ip(fregs, ip)	ftrace_regs_set_instruction_pointer(fregs, ip)
-#else
-#define ipcq_arg0(fregs)	regs_get_kernel_argument(&(fregs)->regs, 0)
-#define ipcq_set_ip(fregs, ip)	ftrace_instruction_pointer_set(fregs, ip)
-#endif
-#elif defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
-#define IPCQ_FTRACE_FLAGS	(FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_SAVE_REGS)
-#define ipcq_arg0(fregs)	regs_get_kernel_argument(ftrace_get_regs(fregs), 0)
-#define ipcq_set_ip(fregs, ip)	instruction_pointer_set(ftrace_get_regs(fregs), ip)
-#else
-#define IPCQ_NO_HOOK
-#endif
+#define IPCQ_STALL_MS_MAX	10000
 
-#ifndef timer_container_of	/* renamed in 6.16 */
-#define timer_container_of(var, t, field) from_timer(var, t, field)
-#endif
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)	/* 6.2, in 6.1.y from 6.1.84 */
-#define timer_delete_sync(t)	del_timer_sync(t)
-#endif
+static int ipcq_set_prio(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, MAX_RT_PRIO - 1);
+}
 
-/* A read-only open of the whole disk pins the gendisk and its queue. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-typedef struct file *ipcq_handle_t;
-#define ipcq_open(devt)	bdev_file_open_by_dev(devt, BLK_OPEN_READ, NULL, NULL)
-#define ipcq_bdev(h)	file_bdev(h)
-#define ipcq_close(h)	fput(h)
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-typedef struct bdev_handle *ipcq_handle_t;
-#define ipcq_open(devt)	bdev_open_by_dev(devt, BLK_OPEN_READ, NULL, NULL)
-#define ipcq_bdev(h)	((h)->bdev)
-#define ipcq_close(h)	bdev_release(h)
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-typedef struct block_device *ipcq_handle_t;
-#define ipcq_open(devt)	blkdev_get_by_dev(devt, BLK_OPEN_READ, NULL, NULL)
-#define ipcq_bdev(h)	(h)
-#define ipcq_close(h)	blkdev_put(h, NULL)
-#else
-typedef struct block_device *ipcq_handle_t;
-#define ipcq_open(devt)	blkdev_get_by_dev(devt, FMODE_READ, NULL)
-#define ipcq_bdev(h)	(h)
-#define ipcq_close(h)	blkdev_put(h, FMODE_READ)
-#endif
+static int ipcq_set_stall_ms(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, IPCQ_STALL_MS_MAX);
+}
+
+static const struct kernel_param_ops ipcq_prio_ops = {
+	.set = ipcq_set_prio,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops ipcq_stall_ms_ops = {
+	.set = ipcq_set_stall_ms,
+	.get = param_get_uint,
+};
+
+static unsigned int prio = 50;
+module_param_cb(prio, &ipcq_prio_ops, &prio, 0644);
+MODULE_PARM_DESC(prio, "SCHED_FIFO priority of new completion threads (1-99, default 50)");
+
+static unsigned int stall_ms = 100;
+module_param_cb(stall_ms, &ipcq_stall_ms_ops, &stall_ms, 0644);
+MODULE_PARM_DESC(stall_ms,
+		 "Complete on the original path once a request waited this long (1-10000 ms, default 100)");
+
+/* Bits of ipcq_hwq.flags */
+enum ipcq_hwq_flags {
+	IPCQ_HWQ_STALLED,	/* the guard gave the queue back to the original path */
+};
+
+/* Bits of ipcq_dev.flags */
+enum ipcq_dev_flags {
+	IPCQ_DEV_ORPHAN,	/* the socket that owns it was closed: detach it */
+};
 
 struct ipcq_dev;
 
 struct ipcq_hwq {
 	struct llist_head list;		/* redirected requests, newest first */
 	u64 head_ns;			/* when the list last became non-empty */
-	unsigned long flags;		/* IPCQ_STALLED */
+	unsigned long flags;		/* enum ipcq_hwq_flags */
 	atomic_long_t fallbacks;
 	atomic_long_t stalls;
 	u64 stall_wait_ns;
@@ -116,12 +104,20 @@ struct ipcq_hwq {
 } ____cacheline_aligned_in_smp;
 
 struct ipcq_dev {
-	struct list_head node;		/* in ipcq_devs */
+	struct list_head node;		/* in ipcq_devs, by devt */
+	struct work_struct teardown;
 	struct request_queue *q;
 	ipcq_handle_t handle;
 	char name[DISK_NAME_LEN];
-	u32 major;
-	u32 minor;
+	dev_t devt;
+	unsigned long flags;		/* enum ipcq_dev_flags */
+	/*
+	 * IPCQ_ATTACH_F_OWNED: the socket that attached it. The net is only
+	 * compared, never dereferenced.
+	 */
+	bool owned;
+	const struct net *owner_net;
+	u32 owner_portid;
 	unsigned int nr_hwq;
 	struct ipcq_hwq hwq[];
 };
@@ -134,12 +130,21 @@ struct ipcq_table {
 };
 
 static struct ipcq_table __rcu *ipcq_table;
+/*
+ * Held only for short, non-blocking steps: the ops run without genl_mutex
+ * (parallel_ops), and nothing that waits for a completion thread, a disk
+ * or an RCU grace period runs under it. That waiting is the teardown
+ * work's, on ipcq_wq.
+ */
 static DEFINE_MUTEX(ipcq_lock);		/* attach, detach, ipcq_devs */
 static LIST_HEAD(ipcq_devs);
 static unsigned int ipcq_nr_devs;
 static bool ipcq_closing;
+static struct workqueue_struct *ipcq_wq;	/* teardown and reap */
 static void ipcq_poll(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ipcq_poll_work, ipcq_poll);
+static void ipcq_reap(struct work_struct *work);
+static DECLARE_WORK(ipcq_reap_work, ipcq_reap);
 static struct genl_family ipcq_family;
 
 #ifndef IPCQ_NO_HOOK
@@ -168,7 +173,6 @@ static struct ipcq_hwq *ipcq_hwq_of(struct request *rq)
  */
 static noinline bool ipcq_redirect(struct request *rq)
 {
-	unsigned int limit_ms;
 	struct ipcq_hwq *hq;
 	u64 now;
 
@@ -195,9 +199,9 @@ static noinline bool ipcq_redirect(struct request *rq)
 	if (llist_add(&rq->ipi_list, &hq->list)) {
 		WRITE_ONCE(hq->head_ns, now);
 		wake_up_process(hq->task);
-		limit_ms = READ_ONCE(stall_ms);
-		if (limit_ms && !timer_pending(&hq->watchdog))
-			mod_timer(&hq->watchdog, jiffies + msecs_to_jiffies(limit_ms) + 1);
+		if (!timer_pending(&hq->watchdog))
+			mod_timer(&hq->watchdog,
+				  jiffies + msecs_to_jiffies(READ_ONCE(stall_ms)) + 1);
 	}
 	rcu_read_unlock();
 	return true;
@@ -218,31 +222,44 @@ static void ipcq_flush_original(struct ipcq_hwq *hq)
 		blk_mq_complete_request(pos);
 }
 
+static u64 ipcq_limit_ns(void)
+{
+	return (u64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
+}
+
+/* The oldest waiting request has waited @waited: the queue is stalled. */
+static void ipcq_mark_stalled(struct ipcq_hwq *hq, u64 waited)
+{
+	if (test_and_set_bit(IPCQ_HWQ_STALLED, &hq->flags))
+		return;
+	atomic_long_inc(&hq->stalls);
+	WRITE_ONCE(hq->stall_wait_ns, waited);
+	/* Not the local CPU's pool: that CPU may be the starved one. */
+	queue_work(system_unbound_wq, &hq->stall_work);
+}
+
 /*
  * The stall guard. A redirected request is COMPLETE, so the block layer's
  * timeout no longer covers it: if the thread is starved, nothing else would
  * ever complete it. When the oldest request has waited stall_ms, the queue
- * goes back to the original path until the thread runs again.
+ * goes back to the original path until the thread runs again. The timer is
+ * one of two checks: the hook makes the same one on every completion of the
+ * queue (ipcq_route()), so a late timer alone does not hold requests back.
  */
 static void ipcq_watchdog(struct timer_list *t)
 {
 	struct ipcq_hwq *hq = timer_container_of(hq, t, watchdog);
-	s64 limit = (s64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
-	s64 waited;
+	u64 limit = ipcq_limit_ns();
+	u64 waited;
 
-	if (!limit || llist_empty(&hq->list))
+	if (llist_empty(&hq->list))
 		return;
 	waited = ktime_get_ns() - READ_ONCE(hq->head_ns);
-	if (waited < limit) {
+	if ((s64)waited < (s64)limit) {
 		mod_timer(&hq->watchdog, jiffies + nsecs_to_jiffies(limit - waited) + 1);
 		return;
 	}
-	if (!test_and_set_bit(IPCQ_STALLED, &hq->flags)) {
-		atomic_long_inc(&hq->stalls);
-		WRITE_ONCE(hq->stall_wait_ns, waited);
-		/* Not the local CPU's pool: that CPU may be the starved one. */
-		queue_work(system_unbound_wq, &hq->stall_work);
-	}
+	ipcq_mark_stalled(hq, waited);
 	ipcq_flush_original(hq);
 }
 
@@ -257,8 +274,11 @@ static noinline bool ipcq_rescue(struct request *rq)
 
 	rcu_read_lock();
 	hq = ipcq_hwq_of(rq);
-	if (hq)
+	if (hq) {
+		/* The hook found the oldest request overdue, or the queue stalled. */
+		ipcq_mark_stalled(hq, ktime_get_ns() - READ_ONCE(hq->head_ns));
 		ipcq_flush_original(hq);
+	}
 	rcu_read_unlock();
 	return blk_mq_complete_request_remote(rq);
 }
@@ -266,9 +286,19 @@ static noinline bool ipcq_rescue(struct request *rq)
 /* Called from the hook, preemption disabled. */
 static unsigned long ipcq_route(struct ipcq_hwq *hq)
 {
-	if (!test_bit(IPCQ_STALLED, &hq->flags))
-		return (unsigned long)ipcq_redirect;
-	if (!llist_empty(&hq->list))
+	bool waiting = !llist_empty(&hq->list);
+
+	if (!test_bit(IPCQ_HWQ_STALLED, &hq->flags)) {
+		if (!waiting)
+			return (unsigned long)ipcq_redirect;
+		/* head_ns was stamped before the list became non-empty. */
+		smp_rmb();
+		/* The second check of the guard, should the timer be late. */
+		if ((s64)(ktime_get_ns() - READ_ONCE(hq->head_ns)) < (s64)ipcq_limit_ns())
+			return (unsigned long)ipcq_redirect;
+		return (unsigned long)ipcq_rescue;
+	}
+	if (waiting)
 		return (unsigned long)ipcq_rescue;
 	atomic_long_inc(&hq->fallbacks);
 	return 0;
@@ -309,8 +339,8 @@ static int ipcq_thread(void *arg)
 		batch = llist_del_all(&hq->list);
 		if (!batch) {
 			/* Running again: the guard may give requests back. */
-			if (test_bit(IPCQ_STALLED, &hq->flags))
-				clear_bit(IPCQ_STALLED, &hq->flags);
+			if (test_bit(IPCQ_HWQ_STALLED, &hq->flags))
+				clear_bit(IPCQ_HWQ_STALLED, &hq->flags);
 			/* Detach stopped new arrivals before kthread_stop(). */
 			if (kthread_should_stop())
 				break;
@@ -345,8 +375,8 @@ static int ipcq_thread(void *arg)
 static int ipcq_put_dev(struct sk_buff *skb, const struct ipcq_dev *dev)
 {
 	if (nla_put_string(skb, IPCQ_A_DISK, dev->name) ||
-	    nla_put_u32(skb, IPCQ_A_MAJOR, dev->major) ||
-	    nla_put_u32(skb, IPCQ_A_MINOR, dev->minor))
+	    nla_put_u32(skb, IPCQ_A_MAJOR, MAJOR(dev->devt)) ||
+	    nla_put_u32(skb, IPCQ_A_MINOR, MINOR(dev->devt)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -386,9 +416,13 @@ static void ipcq_stall_work(struct work_struct *work)
 	ipcq_event(hq->dev, IPCQ_EVENT_STALL, hq, READ_ONCE(hq->stall_wait_ns));
 }
 
-/* Attach and detach, under ipcq_lock */
+/* Attach and detach */
 
-/* Replaces the table: add @add, drop @del. May fail only when adding. */
+/*
+ * Replaces the table: add @add, drop @del. May fail only when adding.
+ * Under ipcq_lock. A dropped disk may still be seen by a hook or redirect
+ * until a grace period has passed: its teardown waits for that.
+ */
 static int ipcq_publish(struct ipcq_dev *add, struct ipcq_dev *del)
 {
 	struct ipcq_table *old = rcu_dereference_protected(ipcq_table, lockdep_is_held(&ipcq_lock));
@@ -405,39 +439,61 @@ static int ipcq_publish(struct ipcq_dev *add, struct ipcq_dev *del)
 	if (add)
 		t->dev[t->nr++] = add;
 	rcu_assign_pointer(ipcq_table, t);
-	if (del)
-		/* After this no hook or redirect can still see @del. */
-		synchronize_rcu();
 	if (old)
 		kfree_rcu(old, rcu);
 	return 0;
 }
 
+/*
+ * Stops the threads and lets go of the disk. It waits for each thread,
+ * which a starved one makes long: never under ipcq_lock or genl_mutex.
+ */
 static void ipcq_free_dev(struct ipcq_dev *dev)
 {
 	unsigned int i;
 
 	for (i = 0; i < dev->nr_hwq; i++) {
+		struct ipcq_hwq *hq = &dev->hwq[i];
+
+		/*
+		 * Nothing adds to the list any more: what waits on it is
+		 * completed here, on the original path, rather than wait for
+		 * a thread that may not run for a long time. As in the BLOCK
+		 * softirq, drivers' ->complete runs with bottom halves off.
+		 */
+		local_bh_disable();
+		ipcq_flush_original(hq);
+		local_bh_enable();
 		/* The thread returns only with an empty list. */
-		if (dev->hwq[i].task)
-			kthread_stop(dev->hwq[i].task);
+		if (hq->task)
+			kthread_stop(hq->task);
 		/* Lists are empty and stay so: the watchdog does not re-arm. */
-		timer_delete_sync(&dev->hwq[i].watchdog);
-		cancel_work_sync(&dev->hwq[i].stall_work);
-		kfree(dev->hwq[i].cpu_completions);
+		timer_delete_sync(&hq->watchdog);
+		cancel_work_sync(&hq->stall_work);
+		kfree(hq->cpu_completions);
 	}
 	if (!IS_ERR_OR_NULL(dev->handle))
 		ipcq_close(dev->handle);
 	kfree(dev);
 }
 
+static void ipcq_teardown(struct work_struct *work)
+{
+	struct ipcq_dev *dev = container_of(work, struct ipcq_dev, teardown);
+
+	/* After this no hook or redirect can still see @dev. */
+	synchronize_rcu();
+	ipcq_free_dev(dev);
+}
+
+/* Under ipcq_lock. Returns at once: the teardown runs on ipcq_wq. */
 static void ipcq_detach(struct ipcq_dev *dev, u32 event)
 {
 	ipcq_publish(NULL, dev);
 	list_del(&dev->node);
 	ipcq_nr_devs--;
 	ipcq_event(dev, event, NULL, 0);
-	ipcq_free_dev(dev);
+	queue_work(ipcq_wq, &dev->teardown);
 }
 
 static struct ipcq_dev *ipcq_find_dev(dev_t devt)
@@ -445,40 +501,69 @@ static struct ipcq_dev *ipcq_find_dev(dev_t devt)
 	struct ipcq_dev *dev;
 
 	list_for_each_entry(dev, &ipcq_devs, node)
-		if (MKDEV(dev->major, dev->minor) == devt)
+		if (dev->devt == devt)
 			return dev;
 	return NULL;
 }
 
-/*
- * The name is resolved through sysfs, not /dev: /dev need not hold a node
- * for every disk (containers, minimal guests), but /sys/block always does.
- */
-static int ipcq_name_to_devt(const char *name, dev_t *devt)
+/* ipcq_devs stays sorted by devt: a LIST dump resumes by it. */
+static void ipcq_insert_dev(struct ipcq_dev *new)
 {
-	unsigned int major, minor;
-	char path[64], buf[24];
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t len;
+	struct ipcq_dev *dev;
 
-	if (!*name || strchr(name, '/') || name[0] == '.')
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/sys/block/%s/dev", name);
-	f = filp_open(path, O_RDONLY, 0);
-	if (IS_ERR(f)) {
-		snprintf(path, sizeof(path), "/dev/%s", name);
-		return lookup_bdev(path, devt) ? -ENODEV : 0;
+	list_for_each_entry(dev, &ipcq_devs, node)
+		if (dev->devt > new->devt)
+			break;
+	list_add_tail(&new->node, &dev->node);
+}
+
+/*
+ * The disks irqpilotd leaves alone (ip_blockdev_is_virtual()) are refused
+ * here too. Each is known by its fixed major, by the module of its
+ * block_device_operations (all are modules in Debian's kernels), or by
+ * the name its driver gives it, for a built-in driver with a dynamic
+ * major:
+ *   loop  drivers/block/loop.c     LOOP_MAJOR, "loop%d"; blk-mq
+ *   dm    drivers/md/dm.c          dynamic, "dm-%d"; blk-mq when request-based
+ *   md    drivers/md/md.c          MD_MAJOR, "md%d" / "md_d%d"; bio-based
+ *   zram  drivers/block/zram/zram_drv.c  dynamic, "zram%d"; bio-based
+ *   sr    drivers/scsi/sr.c        SCSI_CDROM_MAJOR, "sr%d"; blk-mq (SCSI)
+ *   nbd   drivers/block/nbd.c      NBD_MAJOR, "nbd%d"; blk-mq
+ *   ram   drivers/block/brd.c      RAMDISK_MAJOR, "ram%d"; bio-based
+ * Stacked or virtual disks gain nothing from a completion thread, and
+ * holding one open keeps dm and md from removing it (EBUSY).
+ */
+static const char *ipcq_refused(struct gendisk *disk)
+{
+	static const struct {
+		unsigned int major;	/* 0: dynamic */
+		const char *module;
+		const char *prefix;
+	} refused[] = {
+		{ LOOP_MAJOR, "loop", "loop" },
+		{ 0, "dm_mod", "dm-" },
+		{ MD_MAJOR, "md_mod", "md" },
+		{ 0, "zram", "zram" },
+		{ SCSI_CDROM_MAJOR, "sr_mod", "sr" },
+		{ NBD_MAJOR, "nbd", "nbd" },
+		{ RAMDISK_MAJOR, "brd", "ram" },
+	};
+	struct module *owner = disk->fops ? disk->fops->owner : NULL;
+	unsigned int i;
+	size_t n;
+	char c;
+
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		if (refused[i].major && disk->major == refused[i].major)
+			return refused[i].prefix;
+		if (owner && !strcmp(module_name(owner), refused[i].module))
+			return refused[i].prefix;
+		n = strlen(refused[i].prefix);
+		c = disk->disk_name[n];
+		if (!strncmp(disk->disk_name, refused[i].prefix, n) && (isdigit(c) || c == '_'))
+			return refused[i].prefix;
 	}
-	len = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (len <= 0)
-		return -ENODEV;
-	buf[len] = '\0';
-	if (sscanf(buf, "%u:%u", &major, &minor) != 2)
-		return -ENODEV;
-	*devt = MKDEV(major, minor);
-	return 0;
+	return NULL;
 }
 
 static int ipcq_start_thread(struct ipcq_hwq *hq)
@@ -503,26 +588,23 @@ static int ipcq_start_thread(struct ipcq_hwq *hq)
 	return 0;
 }
 
-static int ipcq_attach(dev_t devt, const char *name, struct netlink_ext_ack *extack)
+/*
+ * Opens and checks the disk and starts its threads, without ipcq_lock:
+ * opening a disk may block. Not yet published.
+ */
+static struct ipcq_dev *ipcq_new_dev(dev_t devt, const char *name, struct netlink_ext_ack *extack)
 {
 	struct block_device *bdev;
 	struct ipcq_dev *dev;
+	const char *kind;
 	unsigned int i, n;
 	ipcq_handle_t h;
 	int ret;
 
-	if (ipcq_find_dev(devt)) {
-		NL_SET_ERR_MSG(extack, "disk is already attached");
-		return -EEXIST;
-	}
-	if (ipcq_nr_devs >= IPCQ_MAX_DEVS) {
-		NL_SET_ERR_MSG(extack, "too many attached disks");
-		return -ENOSPC;
-	}
 	h = ipcq_open(devt);
 	if (IS_ERR(h)) {
 		NL_SET_ERR_MSG(extack, "cannot open the disk");
-		return PTR_ERR(h);
+		return ERR_CAST(h);
 	}
 	bdev = ipcq_bdev(h);
 	ret = -EINVAL;
@@ -535,6 +617,13 @@ static int ipcq_attach(dev_t devt, const char *name, struct netlink_ext_ack *ext
 		goto err_close;
 	}
 	ret = -EOPNOTSUPP;
+	kind = ipcq_refused(bdev->bd_disk);
+	if (kind) {
+		pr_info("not attaching %s: a %s disk, not a blk-mq hardware driver's\n",
+			bdev->bd_disk->disk_name, kind);
+		NL_SET_ERR_MSG(extack, "a loop, dm, md, zram, sr, nbd or ram disk: not attached");
+		goto err_close;
+	}
 	if (!queue_is_mq(bdev_get_queue(bdev))) {
 		NL_SET_ERR_MSG(extack, "not a blk-mq disk");
 		goto err_close;
@@ -548,9 +637,9 @@ static int ipcq_attach(dev_t devt, const char *name, struct netlink_ext_ack *ext
 	dev->handle = h;
 	dev->q = bdev_get_queue(bdev);
 	strscpy(dev->name, bdev->bd_disk->disk_name, sizeof(dev->name));
-	dev->major = MAJOR(devt);
-	dev->minor = MINOR(devt);
+	dev->devt = devt;
 	dev->nr_hwq = n;
+	INIT_WORK(&dev->teardown, ipcq_teardown);
 	for (i = 0; i < n; i++) {
 		struct ipcq_hwq *hq = &dev->hwq[i];
 
@@ -572,21 +661,39 @@ static int ipcq_attach(dev_t devt, const char *name, struct netlink_ext_ack *ext
 			goto err_free;
 		}
 	}
+	return dev;
+
+err_free:
+	ipcq_free_dev(dev);
+	return ERR_PTR(ret);
+err_close:
+	ipcq_close(h);
+	return ERR_PTR(ret);
+}
+
+/* Under ipcq_lock: makes @dev visible to the hook, LIST and detach. */
+static int ipcq_register_dev(struct ipcq_dev *dev, struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	if (ipcq_closing)
+		return -ESHUTDOWN;
+	if (ipcq_find_dev(dev->devt)) {
+		NL_SET_ERR_MSG(extack, "disk is already attached");
+		return -EEXIST;
+	}
+	if (ipcq_nr_devs >= IPCQ_MAX_DEVS) {
+		NL_SET_ERR_MSG(extack, "too many attached disks");
+		return -ENOSPC;
+	}
 	ret = ipcq_publish(dev, NULL);
 	if (ret)
-		goto err_free;
-	list_add_tail(&dev->node, &ipcq_devs);
+		return ret;
+	ipcq_insert_dev(dev);
 	ipcq_nr_devs++;
 	ipcq_event(dev, IPCQ_EVENT_ATTACH, NULL, 0);
 	queue_delayed_work(system_wq, &ipcq_poll_work, msecs_to_jiffies(IPCQ_POLL_MS));
 	return 0;
-
-err_free:
-	ipcq_free_dev(dev);
-	return ret;
-err_close:
-	ipcq_close(h);
-	return ret;
 }
 
 /*
@@ -612,40 +719,131 @@ static void ipcq_poll(struct work_struct *work)
 	mutex_unlock(&ipcq_lock);
 }
 
+/* Detaches what a closed socket owned (ipcq_netlink_notify() marked it). */
+static void ipcq_reap(struct work_struct *work)
+{
+	struct ipcq_dev *dev, *tmp;
+
+	mutex_lock(&ipcq_lock);
+	list_for_each_entry_safe(dev, tmp, &ipcq_devs, node) {
+		if (!test_bit(IPCQ_DEV_ORPHAN, &dev->flags))
+			continue;
+		pr_info("%s: the socket that attached it was closed; detached\n", dev->name);
+		ipcq_detach(dev, IPCQ_EVENT_DETACH);
+	}
+	mutex_unlock(&ipcq_lock);
+}
+
+/*
+ * A netlink socket is released. 6.1's genl_family has no per-socket hook
+ * for module code (.sock_priv came in 6.10), so the owner of an
+ * IPCQ_ATTACH_F_OWNED disk is its portid, matched here. This may run in
+ * any context the release does: only mark, and let ipcq_reap() detach.
+ */
+static int ipcq_netlink_notify(struct notifier_block *nb, unsigned long state, void *ptr)
+{
+	const struct netlink_notify *n = ptr;
+	struct ipcq_table *t;
+	bool found = false;
+	unsigned int i;
+
+	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid)
+		return NOTIFY_DONE;
+	rcu_read_lock();
+	t = rcu_dereference(ipcq_table);
+	for (i = 0; t && i < t->nr; i++) {
+		struct ipcq_dev *dev = t->dev[i];
+
+		if (dev->owned && dev->owner_portid == n->portid && dev->owner_net == n->net) {
+			set_bit(IPCQ_DEV_ORPHAN, &dev->flags);
+			found = true;
+		}
+	}
+	rcu_read_unlock();
+	if (found)
+		queue_work(ipcq_wq, &ipcq_reap_work);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block ipcq_netlink_nb = {
+	.notifier_call = ipcq_netlink_notify,
+};
+
 /* Generic netlink */
 
+/*
+ * CAP_SYS_ADMIN of the initial user namespace, for the socket's opener and
+ * the sender (netlink_capable()): attaching holds a disk open and moves its
+ * completions. GENL_ADMIN_PERM checked CAP_NET_ADMIN before this.
+ */
+static int ipcq_check_request(struct sk_buff *skb, struct genl_info *info)
+{
+	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	if (info->genlhdr->version != IPCQ_GENL_VERSION) {
+		NL_SET_ERR_MSG(info->extack, "irqpilot_cq speaks family version 2");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The module resolves no names: user space sends the device number. */
 static int ipcq_parse_dev(struct genl_info *info, dev_t *devt, const char **name)
 {
 	struct nlattr **a = info->attrs;
-	int ret;
+	u32 major, minor;
 
-	*name = a[IPCQ_A_DISK] ? nla_data(a[IPCQ_A_DISK]) : NULL;
-	if (a[IPCQ_A_MAJOR] && a[IPCQ_A_MINOR]) {
-		*devt = MKDEV(nla_get_u32(a[IPCQ_A_MAJOR]), nla_get_u32(a[IPCQ_A_MINOR]));
-		return 0;
-	}
-	if (!*name) {
-		NL_SET_ERR_MSG(info->extack, "need IPCQ_A_DISK or IPCQ_A_MAJOR and IPCQ_A_MINOR");
+	if (!a[IPCQ_A_MAJOR] || !a[IPCQ_A_MINOR]) {
+		NL_SET_ERR_MSG(info->extack, "need IPCQ_A_MAJOR and IPCQ_A_MINOR");
 		return -EINVAL;
 	}
-	ret = ipcq_name_to_devt(*name, devt);
-	if (ret)
-		NL_SET_ERR_MSG(info->extack, "no such disk");
-	return ret;
+	major = nla_get_u32(a[IPCQ_A_MAJOR]);
+	minor = nla_get_u32(a[IPCQ_A_MINOR]);
+	*devt = MKDEV(major, minor);
+	if (MAJOR(*devt) != major || MINOR(*devt) != minor) {
+		NL_SET_ERR_MSG(info->extack, "no such device number");
+		return -EINVAL;
+	}
+	*name = a[IPCQ_A_DISK] ? nla_data(a[IPCQ_A_DISK]) : NULL;
+	return 0;
 }
 
 static int ipcq_nl_attach(struct sk_buff *skb, struct genl_info *info)
 {
+	struct ipcq_dev *dev;
 	const char *name;
+	u32 flags = 0;
 	dev_t devt;
 	int ret;
 
+	ret = ipcq_check_request(skb, info);
+	if (ret)
+		return ret;
 	ret = ipcq_parse_dev(info, &devt, &name);
 	if (ret)
 		return ret;
+	if (info->attrs[IPCQ_A_FLAGS])
+		flags = nla_get_u32(info->attrs[IPCQ_A_FLAGS]);
+	if (flags & ~IPCQ_ATTACH_F_ALL) {
+		NL_SET_ERR_MSG(info->extack, "unknown IPCQ_A_FLAGS bits");
+		return -EINVAL;
+	}
+	dev = ipcq_new_dev(devt, name, info->extack);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	if (flags & IPCQ_ATTACH_F_OWNED) {
+		/* The socket cannot be released while its request runs. */
+		dev->owned = true;
+		dev->owner_net = genl_info_net(info);
+		dev->owner_portid = info->snd_portid;
+	}
 	mutex_lock(&ipcq_lock);
-	ret = ipcq_closing ? -ESHUTDOWN : ipcq_attach(devt, name, info->extack);
+	ret = ipcq_register_dev(dev, info->extack);
 	mutex_unlock(&ipcq_lock);
+	if (ret)
+		ipcq_free_dev(dev);
 	return ret;
 }
 
@@ -656,26 +854,54 @@ static int ipcq_nl_detach(struct sk_buff *skb, struct genl_info *info)
 	dev_t devt;
 	int ret;
 
+	ret = ipcq_check_request(skb, info);
+	if (ret)
+		return ret;
 	ret = ipcq_parse_dev(info, &devt, &name);
 	if (ret)
 		return ret;
 	mutex_lock(&ipcq_lock);
 	dev = ipcq_find_dev(devt);
-	if (dev)
-		ipcq_detach(dev, IPCQ_EVENT_DETACH);
-	mutex_unlock(&ipcq_lock);
 	if (!dev) {
 		NL_SET_ERR_MSG(info->extack, "disk is not attached");
-		return -ENOENT;
+		ret = -ENOENT;
+	} else if (name && strcmp(name, dev->name)) {
+		NL_SET_ERR_MSG(info->extack, "name and device number name different disks");
+		ret = -EINVAL;
+	} else {
+		ipcq_detach(dev, IPCQ_EVENT_DETACH);
 	}
+	mutex_unlock(&ipcq_lock);
+	return ret;
+}
+
+static int ipcq_put_cpu(struct sk_buff *skb, unsigned int cpu, u64 count)
+{
+	struct nlattr *e = nla_nest_start(skb, IPCQ_CPU_A_ENTRY);
+
+	if (!e)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, IPCQ_CPU_A_CPU, cpu) ||
+	    nla_put_u64_64bit(skb, IPCQ_CPU_A_COUNT, count, IPCQ_CPU_A_PAD)) {
+		nla_nest_cancel(skb, e);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, e);
 	return 0;
 }
 
+/*
+ * One message of a thread: its key and, with @counts, what follows from
+ * *@pos on that fits: 0 is its counters (only ever in its first message),
+ * CPU + 1 that CPU's count. Returns 0 once the thread is complete, else
+ * -EMSGSIZE with *@pos where the next message goes on.
+ */
 static int ipcq_fill_thread(struct sk_buff *skb, struct netlink_callback *cb,
-			    const struct ipcq_dev *dev, const struct ipcq_hwq *hq)
+			    const struct ipcq_dev *dev, const struct ipcq_hwq *hq,
+			    unsigned int *pos, bool counts)
 {
+	unsigned int start = *pos, cpu, done = 0;
 	struct nlattr *nest;
-	unsigned int cpu;
 	void *hdr;
 	u64 c;
 
@@ -686,52 +912,98 @@ static int ipcq_fill_thread(struct sk_buff *skb, struct netlink_callback *cb,
 	if (ipcq_put_dev(skb, dev) ||
 	    nla_put_u32(skb, IPCQ_A_HWQ, hq->index) ||
 	    nla_put_u32(skb, IPCQ_A_NR_HWQ, dev->nr_hwq) ||
-	    nla_put_u32(skb, IPCQ_A_PID, task_pid_nr(hq->task)) ||
-	    nla_put_u64_64bit(skb, IPCQ_A_COMPLETIONS, READ_ONCE(hq->completions), IPCQ_A_PAD) ||
-	    nla_put_u64_64bit(skb, IPCQ_A_WAKEUPS, READ_ONCE(hq->wakeups), IPCQ_A_PAD) ||
-	    nla_put_u64_64bit(skb, IPCQ_A_MAX_WAIT_NS, READ_ONCE(hq->max_wait_ns), IPCQ_A_PAD) ||
-	    nla_put_u64_64bit(skb, IPCQ_A_STALLS, atomic_long_read(&hq->stalls), IPCQ_A_PAD) ||
-	    nla_put_u64_64bit(skb, IPCQ_A_FALLBACKS, atomic_long_read(&hq->fallbacks),
-			      IPCQ_A_PAD))
+	    nla_put_u32(skb, IPCQ_A_PID, task_pid_nr(hq->task)))
 		goto err;
+	if (!counts) {
+		genlmsg_end(skb, hdr);
+		return 0;
+	}
+	if (*pos == 0) {
+		if (nla_put_u64_64bit(skb, IPCQ_A_COMPLETIONS, READ_ONCE(hq->completions),
+				      IPCQ_A_PAD) ||
+		    nla_put_u64_64bit(skb, IPCQ_A_WAKEUPS, READ_ONCE(hq->wakeups), IPCQ_A_PAD) ||
+		    nla_put_u64_64bit(skb, IPCQ_A_MAX_WAIT_NS, READ_ONCE(hq->max_wait_ns),
+				      IPCQ_A_PAD) ||
+		    nla_put_u64_64bit(skb, IPCQ_A_STALLS, atomic_long_read(&hq->stalls),
+				      IPCQ_A_PAD) ||
+		    nla_put_u64_64bit(skb, IPCQ_A_FALLBACKS, atomic_long_read(&hq->fallbacks),
+				      IPCQ_A_PAD))
+			goto err;
+		*pos = 1;
+	}
 	nest = nla_nest_start(skb, IPCQ_A_CPU_COMPLETIONS);
 	if (!nest)
 		goto err;
-	for_each_possible_cpu(cpu) {
+	for (cpu = *pos - 1; cpu < nr_cpu_ids; cpu++) {
+		if (!cpu_possible(cpu))
+			continue;
 		c = READ_ONCE(hq->cpu_completions[cpu]);
-		/* Pads, if any, are type 0, which is no CPU. */
-		if (c && nla_put_u64_64bit(skb, cpu + 1, c, 0))
-			goto err;
+		if (!c)
+			continue;
+		if (ipcq_put_cpu(skb, cpu, c))
+			break;
+		done++;
 	}
+	*pos = cpu + 1;
+	/* A message that carries nothing new would make the dump loop. */
+	if (cpu < nr_cpu_ids && !done && start)
+		goto err;
 	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);
-	return 0;
+	return cpu < nr_cpu_ids ? -EMSGSIZE : 0;
 err:
+	*pos = start;
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
 }
 
-/* cb->args[0]: disks done; cb->args[1]: threads done of the next disk */
+/*
+ * The dump resumes by key, never by index: cb->args[0] is 0 at the start,
+ * 1 while it goes on, 2 once done; [1] is the device number, [2] the hw
+ * queue and [3] the position (ipcq_fill_thread()) in the thread the last
+ * message ended in.
+ * ipcq_devs is sorted by device number, so a disk detached (or attached)
+ * between two calls drops out (or in) without making any other thread
+ * skipped or repeated.
+ */
 static int ipcq_nl_list(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	unsigned long skip = cb->args[0], n = 0, q;
+	const struct genlmsghdr *gh = nlmsg_data(cb->nlh);
+	bool counts = netlink_capable(cb->skb, CAP_SYS_ADMIN);
 	struct ipcq_dev *dev;
+	unsigned int q, pos;
 	int ret = 0;
 
+	if (gh->version != IPCQ_GENL_VERSION) {
+		NL_SET_ERR_MSG(cb->extack, "irqpilot_cq speaks family version 2");
+		return -EPROTO;
+	}
+	if (cb->args[0] == 2)
+		return 0;
 	mutex_lock(&ipcq_lock);
 	list_for_each_entry(dev, &ipcq_devs, node) {
-		if (n++ < skip)
-			continue;
-		for (q = cb->args[1]; q < dev->nr_hwq; q++) {
-			ret = ipcq_fill_thread(skb, cb, dev, &dev->hwq[q]);
+		q = 0;
+		pos = 0;
+		if (cb->args[0] == 1) {
+			if (dev->devt < (dev_t)cb->args[1])
+				continue;
+			if (dev->devt == (dev_t)cb->args[1]) {
+				q = cb->args[2];
+				pos = cb->args[3];
+			}
+		}
+		for (; q < dev->nr_hwq; q++, pos = 0) {
+			ret = ipcq_fill_thread(skb, cb, dev, &dev->hwq[q], &pos, counts);
 			if (ret) {
-				cb->args[1] = q;
+				cb->args[0] = 1;
+				cb->args[1] = dev->devt;
+				cb->args[2] = q;
+				cb->args[3] = pos;
 				goto out;
 			}
 		}
-		cb->args[0]++;
-		cb->args[1] = 0;
 	}
+	cb->args[0] = 2;
 out:
 	mutex_unlock(&ipcq_lock);
 	/* A thread that does not fit an empty message would loop forever. */
@@ -744,6 +1016,7 @@ static const struct nla_policy ipcq_policy[IPCQ_A_MAX + 1] = {
 	[IPCQ_A_DISK] = { .type = NLA_NUL_STRING, .len = DISK_NAME_LEN - 1 },
 	[IPCQ_A_MAJOR] = { .type = NLA_U32 },
 	[IPCQ_A_MINOR] = { .type = NLA_U32 },
+	[IPCQ_A_FLAGS] = { .type = NLA_U32 },
 };
 
 static const struct genl_small_ops ipcq_ops[] = {
@@ -758,6 +1031,7 @@ static const struct genl_small_ops ipcq_ops[] = {
 		.flags = GENL_ADMIN_PERM,
 	},
 	{
+		/* Anyone may list; counts only to CAP_SYS_ADMIN. */
 		.cmd = IPCQ_CMD_LIST,
 		.dumpit = ipcq_nl_list,
 	},
@@ -773,14 +1047,14 @@ static struct genl_family ipcq_family = {
 	.maxattr = IPCQ_A_MAX,
 	.policy = ipcq_policy,
 	.module = THIS_MODULE,
+	/* Not under genl_mutex, which every family of the machine shares. */
+	.parallel_ops = true,
 	.small_ops = ipcq_ops,
 	.n_small_ops = ARRAY_SIZE(ipcq_ops),
 	.mcgrps = ipcq_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(ipcq_mcgrps),
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0)
 	/* A new family: every op gets strict validation of header and attributes. */
 	.resv_start_op = 0,
-#endif
 };
 
 static int __init ipcq_init(void)
@@ -791,10 +1065,13 @@ static int __init ipcq_init(void)
 #else
 	int ret;
 
+	ipcq_wq = alloc_workqueue("ipcq", WQ_UNBOUND, 0);
+	if (!ipcq_wq)
+		return -ENOMEM;
 	ret = ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 0, 0);
 	if (ret) {
 		pr_err("cannot trace blk_mq_complete_request_remote: %d\n", ret);
-		return ret;
+		goto err_wq;
 	}
 	ret = register_ftrace_function(&ipcq_fops);
 	if (ret) {
@@ -804,15 +1081,22 @@ static int __init ipcq_init(void)
 			pr_err("cannot hook blk_mq_complete_request_remote: %d\n", ret);
 		goto err_filter;
 	}
-	ret = genl_register_family(&ipcq_family);
+	ret = netlink_register_notifier(&ipcq_netlink_nb);
 	if (ret)
 		goto err_hook;
+	ret = genl_register_family(&ipcq_family);
+	if (ret)
+		goto err_notifier;
 	return 0;
 
+err_notifier:
+	netlink_unregister_notifier(&ipcq_netlink_nb);
 err_hook:
 	unregister_ftrace_function(&ipcq_fops);
 err_filter:
 	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+err_wq:
+	destroy_workqueue(ipcq_wq);
 	return ret;
 #endif
 }
@@ -826,6 +1110,8 @@ static void __exit ipcq_exit(void)
 	mutex_lock(&ipcq_lock);
 	ipcq_closing = true;
 	mutex_unlock(&ipcq_lock);
+	/* Waits for a notifier call in progress; it may have queued a reap. */
+	netlink_unregister_notifier(&ipcq_netlink_nb);
 	cancel_delayed_work_sync(&ipcq_poll_work);
 
 	/*
@@ -843,6 +1129,8 @@ static void __exit ipcq_exit(void)
 		ipcq_detach(dev, IPCQ_EVENT_DETACH);
 	}
 	mutex_unlock(&ipcq_lock);
+	/* Runs every teardown and reap still queued: no thread outlives us. */
+	destroy_workqueue(ipcq_wq);
 	genl_unregister_family(&ipcq_family);
 	kfree(rcu_dereference_protected(ipcq_table, true));
 #endif

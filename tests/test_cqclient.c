@@ -19,10 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
 #include "irqpilot/apply.h"
 #include "irqpilot/counters.h"
 #include "irqpilot/cqclient.h"
 #include "irqpilot/policy.h"
+#include "uapi/irqpilot_cq.h"
 
 /* ---- a temp tree ---- */
 
@@ -352,6 +356,275 @@ static void test_apply_cq(void **state)
 	rmdir(dir);
 }
 
+
+/* ---- the wire format, encoded here by hand from the uapi header ---- */
+
+struct wmsg {
+	char *buf;
+	size_t len, size;
+};
+
+static void w_begin(struct wmsg *m, uint8_t cmd)
+{
+	m->size = 1 << 17;
+	m->buf = calloc(1, m->size);
+	assert_non_null(m->buf);
+	m->len = NLMSG_HDRLEN + GENL_HDRLEN;
+	((struct genlmsghdr *)(m->buf + NLMSG_HDRLEN))->cmd = cmd;
+	((struct genlmsghdr *)(m->buf + NLMSG_HDRLEN))->version = IPCQ_GENL_VERSION;
+}
+
+static struct nlmsghdr *w_end(struct wmsg *m)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)m->buf;
+
+	nlh->nlmsg_len = (uint32_t)m->len;
+	nlh->nlmsg_type = 0x20;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	return nlh;
+}
+
+static size_t w_attr(struct wmsg *m, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *na = (struct nlattr *)(m->buf + m->len);
+	size_t at = m->len;
+
+	assert_true(m->len + NLA_HDRLEN + NLA_ALIGN(len) <= m->size);
+	na->nla_type = type;
+	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	if (len)
+		memcpy(m->buf + m->len + NLA_HDRLEN, data, len);
+	m->len += NLA_HDRLEN + NLA_ALIGN(len);
+	return at;
+}
+
+static void w_u32(struct wmsg *m, uint16_t type, uint32_t v)
+{
+	w_attr(m, type, &v, sizeof(v));
+}
+
+static void w_u64(struct wmsg *m, uint16_t type, uint64_t v)
+{
+	w_attr(m, type, &v, sizeof(v));
+}
+
+static size_t w_nest(struct wmsg *m, uint16_t type)
+{
+	return w_attr(m, type | NLA_F_NESTED, NULL, 0);
+}
+
+static void w_nest_end(struct wmsg *m, size_t at)
+{
+	((struct nlattr *)(m->buf + at))->nla_len = (uint16_t)(m->len - at);
+}
+
+/* A thread's key, as every LIST message carries it. */
+static void w_key(struct wmsg *m, const char *disk, unsigned major, unsigned minor, unsigned hwq,
+		  unsigned nr_hwq, unsigned pid)
+{
+	w_attr(m, IPCQ_A_DISK, disk, strlen(disk) + 1);
+	w_u32(m, IPCQ_A_MAJOR, major);
+	w_u32(m, IPCQ_A_MINOR, minor);
+	w_u32(m, IPCQ_A_HWQ, hwq);
+	w_u32(m, IPCQ_A_NR_HWQ, nr_hwq);
+	w_u32(m, IPCQ_A_PID, pid);
+}
+
+static void w_counters(struct wmsg *m, uint64_t completions)
+{
+	w_u64(m, IPCQ_A_COMPLETIONS, completions);
+	w_u64(m, IPCQ_A_WAKEUPS, completions / 2);
+	w_u64(m, IPCQ_A_MAX_WAIT_NS, 250000);
+	w_u64(m, IPCQ_A_STALLS, 1);
+	w_u64(m, IPCQ_A_FALLBACKS, 7);
+}
+
+/* CPUs [from, to) with count cpu + 1 each */
+static void w_cpus(struct wmsg *m, unsigned from, unsigned to)
+{
+	size_t nest = w_nest(m, IPCQ_A_CPU_COMPLETIONS), e;
+
+	for (unsigned cpu = from; cpu < to; cpu++) {
+		e = w_nest(m, IPCQ_CPU_A_ENTRY);
+		w_u32(m, IPCQ_CPU_A_CPU, cpu);
+		w_u64(m, IPCQ_CPU_A_COUNT, (uint64_t)cpu + 1);
+		w_nest_end(m, e);
+	}
+	w_nest_end(m, nest);
+}
+
+/*
+ * 5000 CPUs do not fit one message (24 bytes each): the module splits a
+ * thread's counts over several messages with the same key, the client
+ * puts them back together.
+ */
+static void test_list_parse_split(void **state)
+{
+	struct ip_cq_list l = { 0 };
+	struct wmsg m;
+	uint64_t sum = 0;
+
+	/* nvme0n1 hwq 0: counters + CPUs 0-1999, then 2000-3999, then 4000-4999 */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "nvme0n1", 259, 0, 0, 2, 900);
+	w_counters(&m, 12497500);
+	w_cpus(&m, 0, 2000);
+	assert_true(m.len > 16384);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 5000, &l), 0);
+	free(m.buf);
+	for (unsigned part = 1; part < 3; part++) {
+		w_begin(&m, IPCQ_CMD_LIST);
+		w_key(&m, "nvme0n1", 259, 0, 0, 2, 900);
+		w_cpus(&m, part * 2000, part == 2 ? 5000 : 4000);
+		assert_int_equal(ip_cq_list_parse(w_end(&m), 5000, &l), 0);
+		free(m.buf);
+	}
+	/* hwq 1: its own entry, CPUs beyond nr_cpus dropped */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "nvme0n1", 259, 0, 1, 2, 901);
+	w_counters(&m, 10);
+	w_cpus(&m, 4998, 5002);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 5000, &l), 0);
+	free(m.buf);
+
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.e[0].disk, "nvme0n1");
+	assert_int_equal(l.e[0].major, 259);
+	assert_int_equal(l.e[0].hwq, 0);
+	assert_int_equal(l.e[0].nr_hwq, 2);
+	assert_int_equal(l.e[0].pid, 900);
+	assert_true(l.e[0].have_counts);
+	assert_int_equal(l.e[0].completions, 12497500);
+	assert_int_equal(l.e[0].stalls, 1);
+	assert_int_equal(l.e[0].fallbacks, 7);
+	for (int cpu = 0; cpu < 5000; cpu++)
+		sum += l.e[0].cpu_completions[cpu];
+	assert_int_equal(sum, 12502500); /* 1 + 2 + ... + 5000 */
+	assert_int_equal(l.e[0].cpu_completions[0], 1);
+	assert_int_equal(l.e[0].cpu_completions[1999], 2000);
+	assert_int_equal(l.e[0].cpu_completions[2000], 2001);
+	assert_int_equal(l.e[0].cpu_completions[4999], 5000);
+	assert_int_equal(l.e[1].pid, 901);
+	assert_int_equal(l.e[1].cpu_completions[4998], 4999);
+	assert_int_equal(l.e[1].cpu_completions[4999], 5000);
+	ip_cq_list_free(&l);
+}
+
+/* What a caller without CAP_SYS_ADMIN gets, and what is not a thread. */
+static void test_list_parse_edges(void **state)
+{
+	struct ip_cq_list l = { 0 };
+	struct wmsg m;
+	size_t nest, e;
+
+	/* no counts: the thread, marked so, not zeros taken for counts */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "sda", 8, 0, 0, 1, 800);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 0);
+	free(m.buf);
+	/* the same key again without counters: not a continuation of a
+	 * count-less entry, a thread of its own (a re-attached disk) */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "sda", 8, 0, 0, 1, 800);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 0);
+	free(m.buf);
+	assert_int_equal(l.n, 2);
+	assert_false(l.e[0].have_counts);
+	assert_int_equal(l.e[0].pid, 800);
+
+	/* a continuation with another pid is another thread */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "sdb", 8, 16, 0, 1, 810);
+	w_counters(&m, 5);
+	w_cpus(&m, 0, 2);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 0);
+	free(m.buf);
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "sdb", 8, 16, 0, 1, 811);
+	w_cpus(&m, 2, 4);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 0);
+	free(m.buf);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.e[2].cpu_completions[2], 0);
+	assert_false(l.e[3].have_counts);
+	assert_int_equal(l.e[3].cpu_completions[3], 4);
+
+	/* a CPU entry without its count, an unknown attribute in the nest:
+	 * skipped, the rest kept */
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_key(&m, "sdc", 8, 32, 0, 1, 820);
+	w_counters(&m, 9);
+	nest = w_nest(&m, IPCQ_A_CPU_COMPLETIONS);
+	e = w_nest(&m, IPCQ_CPU_A_ENTRY);
+	w_u32(&m, IPCQ_CPU_A_CPU, 1);
+	w_nest_end(&m, e);
+	w_u64(&m, IPCQ_CPU_A_COUNT, 99);
+	e = w_nest(&m, IPCQ_CPU_A_ENTRY);
+	w_u32(&m, IPCQ_CPU_A_CPU, 3);
+	w_u64(&m, IPCQ_CPU_A_COUNT, 9);
+	w_nest_end(&m, e);
+	w_nest_end(&m, nest);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 0);
+	free(m.buf);
+	assert_int_equal(l.n, 5);
+	assert_int_equal(l.e[4].cpu_completions[1], 0);
+	assert_int_equal(l.e[4].cpu_completions[3], 9);
+
+	/* an event, or a message without a pid, is no thread */
+	w_begin(&m, IPCQ_CMD_EVENT);
+	w_key(&m, "sdd", 8, 48, 0, 1, 830);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 1);
+	free(m.buf);
+	w_begin(&m, IPCQ_CMD_LIST);
+	w_u32(&m, IPCQ_A_MAJOR, 8);
+	assert_int_equal(ip_cq_list_parse(w_end(&m), 4, &l), 1);
+	free(m.buf);
+	assert_int_equal(l.n, 5);
+	ip_cq_list_free(&l);
+}
+
+/* Requests carry major:minor, version 2, and the owned flag only when asked. */
+static void test_encode_request(void **state)
+{
+	char buf[IP_CQ_REQUEST_MAX] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct genlmsghdr *gh = (struct genlmsghdr *)(buf + NLMSG_HDRLEN);
+	uint32_t seen[IPCQ_A_MAX + 1];
+	size_t len, off;
+
+	assert_int_equal(ip_cq_encode_request(buf, 16, 0x20, IPCQ_CMD_ATTACH, 8, 16, 0), 0);
+	for (int owned = 0; owned < 2; owned++) {
+		len = ip_cq_encode_request(buf, sizeof(buf), 0x20, IPCQ_CMD_ATTACH, 259, 3,
+					   owned ? IP_CQ_ATTACH_OWNED : 0);
+		assert_int_equal(len, nlh->nlmsg_len);
+		assert_int_equal(nlh->nlmsg_type, 0x20);
+		assert_true(nlh->nlmsg_flags & NLM_F_ACK);
+		assert_int_equal(gh->cmd, IPCQ_CMD_ATTACH);
+		assert_int_equal(gh->version, 2);
+		memset(seen, 0xff, sizeof(seen));
+		for (off = NLMSG_HDRLEN + GENL_HDRLEN; off < len;) {
+			struct nlattr *na = (struct nlattr *)(buf + off);
+
+			assert_true(na->nla_type <= IPCQ_A_MAX);
+			assert_int_equal(na->nla_len, NLA_HDRLEN + 4);
+			memcpy(&seen[na->nla_type], buf + off + NLA_HDRLEN, 4);
+			off += NLA_ALIGN(na->nla_len);
+		}
+		assert_int_equal(off, len);
+		assert_int_equal(seen[IPCQ_A_MAJOR], 259);
+		assert_int_equal(seen[IPCQ_A_MINOR], 3);
+		/* no name: the module reads no file to resolve one */
+		assert_int_equal(seen[IPCQ_A_DISK], 0xffffffff);
+		assert_int_equal(seen[IPCQ_A_FLAGS], owned ? IPCQ_ATTACH_F_OWNED : 0xffffffff);
+	}
+	len = ip_cq_encode_request(buf, sizeof(buf), 0x20, IPCQ_CMD_DETACH, 8, 0,
+				   IP_CQ_ATTACH_OWNED);
+	assert_int_equal(len, NLMSG_HDRLEN + GENL_HDRLEN + 2 * (NLA_HDRLEN + 4));
+	len = ip_cq_encode_request(buf, sizeof(buf), 0x20, IPCQ_CMD_LIST, 0, 0, 0);
+	assert_int_equal(len, NLMSG_HDRLEN + GENL_HDRLEN);
+	assert_true(nlh->nlmsg_flags & NLM_F_DUMP);
+}
+
 /* Without the module the client says so with its own code, once. */
 static void test_client_absent(void **state)
 {
@@ -380,6 +653,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_file),
 		cmocka_unit_test(test_apply_cq),
+		cmocka_unit_test(test_list_parse_split),
+		cmocka_unit_test(test_list_parse_edges),
+		cmocka_unit_test(test_encode_request),
 		cmocka_unit_test(test_client_absent),
 	};
 

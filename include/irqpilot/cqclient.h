@@ -11,6 +11,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,6 +27,7 @@ struct ip_cq_entry {
 	unsigned major, minor;
 	unsigned hwq, nr_hwq;
 	pid_t pid;
+	bool have_counts; /* the module shows counts only to CAP_SYS_ADMIN */
 	uint64_t completions, wakeups, max_wait_ns, stalls, fallbacks;
 	int nr_cpus;	/* entries of cpu_completions */
 	uint64_t *cpu_completions; /* by submitting CPU */
@@ -64,10 +66,27 @@ int ip_cq_open(struct ip_cq **out, struct ip_diag *d);
 void ip_cq_close(struct ip_cq *c);
 
 int ip_cq_attach(struct ip_cq *c, unsigned major, unsigned minor, struct ip_diag *d);
+/*
+ * IP_CQ_ATTACH_OWNED: the module detaches the disk by itself once this
+ * client's socket closes, even when the process is killed with -9. Use it
+ * only on a client that lives as long as the attachment should.
+ */
+#define IP_CQ_ATTACH_OWNED 1u
+int ip_cq_attach_flags(struct ip_cq *c, unsigned major, unsigned minor, unsigned flags,
+		       struct ip_diag *d);
 int ip_cq_detach(struct ip_cq *c, unsigned major, unsigned minor, struct ip_diag *d);
 /* Every completion thread; @nr_cpus sizes each cpu_completions array
  * (counts of higher CPUs are dropped). */
 int ip_cq_list(struct ip_cq *c, int nr_cpus, struct ip_cq_list *out, struct ip_diag *d);
+
+/*
+ * One IPCQ_CMD_LIST message into @l: a new entry, or the rest of the last
+ * entry's per-CPU counts when the module split a thread over several
+ * messages. 0 when taken, 1 when not a LIST message of a thread (skipped),
+ * -ENOMEM. Exposed for the tests.
+ */
+struct nlmsghdr;
+int ip_cq_list_parse(const struct nlmsghdr *nlh, int nr_cpus, struct ip_cq_list *l);
 
 /*
  * Events: ip_cq_subscribe() opens a second socket joined to the "events"
@@ -78,5 +97,15 @@ int ip_cq_subscribe(struct ip_cq *c, struct ip_diag *d);
 int ip_cq_event_fd(const struct ip_cq *c);
 int ip_cq_read_events(struct ip_cq *c, void (*cb)(void *ctx, const struct ip_cq_event *ev),
 		      void *ctx);
+
+/*
+ * The request ip_cq_attach/detach/list send, as raw bytes: version 2,
+ * MAJOR + MINOR (no name), IPCQ_A_FLAGS for IP_CQ_ATTACH_OWNED. Port and
+ * sequence are left 0. Returns its length, 0 if @size < IP_CQ_REQUEST_MAX.
+ * Exposed for the tests.
+ */
+#define IP_CQ_REQUEST_MAX 64
+size_t ip_cq_encode_request(void *buf, size_t size, int family, uint8_t cmd, unsigned major,
+			    unsigned minor, unsigned flags);
 
 #endif

@@ -1,7 +1,7 @@
 #!/bin/bash
 # vm: --disk none --smp 4,sockets=2,cores=2 --timeout 600
 # irqpilot_cq life cycle on null_blk: a non-root client is refused ATTACH and DETACH (EPERM)
-# but may LIST; the number of hw queues changes under fio verify (extra queues take the
+# but may LIST (without counts); the number of hw queues changes under fio verify (extra queues take the
 # original path, no errors, no use-after-free); a disk removed while attached under I/O is
 # detached and reported ("removed" event); the module refuses to load, with -EBUSY and a
 # message, while another module holds IPMODIFY on blk_mq_complete_request_remote.
@@ -40,6 +40,7 @@ echo "$out" | grep -q "Operation not permitted" || vm_fail "nobody ATTACH refuse
 out=$(nobody detach nullb0 2>&1) && vm_fail "nobody could DETACH"
 echo "$out" | grep -q "Operation not permitted" || vm_fail "nobody DETACH refused, but not with EPERM: $out"
 [ "$(nobody list | grep -c 'disk=nullb0')" -eq 2 ] || vm_fail "nobody cannot LIST"
+nobody list | grep -qE 'completions=|cpus=' && vm_fail "nobody's LIST shows counts"
 ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 attached by nobody"
 out=$(ipcq attach no-such-disk 2>&1) && vm_fail "attach of a missing disk succeeded"
 vm_log "permissions ok; missing disk: $out"
@@ -71,6 +72,8 @@ echo 0 >/sys/kernel/config/nullb/nullb1/power || vm_fail "cannot power off nullb
 wait $fiop	# fio sees I/O errors here; that is the removal, not the module
 for i in $(seq 1 50); do ipcq list | grep -q "disk=nullb1" || break; sleep 0.2; done
 ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 still attached after removal"
+# The threads stop in the teardown work that follows the detach.
+for i in $(seq 1 50); do pgrep -f 'ipcq/nullb1' >/dev/null || break; sleep 0.2; done
 pgrep -f 'ipcq/nullb1' && vm_fail "nullb1 threads left after removal"
 rmdir /sys/kernel/config/nullb/nullb1 || vm_fail "cannot remove nullb1 from configfs"
 

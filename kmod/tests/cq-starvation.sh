@@ -8,6 +8,13 @@
 . "$VM_SRC/kmod/tests/lib-ipcq.sh"
 
 sd=$(vm_disk sd) || vm_fail "no AHCI disk"; sd=${sd#/dev/}
+# The fallback is the original path: the BLOCK softirq on the vector's CPU. Were that CPU 2,
+# the hog would starve the fallback too (softirqs go to ksoftirqd, which the hog starves), and
+# the run would measure where the kernel put the vector, not the guard. So it goes to CPU 0.
+irq=$(vm_irqs ahci | head -n1)
+[ -n "$irq" ] || vm_fail "no ahci vector"
+echo 0 >/proc/irq/"$irq"/smp_affinity_list || vm_fail "cannot move the ahci vector to CPU 0"
+vm_log "ahci vector $irq: affinity $(vm_aff "$irq"), effective $(vm_eff "$irq")"
 insmod "$IPCQ_KO" stall_ms=100 || vm_fail "insmod"
 ipcq attach "$sd" || vm_fail "attach $sd"
 pid=$(ipcq list | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^pid=/) print substr($i, 5) }')
@@ -29,12 +36,15 @@ c0=$(ipcq_sum completions "$sd")
 vm_log "before: $c0 completions, $FIO_WIOPS write IOPS"
 
 # The hog: FIFO 99 beats the thread's FIFO 40 on CPU 2. RT throttling leaves 5% to CFS, so
-# CPU 2's kworkers still run, and the test stays short.
-taskset -c 2 chrt -f 99 bash -c 'end=$((SECONDS + 12)); while [ $SECONDS -lt $end ]; do :; done' &
+# CPU 2's kworkers still run. It runs until the starved job has ended, not for a set time:
+# fio takes seconds to start under TCG, and a hog that ended first starved only part of it.
+rm -f /tmp/hog.stop
+taskset -c 2 chrt -f 99 bash -c 'end=$((SECONDS + 300)); while [ ! -e /tmp/hog.stop ] && [ $SECONDS -lt $end ]; do :; done' &
 hog=$!
 sleep 1
 ps -eLo pid,cls,rtprio,psr,pcpu,comm | grep -E ' (bash|ipcq/)' | grep -v grep
-job || vm_fail "fio failed while the thread was starved"
+job --size=8M || vm_fail "fio failed while the thread was starved"
+: >/tmp/hog.stop
 ipcq list
 starved_iops=$FIO_WIOPS
 wait $hog

@@ -75,7 +75,7 @@ build_kmod() {
 	if [ "$build" != "$src" ]; then
 		# Kbuild builds where the sources are; a copy keeps the source tree clean.
 		mkdir -p "$dir/tests/holder" "$dir/uapi" || { echo "cannot create $dir"; return 1; }
-		cp "$src/kmod/Makefile" "$src/kmod/Kbuild" "$src/kmod/irqpilot_cq.c" "$dir/" &&
+		cp "$src/kmod/Makefile" "$src/kmod/Kbuild" "$src/kmod/irqpilot_cq.c" "$src/kmod/compat.h" "$dir/" &&
 			cp "$src/kmod/tests/holder/Kbuild" "$src/kmod/tests/holder/ipcq_holder.c" \
 				"$dir/tests/holder/" &&
 			cp "$src/include/uapi/irqpilot_cq.h" "$dir/uapi/" || { echo "cannot copy kmod/ to $dir"; return 1; }
