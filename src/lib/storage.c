@@ -986,6 +986,28 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 		return ret;
 	if (ret < 0)
 		snprintf(bd->route_note, sizeof(bd->route_note), "devicetree: %s", dd.msg);
+	if (bd->route == IP_ROUTE_DT && bd->nr_vectors > 1) {
+		char pn[64];
+
+		/*
+		 * A UFS host's first interrupt is the host controller's own
+		 * (UIC, task management, errors; the ufs-qcom and
+		 * ufs-mediatek bindings list it first), and with MCQ the
+		 * per-queue ones follow it in queue order
+		 * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is
+		 * platform_get_irq(pdev, i + 1), requested with the name
+		 * UFSHCD like the host's). The counts cannot tell this when
+		 * a poll queue makes the hw queues one more than the
+		 * per-queue interrupts, so the host is named here.
+		 */
+		ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+		if (ret < 0)
+			return ret;
+		if (strcmp(pn, "ufshcd") == 0)
+			for (int i = 0; i < bd->nr_vectors; i++)
+				if (bd->vectors[i].dt_index == 0)
+					bd->vectors[i].admin = true;
+	}
 	if (bd->nr_vectors)
 		return 0;
 
@@ -1081,7 +1103,8 @@ static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names,
 			named++;
 			maxq = MAX(maxq, q.queue);
 		} else {
-			v->admin = q.admin;
+			/* a route may already know it is the host's own (UFS) */
+			v->admin = v->admin || q.admin;
 		}
 	}
 
