@@ -279,6 +279,44 @@ static void test_virt_mmio(void **state)
 	ip_policy_config_free(&cfg);
 }
 
+/* mpi3mr with 36 HDDs: managed I/O vectors and the admin vector all stay. */
+static void test_mpi3mr_36hdd(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("mpi3mr-36hdd.series", 60, &cfg, &run);
+	assert_int_equal(run.total_moves, 0);
+	assert_non_null(strstr(run.reason[run.steps - 1], "admin vector"));
+	/* 16 managed vectors kept at each decided step, explained once each */
+	assert_int_equal(run.managed_kept, 16 * (run.steps - 1));
+	assert_int_equal(run.managed_explained, 16);
+	ip_policy_config_free(&cfg);
+}
+
+/*
+ * megaraid_sas high-IOPS vectors (not managed) follow the busy device's
+ * submitters to node 1, four a cycle; its managed queue vectors, the
+ * idle mpt3sas and the NVMe stay.
+ */
+static void test_high_iops(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("hba-highiops.series", 100, &cfg, &run);
+	assert_int_equal(run.moves[1], 1);
+	assert_true(run.to[1] >= 8 && run.to[1] <= 15);
+	assert_non_null(strstr(run.reason[1], "performance domain 8-15"));
+	for (int i = 2; i < run.steps; i++)
+		assert_true(run.moves[i] <= 0);
+	/* exactly the eight high-IOPS vectors 100-107 */
+	assert_int_equal(run.total_moves, 8);
+	ip_policy_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +331,8 @@ int main(void)
 		cmocka_unit_test(test_sm8550_mcq),
 		cmocka_unit_test(test_mt6985_mcq),
 		cmocka_unit_test(test_virt_mmio),
+		cmocka_unit_test(test_mpi3mr_36hdd),
+		cmocka_unit_test(test_high_iops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1046,6 +1046,76 @@ static void test_dt_parsers(void **state)
 	assert_int_equal(ip_parse_hwirq("12x", &hw), -EINVAL);
 }
 
+/* mpi3mr with 36 HDDs: msix0 is the admin queue, msixQ+1 serves queue Q. */
+static void test_mpi3mr_36_hdds(void **state)
+{
+	struct scan sc;
+
+	scan_tree(&sc, FIXTURES "server-mpi3mr-36hdd", true);
+	assert_int_equal(sc.s.nr_devs, 36);
+	for (int i = 0; i < sc.s.nr_devs; i++) {
+		const struct ip_blockdev *b = &sc.s.devs[i];
+
+		assert_string_equal(b->driver, "mpi3mr");
+		assert_true(b->rotational);
+		assert_int_equal(b->route, IP_ROUTE_MSI);
+		assert_int_equal(b->nr_queues, 16);
+		assert_int_equal(b->nr_vectors, 17);
+		assert_true(vec_by_irq(b, 60)->admin);
+		for (int q = 0; q < 16; q++) {
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, 61 + q);
+			assert_int_equal(vec_by_irq(b, 61 + q)->queue, q);
+		}
+	}
+	assert_non_null(dev(&sc, "sdaj"));
+	scan_free(&sc);
+}
+
+/*
+ * megaraid_sas and mpt3sas with 8 high-IOPS vectors ahead of the queue
+ * vectors and 2 poll queues after them; NVMe with 2 poll queues. The
+ * offset comes from the affinities the kernel mapped the queues by.
+ */
+static void test_high_iops_and_poll_queues(void **state)
+{
+	static const struct {
+		const char *disk;
+		unsigned first;
+	} hbas[] = { { "sda", 100 }, { "sdb", 100 }, { "sdc", 130 }, { "sdd", 130 } };
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "server-hba-highiops", true);
+	for (size_t k = 0; k < ARRAY_SIZE(hbas); k++) {
+		b = must_dev(&sc, hbas[k].disk);
+		assert_int_equal(b->nr_queues, 18);
+		assert_int_equal(b->nr_vectors, 24);
+		for (unsigned m = 0; m < 8; m++) {
+			const struct ip_vector *v = vec_by_irq(b, hbas[k].first + m);
+
+			/* on the I/O path for every queue, not admin */
+			assert_false(v->admin);
+			assert_int_equal(v->queue, -1);
+		}
+		for (int q = 0; q < 16; q++) {
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, hbas[k].first + 8 + q);
+			assert_int_equal(vec_by_irq(b, hbas[k].first + 8 + q)->queue, q);
+		}
+		/* poll queues have no vector */
+		assert_int_equal(b->queues[16].vector, -1);
+		assert_int_equal(b->queues[17].vector, -1);
+	}
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->nr_queues, 18);
+	assert_int_equal(b->nr_vectors, 17);
+	assert_true(vec_by_irq(b, 160)->admin);
+	for (int q = 0; q < 16; q++)
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, 161 + q);
+	assert_int_equal(b->queues[16].vector, -1);
+	assert_int_equal(b->queues[17].vector, -1);
+	scan_free(&sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1071,6 +1141,8 @@ int main(void)
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
 		cmocka_unit_test(test_virtio_mmio_arm64),
+		cmocka_unit_test(test_mpi3mr_36_hdds),
+		cmocka_unit_test(test_high_iops_and_poll_queues),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

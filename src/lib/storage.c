@@ -1085,9 +1085,70 @@ static bool kernel_ordered(const struct ip_blockdev *bd)
 	return true;
 }
 
-static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names, int nr_names)
+/*
+ * The number of vectors ahead of the queue vectors, from the kernel's own
+ * mapping: blk_mq_pci_map_queues(map, pdev, offset) (blk_mq_map_hw_queues
+ * from 6.14) gives hw queue q exactly the CPUs of vector q + offset's
+ * affinity, and the drivers pass their pre-vector count as the offset
+ * (mpi3mr op_reply_q_offset, megaraid_sas low_latency_index_start,
+ * mpt3sas high_iops_queues). So the offset is the one under which every
+ * queue's cpu_list is its vector's smp_affinity_list; queues past the
+ * last vector are poll queues. Here v->queue still holds the index in the
+ * name (msixM). -1 when no offset fits or the affinities are unreadable.
+ */
+static int msix_offset(struct ip_root *r, const struct ip_blockdev *bd, int maxm)
 {
-	int io = 0, named = 0, maxq = -1;
+	_cleanup_free_ ip_cpuset *aff = NULL;
+	_cleanup_free_ bool *have = NULL;
+	int got = 0;
+
+	if (maxm < 0 || maxm > 4096 || bd->nr_queues < 2)
+		return -1;
+	aff = calloc(maxm + 1, sizeof(*aff));
+	have = calloc(maxm + 1, sizeof(*have));
+	if (!aff || !have)
+		return -1;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		const struct ip_vector *v = &bd->vectors[i];
+		_cleanup_free_ char *path = NULL, *text = NULL;
+
+		if (v->map != IP_VEC_MAP_NAME || v->queue < 0 || v->queue > maxm)
+			continue;
+		path = ip_asprintf("proc/irq/%u/smp_affinity_list", v->irq);
+		if (!path || ip_root_read(r, path, &text, NULL) < 0 ||
+		    cpuset_parse_list(&aff[v->queue], text) < 0)
+			continue;
+		have[v->queue] = true;
+		got++;
+	}
+	if (got < 2)
+		return -1;
+	for (int o = 0; o <= maxm; o++) {
+		int matched = 0;
+		bool ok = true, tail = false;
+
+		for (int qi = 0; qi < bd->nr_queues && ok; qi++) {
+			int m = qi + o;
+
+			if (m > maxm || !have[m]) {
+				tail = true;
+				continue;
+			}
+			if (tail || !cpuset_equal(&aff[m], &bd->queues[qi].cpus))
+				ok = false;
+			else
+				matched++;
+		}
+		if (ok && matched >= 2)
+			return o;
+	}
+	return -1;
+}
+
+static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
+			int nr_names)
+{
+	int io = 0, named = 0, maxq = -1, o;
 
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
@@ -1108,12 +1169,39 @@ static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names,
 		}
 	}
 
-	/*
-	 * mpi3mr and megaraid_sas reserve msix0 for the admin queue when they
-	 * have more than one vector (op_reply_q_offset = 1), so msixM then
-	 * serves hw queue M-1: one named queue too many gives that away.
-	 */
-	if (named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
+	o = named ? msix_offset(r, bd, maxq) : -1;
+	if (o > 0) {
+		for (int i = 0; i < bd->nr_vectors; i++) {
+			struct ip_vector *v = &bd->vectors[i];
+
+			if (v->map != IP_VEC_MAP_NAME)
+				continue;
+			if (v->queue >= o) {
+				v->queue -= o;
+				continue;
+			}
+			/*
+			 * Below the offset: pre-vectors. One is mpi3mr's admin
+			 * reply queue (op_reply_q_offset = 1); more are the
+			 * high-IOPS reply queues of megaraid_sas
+			 * (low_latency_index_start) and mpt3sas
+			 * (high_iops_queues), which the drivers pick for a
+			 * busy device whatever queue the I/O came on
+			 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
+			 * on the I/O path, serving every queue.
+			 */
+			v->admin = o == 1;
+			v->queue = -1;
+			v->map = IP_VEC_MAP_NONE;
+			named--;
+		}
+	} else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
+		/*
+		 * Affinities unreadable: mpi3mr and megaraid_sas reserve
+		 * msix0 for the admin queue when they have more than one
+		 * vector (op_reply_q_offset = 1), so msixM then serves hw
+		 * queue M-1: one named queue too many gives that away.
+		 */
 		for (int i = 0; i < bd->nr_vectors; i++) {
 			struct ip_vector *v = &bd->vectors[i];
 
@@ -1269,7 +1357,7 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
-	map_vectors(bd, sc->names, sc->nr_names);
+	map_vectors(r, bd, sc->names, sc->nr_names);
 	return 0;
 }
 
