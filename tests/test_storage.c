@@ -1116,6 +1116,44 @@ static void test_high_iops_and_poll_queues(void **state)
 	scan_free(&sc);
 }
 
+/* interrupts-extended: <&controller spec...> instead of interrupts. */
+static void test_interrupts_extended(void **state)
+{
+	static const unsigned char ext[] = { 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0x14, 0, 0, 0, 4, 0, 0, 0, 0 };
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char path[4096];
+	FILE *f;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	unlink_in(t, "sys/firmware/devicetree/base/soc@0/ufs@14700000/interrupts");
+	snprintf(path, sizeof(path), "%s/sys/firmware/devicetree/base/soc@0/ufs@14700000/interrupts-extended", t);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(ext, 1, sizeof(ext), f);
+	fclose(f);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 231);
+	scan_free(&sc);
+
+	/* a phandle that names no node is said, and the next route used */
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite("\0\0\0\x09", 1, 4, f);
+	fwrite(ext + 4, 1, sizeof(ext) - 4, f);
+	fclose(f);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_non_null(strstr(b->route_note, "names phandle <0x9>, no such node"));
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	scan_free(&sc);
+	rmtree(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1136,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_pixel6),
 		cmocka_unit_test(test_pixel6_routes_fall_back),
 		cmocka_unit_test(test_unknown_interrupt_controller),
+		cmocka_unit_test(test_interrupts_extended),
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_qcom_mcq_esi),

@@ -81,8 +81,8 @@ struct ip_storage {
 
 /*
  * An IRQ as /proc/interrupts names it; the storage scan needs the action
- * names to tie vectors to devices whose vectors are not in msi_irqs
- * (platform UFS/eMMC, INTx lines).
+ * names for the routes that go by name (SCSI proc_name, mmcN, virtioN,
+ * driver names) and to tie named vectors (nvme0q3, mpi3mr0-msix5) to queues.
  */
 struct ip_irq_name {
 	unsigned irq;
@@ -92,8 +92,11 @@ struct ip_irq_name {
 /*
  * Finds every block device backed by hardware under sys/block (loop, ram,
  * zram, dm-, md, nbd, sr are skipped), its bus device, driver, hw queues,
- * rq_affinity and IRQ vectors (msi_irqs/, the irq file, and IRQ names).
- * @names lists every IRQ in /proc/interrupts.
+ * rq_affinity and IRQ vectors, from the routes of enum ip_vec_route in
+ * their order (msi_irqs/, the PCI irq file, the devicetree, the kernel's
+ * names, then driver-name guesses). @names lists every IRQ in
+ * /proc/interrupts; the devicetree route reads its chip and hwirq columns
+ * itself, only when a device has an of_node.
  */
 int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr_names,
 		      struct ip_storage *s, struct ip_diag *d);

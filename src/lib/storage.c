@@ -35,7 +35,6 @@ struct scan {
 	bool have_hw;
 	struct hwline *hw;
 	int nr_hw, cap_hw;
-	bool ctrl_walked;
 	struct dtctrl *ctrls;
 	int nr_ctrls;
 };
@@ -603,9 +602,8 @@ static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, con
 /*
  * Route 5, guesses from the driver: only when the kernel said nothing
  * better. Each name is the one a driver passes to request_irq():
- * - the driver's name: drivers that request dev_driver_string() or their
- *   KBUILD_MODNAME (drivers/mmc/host/sdhci-msm.c "sdhc-msm-pwr-irq" aside,
- *   platform AHCI and many SoC glue drivers do);
+ * - the driver's name: what drivers pass when they request
+ *   dev_driver_string() or KBUILD_MODNAME, as many SoC glue drivers do;
  * - its prefix before '-' or '_' ("ufshcd" for "ufshcd-qcom", since the
  *   glue drivers hand their IRQ to ufshcd_init(), which requests it as
  *   UFSHCD, drivers/ufs/core/ufshcd.c);
@@ -674,65 +672,102 @@ static int read_u32(struct ip_root *r, const char *node, const char *prop, uint3
 	return 0;
 }
 
-/*
- * Every node with a phandle, found once per scan by walking the tree:
- * sysfs has no index from phandle to node. Bounded so a hostile or looped
- * tree (links are followed) cannot run away.
- */
-static int walk_phandles(struct scan *sc, const char *dir, int depth, int *budget)
+static int remember_phandle(struct scan *sc, uint32_t ph, const char *path)
 {
-	char **ents = NULL;
-	size_t n = 0;
-	uint32_t ph;
-	int ret = 0;
+	struct dtctrl *c;
 
-	if (depth > 16 || --*budget < 0)
-		return 0;
-	if (read_u32(sc->r, dir, "phandle", &ph) == 0 || read_u32(sc->r, dir, "linux,phandle", &ph) == 0) {
-		struct dtctrl *c = realloc(sc->ctrls, (sc->nr_ctrls + 1) * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		sc->ctrls = c;
-		c[sc->nr_ctrls].phandle = ph;
-		c[sc->nr_ctrls].path = strdup(dir);
-		if (!c[sc->nr_ctrls].path)
-			return -ENOMEM;
-		sc->nr_ctrls++;
-	}
-	if (ip_root_listdir(sc->r, dir, &ents, &n) < 0)
-		return 0;
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		_cleanup_free_ char *sub = ip_asprintf("%s/%s", dir, ents[i]);
-		struct stat st;
-
-		if (!sub) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (ip_root_stat(sc->r, sub, &st) == 0 && S_ISDIR(st.st_mode))
-			ret = walk_phandles(sc, sub, depth + 1, budget);
-	}
-	ip_strv_free(ents, n);
-	return ret;
+	for (int i = 0; i < sc->nr_ctrls; i++)
+		if (strcmp(sc->ctrls[i].path, path) == 0)
+			return 0;
+	c = realloc(sc->ctrls, (sc->nr_ctrls + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	sc->ctrls = c;
+	c[sc->nr_ctrls].phandle = ph;
+	c[sc->nr_ctrls].path = strdup(path);
+	if (!c[sc->nr_ctrls].path)
+		return -ENOMEM;
+	sc->nr_ctrls++;
+	return 0;
 }
 
+/*
+ * The node whose phandle is @ph. sysfs has no index from phandle to node,
+ * so the tree is searched breadth first, where interrupt controllers sit
+ * (at the root or under /soc), stopping at the first match; every
+ * phandle met on the way is remembered for the next device. Bounded so a
+ * hostile or looped tree (links are followed) cannot run away.
+ */
 static int find_phandle(struct scan *sc, uint32_t ph, const char **path)
 {
-	if (!sc->ctrl_walked) {
-		int budget = 20000, ret;
+	char **queue = NULL;
+	size_t head = 0, tail = 0, cap = 0;
+	int ret = -ENOENT, budget = 20000;
 
-		sc->ctrl_walked = true;
-		ret = walk_phandles(sc, DT_BASE, 0, &budget);
-		if (ret < 0)
-			return ret;
-	}
 	for (int i = 0; i < sc->nr_ctrls; i++)
 		if (sc->ctrls[i].phandle == ph) {
 			*path = sc->ctrls[i].path;
 			return 0;
 		}
-	return -ENOENT;
+	queue = malloc(sizeof(*queue) * (cap = 64));
+	if (!queue || !(queue[tail++] = strdup(DT_BASE))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (head < tail && budget-- > 0) {
+		char *dir = queue[head++];
+		char **ents = NULL;
+		size_t n = 0;
+		uint32_t v;
+
+		if (read_u32(sc->r, dir, "phandle", &v) == 0 || read_u32(sc->r, dir, "linux,phandle", &v) == 0) {
+			if (remember_phandle(sc, v, dir) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (v == ph) {
+				/* not cached before (checked above), so just added */
+				*path = sc->ctrls[sc->nr_ctrls - 1].path;
+				ret = 0;
+				goto out;
+			}
+		}
+		if (ip_root_listdir(sc->r, dir, &ents, &n) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			char *sub = ip_asprintf("%s/%s", dir, ents[i]);
+			struct stat st;
+
+			if (!sub) {
+				ip_strv_free(ents, n);
+				ret = -ENOMEM;
+				goto out;
+			}
+			/* a path this long is a loop, not a real tree */
+			if (strlen(sub) > 2048 || ip_root_stat(sc->r, sub, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				free(sub);
+				continue;
+			}
+			if (tail == cap) {
+				char **nq = realloc(queue, sizeof(*queue) * (cap *= 2));
+
+				if (!nq) {
+					free(sub);
+					ip_strv_free(ents, n);
+					ret = -ENOMEM;
+					goto out;
+				}
+				queue = nq;
+			}
+			queue[tail++] = sub;
+		}
+		ip_strv_free(ents, n);
+	}
+out:
+	for (size_t i = 0; queue && i < tail; i++)
+		free(queue[i]);
+	free(queue);
+	return ret;
 }
 
 static int hw_line(void *ctx, const struct ip_irq_line *l)
