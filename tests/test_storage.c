@@ -803,7 +803,8 @@ static void copy_tree(const char *from, char *to)
 {
 	char cmd[1024];
 
-	snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s'", from, to);
+	/* writable: the generator makes /proc files 0444, as the kernel does */
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s' && chmod -R u+w '%s'", from, to, to);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -1154,6 +1155,34 @@ static void test_interrupts_extended(void **state)
 	rmtree(t);
 }
 
+/*
+ * An IRQ whose /proc/interrupts line shows no hwirq (kernel/irq/proc.c
+ * prints blanks when the IRQ has no domain at show time): its chip and
+ * hwirq come from /sys/kernel/irq/N (kernel/irq/irqdesc.c).
+ */
+static void test_sys_kernel_irq_fallback(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+	    "231:     318822          0          0          0          0          0          0          0     GICv3     Level     ufshcd\n");
+	put(t, "sys/kernel/irq/231/chip_name", "GICv3\n");
+	put(t, "sys/kernel/irq/231/hwirq", "564\n");
+	scan_tree(&sc, t, true);
+	assert_int_equal(must_dev(&sc, "sda")->route, IP_ROUTE_DT);
+	assert_int_equal(must_dev(&sc, "sda")->vectors[0].irq, 231);
+	scan_free(&sc);
+	/* without it the devicetree cannot match, and the next route does */
+	unlink_in(t, "sys/kernel/irq/231/hwirq");
+	scan_tree(&sc, t, true);
+	assert_int_equal(must_dev(&sc, "sda")->route, IP_ROUTE_KNAME);
+	scan_free(&sc);
+	rmtree(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1175,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_pixel6_routes_fall_back),
 		cmocka_unit_test(test_unknown_interrupt_controller),
 		cmocka_unit_test(test_interrupts_extended),
+		cmocka_unit_test(test_sys_kernel_irq_fallback),
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_qcom_mcq_esi),

@@ -47,6 +47,7 @@ wait_for() {
 }
 
 cp -a "$top_srcdir/tests/fixtures/pixel6-gs101" "$root"
+chmod -R u+w "$root"
 ufs=$root/sys/devices/platform/soc@0/14700000.ufs
 rm "$ufs/of_node" "$ufs/host0/scsi_host/host0/proc_name"
 sed 's/  ufshcd$/  exynos-ufs-irq/' "$root/proc/interrupts" >"$tmp/i" && cat "$tmp/i" >"$root/proc/interrupts"
