@@ -205,6 +205,118 @@ static void test_vector_vanishes(void **state)
 	ip_policy_config_free(&cfg);
 }
 
+/*
+ * One watched vector that must move once, at the first step with rates,
+ * to a CPU in [lo, hi] with @why in the reason, and then stay; and no
+ * other vector may move at all.
+ */
+static void expect_one_move(const char *series, unsigned watch, int lo, int hi, const char *why)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+	int moved_at = -1;
+
+	ip_policy_config_init(&cfg);
+	replay(series, watch, &cfg, &run);
+	for (int i = 0; i < run.steps; i++) {
+		if (run.moves[i] <= 0)
+			continue;
+		if (moved_at >= 0)
+			fail_msg("%s: IRQ %u moved again at step %d: %s", series, watch, i, run.reason[i]);
+		moved_at = i;
+	}
+	if (moved_at != 1)
+		fail_msg("%s: IRQ %u first moved at step %d, expected 1", series, watch, moved_at);
+	assert_true(run.to[moved_at] >= lo && run.to[moved_at] <= hi);
+	assert_non_null(strstr(run.reason[moved_at], why));
+	assert_non_null(strstr(run.reason[run.steps - 1], "already handled in"));
+	assert_int_equal(run.total_moves, 1);
+	assert_int_equal(run.writes, 0);
+	ip_policy_config_free(&cfg);
+}
+
+/* Pixel 6: the vector found through the devicetree follows the big core. */
+static void test_pixel6_ufs(void **state)
+{
+	expect_one_move("pixel6-ufs.series", 231, 6, 7, "performance domain 6-7");
+}
+
+/* Exynos eMMC: to the reader's cluster; the empty SD slot's dw-mci stays. */
+static void test_exynos850_emmc(void **state)
+{
+	expect_one_move("exynos850-emmc.series", 48, 4, 7, "domain 4-7");
+}
+
+/* RK3399: the eMMC vector goes big, the SD vector is already right. */
+static void test_rk3399_mmc(void **state)
+{
+	expect_one_move("rk3399-mmc.series", 31, 4, 5, "performance domain 4-5");
+}
+
+/* SM8550 ESI: only queue 7's vector goes to the X3. */
+static void test_sm8550_mcq(void **state)
+{
+	expect_one_move("sm8550-mcq.series", 267, 7, 7, "performance domain 7");
+}
+
+/* MediaTek MCQ: the vector at devicetree position 8 (queue 7) goes. */
+static void test_mt6985_mcq(void **state)
+{
+	expect_one_move("mt6985-mcq.series", 195, 7, 7, "performance domain 7");
+}
+
+/* virtio-mmio guest: one domain, nothing to gain by moving. */
+static void test_virt_mmio(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("virt-mmio.series", 47, &cfg, &run);
+	assert_int_equal(run.total_moves, 0);
+	assert_true(run.irq_seen[run.steps - 1]);
+	assert_non_null(strstr(run.reason[run.steps - 1], "already handled in"));
+	ip_policy_config_free(&cfg);
+}
+
+/* mpi3mr with 36 HDDs: managed I/O vectors and the admin vector all stay. */
+static void test_mpi3mr_36hdd(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("mpi3mr-36hdd.series", 60, &cfg, &run);
+	assert_int_equal(run.total_moves, 0);
+	assert_non_null(strstr(run.reason[run.steps - 1], "admin vector"));
+	/* 16 managed vectors kept at each decided step, explained once each */
+	assert_int_equal(run.managed_kept, 16 * (run.steps - 1));
+	assert_int_equal(run.managed_explained, 16);
+	ip_policy_config_free(&cfg);
+}
+
+/*
+ * megaraid_sas high-IOPS vectors (not managed) follow the busy device's
+ * submitters to node 1, four a cycle; its managed queue vectors, the
+ * idle mpt3sas and the NVMe stay.
+ */
+static void test_high_iops(void **state)
+{
+	struct ip_policy_config cfg;
+	struct run run;
+
+	ip_policy_config_init(&cfg);
+	replay("hba-highiops.series", 100, &cfg, &run);
+	assert_int_equal(run.moves[1], 1);
+	assert_true(run.to[1] >= 8 && run.to[1] <= 15);
+	assert_non_null(strstr(run.reason[1], "performance domain 8-15"));
+	for (int i = 2; i < run.steps; i++)
+		assert_true(run.moves[i] <= 0);
+	/* exactly the eight high-IOPS vectors 100-107 */
+	assert_int_equal(run.total_moves, 8);
+	ip_policy_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +325,14 @@ int main(void)
 		cmocka_unit_test(test_isolated_submitters),
 		cmocka_unit_test(test_managed_nvme_kept),
 		cmocka_unit_test(test_vector_vanishes),
+		cmocka_unit_test(test_pixel6_ufs),
+		cmocka_unit_test(test_exynos850_emmc),
+		cmocka_unit_test(test_rk3399_mmc),
+		cmocka_unit_test(test_sm8550_mcq),
+		cmocka_unit_test(test_mt6985_mcq),
+		cmocka_unit_test(test_virt_mmio),
+		cmocka_unit_test(test_mpi3mr_36hdd),
+		cmocka_unit_test(test_high_iops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "irqpilot/devtree.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
 #include "irqpilot/root.h"
@@ -234,7 +235,9 @@ static void test_phone(void **state)
 	assert_int_equal(b->nr_queues, 1);
 	assert_int_equal(b->queues[0].index, 0);
 	assert_cpus(&b->queues[0].cpus, "0-7");
-	/* a platform device has no msi_irqs: its one vector is found by name */
+	/* no msi_irqs, no of_node: its one vector is found by the SCSI
+	 * host's proc_name, "ufshcd" */
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
 	assert_int_equal(b->nr_vectors, 1);
 	assert_int_equal(b->vectors[0].irq, 37);
 	assert_false(b->vectors[0].admin);
@@ -758,6 +761,428 @@ static void test_platform_without_irq(void **state)
 	scan_free(&sc);
 }
 
+/* ---- the kernel's own facts: msi_irqs, devicetree, kernel names ------ */
+
+static const struct ip_vector *vec_at_dt(const struct ip_blockdev *b, int index)
+{
+	for (int i = 0; i < b->nr_vectors; i++)
+		if (b->vectors[i].dt_index == index)
+			return &b->vectors[i];
+	fail_msg("%s has no vector at devicetree index %d", b->name, index);
+	return NULL;
+}
+
+/* Pixel 6: exynos-ufshc, IRQ "ufshcd": only the devicetree ties them. */
+static void test_pixel6(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "pixel6-gs101", true);
+	assert_int_equal(sc.s.nr_devs, 3);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "exynos-ufshc");
+	assert_string_equal(b->bus_id, "14700000.ufs");
+	assert_int_equal(b->bus, IP_BUS_PLATFORM);
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->routes_tried, (1u << IP_ROUTE_MSI) | (1u << IP_ROUTE_DT));
+	assert_int_equal(b->nr_vectors, 1);
+	/* <GIC_SPI 532 ...> is hwirq 564, IRQ 231 */
+	assert_int_equal(b->vectors[0].irq, 231);
+	assert_int_equal(b->vectors[0].dt_index, 0);
+	assert_int_equal(b->vectors[0].route, IP_ROUTE_DT);
+	assert_false(b->vectors[0].admin);
+	assert_int_equal(b->queues[0].vector, 0);
+	assert_false(ip_blockdev_unsteerable(b));
+	/* the boot LUNs share the host's vector */
+	assert_int_equal(must_dev(&sc, "sdc")->vectors[0].irq, 231);
+	scan_free(&sc);
+}
+
+static void copy_tree(const char *from, char *to)
+{
+	char cmd[1024];
+
+	/* writable: the generator makes /proc files 0444, as the kernel does */
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s' && chmod -R u+w '%s'", from, to, to);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void unlink_in(const char *dir, const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_int_equal(unlink(path), 0);
+}
+
+/*
+ * The same phone with less and less to go on: no devicetree link, then no
+ * SCSI proc_name, then an IRQ no route can name. Each time the next route
+ * is the one that matches, and at the end the device is reported.
+ */
+static void test_pixel6_routes_fall_back(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char w[640];
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	unlink_in(t, "sys/devices/platform/soc@0/14700000.ufs/of_node");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 231);
+	assert_non_null(strstr(ip_vec_routes_str(b->routes_tried, w, sizeof(w)), "msi_irqs, kernel names"));
+	scan_free(&sc);
+
+	unlink_in(t, "sys/devices/platform/soc@0/14700000.ufs/host0/scsi_host/host0/proc_name");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	/* "ufshcd" for a UFS glue driver, drivers/ufs/core/ufshcd.c */
+	assert_int_equal(b->route, IP_ROUTE_HEURISTIC);
+	assert_int_equal(b->vectors[0].irq, 231);
+	scan_free(&sc);
+
+	/* an IRQ named by nothing the routes know */
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+	    "231:     318822          0          0          0          0          0          0          0     GICv3 564 Level     exynos-ufs-host\n");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->nr_vectors, 0);
+	assert_int_equal(b->route, IP_ROUTE_NONE);
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_int_equal(b->queues[0].vector, -1);
+	assert_int_equal(b->routes_tried, (1u << IP_ROUTE_MSI) | (1u << IP_ROUTE_KNAME) |
+						  (1u << IP_ROUTE_HEURISTIC));
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/* A controller with no rule: the devicetree route says which one. */
+static void test_unknown_interrupt_controller(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char path[4096];
+	FILE *f;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	snprintf(path, sizeof(path), "%s/sys/firmware/devicetree/base/interrupt-controller@10400000/compatible", t);
+	chmod(path, 0644);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite("acme,noc-intc\0", 1, 14, f);
+	fclose(f);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->route_note, "devicetree: unknown interrupt controller acme,noc-intc");
+	/* the next route still finds it, by proc_name */
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	assert_int_equal(b->vectors[0].irq, 231);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/* Exynos 850: two dw_mmc hosts, both "dw-mci"; only one has the eMMC. */
+static void test_exynos_dwmmc(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "exynos850-emmc", true);
+	b = must_dev(&sc, "mmcblk0");
+	assert_string_equal(b->driver, "dwmmc_exynos");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	/* GIC-400: <GIC_SPI 222> is hwirq 254 on chip "GIC-0" */
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 48);
+	scan_free(&sc);
+}
+
+/* RK3399: SD on dw_mmc next to a second dw_mmc (SDIO), eMMC on arasan. */
+static void test_rk3399(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "rk3399-mmc", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	b = must_dev(&sc, "mmcblk1");
+	assert_string_equal(b->driver, "dwmmc_rockchip");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	/* sdmmc, not the SDIO host's "dw-mci" (IRQ 29) */
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 30);
+	b = must_dev(&sc, "mmcblk2");
+	assert_string_equal(b->driver, "sdhci-arasan");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 31);
+	scan_free(&sc);
+}
+
+/* SM8550 UFS 4, MCQ with ESI: per-queue platform MSI, the host's SPI aside. */
+static void test_qcom_mcq_esi(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "sm8550-ufs-mcq", true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_MSI);
+	assert_int_equal(b->nr_queues, 9);
+	assert_int_equal(b->nr_vectors, 9);
+	for (int q = 0; q < 8; q++) {
+		const struct ip_vector *v = vec_by_irq(b, 260 + q);
+
+		assert_int_equal(v->route, IP_ROUTE_MSI);
+		assert_int_equal(v->queue, q);
+		assert_int_equal(v->map, IP_VEC_MAP_ORDER);
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, 260 + q);
+	}
+	/* the poll queue has no vector; the host's own SPI is not on the I/O path */
+	assert_int_equal(b->queues[8].vector, -1);
+	assert_true(vec_by_irq(b, 200)->admin);
+	assert_int_equal(vec_by_irq(b, 200)->route, IP_ROUTE_DT);
+	scan_free(&sc);
+}
+
+/* MediaTek MCQ: nine "ufshcd" vectors, the queue only in devicetree order. */
+static void test_mtk_mcq(void **state)
+{
+	static const unsigned linux_irq[8] = { 190, 189, 192, 191, 194, 193, 196, 195 };
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "mt6985-ufs-mcq", true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 9);
+	assert_int_equal(vec_at_dt(b, 0)->irq, 181);
+	assert_true(vec_at_dt(b, 0)->admin);
+	for (int q = 0; q < 8; q++) {
+		const struct ip_vector *v = vec_at_dt(b, q + 1);
+
+		assert_int_equal(v->irq, linux_irq[q]);
+		assert_false(v->admin);
+		assert_int_equal(v->queue, q);
+		assert_int_equal(v->map, IP_VEC_MAP_ORDER);
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, linux_irq[q]);
+	}
+	assert_int_equal(b->queues[8].vector, -1);
+	scan_free(&sc);
+}
+
+/* virtio-mmio on arm64: the transport's devicetree node, not "virtio1". */
+static void test_virtio_mmio_arm64(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "virt-arm64-mmio", true);
+	b = must_dev(&sc, "vda");
+	assert_int_equal(b->bus, IP_BUS_VIRTIO_MMIO);
+	assert_string_equal(b->driver, "virtio_blk");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 47);
+	scan_free(&sc);
+}
+
+/* ---- the devicetree parsers ------------------------------------------ */
+
+static void test_dt_parsers(void **state)
+{
+	static const unsigned char be[] = { 0, 0, 0, 0, 0, 0, 2, 0x14, 0, 0, 0, 4, 0, 0, 0, 0 };
+	static const char v3[] = "arm,gic-v3";
+	static const char v2[] = "samsung,exynos-gic\0arm,gic-400";
+	uint32_t cells[8], spec[4];
+	struct ip_dt_irq irq;
+	struct ip_diag d = { "" };
+	unsigned long hw;
+	int n;
+
+	assert_int_equal(ip_dt_cells(be, sizeof(be), cells, 8, &n, &d), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(cells[1], 532);
+	assert_int_equal(ip_dt_cells(be, 7, cells, 8, &n, &d), -EINVAL);
+	assert_int_equal(ip_dt_cells(be, sizeof(be), cells, 3, &n, &d), -E2BIG);
+
+	assert_true(ip_dt_compatible(v2, sizeof(v2), "arm,gic-400"));
+	assert_false(ip_dt_compatible(v2, sizeof(v2), "arm,gic"));
+
+	/* SPI n is hwirq n + 32, PPI n is n + 16; a 4th cell changes nothing */
+	assert_int_equal(ip_dt_translate(v3, sizeof(v3), 4, cells, &irq, &d), 0);
+	assert_int_equal(irq.hwirq, 564);
+	assert_true(ip_dt_irq_matches(&irq, "GICv3", "564"));
+	assert_false(ip_dt_irq_matches(&irq, "GICv3", "563"));
+	assert_false(ip_dt_irq_matches(&irq, "ITS-MSI", "564"));
+	spec[0] = 1, spec[1] = 7, spec[2] = 4;
+	assert_int_equal(ip_dt_translate(v2, sizeof(v2), 3, spec, &irq, &d), 0);
+	assert_int_equal(irq.hwirq, 23);
+	/* the v2 chip prints as GIC-0 or GICv2, never GICv3 */
+	assert_true(ip_dt_irq_matches(&irq, "GIC-0", "23"));
+	assert_true(ip_dt_irq_matches(&irq, "GICv2", "23"));
+	assert_false(ip_dt_irq_matches(&irq, "GICv3", "23"));
+	spec[0] = 2, spec[1] = 5;
+	assert_int_equal(ip_dt_translate(v3, sizeof(v3), 3, spec, &irq, &d), 0);
+	assert_int_equal(irq.hwirq, 4101);
+	assert_int_equal(ip_dt_translate(v2, sizeof(v2), 3, spec, &irq, &d), -EINVAL);
+	spec[0] = 1, spec[1] = 16;
+	assert_int_equal(ip_dt_translate(v3, sizeof(v3), 3, spec, &irq, &d), -EINVAL);
+	assert_int_equal(ip_dt_translate(v3, sizeof(v3), 2, spec, &irq, &d), -EINVAL);
+	assert_int_equal(ip_dt_translate("acme,intc", 10, 2, spec, &irq, &d), -EPROTONOSUPPORT);
+	assert_string_equal(d.msg, "unknown interrupt controller acme,intc");
+
+	assert_int_equal(ip_parse_hwirq("564\n", &hw), 0);
+	assert_int_equal(hw, 564);
+	assert_int_equal(ip_parse_hwirq("81920-edge", &hw), 0);
+	assert_int_equal(hw, 81920);
+	assert_int_equal(ip_parse_hwirq("", &hw), -EINVAL);
+	assert_int_equal(ip_parse_hwirq("12x", &hw), -EINVAL);
+}
+
+/* mpi3mr with 36 HDDs: msix0 is the admin queue, msixQ+1 serves queue Q. */
+static void test_mpi3mr_36_hdds(void **state)
+{
+	struct scan sc;
+
+	scan_tree(&sc, FIXTURES "server-mpi3mr-36hdd", true);
+	assert_int_equal(sc.s.nr_devs, 36);
+	for (int i = 0; i < sc.s.nr_devs; i++) {
+		const struct ip_blockdev *b = &sc.s.devs[i];
+
+		assert_string_equal(b->driver, "mpi3mr");
+		assert_true(b->rotational);
+		assert_int_equal(b->route, IP_ROUTE_MSI);
+		assert_int_equal(b->nr_queues, 16);
+		assert_int_equal(b->nr_vectors, 17);
+		assert_true(vec_by_irq(b, 60)->admin);
+		for (int q = 0; q < 16; q++) {
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, 61 + q);
+			assert_int_equal(vec_by_irq(b, 61 + q)->queue, q);
+		}
+	}
+	assert_non_null(dev(&sc, "sdaj"));
+	scan_free(&sc);
+}
+
+/*
+ * megaraid_sas and mpt3sas with 8 high-IOPS vectors ahead of the queue
+ * vectors and 2 poll queues after them; NVMe with 2 poll queues. The
+ * offset comes from the affinities the kernel mapped the queues by.
+ */
+static void test_high_iops_and_poll_queues(void **state)
+{
+	static const struct {
+		const char *disk;
+		unsigned first;
+	} hbas[] = { { "sda", 100 }, { "sdb", 100 }, { "sdc", 130 }, { "sdd", 130 } };
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "server-hba-highiops", true);
+	for (size_t k = 0; k < ARRAY_SIZE(hbas); k++) {
+		b = must_dev(&sc, hbas[k].disk);
+		assert_int_equal(b->nr_queues, 18);
+		assert_int_equal(b->nr_vectors, 24);
+		for (unsigned m = 0; m < 8; m++) {
+			const struct ip_vector *v = vec_by_irq(b, hbas[k].first + m);
+
+			/* on the I/O path for every queue, not admin */
+			assert_false(v->admin);
+			assert_int_equal(v->queue, -1);
+		}
+		for (int q = 0; q < 16; q++) {
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, hbas[k].first + 8 + q);
+			assert_int_equal(vec_by_irq(b, hbas[k].first + 8 + q)->queue, q);
+		}
+		/* poll queues have no vector */
+		assert_int_equal(b->queues[16].vector, -1);
+		assert_int_equal(b->queues[17].vector, -1);
+	}
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->nr_queues, 18);
+	assert_int_equal(b->nr_vectors, 17);
+	assert_true(vec_by_irq(b, 160)->admin);
+	for (int q = 0; q < 16; q++)
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, 161 + q);
+	assert_int_equal(b->queues[16].vector, -1);
+	assert_int_equal(b->queues[17].vector, -1);
+	scan_free(&sc);
+}
+
+/* interrupts-extended: <&controller spec...> instead of interrupts. */
+static void test_interrupts_extended(void **state)
+{
+	static const unsigned char ext[] = { 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0x14, 0, 0, 0, 4, 0, 0, 0, 0 };
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char path[4096];
+	FILE *f;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	unlink_in(t, "sys/firmware/devicetree/base/soc@0/ufs@14700000/interrupts");
+	snprintf(path, sizeof(path), "%s/sys/firmware/devicetree/base/soc@0/ufs@14700000/interrupts-extended", t);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(ext, 1, sizeof(ext), f);
+	fclose(f);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 231);
+	scan_free(&sc);
+
+	/* a phandle that names no node is said, and the next route used */
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite("\0\0\0\x09", 1, 4, f);
+	fwrite(ext + 4, 1, sizeof(ext) - 4, f);
+	fclose(f);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_non_null(strstr(b->route_note, "names phandle <0x9>, no such node"));
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
+ * An IRQ whose /proc/interrupts line shows no hwirq (kernel/irq/proc.c
+ * prints blanks when the IRQ has no domain at show time): its chip and
+ * hwirq come from /sys/kernel/irq/N (kernel/irq/irqdesc.c).
+ */
+static void test_sys_kernel_irq_fallback(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+	    "231:     318822          0          0          0          0          0          0          0     GICv3     Level     ufshcd\n");
+	put(t, "sys/kernel/irq/231/chip_name", "GICv3\n");
+	put(t, "sys/kernel/irq/231/hwirq", "564\n");
+	scan_tree(&sc, t, true);
+	assert_int_equal(must_dev(&sc, "sda")->route, IP_ROUTE_DT);
+	assert_int_equal(must_dev(&sc, "sda")->vectors[0].irq, 231);
+	scan_free(&sc);
+	/* without it the devicetree cannot match, and the next route does */
+	unlink_in(t, "sys/kernel/irq/231/hwirq");
+	scan_tree(&sc, t, true);
+	assert_int_equal(must_dev(&sc, "sda")->route, IP_ROUTE_KNAME);
+	scan_free(&sc);
+	rmtree(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -774,6 +1199,19 @@ int main(void)
 		cmocka_unit_test(test_vector_mapping),
 		cmocka_unit_test(test_virtio),
 		cmocka_unit_test(test_platform_without_irq),
+		cmocka_unit_test(test_dt_parsers),
+		cmocka_unit_test(test_pixel6),
+		cmocka_unit_test(test_pixel6_routes_fall_back),
+		cmocka_unit_test(test_unknown_interrupt_controller),
+		cmocka_unit_test(test_interrupts_extended),
+		cmocka_unit_test(test_sys_kernel_irq_fallback),
+		cmocka_unit_test(test_exynos_dwmmc),
+		cmocka_unit_test(test_rk3399),
+		cmocka_unit_test(test_qcom_mcq_esi),
+		cmocka_unit_test(test_mtk_mcq),
+		cmocka_unit_test(test_virtio_mmio_arm64),
+		cmocka_unit_test(test_mpi3mr_36_hdds),
+		cmocka_unit_test(test_high_iops_and_poll_queues),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

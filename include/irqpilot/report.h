@@ -29,6 +29,18 @@ int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *b
  * interrupt fired in the submitter's domain, 0..1; -1 when unknown. */
 double ip_report_locality(const struct ip_model *m, unsigned irq);
 
+/*
+ * How the device's vectors were found: "devicetree (tried msi_irqs,
+ * devicetree)", or, for a device ip_blockdev_unsteerable() names, the one
+ * warning that says which device, which routes were tried, and what to
+ * send: "sda (exynos-ufshc on 14700000.ufs): no IRQ vector found ...".
+ * Returns @buf.
+ */
+const char *ip_report_discovery(const struct ip_blockdev *b, char *buf, size_t size);
+/* The warnings of every unsteerable device, one per line, each starting
+ * with @indent; nothing when there are none. */
+void ip_report_unsteerable_text(FILE *f, const struct ip_storage *s, const char *indent);
+
 /* The human-readable summary of --oneshot --dry-run. */
 void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source);
 

@@ -27,7 +27,22 @@ struct ip_hwqueue {
 enum ip_vec_map {
 	IP_VEC_MAP_NONE = 0, /* serves every queue, or the mapping is unknown */
 	IP_VEC_MAP_NAME,     /* nvme0q3, virtio1-req.2, mpi3mr0-msix5 */
-	IP_VEC_MAP_ORDER,    /* n-th I/O vector of msi_irqs */
+	IP_VEC_MAP_ORDER,    /* n-th I/O vector of msi_irqs or of the devicetree's interrupts */
+};
+
+/*
+ * Where the kernel told which IRQs belong to the device, in the order they
+ * are tried: the first that finds any vector is the device's route.
+ */
+enum ip_vec_route {
+	IP_ROUTE_NONE = 0,
+	IP_ROUTE_MSI,        /* <dev>/msi_irqs/N, PCI and platform MSI */
+	IP_ROUTE_INTX,       /* a PCI function's irq file */
+	IP_ROUTE_DT,         /* of_node interrupts matched to chip and hwirq */
+	IP_ROUTE_ACPI,       /* ACPI resources (sysfs shows none: never matches) */
+	IP_ROUTE_KNAME,      /* a name the kernel gives: proc_name, mmcN, virtioN */
+	IP_ROUTE_HEURISTIC,  /* a driver's own IRQ name, or the device's name */
+	IP_ROUTE_COUNT
 };
 
 struct ip_vector {
@@ -35,6 +50,8 @@ struct ip_vector {
 	bool admin;          /* nvme0q0, virtioN-config: not on the I/O path */
 	int queue;           /* hw queue index it serves, -1 = all/unknown */
 	enum ip_vec_map map;
+	enum ip_vec_route route;
+	int dt_index;        /* position in the of_node's interrupts, -1 if not from it */
 };
 
 struct ip_blockdev {
@@ -52,6 +69,9 @@ struct ip_blockdev {
 	struct ip_vector *vectors;
 	ip_cpuset local_cpus; /* the bus device's local_cpulist, empty if none */
 	int numa_node;        /* -1 if none */
+	enum ip_vec_route route;  /* the route that found the vectors, NONE if none did */
+	unsigned routes_tried;    /* 1 << IP_ROUTE_* of every route looked at */
+	char route_note[160];     /* why a route could not be read ("unknown interrupt controller X") */
 };
 
 struct ip_storage {
@@ -61,8 +81,8 @@ struct ip_storage {
 
 /*
  * An IRQ as /proc/interrupts names it; the storage scan needs the action
- * names to tie vectors to devices whose vectors are not in msi_irqs
- * (platform UFS/eMMC, INTx lines).
+ * names for the routes that go by name (SCSI proc_name, mmcN, virtioN,
+ * driver names) and to tie named vectors (nvme0q3, mpi3mr0-msix5) to queues.
  */
 struct ip_irq_name {
 	unsigned irq;
@@ -72,8 +92,11 @@ struct ip_irq_name {
 /*
  * Finds every block device backed by hardware under sys/block (loop, ram,
  * zram, dm-, md, nbd, sr are skipped), its bus device, driver, hw queues,
- * rq_affinity and IRQ vectors (msi_irqs/, the irq file, and IRQ names).
- * @names lists every IRQ in /proc/interrupts.
+ * rq_affinity and IRQ vectors, from the routes of enum ip_vec_route in
+ * their order (msi_irqs/, the PCI irq file, the devicetree, the kernel's
+ * names, then driver-name guesses). @names lists every IRQ in
+ * /proc/interrupts; the devicetree route reads its chip and hwirq columns
+ * itself, only when a device has an of_node.
  */
 int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr_names,
 		      struct ip_storage *s, struct ip_diag *d);
@@ -81,6 +104,21 @@ void ip_storage_free(struct ip_storage *s);
 
 /* Whether a device name is virtual (loop0, dm-1, zram0, md127, ram0, nbd0, sr0). */
 bool ip_blockdev_is_virtual(const char *name);
+
+/* "msi_irqs", "devicetree", ...: how reports name a route. */
+const char *ip_vec_route_name(enum ip_vec_route r);
+
+/*
+ * The routes set in @mask, as "msi_irqs, devicetree, kernel names" into
+ * @buf. Returns @buf.
+ */
+const char *ip_vec_routes_str(unsigned mask, char *buf, size_t size);
+
+/*
+ * A disk on real hardware for which no route found a vector: the policy
+ * cannot steer it, and the user should be told (once) with what to send.
+ */
+bool ip_blockdev_unsteerable(const struct ip_blockdev *bd);
 
 /*
  * From an IRQ action name, the hw queue it serves: "nvme0q3" -> 2 (q0 is the

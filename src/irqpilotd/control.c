@@ -105,6 +105,15 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 			ip_json_null(&j, "last_move_cycle");
 		ip_json_string(&j, "submit_source", src);
 		ip_json_string(&j, "capture", d->cap_dir);
+		ip_json_array_begin(&j, "warnings");
+		for (int i = 0; i < devs; i++) {
+			char w[640];
+
+			if (ip_blockdev_unsteerable(&st->model.cur->storage.devs[i]))
+				ip_json_string(&j, NULL,
+					       ip_report_discovery(&st->model.cur->storage.devs[i], w, sizeof(w)));
+		}
+		ip_json_array_end(&j);
 		ip_proto_reply_end(&j);
 		return;
 	}
@@ -132,6 +141,8 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 		fprintf(f, "submissions counted by: %s\n", src);
 		if (d->cap_dir)
 			fprintf(f, "capturing into %s: %d samples to go\n", d->cap_dir, d->cap_left);
+		if (st)
+			ip_report_unsteerable_text(f, &st->model.cur->storage, "");
 		fclose(f);
 		ip_proto_reply_text(out, text);
 	}
@@ -400,6 +411,12 @@ static void do_explain(struct ip_daemon *d, const struct ip_request *req, FILE *
 			fprintf(f, "%s: %s on %s, rq_affinity %d, %d hw queue%s, submissions counted by %s\n",
 				b->name, b->driver, b->bus_id, b->rq_affinity, b->nr_queues,
 				b->nr_queues == 1 ? "" : "s", ip_count_source_name(st->model.dev[i].submit_src));
+			{
+				char disc[640];
+
+				fprintf(f, "  %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
+					ip_report_discovery(b, disc, sizeof(disc)));
+			}
 			for (int v = 0; v < b->nr_vectors; v++) {
 				const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
 

@@ -135,6 +135,15 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	for (int i = 0; st->decided && i < p->nr_notes; i++)
 		if (ip_history_log_once(h, p->notes[i]))
 			ip_log(&d->log, LOG_NOTICE, "%s", p->notes[i]);
+	/* a disk no route found a vector for: said once, with what to send */
+	for (int i = 0; i < st->model.cur->storage.nr_devs; i++) {
+		const struct ip_blockdev *b = &st->model.cur->storage.devs[i];
+		char w[640];
+
+		if (ip_blockdev_unsteerable(b) &&
+		    ip_history_log_once(h, ip_report_discovery(b, w, sizeof(w))))
+			ip_log(&d->log, LOG_WARNING, "%s", w);
+	}
 	for (int i = 0; i < st->results.n; i++) {
 		const struct ip_apply_result *r = &st->results.r[i];
 		unsigned suppressed;

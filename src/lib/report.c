@@ -31,6 +31,32 @@ static const char *map_name(enum ip_vec_map m)
 	}
 }
 
+const char *ip_report_discovery(const struct ip_blockdev *b, char *buf, size_t size)
+{
+	char tried[160];
+
+	ip_vec_routes_str(b->routes_tried, tried, sizeof(tried));
+	if (!ip_blockdev_unsteerable(b)) {
+		snprintf(buf, size, "vectors found by %s (tried %s)", ip_vec_route_name(b->route), tried);
+		return buf;
+	}
+	snprintf(buf, size,
+		 "%s (%s on %s): no IRQ vector found (tried %s%s%s), so its completions cannot be "
+		 "steered; please run 'irqpilotd --capture DIR' and attach DIR to a bug report",
+		 b->name, b->driver, b->bus_id, tried, b->route_note[0] ? "; " : "", b->route_note);
+	return buf;
+}
+
+void ip_report_unsteerable_text(FILE *f, const struct ip_storage *s, const char *indent)
+{
+	char buf[640];
+
+	for (int i = 0; i < s->nr_devs; i++)
+		if (ip_blockdev_unsteerable(&s->devs[i]))
+			fprintf(f, "%swarning: %s\n", indent,
+				ip_report_discovery(&s->devs[i], buf, sizeof(buf)));
+}
+
 static const char *irq_name(const struct ip_model *m, unsigned irq)
 {
 	const struct ip_irq *i = ip_snapshot_irq(m->cur, irq);
@@ -128,6 +154,20 @@ void ip_report_json_devices(struct ip_json *j, const struct ip_model *m)
 		ip_json_int(j, "rq_affinity", b->rq_affinity);
 		ip_json_bool(j, "rotational", b->rotational);
 		ip_json_int(j, "numa_node", b->numa_node);
+		ip_json_string(j, "route", ip_vec_route_name(b->route));
+		ip_json_array_begin(j, "routes_tried");
+		for (int k = 1; k < IP_ROUTE_COUNT; k++)
+			if (b->routes_tried & (1u << k))
+				ip_json_string(j, NULL, ip_vec_route_name((enum ip_vec_route)k));
+		ip_json_array_end(j);
+		ip_json_string(j, "route_note", b->route_note[0] ? b->route_note : NULL);
+		if (ip_blockdev_unsteerable(b)) {
+			char w[640];
+
+			ip_json_string(j, "warning", ip_report_discovery(b, w, sizeof(w)));
+		} else {
+			ip_json_null(j, "warning");
+		}
 		ip_json_array_begin(j, "queues");
 		for (int q = 0; q < b->nr_queues; q++) {
 			const struct ip_hwqueue *hq = &b->queues[q];
@@ -150,6 +190,11 @@ void ip_report_json_devices(struct ip_json *j, const struct ip_model *m)
 			ip_json_int(j, "queue", b->vectors[v].queue);
 			ip_json_bool(j, "admin", b->vectors[v].admin);
 			ip_json_string(j, "map", map_name(b->vectors[v].map));
+			ip_json_string(j, "route", ip_vec_route_name(b->vectors[v].route));
+			if (b->vectors[v].dt_index >= 0)
+				ip_json_int(j, "dt_index", b->vectors[v].dt_index);
+			else
+				ip_json_null(j, "dt_index");
 			ip_json_object_end(j);
 		}
 		ip_json_array_end(j);
@@ -326,6 +371,12 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 		fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
 			bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
 			b->nr_queues == 1 ? "" : "s");
+		{
+			char disc[640];
+
+			fprintf(f, "    %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
+				ip_report_discovery(b, disc, sizeof(disc)));
+		}
 		for (int q = 0; q < b->nr_queues; q++) {
 			const struct ip_hwqueue *hq = &b->queues[q];
 

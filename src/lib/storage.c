@@ -1,11 +1,100 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/devtree.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/storage.h"
+
+/*
+ * What one storage scan learns once and every device may need: the chip
+ * and hwirq of each IRQ (for devicetree matches) and the interrupt
+ * controllers met so far by phandle. Both are read only when a device with
+ * an of_node asks, so a PCI-only machine never reads them.
+ */
+struct hwline {
+	unsigned irq;
+	char chip[32];
+	char hwirq[24];
+};
+
+struct dtctrl {
+	uint32_t phandle;
+	char *path;
+};
+
+struct scan {
+	struct ip_root *r;
+	const struct ip_irq_name *names;
+	int nr_names;
+	bool have_hw;
+	struct hwline *hw;
+	int nr_hw, cap_hw;
+	struct dtctrl *ctrls;
+	int nr_ctrls;
+};
+
+static void scan_free(struct scan *sc)
+{
+	free(sc->hw);
+	for (int i = 0; i < sc->nr_ctrls; i++)
+		free(sc->ctrls[i].path);
+	free(sc->ctrls);
+}
+
+const char *ip_vec_route_name(enum ip_vec_route r)
+{
+	switch (r) {
+	case IP_ROUTE_MSI:
+		return "msi_irqs";
+	case IP_ROUTE_INTX:
+		return "PCI irq file";
+	case IP_ROUTE_DT:
+		return "devicetree";
+	case IP_ROUTE_ACPI:
+		return "ACPI resources";
+	case IP_ROUTE_KNAME:
+		return "kernel names";
+	case IP_ROUTE_HEURISTIC:
+		return "driver name heuristics";
+	default:
+		return "none";
+	}
+}
+
+const char *ip_vec_routes_str(unsigned mask, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (int i = 1; i < IP_ROUTE_COUNT; i++) {
+		int n;
+
+		if (!(mask & (1u << i)))
+			continue;
+		n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+			     ip_vec_route_name((enum ip_vec_route)i));
+		if (n < 0 || (size_t)n >= size - used)
+			break;
+		used += (size_t)n;
+	}
+	if (!used)
+		snprintf(buf, size, "none");
+	return buf;
+}
+
+bool ip_blockdev_unsteerable(const struct ip_blockdev *bd)
+{
+	/* virtual devices never get here: ip_blockdev_is_virtual() drops them */
+	return bd->nr_vectors == 0;
+}
 
 bool ip_blockdev_is_virtual(const char *name)
 {
@@ -330,7 +419,8 @@ static int read_queues(struct ip_root *r, struct ip_blockdev *bd, struct ip_diag
 	return 0;
 }
 
-static int add_vector(struct ip_blockdev *bd, unsigned irq)
+static int add_vector_from(struct ip_blockdev *bd, unsigned irq, enum ip_vec_route route,
+			   int dt_index)
 {
 	struct ip_vector *v;
 
@@ -341,7 +431,10 @@ static int add_vector(struct ip_blockdev *bd, unsigned irq)
 	if (!v)
 		return -ENOMEM;
 	bd->vectors = v;
-	v[bd->nr_vectors++] = (struct ip_vector){ .irq = irq, .queue = -1, .map = IP_VEC_MAP_NONE };
+	v[bd->nr_vectors++] = (struct ip_vector){ .irq = irq, .queue = -1, .map = IP_VEC_MAP_NONE,
+						  .route = route, .dt_index = dt_index };
+	if (bd->route == IP_ROUTE_NONE)
+		bd->route = route;
 	return 0;
 }
 
@@ -372,7 +465,7 @@ static bool any_action(const char *actions, bool (*fn)(const char *name, void *c
 struct match_ctx {
 	const char *cand[8];
 	int ncand;
-	const char *bus_id;
+	const char *bus_id; /* NULL: no "<driver>[<device>]" form */
 };
 
 static bool action_matches(const char *name, void *ctx)
@@ -381,9 +474,12 @@ static bool action_matches(const char *name, void *ctx)
 	const char *br;
 
 	for (int i = 0; i < m->ncand; i++)
-		if (m->cand[i][0] && strcmp(name, m->cand[i]) == 0)
+		if (m->cand[i] && m->cand[i][0] && strcmp(name, m->cand[i]) == 0)
 			return true;
-	/* libata names its vectors "<driver>[<device>]" */
+	if (!m->bus_id)
+		return false;
+	/* drivers/ata/libata-core.c ata_host_activate names its vector
+	 * "%s[%s]", dev_driver_string(), dev_name() */
 	br = strchr(name, '[');
 	if (br && strncmp(br + 1, m->bus_id, strlen(m->bus_id)) == 0 &&
 	    strcmp(br + 1 + strlen(m->bus_id), "]") == 0)
@@ -391,62 +487,508 @@ static bool action_matches(const char *name, void *ctx)
 	return false;
 }
 
-/*
- * Platform devices have no msi_irqs/ or irq file in sysfs, so their
- * vectors are found by name: the driver ("ufshcd" for ufshcd-qcom), the
- * device ("1d84000.ufshc"), the virtio device, or an mmc host ("mmc0")
- * on the way from the disk.
- */
-static int vectors_by_name(struct ip_blockdev *bd, const struct busdev *b,
-			   const struct ip_irq_name *names, int nr_names)
+static int add_named(struct ip_blockdev *bd, const struct scan *sc, struct match_ctx *m,
+		     enum ip_vec_route route)
 {
-	struct match_ctx m = { .bus_id = bd->bus_id };
-	char drvbase[32], mmc[32] = "";
-	const char *p;
-	size_t n;
 	int ret;
 
-	copy_str(drvbase, sizeof(drvbase), b->driver);
-	n = strcspn(drvbase, "-_");
-	drvbase[n] = '\0';
-	/* mmcblk0 sits below .../mmc_host/mmc0/mmc0:aaaa/block/mmcblk0 */
-	p = strstr(bd->syspath, "/mmc_host/");
-	if (p) {
-		p += strlen("/mmc_host/");
-		n = strcspn(p, "/");
-		if (n < sizeof(mmc)) {
-			memcpy(mmc, p, n);
-			mmc[n] = '\0';
-		}
-	}
-	m.cand[m.ncand++] = b->driver;
-	m.cand[m.ncand++] = drvbase;
-	m.cand[m.ncand++] = bd->bus_id;
-	m.cand[m.ncand++] = b->virtio;
-	m.cand[m.ncand++] = mmc;
-	for (int i = 0; i < nr_names; i++) {
-		if (!any_action(names[i].actions, action_matches, &m))
+	for (int i = 0; i < sc->nr_names; i++) {
+		if (!any_action(sc->names[i].actions, action_matches, m))
 			continue;
-		ret = add_vector(bd, names[i].irq);
+		ret = add_vector_from(bd, sc->names[i].irq, route, -1);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
 }
 
-static int read_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
-			const struct ip_irq_name *names, int nr_names)
+/* The component after @key in @path ("/mmc_host/" -> "mmc0"), or "". */
+static void component_after(const char *path, const char *key, char *out, size_t size)
 {
+	const char *p = strstr(path, key);
+	size_t n;
+
+	out[0] = '\0';
+	if (!p)
+		return;
+	p += strlen(key);
+	n = strcspn(p, "/");
+	if (n < size) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+}
+
+/*
+ * The SCSI host's proc_name: drivers/scsi/scsi_sysfs.c shost_attr
+ * proc_name shows the host template's proc_name, and ufshcd
+ * (drivers/ufs/core/ufshcd.c ufshcd_driver_template .proc_name = UFSHCD)
+ * requests its IRQ with that same string. The host is the "hostN"
+ * directory on the way from the disk up to the controller.
+ */
+static int read_proc_name(struct ip_root *r, const char *syspath, char *out, size_t size)
+{
+	_cleanup_free_ char *dir = strdup(syspath);
+	char *p;
+
+	out[0] = '\0';
+	if (!dir)
+		return -ENOMEM;
+	while ((p = strrchr(dir, '/'))) {
+		const char *base = p + 1;
+
+		if (strncmp(base, "host", 4) == 0 && digits_to_end(base + 4) >= 0) {
+			_cleanup_free_ char *f = ip_asprintf("%s/scsi_host/%s/proc_name", dir, base);
+			_cleanup_free_ char *v = NULL;
+
+			if (!f)
+				return -ENOMEM;
+			if (ip_root_read_line(r, f, &v) == 0 && v[0] && strlen(v) < size)
+				copy_str(out, size, v);
+			return 0;
+		}
+		*p = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Route 4, names the kernel gives the device itself: the SCSI host's
+ * proc_name, the mmc host (drivers/mmc/host/sdhci.c sdhci_add_host
+ * requests its IRQ as mmc_hostname(), "mmc0"), the virtio device
+ * (drivers/virtio/virtio_mmio.c vm_find_vqs requests dev_name(&vdev->dev),
+ * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"), and
+ * libata's "<driver>[<device>]".
+ */
+static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+				  const struct scan *sc)
+{
+	struct match_ctx m = { .bus_id = bd->bus_id };
+	char mmc[32], proc_name[64], vcfg[48], vreq[48];
+	int ret;
+
+	bd->routes_tried |= 1u << IP_ROUTE_KNAME;
+	ret = read_proc_name(r, bd->syspath, proc_name, sizeof(proc_name));
+	if (ret < 0)
+		return ret;
+	component_after(bd->syspath, "/mmc_host/", mmc, sizeof(mmc));
+	snprintf(vcfg, sizeof(vcfg), "%s-config", b->virtio);
+	snprintf(vreq, sizeof(vreq), "%s-requests", b->virtio);
+	m.cand[m.ncand++] = proc_name;
+	m.cand[m.ncand++] = mmc;
+	m.cand[m.ncand++] = b->virtio;
+	if (b->virtio[0]) {
+		m.cand[m.ncand++] = vcfg;
+		m.cand[m.ncand++] = vreq;
+	}
+	ret = add_named(bd, sc, &m, IP_ROUTE_KNAME);
+	if (ret < 0 || !b->virtio[0])
+		return ret;
+	/* virtio_pci per-queue vectors: "virtio0-req.3" */
+	for (int i = 0; i < sc->nr_names; i++) {
+		const char *a = sc->names[i].actions;
+		size_t n = strlen(b->virtio);
+
+		if (a && strncmp(a, b->virtio, n) == 0 && strncmp(a + n, "-req.", 5) == 0 &&
+		    digits_to_end(a + n + 5) >= 0) {
+			ret = add_vector_from(bd, sc->names[i].irq, IP_ROUTE_KNAME, -1);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Route 5, guesses from the driver: only when the kernel said nothing
+ * better. Each name is the one a driver passes to request_irq():
+ * - the driver's name: what drivers pass when they request
+ *   dev_driver_string() or KBUILD_MODNAME, as many SoC glue drivers do;
+ * - its prefix before '-' or '_' ("ufshcd" for "ufshcd-qcom", since the
+ *   glue drivers hand their IRQ to ufshcd_init(), which requests it as
+ *   UFSHCD, drivers/ufs/core/ufshcd.c);
+ * - the device's name (devm_request_irq(dev, irq, h, 0, dev_name(dev)));
+ * - "ufshcd" for every UFS glue driver ("exynos-ufshc", ufs-exynos.c;
+ *   "ufshcd-qcom"; "ufs-mediatek"): ufshcd_init() names it;
+ * - "dw-mci" for the dw_mmc glue drivers (dwmmc_rockchip, dwmmc_exynos,
+ *   dw_mmc-pltfm): drivers/mmc/host/dw_mmc.c dw_mci_probe requests
+ *   devm_request_irq(host->dev, host->irq, dw_mci_interrupt,
+ *   host->irq_flags, "dw-mci", host). Every dw_mmc host has that name, so
+ *   with two of them this route cannot tell them apart: the devicetree can.
+ */
+static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
+				const struct scan *sc)
+{
+	struct match_ctx m = { .bus_id = NULL };
+	char drvbase[32];
+	bool ufs = strstr(b->driver, "ufs") != NULL;
+	bool dwmmc = strncmp(b->driver, "dwmmc", 5) == 0 || strncmp(b->driver, "dw_mmc", 6) == 0;
+
+	bd->routes_tried |= 1u << IP_ROUTE_HEURISTIC;
+	copy_str(drvbase, sizeof(drvbase), b->driver);
+	drvbase[strcspn(drvbase, "-_")] = '\0';
+	m.cand[m.ncand++] = b->driver;
+	m.cand[m.ncand++] = drvbase;
+	m.cand[m.ncand++] = bd->bus_id;
+	m.cand[m.ncand++] = ufs ? "ufshcd" : NULL;
+	m.cand[m.ncand++] = dwmmc ? "dw-mci" : NULL;
+	return add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
+}
+
+/* ---- devicetree (route 2) --------------------------------------------- */
+
+#define DT_BASE "sys/firmware/devicetree/base"
+
+static int cells_of(struct ip_root *r, const char *node, const char *prop, uint32_t *cells, int max,
+		    int *n, struct ip_diag *d)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/%s", node, prop);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	*n = 0;
+	if (!path)
+		return -ENOMEM;
+	ret = ip_root_read(r, path, &buf, &len);
+	if (ret < 0)
+		return ret;
+	ret = ip_dt_cells(buf, len, cells, max, n, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "%s", path);
+	return 0;
+}
+
+static int read_u32(struct ip_root *r, const char *node, const char *prop, uint32_t *out)
+{
+	uint32_t c[1];
+	int n, ret = cells_of(r, node, prop, c, 1, &n, NULL);
+
+	if (ret < 0)
+		return ret;
+	if (n != 1)
+		return -EINVAL;
+	*out = c[0];
+	return 0;
+}
+
+static int remember_phandle(struct scan *sc, uint32_t ph, const char *path)
+{
+	struct dtctrl *c;
+
+	for (int i = 0; i < sc->nr_ctrls; i++)
+		if (strcmp(sc->ctrls[i].path, path) == 0)
+			return 0;
+	c = realloc(sc->ctrls, (sc->nr_ctrls + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	sc->ctrls = c;
+	c[sc->nr_ctrls].phandle = ph;
+	c[sc->nr_ctrls].path = strdup(path);
+	if (!c[sc->nr_ctrls].path)
+		return -ENOMEM;
+	sc->nr_ctrls++;
+	return 0;
+}
+
+/*
+ * The node whose phandle is @ph. sysfs has no index from phandle to node,
+ * so the tree is searched breadth first, where interrupt controllers sit
+ * (at the root or under /soc), stopping at the first match; every
+ * phandle met on the way is remembered for the next device. Bounded so a
+ * hostile or looped tree (links are followed) cannot run away.
+ */
+static int find_phandle(struct scan *sc, uint32_t ph, const char **path)
+{
+	char **queue = NULL;
+	size_t head = 0, tail = 0, cap = 0;
+	int ret = -ENOENT, budget = 20000;
+
+	for (int i = 0; i < sc->nr_ctrls; i++)
+		if (sc->ctrls[i].phandle == ph) {
+			*path = sc->ctrls[i].path;
+			return 0;
+		}
+	queue = malloc(sizeof(*queue) * (cap = 64));
+	if (!queue || !(queue[tail++] = strdup(DT_BASE))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (head < tail && budget-- > 0) {
+		char *dir = queue[head++];
+		char **ents = NULL;
+		size_t n = 0;
+		uint32_t v;
+
+		if (read_u32(sc->r, dir, "phandle", &v) == 0 || read_u32(sc->r, dir, "linux,phandle", &v) == 0) {
+			if (remember_phandle(sc, v, dir) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (v == ph) {
+				/* not cached before (checked above), so just added */
+				*path = sc->ctrls[sc->nr_ctrls - 1].path;
+				ret = 0;
+				goto out;
+			}
+		}
+		if (ip_root_listdir(sc->r, dir, &ents, &n) < 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			char *sub = ip_asprintf("%s/%s", dir, ents[i]);
+			struct stat st;
+
+			if (!sub) {
+				ip_strv_free(ents, n);
+				ret = -ENOMEM;
+				goto out;
+			}
+			/* a path this long is a loop, not a real tree */
+			if (strlen(sub) > 2048 || ip_root_stat(sc->r, sub, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				free(sub);
+				continue;
+			}
+			if (tail == cap) {
+				char **nq = realloc(queue, sizeof(*queue) * (cap *= 2));
+
+				if (!nq) {
+					free(sub);
+					ip_strv_free(ents, n);
+					ret = -ENOMEM;
+					goto out;
+				}
+				queue = nq;
+			}
+			queue[tail++] = sub;
+		}
+		ip_strv_free(ents, n);
+	}
+out:
+	for (size_t i = 0; queue && i < tail; i++)
+		free(queue[i]);
+	free(queue);
+	return ret;
+}
+
+static int hw_line(void *ctx, const struct ip_irq_line *l)
+{
+	struct scan *sc = ctx;
+
+	if (sc->nr_hw == sc->cap_hw) {
+		int ncap = sc->cap_hw ? sc->cap_hw * 2 : 128;
+		struct hwline *n = realloc(sc->hw, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		sc->hw = n;
+		sc->cap_hw = ncap;
+	}
+	sc->hw[sc->nr_hw].irq = l->irq;
+	copy_str(sc->hw[sc->nr_hw].chip, sizeof(sc->hw[0].chip), l->chip);
+	copy_str(sc->hw[sc->nr_hw].hwirq, sizeof(sc->hw[0].hwirq), l->hwirq);
+	sc->nr_hw++;
+	return 0;
+}
+
+/*
+ * Chip and hwirq of every IRQ: /proc/interrupts shows both on arm64
+ * (kernel/irq/proc.c show_interrupts: the chip's name or irq_print_chip,
+ * then " %*lu" irq_data.hwirq when the IRQ has a domain). Where the
+ * column is empty, /sys/kernel/irq/N/{chip_name,hwirq} (kernel/irq/irqdesc.c,
+ * CONFIG_SPARSE_IRQ) says the same.
+ */
+static int load_hw(struct scan *sc, struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ struct ip_irq_header *hdr = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (sc->have_hw)
+		return 0;
+	sc->have_hw = true;
+	hdr = calloc(1, sizeof(*hdr));
+	if (!hdr)
+		return -ENOMEM;
+	ret = ip_root_read(sc->r, "proc/interrupts", &text, &len);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
+	ret = ip_parse_interrupts(text, len, hdr, hw_line, sc, d);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < sc->nr_hw; i++) {
+		struct hwline *h = &sc->hw[i];
+		_cleanup_free_ char *pc = NULL, *ph = NULL, *vc = NULL, *vh = NULL;
+
+		if (h->hwirq[0])
+			continue;
+		pc = ip_asprintf("sys/kernel/irq/%u/chip_name", h->irq);
+		ph = ip_asprintf("sys/kernel/irq/%u/hwirq", h->irq);
+		if (!pc || !ph)
+			return -ENOMEM;
+		if (ip_root_read_line(sc->r, ph, &vh) < 0 || ip_root_read_line(sc->r, pc, &vc) < 0)
+			continue;
+		copy_str(h->chip, sizeof(h->chip), vc);
+		copy_str(h->hwirq, sizeof(h->hwirq), vh);
+	}
+	return 0;
+}
+
+/* The interrupt parent of @node: its own interrupt-parent or the nearest
+ * ancestor's (drivers/of/irq.c of_irq_find_parent). */
+static int dt_parent(struct scan *sc, const char *node, const char **ctrl, struct ip_diag *d)
+{
+	_cleanup_free_ char *p = strdup(node);
+	uint32_t ph;
+
+	if (!p)
+		return -ENOMEM;
+	for (;;) {
+		char *slash;
+
+		if (read_u32(sc->r, p, "interrupt-parent", &ph) == 0) {
+			int ret = find_phandle(sc, ph, ctrl);
+
+			if (ret == -ENOENT)
+				return ip_diag_set(d, -ENOENT, "interrupt-parent <%#x> of %s names no node", ph, node);
+			return ret;
+		}
+		if (strcmp(p, DT_BASE) == 0)
+			break;
+		slash = strrchr(p, '/');
+		if (!slash || slash - p < (ptrdiff_t)strlen(DT_BASE))
+			break;
+		*slash = '\0';
+	}
+	return ip_diag_set(d, -ENOENT, "%s: no interrupt-parent up to the root", node);
+}
+
+/* One specifier of @ncells at @spec, for controller @ctrl: the IRQ it is. */
+static int dt_match_one(struct scan *sc, struct ip_blockdev *bd, const char *ctrl, const uint32_t *spec,
+			uint32_t ncells, int index, bool admin, struct ip_diag *d)
+{
+	_cleanup_free_ char *cpath = ip_asprintf("%s/compatible", ctrl);
+	_cleanup_free_ char *compat = NULL;
+	struct ip_dt_irq want;
+	size_t clen = 0;
+	int ret;
+
+	if (!cpath)
+		return -ENOMEM;
+	if (ip_root_read(sc->r, cpath, &compat, &clen) < 0)
+		clen = 0;
+	ret = ip_dt_translate(compat ? compat : "", clen, ncells, spec, &want, d);
+	if (ret < 0)
+		return ret;
+	ret = load_hw(sc, d);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < sc->nr_hw; i++) {
+		if (!ip_dt_irq_matches(&want, sc->hw[i].chip, sc->hw[i].hwirq))
+			continue;
+		ret = add_vector_from(bd, sc->hw[i].irq, IP_ROUTE_DT, index);
+		if (ret < 0)
+			return ret;
+		if (admin)
+			bd->vectors[bd->nr_vectors - 1].admin = true;
+		return 0;
+	}
+	/* declared but not requested (yet): not a vector to steer */
+	return 0;
+}
+
+/*
+ * Route 2: the of_node's interrupts (or interrupts-extended), each
+ * translated as its controller's driver does and found by chip and hwirq.
+ * The position of each is kept: MCQ hosts list their per-queue
+ * interrupts in queue order after the host's own. With @admin_only (the
+ * queues were found in msi_irqs) they are the host's other interrupts.
+ */
+static int vectors_by_devicetree(struct scan *sc, struct ip_blockdev *bd, const char *devpath,
+				 bool admin_only, struct ip_diag *d)
+{
+	_cleanup_free_ char *link = ip_asprintf("%s/of_node", devpath);
+	_cleanup_free_ char *node = NULL;
+	_cleanup_free_ uint32_t *cells = calloc(IP_DT_MAX_CELLS, sizeof(uint32_t));
+	int n = 0, ret, index = 0;
+
+	if (!link || !cells)
+		return -ENOMEM;
+	if (resolve_dir(sc->r, link, &node) < 0)
+		return 0;
+	bd->routes_tried |= 1u << IP_ROUTE_DT;
+	ret = cells_of(sc->r, node, "interrupts-extended", cells, IP_DT_MAX_CELLS, &n, d);
+	if (ret == 0) {
+		/* <&ctrl spec...> repeated, each spec as long as that ctrl's #interrupt-cells */
+		for (int i = 0; i < n; index++) {
+			const char *ctrl = NULL;
+			uint32_t nc;
+
+			ret = find_phandle(sc, cells[i], &ctrl);
+			if (ret == -ENOENT)
+				return ip_diag_set(d, -ENOENT, "%s: interrupts-extended names phandle <%#x>, no such node",
+						   node, cells[i]);
+			if (ret < 0)
+				return ret;
+			if (read_u32(sc->r, ctrl, "#interrupt-cells", &nc) < 0 || nc == 0 || nc > 8 ||
+			    (uint32_t)(n - i - 1) < nc)
+				return ip_diag_set(d, -EINVAL, "%s: interrupts-extended does not fit %s's #interrupt-cells",
+						   node, ctrl);
+			ret = dt_match_one(sc, bd, ctrl, &cells[i + 1], nc, index, admin_only, d);
+			if (ret < 0)
+				return ret;
+			i += 1 + (int)nc;
+		}
+		return 0;
+	}
+	if (ret != -ENOENT)
+		return ret;
+	ret = cells_of(sc->r, node, "interrupts", cells, IP_DT_MAX_CELLS, &n, d);
+	if (ret == -ENOENT)
+		return 0; /* a node without interrupts: nothing to find here */
+	if (ret < 0)
+		return ret;
+	{
+		const char *ctrl = NULL;
+		uint32_t nc;
+
+		ret = dt_parent(sc, node, &ctrl, d);
+		if (ret < 0)
+			return ret;
+		if (read_u32(sc->r, ctrl, "#interrupt-cells", &nc) < 0 || nc == 0 || nc > 8 || n % nc)
+			return ip_diag_set(d, -EINVAL, "%s: interrupts do not fit %s's #interrupt-cells", node,
+					   ctrl);
+		for (int i = 0; i < n; i += (int)nc, index++) {
+			ret = dt_match_one(sc, bd, ctrl, &cells[i], nc, index, admin_only, d);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The routes in the order the kernel's own facts come: msi_irqs (PCI and
+ * platform MSI: Qualcomm UFS ESI, GICv3 ITS), the PCI irq file, the
+ * devicetree, ACPI, then names the kernel gives, then guesses. A route
+ * that cannot be read says why in route_note, and the next is tried.
+ */
+static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct busdev *b)
+{
+	struct ip_root *r = sc->r;
 	_cleanup_free_ char *msi = ip_asprintf("%s/msi_irqs", b->path);
 	_cleanup_free_ char *irqf = ip_asprintf("%s/irq", b->path);
+	_cleanup_free_ char *fw = ip_asprintf("%s/firmware_node", b->path);
 	_cleanup_free_ long *irqs = NULL;
+	struct ip_diag dd = { "" };
 	long long irq;
 	int n = 0, ret;
 
-	if (!msi || !irqf)
+	if (!msi || !irqf || !fw)
 		return -ENOMEM;
-	if (b->bus != IP_BUS_PCI)
-		return vectors_by_name(bd, b, names, nr_names);
+	/* kernel/irq/msi.c msi_sysfs_populate_desc: one file per MSI IRQ,
+	 * for any device with MSI descriptors, not only PCI */
+	bd->routes_tried |= 1u << IP_ROUTE_MSI;
 	if (list_numeric(r, msi, &irqs, &n) == 0 && n > 0) {
 		for (int i = 0; i < n; i++) {
 			_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
@@ -457,16 +999,68 @@ static int read_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 			if (!entry)
 				return -ENOMEM;
 			(void)ip_root_read_line(r, entry, &kind);
-			ret = add_vector(bd, (unsigned)irqs[i]);
+			ret = add_vector_from(bd, (unsigned)irqs[i], IP_ROUTE_MSI, -1);
 			if (ret < 0)
 				return ret;
 		}
+	}
+	if (b->bus == IP_BUS_PCI) {
+		if (bd->nr_vectors)
+			return 0;
+		/* INTx: drivers/pci/pci-sysfs.c irq, 0 when there is no pin */
+		bd->routes_tried |= 1u << IP_ROUTE_INTX;
+		if (ip_root_read_long(r, irqf, &irq) == 0 && irq > 0 && irq <= 0x7fffffff)
+			return add_vector_from(bd, (unsigned)irq, IP_ROUTE_INTX, -1);
 		return 0;
 	}
-	/* INTx: the irq file, 0 when the function has no interrupt pin */
-	if (ip_root_read_long(r, irqf, &irq) == 0 && irq > 0 && irq <= 0x7fffffff)
-		return add_vector(bd, (unsigned)irq);
-	return 0;
+
+	/* With platform MSI the devicetree still lists the host's wired
+	 * interrupt (Qualcomm UFS: the "ufshcd" SPI next to the ESI vectors). */
+	ret = vectors_by_devicetree(sc, bd, b->path, bd->nr_vectors > 0, &dd);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0)
+		snprintf(bd->route_note, sizeof(bd->route_note), "devicetree: %s", dd.msg);
+	if (bd->route == IP_ROUTE_DT && bd->nr_vectors > 1) {
+		char pn[64];
+
+		/*
+		 * A UFS host's first interrupt is the host controller's own
+		 * (UIC, task management, errors; the ufs-qcom and
+		 * ufs-mediatek bindings list it first), and with MCQ the
+		 * per-queue ones follow it in queue order
+		 * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is
+		 * platform_get_irq(pdev, i + 1), requested with the name
+		 * UFSHCD like the host's). The counts cannot tell this when
+		 * a poll queue makes the hw queues one more than the
+		 * per-queue interrupts, so the host is named here.
+		 */
+		ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+		if (ret < 0)
+			return ret;
+		if (strcmp(pn, "ufshcd") == 0)
+			for (int i = 0; i < bd->nr_vectors; i++)
+				if (bd->vectors[i].dt_index == 0)
+					bd->vectors[i].admin = true;
+	}
+	if (bd->nr_vectors)
+		return 0;
+
+	/*
+	 * Route 3, ACPI: drivers/acpi/acpi_platform.c copies a device's _CRS
+	 * interrupts into the platform_device's resources, and nothing in
+	 * sysfs shows them (firmware_node/ has path, hid, status, but no
+	 * resources; only PNP devices have a resources file). So an ACPI
+	 * platform device can only be found by name: the route is marked as
+	 * tried so reports say it was looked at.
+	 */
+	if (ip_root_exists(r, fw))
+		bd->routes_tried |= 1u << IP_ROUTE_ACPI;
+
+	ret = vectors_by_kernel_name(r, bd, b, sc);
+	if (ret < 0 || bd->nr_vectors)
+		return ret;
+	return vectors_by_heuristic(bd, b, sc);
 }
 
 static const struct ip_irq_name *find_name(const struct ip_irq_name *names, int nr_names,
@@ -498,9 +1092,98 @@ static bool action_queue(const char *name, void *ctx)
 	return false;
 }
 
-static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names, int nr_names)
+/*
+ * Whether every I/O vector came in an order the kernel gave: msi_irqs
+ * (sorted by IRQ, which follows msi_index as the IRQs are allocated in
+ * one block) or the devicetree's interrupts. Such an order is trusted
+ * where the counts tell the layout:
+ * - as many vectors as hw queues: vector k serves queue k;
+ * - one more: the first is the host's own interrupt. UFS MCQ lists the
+ *   legacy host interrupt first in the devicetree and the per-queue ones
+ *   after it, in queue order (drivers/ufs/host/ufs-mediatek.c
+ *   ufs_mtk_init_mcq_irq takes platform_get_irq(pdev, i + 1) for queue
+ *   i); ufshcd MCQ kernels that keep a dedicated device-command queue
+ *   (UFSHCD_MCQ_IO_QUEUE_OFFSET, 6.3-6.5 as far as we know) also give
+ *   it the first ESI vector. Both read the same here;
+ * - fewer: the last queues have no vector. Poll queues come after the
+ *   default and read queues (HCTX_TYPE_POLL is the last map type) and
+ *   never get an interrupt: Qualcomm ESI allocates nr_hw_queues minus
+ *   the poll queues (ufs-qcom.c ufs_qcom_config_esi), NVMe and the SCSI
+ *   HBAs likewise.
+ */
+static bool kernel_ordered(const struct ip_blockdev *bd)
 {
-	int io = 0, named = 0, maxq = -1;
+	for (int i = 0; i < bd->nr_vectors; i++)
+		if (!bd->vectors[i].admin && bd->vectors[i].route != IP_ROUTE_MSI &&
+		    bd->vectors[i].route != IP_ROUTE_DT)
+			return false;
+	return true;
+}
+
+/*
+ * The number of vectors ahead of the queue vectors, from the kernel's own
+ * mapping: blk_mq_pci_map_queues(map, pdev, offset) (blk_mq_map_hw_queues
+ * from 6.14) gives hw queue q exactly the CPUs of vector q + offset's
+ * affinity, and the drivers pass their pre-vector count as the offset
+ * (mpi3mr op_reply_q_offset, megaraid_sas low_latency_index_start,
+ * mpt3sas high_iops_queues). So the offset is the one under which every
+ * queue's cpu_list is its vector's smp_affinity_list; queues past the
+ * last vector are poll queues. Here v->queue still holds the index in the
+ * name (msixM). -1 when no offset fits or the affinities are unreadable.
+ */
+static int msix_offset(struct ip_root *r, const struct ip_blockdev *bd, int maxm)
+{
+	_cleanup_free_ ip_cpuset *aff = NULL;
+	_cleanup_free_ bool *have = NULL;
+	int got = 0;
+
+	if (maxm < 0 || maxm > 4096 || bd->nr_queues < 2)
+		return -1;
+	aff = calloc(maxm + 1, sizeof(*aff));
+	have = calloc(maxm + 1, sizeof(*have));
+	if (!aff || !have)
+		return -1;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		const struct ip_vector *v = &bd->vectors[i];
+		_cleanup_free_ char *path = NULL, *text = NULL;
+
+		if (v->map != IP_VEC_MAP_NAME || v->queue < 0 || v->queue > maxm)
+			continue;
+		path = ip_asprintf("proc/irq/%u/smp_affinity_list", v->irq);
+		if (!path || ip_root_read(r, path, &text, NULL) < 0 ||
+		    cpuset_parse_list(&aff[v->queue], text) < 0)
+			continue;
+		have[v->queue] = true;
+		got++;
+	}
+	if (got < 2)
+		return -1;
+	for (int o = 0; o <= maxm; o++) {
+		int matched = 0;
+		bool ok = true, tail = false;
+
+		for (int qi = 0; qi < bd->nr_queues && ok; qi++) {
+			int m = qi + o;
+
+			if (m > maxm || !have[m]) {
+				tail = true;
+				continue;
+			}
+			if (tail || !cpuset_equal(&aff[m], &bd->queues[qi].cpus))
+				ok = false;
+			else
+				matched++;
+		}
+		if (ok && matched >= 2)
+			return o;
+	}
+	return -1;
+}
+
+static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
+			int nr_names)
+{
+	int io = 0, named = 0, maxq = -1, o;
 
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
@@ -516,16 +1199,44 @@ static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names,
 			named++;
 			maxq = MAX(maxq, q.queue);
 		} else {
-			v->admin = q.admin;
+			/* a route may already know it is the host's own (UFS) */
+			v->admin = v->admin || q.admin;
 		}
 	}
 
-	/*
-	 * mpi3mr and megaraid_sas reserve msix0 for the admin queue when they
-	 * have more than one vector (op_reply_q_offset = 1), so msixM then
-	 * serves hw queue M-1: one named queue too many gives that away.
-	 */
-	if (named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
+	o = named ? msix_offset(r, bd, maxq) : -1;
+	if (o > 0) {
+		for (int i = 0; i < bd->nr_vectors; i++) {
+			struct ip_vector *v = &bd->vectors[i];
+
+			if (v->map != IP_VEC_MAP_NAME)
+				continue;
+			if (v->queue >= o) {
+				v->queue -= o;
+				continue;
+			}
+			/*
+			 * Below the offset: pre-vectors. One is mpi3mr's admin
+			 * reply queue (op_reply_q_offset = 1); more are the
+			 * high-IOPS reply queues of megaraid_sas
+			 * (low_latency_index_start) and mpt3sas
+			 * (high_iops_queues), which the drivers pick for a
+			 * busy device whatever queue the I/O came on
+			 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
+			 * on the I/O path, serving every queue.
+			 */
+			v->admin = o == 1;
+			v->queue = -1;
+			v->map = IP_VEC_MAP_NONE;
+			named--;
+		}
+	} else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
+		/*
+		 * Affinities unreadable: mpi3mr and megaraid_sas reserve
+		 * msix0 for the admin queue when they have more than one
+		 * vector (op_reply_q_offset = 1), so msixM then serves hw
+		 * queue M-1: one named queue too many gives that away.
+		 */
 		for (int i = 0; i < bd->nr_vectors; i++) {
 			struct ip_vector *v = &bd->vectors[i];
 
@@ -562,15 +1273,25 @@ static void map_vectors(struct ip_blockdev *bd, const struct ip_irq_name *names,
 				bd->vectors[i].map = IP_VEC_MAP_NONE;
 			}
 		}
-	} else if (named == 0 && io == bd->nr_queues) {
-		int k = 0;
+	} else if (named == 0 && io > 1 &&
+		   (io == bd->nr_queues || (kernel_ordered(bd) && io <= bd->nr_queues + 1))) {
+		int k = io == bd->nr_queues + 1 ? -1 : 0;
 
 		for (int i = 0; i < bd->nr_vectors; i++) {
 			if (bd->vectors[i].admin)
 				continue;
+			if (k < 0) {
+				/* one more than the queues: the first is the host's
+				 * own, listed ahead of the queues (below) */
+				bd->vectors[i].admin = true;
+				k++;
+				continue;
+			}
 			bd->vectors[i].queue = k++;
 			bd->vectors[i].map = IP_VEC_MAP_ORDER;
 		}
+		if (io == bd->nr_queues + 1)
+			io--;
 	}
 
 	for (int qi = 0; qi < bd->nr_queues; qi++) {
@@ -599,10 +1320,10 @@ static void blockdev_free(struct ip_blockdev *bd)
 	memset(bd, 0, sizeof(*bd));
 }
 
-static int read_blockdev(struct ip_root *r, const char *dir, const char *name,
-			 const struct ip_irq_name *names, int nr_names, struct ip_blockdev *bd,
+static int read_blockdev(struct scan *sc, const char *dir, const char *name, struct ip_blockdev *bd,
 			 struct ip_diag *d)
 {
+	struct ip_root *r = sc->r;
 	_cleanup_free_ char *link = ip_asprintf("%s/%s", dir, name);
 	_cleanup_free_ char *devf = NULL, *text = NULL, *path = NULL;
 	struct busdev b;
@@ -668,10 +1389,10 @@ static int read_blockdev(struct ip_root *r, const char *dir, const char *name,
 	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v < 65536)
 		bd->numa_node = (int)v;
 
-	ret = read_vectors(r, bd, &b, names, nr_names);
+	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
-	map_vectors(bd, names, nr_names);
+	map_vectors(r, bd, sc->names, sc->nr_names);
 	return 0;
 }
 
@@ -685,6 +1406,7 @@ int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr
 		      struct ip_storage *s, struct ip_diag *d)
 {
 	const char *dir = "sys/block";
+	struct scan sc = { .r = r, .names = names, .nr_names = nr_names };
 	char **ents = NULL;
 	size_t n = 0;
 	int ret;
@@ -722,7 +1444,7 @@ int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr
 		}
 		if (ip_root_exists(r, part))
 			continue;
-		ret = read_blockdev(r, dir, ents[i], names, nr_names, bd, d);
+		ret = read_blockdev(&sc, dir, ents[i], bd, d);
 		if (ret < 0) {
 			blockdev_free(bd);
 			if (ret == -ENOMEM)
@@ -733,6 +1455,7 @@ int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr
 		s->nr_devs++;
 	}
 	ip_strv_free(ents, n);
+	scan_free(&sc);
 	if (ret == -ENOMEM) {
 		ip_storage_free(s);
 		return ip_diag_set(d, -ENOMEM, "storage: out of memory");

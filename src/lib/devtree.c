@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "irqpilot/devtree.h"
+#include "irqpilot/macro.h"
+
+int ip_dt_cells(const void *buf, size_t len, uint32_t *cells, int max, int *n, struct ip_diag *d)
+{
+	const unsigned char *b = buf;
+	size_t cnt = len / 4;
+
+	*n = 0;
+	if (len % 4)
+		return ip_diag_set(d, -EINVAL, "property of %zu bytes is not a list of 32-bit cells", len);
+	if (cnt > (size_t)max)
+		return ip_diag_set(d, -E2BIG, "property of %zu cells, at most %d are read", cnt, max);
+	for (size_t i = 0; i < cnt; i++)
+		cells[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 |
+			   (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+	*n = (int)cnt;
+	return 0;
+}
+
+int ip_dt_compatible(const char *list, size_t len, const char *s)
+{
+	size_t sl = strlen(s);
+
+	while (len > 0) {
+		size_t n = strnlen(list, len);
+
+		if (n == sl && memcmp(list, s, n) == 0)
+			return 1;
+		if (n == len)
+			break;
+		list += n + 1;
+		len -= n + 1;
+	}
+	return 0;
+}
+
+static void set_chip(struct ip_dt_irq *out, const char *chip, int prefix)
+{
+	snprintf(out->chip, sizeof(out->chip), "%s", chip);
+	out->chip_is_prefix = prefix;
+}
+
+int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
+		    struct ip_dt_irq *out, struct ip_diag *d)
+{
+	static const char *const gicv2[] = { "arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic",
+					     "arm,cortex-a7-gic", "arm,arm11mp-gic", "qcom,msm-qgic2" };
+	char first[64];
+	int v2 = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ARRAY_SIZE(gicv2); i++)
+		v2 |= ip_dt_compatible(compat, clen, gicv2[i]);
+
+	if (v2 || ip_dt_compatible(compat, clen, "arm,gic-v3")) {
+		/*
+		 * drivers/irqchip/irq-gic.c gic_irq_domain_translate and
+		 * irq-gic-v3.c gic_irq_domain_translate: cell 0 is the type
+		 * (0 SPI, 1 PPI; v3 adds 2 ESPI, 3 EPPI), cell 1 the number,
+		 * cell 2 the flags; a 4th cell (gs101, RK3399) is a PPI
+		 * partition phandle and does not change the hwirq. The SPI
+		 * hwirq is n + 32 and the PPI hwirq n + 16, as GIC INTIDs
+		 * are numbered.
+		 */
+		if (ncells < 3)
+			return ip_diag_set(d, -EINVAL, "GIC with #interrupt-cells %u (needs 3 or more)", ncells);
+		switch (spec[0]) {
+		case 0:
+			if (spec[1] > 987)
+				return ip_diag_set(d, -EINVAL, "GIC SPI %u out of range", spec[1]);
+			out->hwirq = spec[1] + 32;
+			break;
+		case 1:
+			if (spec[1] > 15)
+				return ip_diag_set(d, -EINVAL, "GIC PPI %u out of range", spec[1]);
+			out->hwirq = spec[1] + 16;
+			break;
+		case 2: /* ESPI: INTID 4096 + n */
+			if (v2 || spec[1] > 1023)
+				return ip_diag_set(d, -EINVAL, "GIC extended SPI %u not valid here", spec[1]);
+			out->hwirq = spec[1] + 4096;
+			break;
+		case 3: /* EPPI: INTID 1056 + n */
+			if (v2 || spec[1] > 63)
+				return ip_diag_set(d, -EINVAL, "GIC extended PPI %u not valid here", spec[1]);
+			out->hwirq = spec[1] + 1056;
+			break;
+		default:
+			return ip_diag_set(d, -EINVAL, "GIC interrupt type %u unknown", spec[0]);
+		}
+		/*
+		 * irq-gic-v3.c names its chip "GICv3"; irq-gic.c prints the
+		 * primary GIC as "GIC-0" (gic_irq_print_chip) and names it
+		 * "GIC" or "GICv2" in chip_name, so for v2 the prefix is
+		 * what is sure.
+		 */
+		if (v2)
+			set_chip(out, "GIC", 1);
+		else
+			set_chip(out, "GICv3", 0);
+		return 0;
+	}
+	if (ip_dt_compatible(compat, clen, "qcom,pdc")) {
+		/* drivers/irqchip/qcom-pdc.c qcom_pdc_translate: the PDC pin is
+		 * the hwirq, the chip is named "PDC". */
+		if (ncells < 2)
+			return ip_diag_set(d, -EINVAL, "PDC with #interrupt-cells %u (needs 2)", ncells);
+		out->hwirq = spec[0];
+		set_chip(out, "PDC", 0);
+		return 0;
+	}
+	if (ip_dt_compatible(compat, clen, "mediatek,mt6577-sysirq")) {
+		/* drivers/irqchip/irq-mtk-sysirq.c mtk_sysirq_domain_translate:
+		 * GIC-style cells, SPIs only, the SPI number is the hwirq of
+		 * the "MT_SYSIRQ" chip (it passes it on to the GIC below). */
+		if (ncells != 3 || spec[0] != 0)
+			return ip_diag_set(d, -EINVAL, "mt6577-sysirq specifier is not a 3-cell SPI");
+		out->hwirq = spec[1];
+		set_chip(out, "MT_SYSIRQ", 0);
+		return 0;
+	}
+	snprintf(first, sizeof(first), "%.*s", (int)strnlen(compat, MIN(clen, sizeof(first) - 1)),
+		 compat);
+	for (char *p = first; *p; p++)
+		if (!isprint((unsigned char)*p))
+			*p = '?';
+	return ip_diag_set(d, -EPROTONOSUPPORT, "unknown interrupt controller %s",
+			   first[0] ? first : "(no compatible)");
+}
+
+int ip_parse_hwirq(const char *s, unsigned long *out)
+{
+	unsigned long v = 0;
+	int n = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (; isdigit((unsigned char)*s); s++, n++) {
+		if (v > 0xffffffffUL)
+			return -ERANGE;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (!n || (*s && *s != '\n' && *s != '-' && *s != ' '))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ip_dt_irq_matches(const struct ip_dt_irq *want, const char *chip, const char *hwirq)
+{
+	unsigned long h;
+	size_t n = strlen(want->chip);
+
+	if (!chip || !hwirq || ip_parse_hwirq(hwirq, &h) < 0 || h != want->hwirq)
+		return 0;
+	while (*chip == ' ')
+		chip++;
+	if (want->chip_is_prefix)
+		return strncmp(chip, want->chip, n) == 0 && strncmp(chip, "GICv3", 5) != 0;
+	return strncmp(chip, want->chip, n) == 0 && (chip[n] == '\0' || chip[n] == '\n');
+}

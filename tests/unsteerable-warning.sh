@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A disk no route can find a vector for: the Pixel 6 tree without its
+# devicetree link and SCSI proc_name, its UFS IRQ under a name nothing
+# knows. irqpilotd must say so once in the log, and irqctl status and
+# explain must say it too: which device, which routes were tried, and to
+# send a capture.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+export IRQPILOT_NO_JOURNAL=1
+
+tmp=$(mktemp -d /tmp/irqpilot-unsteer-XXXXXX)
+root=$tmp/root
+rt=$tmp/run
+log=$tmp/daemon.log
+export IRQPILOT_SOCKET=$rt/control
+fail=0
+daemon=
+
+cleanup() {
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+ok() { echo "ok - $1"; }
+bad() {
+	echo "not ok - $1"
+	fail=1
+}
+check() {
+	d=$1
+	shift
+	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
+}
+wait_for() {
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+cp -a "$top_srcdir/tests/fixtures/pixel6-gs101" "$root"
+chmod -R u+w "$root"
+ufs=$root/sys/devices/platform/soc@0/14700000.ufs
+rm "$ufs/of_node" "$ufs/host0/scsi_host/host0/proc_name"
+sed 's/  ufshcd$/  exynos-ufs-irq/' "$root/proc/interrupts" >"$tmp/i" && cat "$tmp/i" >"$root/proc/interrupts"
+printf '[daemon]\ninterval = 0.2\n' >"$tmp/conf"
+
+"$bin" --root "$root" --runtime-dir "$rt" --config "$tmp/conf" --dry-run --foreground >"$log" 2>&1 &
+daemon=$!
+if ! wait_for 20 test -S "$rt/control"; then
+	bad "the daemon starts"
+	cat "$log"
+	exit 1
+fi
+# some cycles, so that "once" means something
+check "the daemon runs several cycles" wait_for 20 sh -c "'$ctl' status | grep -Eq '^cycles: ([5-9]|[1-9][0-9]+)'"
+for d in sda sdb sdc; do
+	check "the log warns about $d exactly once" \
+		sh -c "[ \$(grep -c 'warning.*$d (exynos-ufshc on 14700000.ufs): no IRQ vector found' '$log') -eq 1 ]"
+done
+check "... naming the routes tried" grep -q "tried msi_irqs, kernel names, driver name heuristics" "$log"
+check "... and asking for a capture" grep -q "irqpilotd --capture DIR" "$log"
+check "irqctl status shows the warning" sh -c "'$ctl' status | grep -q '^warning: sda (exynos-ufshc on 14700000.ufs): no IRQ vector found'"
+check "irqctl --json status lists it" sh -c "'$ctl' --json status | tr -d ' \\n' | grep -q '\"warnings\":\\[\"sda(exynos-ufshc'"
+check "irqctl explain sda shows it" sh -c "'$ctl' explain sda | grep -q 'warning: sda .*attach DIR to a bug report'"
+exit $fail
