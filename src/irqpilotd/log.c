@@ -55,8 +55,8 @@ static const char *source_path(const char *file)
 void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *const *fields,
 	       const char *file, int line, const char *func, const char *fmt, ...)
 {
-	char msg[1024], mfield[1040], pfield[16], idfield[48], ffield[256], lfield[32], fnfield[128];
-	struct iovec iov[24];
+	char msg[1024], mfield[1040], pfield[16], idfield[48], ffield[256], lfield[32];
+	struct iovec iov[20];
 	int n = 0;
 	va_list ap;
 
@@ -75,13 +75,9 @@ void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *c
 	snprintf(pfield, sizeof(pfield), "PRIORITY=%d", prio);
 	snprintf(ffield, sizeof(ffield), "CODE_FILE=%s", source_path(file));
 	snprintf(lfield, sizeof(lfield), "CODE_LINE=%d", line);
-	snprintf(fnfield, sizeof(fnfield), "CODE_FUNC=%s", func);
 	iov[n++] = (struct iovec){ mfield, strlen(mfield) };
 	iov[n++] = (struct iovec){ pfield, strlen(pfield) };
 	iov[n++] = (struct iovec){ (void *)"SYSLOG_IDENTIFIER=irqpilotd", strlen("SYSLOG_IDENTIFIER=irqpilotd") };
-	iov[n++] = (struct iovec){ ffield, strlen(ffield) };
-	iov[n++] = (struct iovec){ lfield, strlen(lfield) };
-	iov[n++] = (struct iovec){ fnfield, strlen(fnfield) };
 	if (message_id) {
 		snprintf(idfield, sizeof(idfield), "MESSAGE_ID=%s", message_id);
 		iov[n++] = (struct iovec){ idfield, strlen(idfield) };
@@ -90,9 +86,9 @@ void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *c
 		iov[n++] = (struct iovec){ (void *)fields[i], strlen(fields[i]) };
 	/* Without a journal (a container, a CI box) there is nowhere to say
 	 * that logging failed; stderr already has it in the foreground.
-	 * sd_journal_sendv() adds no CODE_* fields (only the sd_journal_send()
-	 * macros do), so the ones above are the only ones. */
-	(void)sd_journal_sendv(iov, n);
+	 * sd_journal_sendv() is a macro that adds this line of log.c as
+	 * CODE_*: the caller's location goes in its place. */
+	(void)sd_journal_sendv_with_location(ffield, lfield, func, iov, n);
 }
 
 bool ip_log_ratelimit(struct ip_log *l, const char *key, uint64_t now_ns, unsigned burst,
