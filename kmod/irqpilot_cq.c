@@ -1142,3 +1142,4 @@ module_exit(ipcq_exit);
 MODULE_DESCRIPTION("irqpilot completion threads: per-hardware-queue, steerable blk-mq completion");
 MODULE_AUTHOR("irqpilot developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(IPCQ_VERSION);

@@ -10,7 +10,10 @@
 #  - every long option in irqpilotd --help, and every command, option,
 #    exit status and environment variable in irqctl --help, is documented
 #    in the program's man page, and every option the pages document is
-#    still in --help.
+#    still in --help;
+#  - the journal catalog has an entry for each MESSAGE_ID the daemon
+#    sends and journalctl compiles it; the bash completion offers every
+#    command and option of irqctl --help.
 # Exit 0 pass, 1 fail. Parts whose tools or programs are missing are
 # skipped with a message; the grep checks of the units always run.
 set -u
@@ -228,6 +231,93 @@ if [ -x "$ctl" ] && [ -s "$tmp/irqctl.help" ]; then
 			ok "irqctl \$$var is in irqctl.8 ENVIRONMENT"
 		else
 			not_ok "irqctl \$$var is in --help but not in irqctl.8 ENVIRONMENT"
+		fi
+	done
+fi
+
+
+# ---- journal message catalog -------------------------------------------
+# Every IP_MESSAGE_* of log.h is used by the daemon and has an entry in
+# the catalog, and the catalog has no entry the code does not send.
+catalog=$top_srcdir/systemd/irqpilot.catalog
+sed -n 's/^#define IP_MESSAGE_[A-Z_]* "\([0-9a-f]*\)"$/\1/p' \
+	"$top_srcdir/include/irqpilot/log.h" | sort >"$tmp/ids.code"
+sed -n 's/^-- \([0-9a-f]*\)$/\1/p' "$catalog" | sort >"$tmp/ids.catalog"
+if [ "$(wc -l <"$tmp/ids.code")" -lt 5 ]; then
+	not_ok "log.h defines the IP_MESSAGE_* IDs (found $(wc -l <"$tmp/ids.code"))"
+fi
+for id in $(cat "$tmp/ids.code"); do
+	if ! echo "$id" | grep -Eqx '[0-9a-f]{32}'; then
+		not_ok "MESSAGE_ID $id is 128 bits in hex"
+	elif grep -qx "$id" "$tmp/ids.catalog"; then
+		ok "MESSAGE_ID $id is in irqpilot.catalog"
+	else
+		not_ok "MESSAGE_ID $id of log.h is not in irqpilot.catalog"
+	fi
+done
+for id in $(cat "$tmp/ids.catalog"); do
+	grep -qx "$id" "$tmp/ids.code" || not_ok "irqpilot.catalog entry $id is no IP_MESSAGE_* of log.h"
+done
+if [ -n "$(sort "$tmp/ids.catalog" | uniq -d)" ]; then
+	not_ok "irqpilot.catalog has an ID twice"
+fi
+for name in $(sed -n 's/^#define \(IP_MESSAGE_[A-Z_]*\) .*/\1/p' "$top_srcdir/include/irqpilot/log.h"); do
+	if grep -q -- "$name" "$top_srcdir"/src/irqpilotd/*.c; then
+		ok "$name is sent by irqpilotd"
+	else
+		not_ok "$name is defined but no log call in src/irqpilotd sends it"
+	fi
+done
+# journalctl's own parser, on a root that holds only this catalog: it
+# fails on an entry it cannot read, and must then list all five.
+if command -v journalctl >/dev/null 2>&1; then
+	croot=$tmp/catalog-root
+	mkdir -p "$croot/usr/lib/systemd/catalog" "$croot/var/lib/systemd/catalog"
+	cp "$catalog" "$croot/usr/lib/systemd/catalog/"
+	if journalctl --root="$croot" --update-catalog >"$tmp/catalog.log" 2>&1 &&
+		journalctl --root="$croot" --list-catalog >"$tmp/catalog.list" 2>>"$tmp/catalog.log"; then
+		awk '{ print $1 }' "$tmp/catalog.list" | sort >"$tmp/ids.compiled"
+		if cmp -s "$tmp/ids.compiled" "$tmp/ids.catalog" && [ -s "$tmp/ids.compiled" ] &&
+			! grep -q . "$tmp/catalog.log"; then
+			ok "journalctl --update-catalog compiles irqpilot.catalog, every entry"
+		else
+			not_ok "journalctl compiled other entries than irqpilot.catalog has"
+			sed 's/^/# /' "$tmp/catalog.log" "$tmp/catalog.list"
+		fi
+	else
+		not_ok "journalctl --update-catalog rejects irqpilot.catalog"
+		sed 's/^/# /' "$tmp/catalog.log"
+	fi
+else
+	skip "journalctl not installed: catalog not compiled"
+fi
+
+# ---- bash completion ---------------------------------------------------
+# Every command and option irqctl --help lists is offered.
+completion=$top_srcdir/shell-completion/bash/irqctl
+if command -v bash >/dev/null 2>&1 && bash -n "$completion" 2>"$tmp/bash-n"; then
+	ok "bash completion for irqctl parses"
+else
+	not_ok "bash completion for irqctl parses"
+	sed 's/^/# /' "$tmp/bash-n" 2>/dev/null
+fi
+if [ -x "$ctl" ] && [ -s "$tmp/irqctl.help" ]; then
+	words=$(sed -n "s/^[[:space:]]*local \(commands\|opts\)='\(.*\)'$/\2/p" "$completion")
+	for w in $(awk '/^Commands:/ { on = 1; next } on && /^$/ { exit }
+		on && /^  [a-z]/ { print $1 }' "$tmp/irqctl.help") \
+		$(long_options "$tmp/irqctl.help") \
+		$(grep -Eo -- '^ +-[a-zA-Z],' "$tmp/irqctl.help" | tr -d ' ,'); do
+		if printf '%s\n' $words | grep -qx -- "$w"; then
+			ok "bash completion offers irqctl $w"
+		else
+			not_ok "irqctl --help lists $w, which the bash completion does not offer"
+		fi
+	done
+	for obj in $(sed -n 's/^  show \([a-z|]*\)$/\1/p' "$tmp/irqctl.help" | tr '|' ' '); do
+		if grep -q "compgen -W '[a-z ]*\\<$obj\\>" "$completion"; then
+			ok "bash completion offers show $obj"
+		else
+			not_ok "irqctl --help lists show $obj, which the bash completion does not offer"
 		fi
 	done
 fi

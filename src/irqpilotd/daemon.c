@@ -101,7 +101,8 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", m->device);
 		snprintf(f_from, sizeof(f_from), "IRQPILOT_FROM=%s", cpuset_str(&m->from));
 		snprintf(f_to, sizeof(f_to), "IRQPILOT_TO=%s", cpuset_str(&m->to));
-		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would have " : "", m->reason);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : IP_MESSAGE_MOVE, fields, "%s%s",
+			  dry ? "dry run: would have " : "", m->reason);
 		if (!dry) {
 			d->moves_total++;
 			d->last_move_cycle = d->cycles;
@@ -131,7 +132,7 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	}
 	for (int i = 0; st->decided && i < p->nr_kept; i++)
 		if (p->kept[i].managed && p->kept[i].explained)
-			ip_log(&d->log, LOG_NOTICE, "%s", p->kept[i].reason);
+			ip_log_id(&d->log, LOG_NOTICE, IP_MESSAGE_MANAGED, NULL, "%s", p->kept[i].reason);
 	for (int i = 0; st->decided && i < p->nr_notes; i++)
 		if (ip_history_log_once(h, p->notes[i]))
 			ip_log(&d->log, LOG_NOTICE, "%s", p->notes[i]);
@@ -154,8 +155,9 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			continue;
 		snprintf(key, sizeof(key), "apply %d %u %d", r->what, r->irq, (int)r->pid);
 		if (ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
-			ip_log(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING, "%s%s", r->msg,
-			       suppressed ? " (earlier messages suppressed)" : "");
+			ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
+				  r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL, NULL, "%s%s",
+				  r->msg, suppressed ? " (earlier messages suppressed)" : "");
 	}
 	/* The polling pathology: a storage IRQ thread that wakes many times
 	 * per interrupt, or eats a CPU. */
@@ -357,7 +359,7 @@ static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
 		if (!dry && ret == 0)
 			e->attached_by_us = false;
-		ip_log_fields(&d->log, LOG_WARNING, fields,
+		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
 			      "%s%s queue %d stalled again (a request waited %.0f ms for its completion thread) within %d s of the last stall: %s %s from irqpilot_cq%s%s; not attached again for %d s",
 			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6,
 			      IP_CQ_STALL_WINDOW_S, dry ? "would detach" : ret ? "detaching" : "detached",
@@ -370,7 +372,7 @@ static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 		busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
 	to = t ? stall_target(&st->model, busy) : -1;
 	if (to < 0) {
-		ip_log_fields(&d->log, LOG_WARNING, fields,
+		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
 			      "%s queue %d stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
 			      name, ev->hwq, ev->wait_ns / 1e6, busy);
 		return;
@@ -388,7 +390,7 @@ static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 			ch->last_move_ns = now;
 			ch->placement = set;
 		}
-		ip_log_fields(&d->log, LOG_WARNING, fields,
+		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
 			      "%s%s queue %d stalled (a request waited %.0f ms for its completion thread ipcq/%s:%d on CPU %d, busy with higher-priority work): %s it to CPU %d, the least loaded of its domain%s%s",
 			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6, name, ev->hwq,
 			      busy, dry ? "would move" : ret ? "moving" : "moved", to,
@@ -1061,12 +1063,14 @@ static void restore_on_exit(struct ip_daemon *d)
 		bool bad = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
 
 		failed += bad;
-		ip_log(&d->log, bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO, "%s", res.r[i].msg);
+		ip_log_id(&d->log, bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO,
+			  IP_MESSAGE_RESTORE, NULL, "%s", res.r[i].msg);
 	}
 	ip_apply_results_free(&res);
 	save_state(d);
 	if (failed)
-		ip_log(&d->log, LOG_ERR, "%d setting(s) not restored; they stay in %s for irqpilotd --restore",
+		ip_log_id(&d->log, LOG_ERR, IP_MESSAGE_RESTORE, NULL,
+			  "%d setting(s) not restored; they stay in %s for irqpilotd --restore",
 		       failed, d->state_path);
 }
 
@@ -1154,7 +1158,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||
 	    check_irqbalance(&d, &diag) < 0) {
 		fprintf(stderr, "irqpilotd: refusing to start: %s\n", diag.msg);
-		ip_log(&d.log, LOG_ERR, "refusing to start: %s", diag.msg);
+		ip_log_id(&d.log, LOG_ERR, IP_MESSAGE_REFUSAL, NULL, "refusing to start: %s", diag.msg);
 		code = IP_EXIT_REFUSED;
 		goto out;
 	}

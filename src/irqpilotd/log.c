@@ -38,10 +38,25 @@ static const char *prio_name(int prio)
 	}
 }
 
-void ip_log_fields(struct ip_log *l, int prio, const char *const *fields, const char *fmt, ...)
+/* __FILE__ is the path the compiler was given: "../src/x.c" in a build
+ * directory. CODE_FILE names the file in the source tree either way. */
+static const char *source_path(const char *file)
 {
-	char msg[1024], mfield[1040], pfield[16];
-	struct iovec iov[16];
+	for (;;) {
+		if (strncmp(file, "./", 2) == 0)
+			file += 2;
+		else if (strncmp(file, "../", 3) == 0)
+			file += 3;
+		else
+			return file;
+	}
+}
+
+void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *const *fields,
+	       const char *file, int line, const char *func, const char *fmt, ...)
+{
+	char msg[1024], mfield[1040], pfield[16], idfield[48], ffield[256], lfield[32];
+	struct iovec iov[20];
 	int n = 0;
 	va_list ap;
 
@@ -58,14 +73,22 @@ void ip_log_fields(struct ip_log *l, int prio, const char *const *fields, const 
 		return;
 	snprintf(mfield, sizeof(mfield), "MESSAGE=%s", msg);
 	snprintf(pfield, sizeof(pfield), "PRIORITY=%d", prio);
+	snprintf(ffield, sizeof(ffield), "CODE_FILE=%s", source_path(file));
+	snprintf(lfield, sizeof(lfield), "CODE_LINE=%d", line);
 	iov[n++] = (struct iovec){ mfield, strlen(mfield) };
 	iov[n++] = (struct iovec){ pfield, strlen(pfield) };
 	iov[n++] = (struct iovec){ (void *)"SYSLOG_IDENTIFIER=irqpilotd", strlen("SYSLOG_IDENTIFIER=irqpilotd") };
+	if (message_id) {
+		snprintf(idfield, sizeof(idfield), "MESSAGE_ID=%s", message_id);
+		iov[n++] = (struct iovec){ idfield, strlen(idfield) };
+	}
 	for (int i = 0; fields && fields[i] && n < (int)ARRAY_SIZE(iov); i++)
 		iov[n++] = (struct iovec){ (void *)fields[i], strlen(fields[i]) };
 	/* Without a journal (a container, a CI box) there is nowhere to say
-	 * that logging failed; stderr already has it in the foreground. */
-	(void)sd_journal_sendv(iov, n);
+	 * that logging failed; stderr already has it in the foreground.
+	 * sd_journal_sendv() is a macro that adds this line of log.c as
+	 * CODE_*: the caller's location goes in its place. */
+	(void)sd_journal_sendv_with_location(ffield, lfield, func, iov, n);
 }
 
 bool ip_log_ratelimit(struct ip_log *l, const char *key, uint64_t now_ns, unsigned burst,
