@@ -18,7 +18,18 @@
 #                       removed here. If no cgroup can be made the run is a SKIP, never a PASS.
 #   --out DIR           results dir: console.log (serial, \r stripped), result, and a writable
 #                       9p export the guest sees as /run/irqpilot/out (default: a new temp dir)
-#   --kernel VERSION    guest kernel (default: newest /boot/vmlinuz-* with /lib/modules/V/kernel)
+#   --arch ARCH         guest architecture: x86_64 (default) | aarch64      (also ARCH=)
+#   --kernel SPEC       guest kernel (also KERNEL=): default (bookworm's linux-image-amd64),
+#                       rt (bookworm's linux-image-rt-amd64), SUITE[-rt] (bookworm-backports,
+#                       trixie, trixie-backports, sid), installed (newest /boot/vmlinuz-*), or a
+#                       version (`uname -r`). Fetched with apt-get download and unpacked into
+#                       ${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/kernels, never installed; see
+#                       lib-kernel.sh.
+#   --need-arch LIST    (header) the archs the scenario runs on, comma-separated (default x86_64)
+#   --need-rt           (header) the scenario needs a PREEMPT_RT kernel
+#   --need-kernel MIN   (header) the scenario needs a kernel >= MIN (e.g. 6.12)
+#                       A guest that lacks what the scenario needs is a SKIP with the reason,
+#                       decided before booting.
 #   --src DIR           source tree seen as /run/irqpilot/src   (default: this checkout)
 #   --build DIR         build tree seen as /run/irqpilot/build  (default: $IRQPILOT_BUILD,
 #                       else SRC/build if it exists, else SRC)
@@ -29,7 +40,8 @@
 #   --no-header         ignore the scenario's "# vm:" header line
 #   -v, --verbose       also copy the serial console to stderr while it runs
 #
-# Environment: IRQPILOT_VM_KERNEL (as --kernel), IRQPILOT_BUILD (as --build), XDG_CACHE_HOME
+# Environment: ARCH, KERNEL (as --arch, --kernel; IRQPILOT_VM_KERNEL is the old name of
+# KERNEL), IRQPILOT_BUILD (as --build), XDG_CACHE_HOME
 # (initramfs cache, default /var/tmp), IRQPILOT_VM_NO_CGROUP=1 (act as if no cgroup could be
 # made, to test the throttle SKIP path).
 #
@@ -71,7 +83,11 @@ disk_size="1G"
 timeout_s=300
 throttle=""
 out=""
-kver="${IRQPILOT_VM_KERNEL:-}"
+kspec="${KERNEL:-${IRQPILOT_VM_KERNEL:-}}"
+arch="${ARCH:-x86_64}"
+need_arch="x86_64"
+need_rt=0
+need_kernel=""
 src=""
 build="${IRQPILOT_BUILD:-}"
 verbose=0
@@ -96,7 +112,11 @@ parse_opts() {
 		--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
 		--throttle) throttle=${2?--throttle needs a value}; shift 2 ;;
 		--out) out=${2:?--out needs a value}; shift 2 ;;
-		--kernel) kver=${2:?--kernel needs a value}; shift 2 ;;
+		--kernel) kspec=${2:?--kernel needs a value}; shift 2 ;;
+		--arch) arch=${2:?--arch needs a value}; shift 2 ;;
+		--need-arch) need_arch=${2:?--need-arch needs a value}; shift 2 ;;
+		--need-rt) need_rt=1; shift ;;
+		--need-kernel) need_kernel=${2:?--need-kernel needs a value}; shift 2 ;;
 		--src) src=${2:?--src needs a value}; shift 2 ;;
 		--build) build=${2:?--build needs a value}; shift 2 ;;
 		--tcg-threads)
@@ -118,7 +138,7 @@ parse_opts() {
 find_scenario() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		--no-header|-v|--verbose|-h|--help) shift ;;
+		--no-header|-v|--verbose|-h|--help|--need-rt) shift ;;
 		--) shift; break ;;
 		-*) shift 2 ;;
 		*) break ;;
@@ -166,7 +186,10 @@ done
 # --- packages ----------------------------------------------------------------------------------
 ensure_packages() {
 	local need=() p
-	for p in linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static fio cpio; do
+	local qpkg=qemu-system-x86
+	[ "$arch" = aarch64 ] && qpkg="qemu-system-arm device-tree-compiler"
+	# No kernel here: the guest's is fetched into the cache (lib-kernel.sh), never installed.
+	for p in $qpkg busybox-static fio cpio kmod; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			need+=("$p")
 	done
@@ -183,18 +206,43 @@ ensure_packages() {
 ensure_packages
 
 # --- kernel ------------------------------------------------------------------------------------
-# The host runs its own kernel; the guest kernel is whichever Debian kernel is installed here.
+# The host runs its own kernel; the guest's is a Debian kernel fetched into the cache.
 . "$here/lib-kernel.sh"
-[ -n "$kver" ] || kver=$(vm_guest_kernel)
-[ -n "$kver" ] || die "no /boot/vmlinuz-* with a matching /lib/modules/*/kernel/drivers"
-vmlinuz="/boot/vmlinuz-$kver"
+vm_kernel_select "$arch" "$kspec" || die "guest kernel (ARCH=$arch KERNEL=$kspec): $VM_KWHY"
+kver=$VM_KVER
+kroot=${VM_KROOT%/}
+vmlinuz="$kroot/boot/vmlinuz-$kver"
 [ -r "$vmlinuz" ] || die "no $vmlinuz"
-[ -d "/lib/modules/$kver/kernel" ] || die "no /lib/modules/$kver/kernel"
+kmods=$(realpath -e "$kroot/lib/modules/$kver") || die "no $kroot/lib/modules/$kver"
+[ -d "$kmods/kernel" ] || die "no $kmods/kernel"
+
+# What the scenario needs, against the guest chosen: anything else is a SKIP, before booting.
+need_skip=""
+case ",$need_arch," in *",$arch,"*) ;; *) need_skip="needs arch $need_arch, guest is $arch" ;; esac
+if [ -z "$need_skip" ] && [ $need_rt -eq 1 ] && ! vm_kernel_is_rt; then
+	need_skip="needs a PREEMPT_RT kernel, guest runs $kver (KERNEL=rt)"
+fi
+if [ -z "$need_skip" ] && [ -n "$need_kernel" ] &&
+	[ "$(vm_kver_num "$kver")" -lt "$(vm_kver_num "$need_kernel")" ]; then
+	need_skip="needs kernel >= $need_kernel, guest runs $kver"
+fi
+if [ -n "$need_skip" ]; then
+	[ -n "$out" ] && mkdir -p "$out" && {
+		echo "SKIP $name: $need_skip"
+		echo "elapsed 0s boot ?s bootwall ?s kernel $kver arch $arch guest ? out $out"
+	} >"$out/result"
+	log "$name: not booted: $need_skip"
+	echo "SKIP $name: $need_skip"
+	exit 77
+fi
 
 # --- initramfs ---------------------------------------------------------------------------------
 # Only what it takes to reach the 9p root: busybox and the virtio/9p modules. Everything else
 # (drivers, fio, the build) comes from the host's / after switch_root.
 initramfs_mods="virtio_pci 9pnet_virtio 9p"
+# A fetched kernel's modules are not in the host's /lib/modules: the guest puts an overlay on
+# /usr/lib (tmpfs over the read-only 9p) and binds the cached tree there.
+[ "$kroot" != "" ] && initramfs_mods+=" overlay"
 
 init_script() {
 	cat <<'EOF'
@@ -208,9 +256,10 @@ fail() { echo "IRQPILOT-RESULT: FAIL initramfs: $*"; echo o > /proc/sysrq-trigge
 for m in $(cat /modules.order); do
 	insmod "/lib/modules/$m" || fail "insmod $m"
 done
-src=; build=
+src=; build=; kmods=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
+	irqpilot.kmods=*) kmods=${w#irqpilot.kmods=} ;;
 	irqpilot.src=*) src=${w#irqpilot.src=} ;;
 	irqpilot.build=*) build=${w#irqpilot.build=} ;;
 	esac
@@ -225,6 +274,16 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroo
 # Bind the trees under /run before the guest's tmpfs hides the host's /tmp, where CI clones
 # may live.
 mount -t tmpfs -o mode=0755 run /newroot/run || fail "tmpfs /run"
+if [ -n "$kmods" ]; then
+	# The kernel's modules live in the host's cache, not its /lib/modules: a writable overlay
+	# on /usr/lib gets a modules/ directory to bind them on.
+	mkdir -p /ovl
+	mount -t tmpfs -o mode=0755 ovl /ovl && mkdir -p /ovl/u /ovl/w || fail "tmpfs for the overlay"
+	mount -t overlay -o lowerdir=/newroot/usr/lib,upperdir=/ovl/u,workdir=/ovl/w overlay \
+		/newroot/usr/lib || fail "overlay on /usr/lib"
+	mkdir -p "/newroot/usr/lib/modules/${kmods##*/}" || fail "mkdir /usr/lib/modules"
+	mount --bind "/newroot$kmods" "/newroot/usr/lib/modules/${kmods##*/}" || fail "bind $kmods"
+fi
 mkdir -p /newroot/run/irqpilot/src /newroot/run/irqpilot/build /newroot/run/irqpilot/out
 mount --bind "/newroot$src" /newroot/run/irqpilot/src || fail "bind $src"
 mount --bind "/newroot$build" /newroot/run/irqpilot/build || fail "bind $build"
@@ -247,12 +306,12 @@ module_order() {
 		m=${m//-/_}
 		[ -n "${seen[$m]:-}" ] && return 0
 		seen[$m]=1
-		if ! modinfo -k "$kver" -F filename "$m" >/dev/null 2>&1; then
+		if ! modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m" >/dev/null 2>&1; then
 			die "module $m not found for $kver"
 		fi
 		# Built-in modules have no file to load.
-		case "$(modinfo -k "$kver" -F filename "$m")" in (builtin*|"") return 0 ;; esac
-		deps=$(modinfo -k "$kver" -F depends "$m")
+		case "$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")" in (builtin*|"") return 0 ;; esac
+		deps=$(modinfo -b "${kroot:-/}" -k "$kver" -F depends "$m")
 		for d in ${deps//,/ }; do visit "$d"; done
 		order+=("$m")
 	}
@@ -262,7 +321,7 @@ module_order() {
 
 build_initramfs() {
 	local cache dest stamp_want tmp m f bn
-	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver"
+	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$arch-$kver"
 	dest="$cache/initramfs.cpio.gz"
 	stamp_want=$( { sha256sum "$self" /bin/busybox; echo "$kver $initramfs_mods"; } |
 		sha256sum | cut -d' ' -f1)
@@ -279,7 +338,7 @@ build_initramfs() {
 	done
 	: >"$tmp/modules.order"
 	for m in $(module_order); do
-		f=$(modinfo -k "$kver" -F filename "$m")
+		f=$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")
 		bn=$(basename "$f")
 		case "$f" in
 		*.ko.xz) xz -dc "$f" >"$tmp/lib/modules/${bn%.xz}"; bn=${bn%.xz} ;;
@@ -305,7 +364,7 @@ initramfs=""
 	flock 8
 	build_initramfs
 ) 8>"${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm.lock" || exit 2
-initramfs="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver/initramfs.cpio.gz"
+initramfs="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$arch-$kver/initramfs.cpio.gz"
 [ -s "$initramfs" ] || die "no initramfs at $initramfs"
 
 # --- work dirs, disks --------------------------------------------------------------------------
@@ -502,10 +561,15 @@ throttle_setup() {
 # --- boot --------------------------------------------------------------------------------------
 cmdline="console=ttyS0,115200 loglevel=5 panic=-1 mitigations=off"
 cmdline+=" irqpilot.src=$src irqpilot.build=$build"
+[ -n "$kroot" ] && cmdline+=" irqpilot.kmods=$kmods"
 [ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
 
 # shellcheck disable=SC2054 # the commas are qemu's
-qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max -smp "$smp" -m "$mem"
+case $arch in
+x86_64) qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max) ;;
+*) die "ARCH=$arch: no QEMU set-up for it yet" ;;
+esac
+qemu+=(-smp "$smp" -m "$mem"
 	-nographic -no-reboot -name irqpilot-vm,debug-threads=on
 	-kernel "$vmlinuz" -initrd "$initramfs" -append "$cmdline"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
@@ -619,6 +683,8 @@ status=$(awk '{ print $2 }' <<<"$result_line")
 summary=$(sed 's/^IRQPILOT-RESULT: [A-Z]*[[:space:]]*//' <<<"$result_line")
 guest_said="$status $summary"
 boot_s=$(grep -a '^IRQPILOT-BOOTED ' "$console" | head -n1 | awk '{ print $2 }')
+# The guest's own `uname -r`, as guest-init.sh reports it.
+guest_uname=$(grep -a '^IRQPILOT-BOOTED ' "$console" | head -n1 | awk '{ print $3 }')
 
 bad_re='Kernel panic|Oops|BUG:|WARNING:|hung_task|blocked for more than'
 bad_re+='|rcu_sched self-detected stall|rcu: INFO:|general protection fault|Attempted to kill init'
@@ -658,7 +724,7 @@ fi
 
 {
 	echo "$verdict $name: $summary"
-	echo "elapsed ${elapsed}s boot ${boot_s:-?}s bootwall ${boot_wall:-?}s kernel $kver out $out"
+	echo "elapsed ${elapsed}s boot ${boot_s:-?}s bootwall ${boot_wall:-?}s kernel $kver arch $arch guest ${guest_uname:-?} out $out"
 } >"$out/result"
 [ -n "$kernel_bad" ] && { log "kernel trouble:"; echo "$kernel_bad" >&2; }
 if [ "$verdict" = FAIL ]; then
@@ -666,7 +732,7 @@ if [ "$verdict" = FAIL ]; then
 	tail -n 25 "$console" | sed 's/^/  | /' >&2
 fi
 log "$name: ${elapsed}s wall; guest reached stage 2 after ${boot_wall:-?}s wall" \
-	"(${boot_s:-?}s guest uptime); kernel $kver; console $console"
+	"(${boot_s:-?}s guest uptime); $arch kernel ${guest_uname:-$kver}; console $console"
 echo "$verdict $name: $summary"
 case "$verdict" in
 PASS) exit 0 ;;
