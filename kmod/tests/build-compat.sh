@@ -3,11 +3,17 @@
 # newest Linux headers of several Debian suites; any compiler or modpost warning is a FAIL.
 #
 #   kmod/tests/build-compat.sh [--refresh | --offline] [TARGET...]
+#   kmod/tests/build-compat.sh [--refresh | --offline] --vm KVER=DEBVER INDEX OUTDIR
 #
 #   TARGET      installed | bookworm-backports | trixie | trixie-backports | sid | experimental
 #               (default: all). "trixie" is trixie plus trixie-security, whichever is newer.
 #   --refresh   re-read the archive indexes now (default: when older than a day)
 #   --offline   never touch the network; use what the cache holds
+#   --vm        for the VM harness (tests/vm/check-vm.sh): build against exactly
+#               linux-headers-KVER=DEBVER of the suite family INDEX (bookworm, trixie, sid),
+#               the guest kernel lib-kernel.sh fetched, and copy irqpilot_cq.ko and
+#               tests/holder/ipcq_holder.ko to OUTDIR (the layout of kmod/). Warnings are
+#               reported but do not stop the copy; a failed make does.
 #
 # Each suite's headers are built with the toolchain that suite builds its kernel with (the
 # headers' own dependencies: gcc-N, binutils, pahole, linux-kbuild). Their .config is tied to
@@ -52,8 +58,15 @@ experimental         sid        experimental
 
 refresh=auto
 want=()
-for a in "$@"; do
+vm=()
+while [ $# -gt 0 ]; do
+	a=$1
+	shift
 	case $a in
+	--vm)
+		[ $# -ge 3 ] || { echo "--vm KVER=DEBVER INDEX OUTDIR" >&2; exit 2; }
+		vm=("$1" "$2" "$3")
+		shift 3 ;;
 	--refresh) refresh=yes ;;
 	--offline) refresh=no ;;
 	-h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -246,11 +259,17 @@ make_root() {
 	local missing=() rel=()
 
 	HPKG="" ROOT=$CACHE/roots/$1 WHY=""
-	mver=$(meta_version "$index" "$suites")
-	[ -n "$mver" ] || { WHY="no linux-headers-amd64 in $suites"; return 1; }
-	hdr=$(pkg_field "$index" "linux-headers-amd64=$mver" Depends | tr ',' '\n' |
-		sed -n 's/^ *\(linux-headers-[^ ]*\) (= \(.*\))$/\1=\2/p' | head -n1)
-	[ -n "$hdr" ] || { WHY="linux-headers-amd64 $mver names no headers package"; return 1; }
+	if [ -n "${VM_HDR:-}" ]; then
+		# --vm: the exact headers of the guest's kernel.
+		hdr=$VM_HDR
+		[ -n "$(pkg_field "$index" "$hdr" Version)" ] || { WHY="no $hdr in the $index index"; return 1; }
+	else
+		mver=$(meta_version "$index" "$suites")
+		[ -n "$mver" ] || { WHY="no linux-headers-amd64 in $suites"; return 1; }
+		hdr=$(pkg_field "$index" "linux-headers-amd64=$mver" Depends | tr ',' '\n' |
+			sed -n 's/^ *\(linux-headers-[^ ]*\) (= \(.*\))$/\1=\2/p' | head -n1)
+		[ -n "$hdr" ] || { WHY="linux-headers-amd64 $mver names no headers package"; return 1; }
+	fi
 	HPKG=${hdr%%=*}
 	deps=$(header_deps "$(pkg_field "$index" "$hdr" Depends)")
 	# Backports and experimental are installed with -t, so are their dependencies.
@@ -335,6 +354,44 @@ prune_debs() {
 		grep -qxF "${f##*/}" <<<"$used" || rm -f "$f"
 	done
 }
+
+# --vm: one build for the VM harness, the modules kept.
+build_vm() {
+	local kv=$1 index=$2 outdir=$3 why st log suites=$2
+	VM_HDR=linux-headers-$kv
+	# A backport's toolchain comes from backports too.
+	case $kv in *bpo*) suites=$index-backports ;; esac
+	why=$(apt_index "$index") || { echo "SKIP ${kv%%=*}: $why"; return 2; }
+	if [ -z "$(pkg_field "$index" "$VM_HDR" Version)" ] && [ $refresh = auto ]; then
+		# The guest's kernel is newer than this index: read it again.
+		refresh=yes
+		why=$(apt_index "$index") || { echo "SKIP ${kv%%=*}: $why"; return 2; }
+	fi
+	why=$(unshare --map-root-user --mount true 2>&1) ||
+		{ echo "SKIP ${kv%%=*}: no unprivileged user namespace (unshare -rm: ${why:-failed})"; return 2; }
+	make_root "vm-${kv%%=*}" "$index" "$suites" || { echo "FAIL ${kv%%=*} (vm): $WHY"; return 1; }
+	rm -rf "$ROOT/build"
+	stage_src "$ROOT/build" || { echo "FAIL ${kv%%=*} (vm): cannot copy the sources"; return 1; }
+	log=$outdir.log
+	mkdir -p "$outdir/tests/holder" || return 1
+	in_root "$ROOT" sh -c 'make -C "$1" M=/build/kmod W=1 modules &&
+		make -C "$1" M=/build/kmod/tests/holder W=1 modules' sh "/usr/src/$HPKG" >"$log" 2>&1
+	st=$?
+	judge "${kv%%=*} (vm)" "$log" $st
+	if [ $st -eq 0 ]; then
+		cp "$ROOT/build/kmod/irqpilot_cq.ko" "$outdir/" &&
+			cp "$ROOT/build/kmod/tests/holder/ipcq_holder.ko" "$outdir/tests/holder/" || st=1
+	fi
+	rm -rf "$ROOT/build"
+	return $st
+}
+if [ ${#vm[@]} -gt 0 ]; then
+	keep_work=0
+	build_vm "${vm[@]}"
+	st=$?
+	keep_work=0
+	exit $st
+fi
 
 for t in "${want[@]}"; do
 	[ "$t" = installed ] || grep -q "^$t " <<<"$TARGETS" ||

@@ -1,8 +1,9 @@
 # Helpers for the irqpilot_cq VM scenarios (kmod/tests/*.sh), sourced after "$VM_LIB".
-# The module is the one built in the tree: make -C kmod KDIR=/usr/src/linux-headers-VERSION.
+# The module is the one check-vm.sh built for this kernel (BUILD/kmod/VERSION), else the one
+# built in the tree: make -C kmod KDIR=/usr/src/linux-headers-VERSION.
 
 IPCQ_KO=""
-for d in "${VM_BUILD:-}/kmod" "${VM_SRC:-}/kmod"; do
+for d in "${VM_BUILD:-}/kmod/$(uname -r)" "${VM_BUILD:-}/kmod" "${VM_SRC:-}/kmod"; do
 	[ -f "$d/irqpilot_cq.ko" ] && { IPCQ_KO="$d/irqpilot_cq.ko"; break; }
 done
 [ -n "$IPCQ_KO" ] || vm_skip "no kmod/irqpilot_cq.ko in the build or source tree (make -C kmod)"
