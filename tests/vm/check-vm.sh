@@ -85,10 +85,10 @@ build=$(realpath -e "$build") || { echo "check-vm: no build tree $build" >&2; ex
 # Build irqpilot_cq.ko (and the test holder module) for the selected guest kernel (VM_*, from
 # vm_kernel_select) into $build/kmod/KVER. Prints why on failure.
 build_kmod() {
-	local kdir dir=$build/kmod/$VM_KVER stage
+	local kdir dir=$gbuild/kmod/$VM_KVER stage
 	if [ "$VM_KROOT" != / ]; then
 		rm -rf "$dir"
-		"$kmodtests/build-compat.sh" --vm "$VM_KVER=$VM_KDEBVER" "$VM_KINDEX" "$dir" \
+		"$kmodtests/build-compat.sh" --vm "$VM_KVER=$VM_KDEBVER" "$VM_KINDEX" "$dir" "$VM_ARCH" \
 			>"$root/kmod-build-$VM_KVER.out" 2>&1 ||
 			{ echo "build-compat.sh --vm $VM_KVER=$VM_KDEBVER: $(tail -n1 "$root/kmod-build-$VM_KVER.out")"; return 1; }
 		echo "built $dir/irqpilot_cq.ko for $VM_KVER: $(tail -n1 "$root/kmod-build-$VM_KVER.out")"
@@ -136,6 +136,12 @@ for g in "${guests[@]}"; do
 		done
 		continue
 	fi
+	# A foreign guest runs irqpilotd and irqctl cross-built for it, in BUILD/guest-ARCH.
+	gbuild=$build gwhy=""
+	if [ "$garch" != x86_64 ]; then
+		gbuild=$("$here/cross-build.sh" "$garch" "$build/guest-$garch" 2>"$root/$glabel/cross-build.log") ||
+			gwhy="cross-build.sh $garch failed: $(tail -n1 "$root/$glabel/cross-build.log")"
+	fi
 	kmod_state=""	# "", ok, or the reason the build failed
 	for s in "${gscen[@]}"; do
 		name=$(basename "$s" .sh)
@@ -145,13 +151,18 @@ for g in "${guests[@]}"; do
 			if msg=$(build_kmod); then kmod_state=ok; else kmod_state=${msg:-kmod build failed}; fi
 			echo "check-vm: kmod: $msg" >&2
 		fi
-		if [[ $name == cq-* ]] && [ "$kmod_state" != ok ]; then
+		if [ -n "$gwhy" ]; then
+			line="FAIL $name: $gwhy"
+			rc=1
+			mkdir -p "$out"
+			: >"$out.stderr"
+		elif [[ $name == cq-* ]] && [ "$kmod_state" != ok ]; then
 			line="FAIL $name: kmod build failed: $kmod_state"
 			rc=1
 			mkdir -p "$out"
 			: >"$out.stderr"
 		else
-			line=$("$here/run-vm.sh" --build "$build" --arch "$garch" --kernel "$gk" "${extra[@]}" \
+			line=$("$here/run-vm.sh" --build "$gbuild" --arch "$garch" --kernel "$gk" "${extra[@]}" \
 				--out "$out" "$s" 2>"$out.stderr" | tail -n1)
 			rc=${PIPESTATUS[0]}
 		fi

@@ -220,3 +220,60 @@ vm_guest_kernel() {
 	if [ -n "${IRQPILOT_VM_KERNEL:-}" ]; then printf '%s' "$IRQPILOT_VM_KERNEL"; return; fi
 	vm_installed_kernel
 }
+
+# --- a foreign guest's userland -----------------------------------------------------------------
+# An aarch64 guest cannot run the host's binaries, so its root is a Debian arm64 tree made from
+# .debs (apt-get download against the private index, dpkg-deb -x; nothing is installed or run
+# on the host): the same bash, fio, jq and util-linux the x86 scenarios use, so they run
+# unchanged, plus the runtime libraries of the cross-built irqpilotd. It lives in the cache, on
+# the host's /, and stage 1 switch_roots into it over the same 9p export.
+VM_USERLAND_PKGS="bash coreutils util-linux mount procps kmod fio mawk sed grep findutils jq
+	hostname libc-bin busybox-static libsystemd0 libnl-3-200 libnl-genl-3-200 libinih1 dash"
+
+# vm_debroot NAME ARCH PKGS -> a tree of Debian bookworm's packages PKGS of ARCH and their
+# dependencies, unpacked (not installed: no maintainer script runs) in $VM_CACHE/NAME/ARCH-bookworm,
+# made again when the resolution changes. Sets VM_UROOT, or VM_KWHY and returns 1.
+vm_debroot() {
+	local name=$1 flav index=bookworm d sim pkgs files f root
+	flav=$(vm_flavour "$2") || { VM_KWHY="unknown ARCH $2"; return 1; }
+	root=$VM_CACHE/$name/$2-$index
+	VM_UROOT=$root
+	VM_KWHY=$(vm_apt_index "$index" "$flav") || return 1
+	d=$VM_CACHE/apt/$index-$flav
+	# shellcheck disable=SC2086 # a word list
+	sim=$(vm_apt "$index" "$flav" apt-get -s install $3 2>&1) ||
+		{ VM_KWHY="cannot resolve the $2 $name: $(grep -m1 '^E:' <<<"$sim")"; return 1; }
+	pkgs=$(sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p' <<<"$sim" | sort)
+	# shellcheck disable=SC2086
+	files=$(vm_apt "$index" "$flav" apt-cache show --no-all-versions $pkgs 2>/dev/null | awk '
+		/^Package: / { p = $2 } /^Version: / { v = $2; sub(":", "%3a", v) }
+		/^Architecture: / { print p "_" v "_" $2 ".deb" }')
+	[ "$(cat "$root/.debs" 2>/dev/null)" = "$files" ] && return 0
+	VM_KWHY=$( {
+		flock 9
+		[ "$(cat "$root/.debs" 2>/dev/null)" = "$files" ] && exit 0
+		# shellcheck disable=SC2086
+		(cd "$d/debs" && vm_apt "$index" "$flav" apt-get download $pkgs) >"$d/$name.log" 2>&1 ||
+			{ echo "download of the $2 $name failed: $(grep -m1 -E '^(E|W):' "$d/$name.log")"; exit 1; }
+		chmod -R u+w "$root" 2>/dev/null
+		rm -rf "$root"
+		mkdir -p "$root"/usr/bin "$root"/usr/sbin "$root"/usr/lib "$root"/usr/lib/modules || exit 1
+		for f in bin sbin lib; do ln -s usr/$f "$root/$f"; done
+		for f in $files; do
+			dpkg-deb --fsys-tarfile "$d/debs/$f" | tar -x --keep-directory-symlink -C "$root" ||
+				{ echo "cannot extract $f"; exit 1; }
+		done
+		# What maintainer scripts would have made.
+		[ -e "$root/usr/bin/sh" ] || ln -s dash "$root/usr/bin/sh"
+		[ -e "$root/usr/bin/awk" ] || ln -s mawk "$root/usr/bin/awk"
+		mkdir -p "$root"/proc "$root"/sys "$root"/dev "$root"/run "$root"/tmp "$root"/etc "$root"/var/tmp
+		echo "$files" >"$root/.debs"
+	} 9>"$VM_CACHE/$name.lock" ) || return 1
+}
+
+vm_userland() { vm_debroot userland "$1" "$VM_USERLAND_PKGS"; }
+
+# What cross-building irqpilotd (tests/vm/cross-build.sh) links against: the -dev packages of
+# the libraries configure looks for, with the C library's, as a --sysroot.
+VM_SYSROOT_PKGS="libc6-dev libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev"
+vm_sysroot() { vm_debroot sysroot "$1" "$VM_SYSROOT_PKGS"; }

@@ -25,6 +25,9 @@
 #                       version (`uname -r`). Fetched with apt-get download and unpacked into
 #                       ${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/kernels, never installed; see
 #                       lib-kernel.sh.
+#   --llc cluster|shared
+#                       aarch64: one L2 per cluster (default), or one cache all CPUs share, as
+#                       a DynamIQ phone's L3: little and big CPUs then share their LLC
 #   --need-arch LIST    (header) the archs the scenario runs on, comma-separated (default x86_64)
 #   --need-rt           (header) the scenario needs a PREEMPT_RT kernel
 #   --need-kernel MIN   (header) the scenario needs a kernel >= MIN (e.g. 6.12)
@@ -88,6 +91,7 @@ arch="${ARCH:-x86_64}"
 need_arch="x86_64"
 need_rt=0
 need_kernel=""
+llc=cluster
 src=""
 build="${IRQPILOT_BUILD:-}"
 verbose=0
@@ -116,6 +120,9 @@ parse_opts() {
 		--arch) arch=${2:?--arch needs a value}; shift 2 ;;
 		--need-arch) need_arch=${2:?--need-arch needs a value}; shift 2 ;;
 		--need-rt) need_rt=1; shift ;;
+		--llc)
+			case "${2:-}" in cluster|shared) llc=$2 ;; *) die "--llc cluster|shared" ;; esac
+			shift 2 ;;
 		--need-kernel) need_kernel=${2:?--need-kernel needs a value}; shift 2 ;;
 		--src) src=${2:?--src needs a value}; shift 2 ;;
 		--build) build=${2:?--build needs a value}; shift 2 ;;
@@ -183,6 +190,10 @@ for p in "$src" "$build"; do
 	case "$p" in *[[:space:]]*) die "paths with spaces are not supported: '$p'" ;; esac
 done
 
+# On aarch64 a cluster is what shares an L2 (the devicetree below gives each its own), as a
+# socket does on the x86 guest: the same --smp header makes the same two LLC domains on both.
+if [ "$arch" = aarch64 ] && [[ $smp != *clusters=* ]]; then smp=${smp//sockets=/clusters=}; fi
+
 # --- packages ----------------------------------------------------------------------------------
 ensure_packages() {
 	local need=() p
@@ -216,6 +227,18 @@ vmlinuz="$kroot/boot/vmlinuz-$kver"
 kmods=$(realpath -e "$kroot/lib/modules/$kver") || die "no $kroot/lib/modules/$kver"
 [ -d "$kmods/kernel" ] || die "no $kmods/kernel"
 
+# A foreign guest's userland (lib-kernel.sh): a Debian tree of its arch in the cache, which stage 1
+# switch_roots into; its busybox builds the initramfs.
+uroot=""
+busybox=/bin/busybox
+if [ "$arch" != x86_64 ]; then
+	vm_userland "$arch" || die "$arch userland: $VM_KWHY"
+	uroot=$VM_UROOT
+	busybox=$uroot/usr/bin/busybox
+	[ -x "$busybox" ] || busybox=$uroot/bin/busybox
+	[ -e "$busybox" ] || die "no busybox in $uroot"
+fi
+
 # What the scenario needs, against the guest chosen: anything else is a SKIP, before booting.
 need_skip=""
 case ",$need_arch," in *",$arch,"*) ;; *) need_skip="needs arch $need_arch, guest is $arch" ;; esac
@@ -242,7 +265,7 @@ fi
 initramfs_mods="virtio_pci 9pnet_virtio 9p"
 # A fetched kernel's modules are not in the host's /lib/modules: the guest puts an overlay on
 # /usr/lib (tmpfs over the read-only 9p) and binds the cached tree there.
-[ "$kroot" != "" ] && initramfs_mods+=" overlay"
+[ "$kroot" != "" ] && [ -z "$uroot" ] && initramfs_mods+=" overlay"
 
 init_script() {
 	cat <<'EOF'
@@ -256,9 +279,10 @@ fail() { echo "IRQPILOT-RESULT: FAIL initramfs: $*"; echo o > /proc/sysrq-trigge
 for m in $(cat /modules.order); do
 	insmod "/lib/modules/$m" || fail "insmod $m"
 done
-src=; build=; kmods=
+src=; build=; kmods=; uroot=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
+	irqpilot.uroot=*) uroot=${w#irqpilot.uroot=} ;;
 	irqpilot.kmods=*) kmods=${w#irqpilot.kmods=} ;;
 	irqpilot.src=*) src=${w#irqpilot.src=} ;;
 	irqpilot.build=*) build=${w#irqpilot.build=} ;;
@@ -266,15 +290,27 @@ for w in $(cat /proc/cmdline); do
 done
 [ -n "$src" ] || fail "no irqpilot.src= on the kernel command line"
 [ -n "$build" ] || build=$src
-mkdir -p /newroot
+mkdir -p /newroot /host
 # cache=loose: the export is read-only and lives for one boot, and TCG makes every 9p round
 # trip expensive.
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
-	fail "mount 9p hostroot"
+if [ -z "$uroot" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
+		fail "mount 9p hostroot"
+	H=/newroot
+else
+	# A foreign arch: the host's / only carries the guest's own root (a tree in the cache).
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /host ||
+		fail "mount 9p hostroot"
+	mount --bind "/host$uroot" /newroot || fail "bind $uroot"
+	H=/host
+fi
 # Bind the trees under /run before the guest's tmpfs hides the host's /tmp, where CI clones
 # may live.
 mount -t tmpfs -o mode=0755 run /newroot/run || fail "tmpfs /run"
-if [ -n "$kmods" ]; then
+if [ -n "$uroot" ]; then
+	# Its own usr/lib/modules is empty: the kernel's tree goes on it whole.
+	[ -n "$kmods" ] && { mount --bind "/host${kmods%/*}" /newroot/usr/lib/modules || fail "bind $kmods"; }
+elif [ -n "$kmods" ]; then
 	# The kernel's modules live in the host's cache, not its /lib/modules: a writable overlay
 	# on /usr/lib gets a modules/ directory to bind them on.
 	mkdir -p /ovl
@@ -285,12 +321,13 @@ if [ -n "$kmods" ]; then
 	mount --bind "/newroot$kmods" "/newroot/usr/lib/modules/${kmods##*/}" || fail "bind $kmods"
 fi
 mkdir -p /newroot/run/irqpilot/src /newroot/run/irqpilot/build /newroot/run/irqpilot/out
-mount --bind "/newroot$src" /newroot/run/irqpilot/src || fail "bind $src"
-mount --bind "/newroot$build" /newroot/run/irqpilot/build || fail "bind $build"
+mount --bind "$H$src" /newroot/run/irqpilot/src || fail "bind $src"
+mount --bind "$H$build" /newroot/run/irqpilot/build || fail "bind $build"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 irqout /newroot/run/irqpilot/out ||
 	fail "mount 9p irqout"
 mount -t tmpfs -o mode=1777 tmp /newroot/tmp || fail "tmpfs /tmp"
 mount --move /dev /newroot/dev
+if [ -n "$uroot" ]; then mkdir -p /newroot/run/host && mount --move /host /newroot/run/host; fi
 umount /proc /sys 2>/dev/null
 exec switch_root /newroot /bin/bash /run/irqpilot/src/tests/vm/guest-init.sh
 fail "switch_root"
@@ -323,7 +360,7 @@ build_initramfs() {
 	local cache dest stamp_want tmp m f bn
 	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$arch-$kver"
 	dest="$cache/initramfs.cpio.gz"
-	stamp_want=$( { sha256sum "$self" /bin/busybox; echo "$kver $initramfs_mods"; } |
+	stamp_want=$( { sha256sum "$self" "$busybox"; echo "$kver $initramfs_mods"; } |
 		sha256sum | cut -d' ' -f1)
 	if [ -s "$dest" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp_want" ]; then
 		initramfs=$dest
@@ -332,7 +369,7 @@ build_initramfs() {
 	mkdir -p "$cache" || die "cannot create $cache"
 	tmp=$(mktemp -d "$cache/build.XXXXXX") || die "mktemp in $cache"
 	mkdir -p "$tmp"/{bin,proc,sys,dev,newroot,lib/modules}
-	cp /bin/busybox "$tmp/bin/busybox"
+	cp "$busybox" "$tmp/bin/busybox"
 	for a in sh mount umount mkdir cat insmod switch_root sleep echo; do
 		ln -s busybox "$tmp/bin/$a"
 	done
@@ -559,14 +596,67 @@ throttle_setup() {
 }
 
 # --- boot --------------------------------------------------------------------------------------
-cmdline="console=ttyS0,115200 loglevel=5 panic=-1 mitigations=off"
+# aarch64: QEMU's own virt devicetree for this -smp/-m, with what a phone's has and virt lacks:
+# capacity-dmips-mhz (the first cluster little, 400, the others 1024: drivers/base/arch_topology.c
+# makes cpu_capacity from it) and one L2 per cluster (next-level-cache, which cacheinfo turns into
+# the LLC the scheduler and irqpilotd group by). QEMU's cpu-map has the clusters already when
+# --smp says clusters=N. Cached per -smp and -m.
+vm_biglittle_dtb() {
+	local d=$VM_CACHE/dtb f
+	f=$d/virt-${smp//[^0-9a-z]/_}-$mem-$llc.dtb
+	[ -s "$f" ] && [ "$f" -nt "$self" ] && { echo "$f"; return 0; }
+	mkdir -p "$d" || return 1
+	qemu-system-aarch64 -M "virt,gic-version=3,dumpdtb=$f.raw" -accel tcg -cpu max \
+		-smp "$smp" -m "$mem" -nographic >/dev/null 2>&1 || return 1
+	dtc -q -I dtb -O dts "$f.raw" >"$f.dts" || return 1
+	python3 - "$f.dts" "$llc" <<'PY' || return 1
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+# cluster order from the cpu-map: clusterN { coreM { cpu = <phandle>; } }
+m = re.search(r"cpu-map \{(.*?)\n\t\t\};", s, re.S)
+if not m:
+    sys.exit("no cpu-map in the virt devicetree: give --smp clusters=2")
+clusters = []
+for c in re.finditer(r"cluster\d+ \{(.*?)\n\t\t\t\t\};", m.group(1), re.S):
+    clusters.append(re.findall(r"cpu = <(0x[0-9a-f]+)>", c.group(1)))
+if len(clusters) < 2:
+    sys.exit("the cpu-map has %d cluster(s); a big.LITTLE guest needs 2" % len(clusters))
+shared = sys.argv[2] == "shared"
+l2 = ""
+for i, cl in enumerate(clusters):
+    ph = 0x9000 + (0 if shared else i)
+    if not (shared and i > 0):
+        l2 += ("\n\t\tl2-cache%d {\n\t\t\tcompatible = \"cache\";\n\t\t\tcache-level = <0x02>;\n"
+           "\t\t\tcache-unified;\n\t\t\tphandle = <0x%x>;\n\t\t};\n" % (i, ph))
+    for cpu in cl:
+        cap = 400 if i == 0 else 1024
+        s = re.sub(r"(\n\t\tcpu@[0-9a-f]+ \{\n\t\t\tphandle = <%s>;)" % cpu,
+                   r"\1\n\t\t\tcapacity-dmips-mhz = <%d>;\n\t\t\tnext-level-cache = <0x%x>;" % (cap, ph), s)
+s = s.replace("\t\tcpu-map {", l2.lstrip("\n") + "\n\t\tcpu-map {", 1)
+open(p, "w").write(s)
+PY
+	dtc -q -I dts -O dtb -o "$f" "$f.dts" || return 1
+	rm -f "$f.raw"
+	echo "$f"
+}
+
+console=ttyS0
+[ "$arch" = aarch64 ] && console=ttyAMA0
+cmdline="console=$console,115200 loglevel=5 panic=-1 mitigations=off"
 cmdline+=" irqpilot.src=$src irqpilot.build=$build"
 [ -n "$kroot" ] && cmdline+=" irqpilot.kmods=$kmods"
+[ -n "$uroot" ] && cmdline+=" irqpilot.uroot=$uroot"
 [ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
 
 # shellcheck disable=SC2054 # the commas are qemu's
 case $arch in
 x86_64) qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max) ;;
+aarch64)
+	dtb=$(vm_biglittle_dtb) || die "cannot make the big.LITTLE devicetree"
+	# pauth-impdef: QEMU's own pointer-auth hash, much cheaper under TCG than the architected one.
+	qemu=(qemu-system-aarch64 -M virt,gic-version=3 -accel "tcg,thread=$tcg_threads"
+		-cpu max,pauth-impdef=on -dtb "$dtb") ;;
 *) die "ARCH=$arch: no QEMU set-up for it yet" ;;
 esac
 qemu+=(-smp "$smp" -m "$mem"
