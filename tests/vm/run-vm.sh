@@ -347,7 +347,7 @@ module_order() {
 			die "module $m not found for $kver"
 		fi
 		# Built-in modules have no file to load.
-		case "$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")" in (builtin*|"") return 0 ;; esac
+		case "$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")" in (builtin*|"(builtin)"|"") return 0 ;; esac
 		deps=$(modinfo -b "${kroot:-/}" -k "$kver" -F depends "$m")
 		for d in ${deps//,/ }; do visit "$d"; done
 		order+=("$m")
