@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # VM_* are results for run-vm.sh and check-vm.sh
 # Sourced on the host by run-vm.sh and check-vm.sh, which must agree on the guest: which
 # architecture and which kernel. Debian's kernels are fetched, never installed: apt-get download
 # against a private index, dpkg-deb -x into a cache, depmod -b there. The host keeps its own

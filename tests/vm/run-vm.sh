@@ -659,6 +659,7 @@ aarch64)
 		-cpu max,pauth-impdef=on -dtb "$dtb") ;;
 *) die "ARCH=$arch: no QEMU set-up for it yet" ;;
 esac
+# shellcheck disable=SC2054 # the commas are qemu's
 qemu+=(-smp "$smp" -m "$mem"
 	-nographic -no-reboot -name irqpilot-vm,debug-threads=on
 	-kernel "$vmlinuz" -initrd "$initramfs" -append "$cmdline"

@@ -35,7 +35,7 @@ for d in /proc/irq/[0-9]*; do
 	i=${d##*/}
 	m1=$(stat -c %a "$d/smp_affinity" 2>/dev/null)
 	m2=$(stat -c %a "$d/smp_affinity_list" 2>/dev/null)
-	mg=?
+	mg="?"
 	if [ -r "/sys/kernel/debug/irq/irqs/$i" ]; then
 		grep -q AFFINITY_MANAGED "/sys/kernel/debug/irq/irqs/$i" && mg=managed || mg=-
 	fi
