@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --disk ahci --throttle 0,1:10 --smp 4,sockets=2,cores=2 --need-arch x86_64,aarch64
+# vm: --disk ahci --throttle 0,1:10 --smp 4,sockets=2,cores=2 --need-arch x86_64,aarch64 --timeout 900
 # Issue 5 with irqpilot on little and big cores: vCPUs 0 and 1 are capped at 10% of a host CPU
 # (run-vm.sh --throttle, the figure throttle-little-cores showed works on a loaded host) and
 # declared efficiency cores in the policy file; 2 and 3 are the performance domain (LLC domains
