@@ -3,11 +3,20 @@
 # newest Linux headers of several Debian suites; any compiler or modpost warning is a FAIL.
 #
 #   kmod/tests/build-compat.sh [--refresh | --offline] [TARGET...]
+#   kmod/tests/build-compat.sh [--refresh | --offline] --vm KVER=DEBVER INDEX OUTDIR
 #
 #   TARGET      installed | bookworm-backports | trixie | trixie-backports | sid | experimental
 #               (default: all). "trixie" is trixie plus trixie-security, whichever is newer.
 #   --refresh   re-read the archive indexes now (default: when older than a day)
 #   --offline   never touch the network; use what the cache holds
+#   --vm        (... OUTDIR [ARCH]) for the VM harness (tests/vm/check-vm.sh): build against exactly
+#               linux-headers-KVER=DEBVER of the suite family INDEX (bookworm, trixie, sid),
+#               the guest kernel lib-kernel.sh fetched, and copy irqpilot_cq.ko and
+#               tests/holder/ipcq_holder.ko to OUTDIR (the layout of kmod/). Warnings are
+#               reported but do not stop the copy; a failed make does. ARCH aarch64
+#               cross-builds: the arm64 headers package comes from an arm64 index and is
+#               unpacked into an amd64 root with its amd64 linux-kbuild and
+#               gcc-N-aarch64-linux-gnu, and make runs with ARCH=arm64 CROSS_COMPILE.
 #
 # Each suite's headers are built with the toolchain that suite builds its kernel with (the
 # headers' own dependencies: gcc-N, binutils, pahole, linux-kbuild). Their .config is tied to
@@ -52,8 +61,16 @@ experimental         sid        experimental
 
 refresh=auto
 want=()
-for a in "$@"; do
+vm=()
+while [ $# -gt 0 ]; do
+	a=$1
+	shift
 	case $a in
+	--vm)
+		[ $# -ge 3 ] || { echo "--vm KVER=DEBVER INDEX OUTDIR [ARCH]" >&2; exit 2; }
+		vm=("$1" "$2" "$3")
+		shift 3
+		case ${1:-} in x86_64|aarch64) vm+=("$1"); shift ;; esac ;;
 	--refresh) refresh=yes ;;
 	--offline) refresh=no ;;
 	-h|--help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -143,7 +160,7 @@ apt_run() {
 
 # Prepares (and refreshes) the private index INDEX; returns 1 with the reason on stdout.
 apt_index() {
-	local d=$CACHE/apt-$1 s sec out
+	local d=$CACHE/apt-$1${2:+-$2} s sec out
 	case $1 in
 	sid) s="sid experimental" sec="" ;;
 	*) s="$1 $1-updates $1-backports" sec="$1-security" ;;
@@ -151,8 +168,8 @@ apt_index() {
 	mkdir -p "$d/lists/partial" "$d/cache" "$d/debs/partial" || return 1
 	[ -f "$d/status" ] || : >"$d/status"	# nothing installed: resolve everything
 	{
-		for s in $s; do echo "deb [signed-by=$KEYRING] $MIRROR $s main"; done
-		for s in $sec; do echo "deb [signed-by=$KEYRING] $SECURITY $s main"; done
+		for s in $s; do echo "deb [signed-by=$KEYRING${2:+ arch=$2}] $MIRROR $s main"; done
+		for s in $sec; do echo "deb [signed-by=$KEYRING${2:+ arch=$2}] $SECURITY $s main"; done
 	} >"$d/sources.list"
 	# Read after the host's apt.conf: keep its proxy settings, not its hooks (an
 	# "apt-get update" here must not refresh the host's AppStream or PackageKit caches).
@@ -168,6 +185,7 @@ apt_index() {
 	Dir::Cache::pkgcache "pkgcache.bin";
 	Dir::Cache::srcpkgcache "srcpkgcache.bin";
 	Debug::NoLocking "true";
+	${2:+APT::Architecture "$2"; APT::Architectures "$2";}
 	APT::Sandbox::User "root";
 	APT::Install-Recommends "false";
 	Acquire::Languages "none";
@@ -190,7 +208,7 @@ apt_index() {
 	yes)
 		[ -n "$(find "$d/updated" -newer "$WORK/.start" 2>/dev/null)" ] && return 0 ;;
 	esac
-	if out=$(apt_run "$1" apt-get update 2>&1) && ! grep -qE '^(W|E):' <<<"$out"; then
+	if out=$(apt_run "$1${2:+-$2}" apt-get update 2>&1) && ! grep -qE '^(W|E):' <<<"$out"; then
 		touch "$d/updated"
 		return 0
 	fi
@@ -246,19 +264,32 @@ make_root() {
 	local missing=() rel=()
 
 	HPKG="" ROOT=$CACHE/roots/$1 WHY=""
-	mver=$(meta_version "$index" "$suites")
-	[ -n "$mver" ] || { WHY="no linux-headers-amd64 in $suites"; return 1; }
-	hdr=$(pkg_field "$index" "linux-headers-amd64=$mver" Depends | tr ',' '\n' |
-		sed -n 's/^ *\(linux-headers-[^ ]*\) (= \(.*\))$/\1=\2/p' | head -n1)
-	[ -n "$hdr" ] || { WHY="linux-headers-amd64 $mver names no headers package"; return 1; }
+	if [ -n "${VM_HDR:-}" ]; then
+		# --vm: the exact headers of the guest's kernel.
+		hdr=$VM_HDR
+		[ -n "$(pkg_field "${VM_HDR_INDEX:-$index}" "$hdr" Version)" ] ||
+			{ WHY="no $hdr in the ${VM_HDR_INDEX:-$index} index"; return 1; }
+	else
+		mver=$(meta_version "$index" "$suites")
+		[ -n "$mver" ] || { WHY="no linux-headers-amd64 in $suites"; return 1; }
+		hdr=$(pkg_field "$index" "linux-headers-amd64=$mver" Depends | tr ',' '\n' |
+			sed -n 's/^ *\(linux-headers-[^ ]*\) (= \(.*\))$/\1=\2/p' | head -n1)
+		[ -n "$hdr" ] || { WHY="linux-headers-amd64 $mver names no headers package"; return 1; }
+	fi
 	HPKG=${hdr%%=*}
-	deps=$(header_deps "$(pkg_field "$index" "$hdr" Depends)")
+	deps=$(header_deps "$(pkg_field "${VM_HDR_INDEX:-$index}" "$hdr" Depends)")
+	if [ -n "${VM_HDR_INDEX:-}" ]; then
+		# A foreign arch's headers: their kbuild and -common are the host's (same version, the
+		# common part is Architecture: all), their compiler the host's cross compiler.
+		deps=$(sed -E 's/^linux-compiler-gcc-([0-9]+)-arm(=.*)?$/gcc-\1-aarch64-linux-gnu/;
+			s/^gcc-([0-9]+)(=.*)?$/gcc-\1-aarch64-linux-gnu/' <<<"$deps")
+	fi
 	# Backports and experimental are installed with -t, so are their dependencies.
 	case $suites in *backports*|experimental) rel=(-t "$suites") ;; esac
 
 	sim=$(apt_run "$index" apt-get -s "${rel[@]}" install $deps $TOOLS 2>&1) ||
 		{ WHY="cannot resolve its dependencies: $(grep -m1 '^E:' <<<"$sim")"; return 1; }
-	pkgs=$( { echo "$hdr"; sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p' <<<"$sim"; } | sort)
+	pkgs=$( { [ -n "${VM_HDR_INDEX:-}" ] || echo "$hdr"; sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p' <<<"$sim"; } | sort)
 	files=$(deb_files "$index" $pkgs)
 	[ "$(wc -l <<<"$files")" -eq "$(wc -l <<<"$pkgs")" ] ||
 		{ WHY="apt-cache show lost packages of: ${pkgs//$'\n'/ }"; return 1; }
@@ -270,6 +301,17 @@ make_root() {
 		[ $refresh = no ] && { WHY="${#missing[@]} packages not cached (--offline)"; return 1; }
 		(cd "$d/debs" && apt_run "$index" apt-get download $pkgs) >"$WORK/$target.download" 2>&1 ||
 			{ WHY="download failed: $(grep -m1 -E '^(E|W):' "$WORK/$target.download")"; return 1; }
+	fi
+
+	if [ -n "${VM_HDR_INDEX:-}" ]; then
+		# The foreign headers themselves, from their own index; named relative to $d/debs.
+		local ff
+		ff=$(deb_files "$VM_HDR_INDEX" "$hdr")
+		[ -s "$CACHE/apt-$VM_HDR_INDEX/debs/$ff" ] ||
+			(cd "$CACHE/apt-$VM_HDR_INDEX/debs" && apt_run "$VM_HDR_INDEX" apt-get download "$hdr") \
+				>>"$WORK/$target.download" 2>&1 ||
+			{ WHY="download of $hdr failed: $(grep -m1 -E '^(E|W):' "$WORK/$target.download")"; return 1; }
+		files+=$'\n'"../../apt-$VM_HDR_INDEX/debs/$ff"
 	fi
 
 	[ "$(cat "$ROOT/.ipcq-debs" 2>/dev/null)" = "$files" ] && return 0
@@ -335,6 +377,50 @@ prune_debs() {
 		grep -qxF "${f##*/}" <<<"$used" || rm -f "$f"
 	done
 }
+
+# --vm: one build for the VM harness, the modules kept.
+build_vm() {
+	local kv=$1 index=$2 outdir=$3 arch=${4:-x86_64} why st log suites=$2 mk=""
+	VM_HDR=linux-headers-$kv VM_HDR_INDEX=""
+	if [ "$arch" = aarch64 ]; then
+		VM_HDR_INDEX=$index-arm64
+		mk="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
+		why=$(apt_index "$index" arm64) || { echo "SKIP ${kv%%=*}: $why"; return 2; }
+	fi
+	# A backport's toolchain comes from backports too.
+	case $kv in *bpo*) suites=$index-backports ;; esac
+	why=$(apt_index "$index") || { echo "SKIP ${kv%%=*}: $why"; return 2; }
+	if [ -z "$(pkg_field "$index" "$VM_HDR" Version)" ] && [ $refresh = auto ]; then
+		# The guest's kernel is newer than this index: read it again.
+		refresh=yes
+		why=$(apt_index "$index") || { echo "SKIP ${kv%%=*}: $why"; return 2; }
+	fi
+	why=$(unshare --map-root-user --mount true 2>&1) ||
+		{ echo "SKIP ${kv%%=*}: no unprivileged user namespace (unshare -rm: ${why:-failed})"; return 2; }
+	make_root "vm-${kv%%=*}" "$index" "$suites" || { echo "FAIL ${kv%%=*} (vm): $WHY"; return 1; }
+	rm -rf "$ROOT/build"
+	stage_src "$ROOT/build" || { echo "FAIL ${kv%%=*} (vm): cannot copy the sources"; return 1; }
+	log=$outdir.log
+	mkdir -p "$outdir/tests/holder" || return 1
+	# shellcheck disable=SC2086 # $mk is make variables
+	in_root "$ROOT" sh -c 'd=$1; shift; make -C "$d" M=/build/kmod W=1 "$@" modules &&
+		make -C "$d" M=/build/kmod/tests/holder W=1 "$@" modules' sh "/usr/src/$HPKG" $mk >"$log" 2>&1
+	st=$?
+	judge "${kv%%=*} (vm)" "$log" $st
+	if [ $st -eq 0 ]; then
+		cp "$ROOT/build/kmod/irqpilot_cq.ko" "$outdir/" &&
+			cp "$ROOT/build/kmod/tests/holder/ipcq_holder.ko" "$outdir/tests/holder/" || st=1
+	fi
+	rm -rf "$ROOT/build"
+	return $st
+}
+if [ ${#vm[@]} -gt 0 ]; then
+	keep_work=0
+	build_vm "${vm[@]}"
+	st=$?
+	keep_work=0
+	exit $st
+fi
 
 for t in "${want[@]}"; do
 	[ "$t" = installed ] || grep -q "^$t " <<<"$TARGETS" ||

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --disk ahci --disk nvme:2 --append threadirqs --smp 4,sockets=2,cores=2 --timeout 900
+# vm: --disk ahci --disk nvme:2 --append threadirqs --smp 4,sockets=2,cores=2 --timeout 1200 --need-arch x86_64,aarch64
 # irqpilot_cq correctness: AHCI, NVMe and null_blk (softirq completion, no poll queues) attached
 # under fio randwrite --verify=crc32c: no errors, and every request the block layer completed
 # for an attached disk went through its completion threads (or the stall fallback). A disk that

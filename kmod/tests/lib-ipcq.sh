@@ -1,19 +1,24 @@
 # Helpers for the irqpilot_cq VM scenarios (kmod/tests/*.sh), sourced after "$VM_LIB".
-# The module is the one built in the tree: make -C kmod KDIR=/usr/src/linux-headers-VERSION.
+# The module is the one check-vm.sh built for this kernel (BUILD/kmod/VERSION), else the one
+# built in the tree: make -C kmod KDIR=/usr/src/linux-headers-VERSION.
 
 IPCQ_KO=""
-for d in "${VM_BUILD:-}/kmod" "${VM_SRC:-}/kmod"; do
+for d in "${VM_BUILD:-}/kmod/$(uname -r)" "${VM_BUILD:-}/kmod" "${VM_SRC:-}/kmod"; do
 	[ -f "$d/irqpilot_cq.ko" ] && { IPCQ_KO="$d/irqpilot_cq.ko"; break; }
 done
 [ -n "$IPCQ_KO" ] || vm_skip "no kmod/irqpilot_cq.ko in the build or source tree (make -C kmod)"
 [ "$(modinfo -F vermagic "$IPCQ_KO" | cut -d' ' -f1)" = "$(uname -r)" ] ||
 	vm_skip "kmod/irqpilot_cq.ko was built for $(modinfo -F vermagic "$IPCQ_KO" | cut -d' ' -f1), guest runs $(uname -r)"
 
-# The netlink test client, built from source in the guest's /tmp.
+# The netlink test client, built from source in the guest's /tmp; a foreign-arch guest has no
+# compiler and runs the one tests/vm/cross-build.sh made.
 IPCQ_CTL=/tmp/ipcq-ctl
-gcc -O2 -Wall -I"$VM_SRC/include/uapi" $(pkg-config --cflags libnl-genl-3.0) \
+if ! command -v gcc >/dev/null && [ -x "${VM_BUILD:-}/kmod/tests/ipcq-ctl" ]; then
+	cp "$VM_BUILD/kmod/tests/ipcq-ctl" "$IPCQ_CTL"
+else gcc -O2 -Wall -I"$VM_SRC/include/uapi" $(pkg-config --cflags libnl-genl-3.0) \
 	"$VM_SRC/kmod/tests/ipcq-ctl.c" $(pkg-config --libs libnl-genl-3.0) -o "$IPCQ_CTL" ||
 	vm_fail "cannot build kmod/tests/ipcq-ctl.c"
+fi
 chmod 755 "$IPCQ_CTL"
 
 ipcq() { "$IPCQ_CTL" "$@"; }

@@ -35,7 +35,7 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 mkdir -p /run/lock /run/irqpilot/state /tmp/var
 hostname irqpilot-vm 2>/dev/null
 
-echo "IRQPILOT-BOOTED $(cut -d' ' -f1 /proc/uptime)"
+echo "IRQPILOT-BOOTED $(cut -d' ' -f1 /proc/uptime) $(uname -r)"
 
 # A hung task is a failure here; do not wait the default two minutes to hear about it.
 echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null

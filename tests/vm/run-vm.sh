@@ -18,7 +18,21 @@
 #                       removed here. If no cgroup can be made the run is a SKIP, never a PASS.
 #   --out DIR           results dir: console.log (serial, \r stripped), result, and a writable
 #                       9p export the guest sees as /run/irqpilot/out (default: a new temp dir)
-#   --kernel VERSION    guest kernel (default: newest /boot/vmlinuz-* with /lib/modules/V/kernel)
+#   --arch ARCH         guest architecture: x86_64 (default) | aarch64      (also ARCH=)
+#   --kernel SPEC       guest kernel (also KERNEL=): default (bookworm's linux-image-amd64),
+#                       rt (bookworm's linux-image-rt-amd64), SUITE[-rt] (bookworm-backports,
+#                       trixie, trixie-backports, sid), installed (newest /boot/vmlinuz-*), or a
+#                       version (`uname -r`). Fetched with apt-get download and unpacked into
+#                       ${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/kernels, never installed; see
+#                       lib-kernel.sh.
+#   --llc cluster|shared
+#                       aarch64: one L2 per cluster (default), or one cache all CPUs share, as
+#                       a DynamIQ phone's L3: little and big CPUs then share their LLC
+#   --need-arch LIST    (header) the archs the scenario runs on, comma-separated (default x86_64)
+#   --need-rt           (header) the scenario needs a PREEMPT_RT kernel
+#   --need-kernel MIN   (header) the scenario needs a kernel >= MIN (e.g. 6.12)
+#                       A guest that lacks what the scenario needs is a SKIP with the reason,
+#                       decided before booting.
 #   --src DIR           source tree seen as /run/irqpilot/src   (default: this checkout)
 #   --build DIR         build tree seen as /run/irqpilot/build  (default: $IRQPILOT_BUILD,
 #                       else SRC/build if it exists, else SRC)
@@ -29,7 +43,8 @@
 #   --no-header         ignore the scenario's "# vm:" header line
 #   -v, --verbose       also copy the serial console to stderr while it runs
 #
-# Environment: IRQPILOT_VM_KERNEL (as --kernel), IRQPILOT_BUILD (as --build), XDG_CACHE_HOME
+# Environment: ARCH, KERNEL (as --arch, --kernel; IRQPILOT_VM_KERNEL is the old name of
+# KERNEL), IRQPILOT_BUILD (as --build), XDG_CACHE_HOME
 # (initramfs cache, default /var/tmp), IRQPILOT_VM_NO_CGROUP=1 (act as if no cgroup could be
 # made, to test the throttle SKIP path).
 #
@@ -71,7 +86,12 @@ disk_size="1G"
 timeout_s=300
 throttle=""
 out=""
-kver="${IRQPILOT_VM_KERNEL:-}"
+kspec="${KERNEL:-${IRQPILOT_VM_KERNEL:-}}"
+arch="${ARCH:-x86_64}"
+need_arch="x86_64"
+need_rt=0
+need_kernel=""
+llc=cluster
 src=""
 build="${IRQPILOT_BUILD:-}"
 verbose=0
@@ -96,7 +116,14 @@ parse_opts() {
 		--timeout) timeout_s=${2:?--timeout needs a value}; shift 2 ;;
 		--throttle) throttle=${2?--throttle needs a value}; shift 2 ;;
 		--out) out=${2:?--out needs a value}; shift 2 ;;
-		--kernel) kver=${2:?--kernel needs a value}; shift 2 ;;
+		--kernel) kspec=${2:?--kernel needs a value}; shift 2 ;;
+		--arch) arch=${2:?--arch needs a value}; shift 2 ;;
+		--need-arch) need_arch=${2:?--need-arch needs a value}; shift 2 ;;
+		--need-rt) need_rt=1; shift ;;
+		--llc)
+			case "${2:-}" in cluster|shared) llc=$2 ;; *) die "--llc cluster|shared" ;; esac
+			shift 2 ;;
+		--need-kernel) need_kernel=${2:?--need-kernel needs a value}; shift 2 ;;
 		--src) src=${2:?--src needs a value}; shift 2 ;;
 		--build) build=${2:?--build needs a value}; shift 2 ;;
 		--tcg-threads)
@@ -118,7 +145,7 @@ parse_opts() {
 find_scenario() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		--no-header|-v|--verbose|-h|--help) shift ;;
+		--no-header|-v|--verbose|-h|--help|--need-rt) shift ;;
 		--) shift; break ;;
 		-*) shift 2 ;;
 		*) break ;;
@@ -163,10 +190,17 @@ for p in "$src" "$build"; do
 	case "$p" in *[[:space:]]*) die "paths with spaces are not supported: '$p'" ;; esac
 done
 
+# On aarch64 a cluster is what shares an L2 (the devicetree below gives each its own), as a
+# socket does on the x86 guest: the same --smp header makes the same two LLC domains on both.
+if [ "$arch" = aarch64 ] && [[ $smp != *clusters=* ]]; then smp=${smp//sockets=/clusters=}; fi
+
 # --- packages ----------------------------------------------------------------------------------
 ensure_packages() {
 	local need=() p
-	for p in linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static fio cpio; do
+	local qpkg=qemu-system-x86
+	[ "$arch" = aarch64 ] && qpkg="qemu-system-arm device-tree-compiler"
+	# No kernel here: the guest's is fetched into the cache (lib-kernel.sh), never installed.
+	for p in $qpkg busybox-static fio cpio kmod; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			need+=("$p")
 	done
@@ -183,18 +217,55 @@ ensure_packages() {
 ensure_packages
 
 # --- kernel ------------------------------------------------------------------------------------
-# The host runs its own kernel; the guest kernel is whichever Debian kernel is installed here.
+# The host runs its own kernel; the guest's is a Debian kernel fetched into the cache.
 . "$here/lib-kernel.sh"
-[ -n "$kver" ] || kver=$(vm_guest_kernel)
-[ -n "$kver" ] || die "no /boot/vmlinuz-* with a matching /lib/modules/*/kernel/drivers"
-vmlinuz="/boot/vmlinuz-$kver"
+vm_kernel_select "$arch" "$kspec" || die "guest kernel (ARCH=$arch KERNEL=$kspec): $VM_KWHY"
+kver=$VM_KVER
+kroot=${VM_KROOT%/}
+vmlinuz="$kroot/boot/vmlinuz-$kver"
 [ -r "$vmlinuz" ] || die "no $vmlinuz"
-[ -d "/lib/modules/$kver/kernel" ] || die "no /lib/modules/$kver/kernel"
+kmods=$(realpath -e "$kroot/lib/modules/$kver") || die "no $kroot/lib/modules/$kver"
+[ -d "$kmods/kernel" ] || die "no $kmods/kernel"
+
+# A foreign guest's userland (lib-kernel.sh): a Debian tree of its arch in the cache, which stage 1
+# switch_roots into; its busybox builds the initramfs.
+uroot=""
+busybox=/bin/busybox
+if [ "$arch" != x86_64 ]; then
+	vm_userland "$arch" || die "$arch userland: $VM_KWHY"
+	uroot=$VM_UROOT
+	busybox=$uroot/usr/bin/busybox
+	[ -x "$busybox" ] || busybox=$uroot/bin/busybox
+	[ -e "$busybox" ] || die "no busybox in $uroot"
+fi
+
+# What the scenario needs, against the guest chosen: anything else is a SKIP, before booting.
+need_skip=""
+case ",$need_arch," in *",$arch,"*) ;; *) need_skip="needs arch $need_arch, guest is $arch" ;; esac
+if [ -z "$need_skip" ] && [ $need_rt -eq 1 ] && ! vm_kernel_is_rt; then
+	need_skip="needs a PREEMPT_RT kernel, guest runs $kver (KERNEL=rt)"
+fi
+if [ -z "$need_skip" ] && [ -n "$need_kernel" ] &&
+	[ "$(vm_kver_num "$kver")" -lt "$(vm_kver_num "$need_kernel")" ]; then
+	need_skip="needs kernel >= $need_kernel, guest runs $kver"
+fi
+if [ -n "$need_skip" ]; then
+	[ -n "$out" ] && mkdir -p "$out" && {
+		echo "SKIP $name: $need_skip"
+		echo "elapsed 0s boot ?s bootwall ?s kernel $kver arch $arch guest ? out $out"
+	} >"$out/result"
+	log "$name: not booted: $need_skip"
+	echo "SKIP $name: $need_skip"
+	exit 77
+fi
 
 # --- initramfs ---------------------------------------------------------------------------------
 # Only what it takes to reach the 9p root: busybox and the virtio/9p modules. Everything else
 # (drivers, fio, the build) comes from the host's / after switch_root.
 initramfs_mods="virtio_pci 9pnet_virtio 9p"
+# A fetched kernel's modules are not in the host's /lib/modules: the guest puts an overlay on
+# /usr/lib (tmpfs over the read-only 9p) and binds the cached tree there.
+[ "$kroot" != "" ] && [ -z "$uroot" ] && initramfs_mods+=" overlay"
 
 init_script() {
 	cat <<'EOF'
@@ -208,30 +279,55 @@ fail() { echo "IRQPILOT-RESULT: FAIL initramfs: $*"; echo o > /proc/sysrq-trigge
 for m in $(cat /modules.order); do
 	insmod "/lib/modules/$m" || fail "insmod $m"
 done
-src=; build=
+src=; build=; kmods=; uroot=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
+	irqpilot.uroot=*) uroot=${w#irqpilot.uroot=} ;;
+	irqpilot.kmods=*) kmods=${w#irqpilot.kmods=} ;;
 	irqpilot.src=*) src=${w#irqpilot.src=} ;;
 	irqpilot.build=*) build=${w#irqpilot.build=} ;;
 	esac
 done
 [ -n "$src" ] || fail "no irqpilot.src= on the kernel command line"
 [ -n "$build" ] || build=$src
-mkdir -p /newroot
+mkdir -p /newroot /host
 # cache=loose: the export is read-only and lives for one boot, and TCG makes every 9p round
 # trip expensive.
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
-	fail "mount 9p hostroot"
+if [ -z "$uroot" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
+		fail "mount 9p hostroot"
+	H=/newroot
+else
+	# A foreign arch: the host's / only carries the guest's own root (a tree in the cache).
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /host ||
+		fail "mount 9p hostroot"
+	mount --bind "/host$uroot" /newroot || fail "bind $uroot"
+	H=/host
+fi
 # Bind the trees under /run before the guest's tmpfs hides the host's /tmp, where CI clones
 # may live.
 mount -t tmpfs -o mode=0755 run /newroot/run || fail "tmpfs /run"
+if [ -n "$uroot" ]; then
+	# Its own usr/lib/modules is empty: the kernel's tree goes on it whole.
+	[ -n "$kmods" ] && { mount --bind "/host${kmods%/*}" /newroot/usr/lib/modules || fail "bind $kmods"; }
+elif [ -n "$kmods" ]; then
+	# The kernel's modules live in the host's cache, not its /lib/modules: a writable overlay
+	# on /usr/lib gets a modules/ directory to bind them on.
+	mkdir -p /ovl
+	mount -t tmpfs -o mode=0755 ovl /ovl && mkdir -p /ovl/u /ovl/w || fail "tmpfs for the overlay"
+	mount -t overlay -o lowerdir=/newroot/usr/lib,upperdir=/ovl/u,workdir=/ovl/w overlay \
+		/newroot/usr/lib || fail "overlay on /usr/lib"
+	mkdir -p "/newroot/usr/lib/modules/${kmods##*/}" || fail "mkdir /usr/lib/modules"
+	mount --bind "/newroot$kmods" "/newroot/usr/lib/modules/${kmods##*/}" || fail "bind $kmods"
+fi
 mkdir -p /newroot/run/irqpilot/src /newroot/run/irqpilot/build /newroot/run/irqpilot/out
-mount --bind "/newroot$src" /newroot/run/irqpilot/src || fail "bind $src"
-mount --bind "/newroot$build" /newroot/run/irqpilot/build || fail "bind $build"
+mount --bind "$H$src" /newroot/run/irqpilot/src || fail "bind $src"
+mount --bind "$H$build" /newroot/run/irqpilot/build || fail "bind $build"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 irqout /newroot/run/irqpilot/out ||
 	fail "mount 9p irqout"
 mount -t tmpfs -o mode=1777 tmp /newroot/tmp || fail "tmpfs /tmp"
 mount --move /dev /newroot/dev
+if [ -n "$uroot" ]; then mkdir -p /newroot/run/host && mount --move /host /newroot/run/host; fi
 umount /proc /sys 2>/dev/null
 exec switch_root /newroot /bin/bash /run/irqpilot/src/tests/vm/guest-init.sh
 fail "switch_root"
@@ -247,12 +343,12 @@ module_order() {
 		m=${m//-/_}
 		[ -n "${seen[$m]:-}" ] && return 0
 		seen[$m]=1
-		if ! modinfo -k "$kver" -F filename "$m" >/dev/null 2>&1; then
+		if ! modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m" >/dev/null 2>&1; then
 			die "module $m not found for $kver"
 		fi
 		# Built-in modules have no file to load.
-		case "$(modinfo -k "$kver" -F filename "$m")" in (builtin*|"") return 0 ;; esac
-		deps=$(modinfo -k "$kver" -F depends "$m")
+		case "$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")" in (builtin*|"(builtin)"|"") return 0 ;; esac
+		deps=$(modinfo -b "${kroot:-/}" -k "$kver" -F depends "$m")
 		for d in ${deps//,/ }; do visit "$d"; done
 		order+=("$m")
 	}
@@ -262,9 +358,9 @@ module_order() {
 
 build_initramfs() {
 	local cache dest stamp_want tmp m f bn
-	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver"
+	cache="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$arch-$kver"
 	dest="$cache/initramfs.cpio.gz"
-	stamp_want=$( { sha256sum "$self" /bin/busybox; echo "$kver $initramfs_mods"; } |
+	stamp_want=$( { sha256sum "$self" "$busybox"; echo "$kver $initramfs_mods"; } |
 		sha256sum | cut -d' ' -f1)
 	if [ -s "$dest" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp_want" ]; then
 		initramfs=$dest
@@ -273,13 +369,13 @@ build_initramfs() {
 	mkdir -p "$cache" || die "cannot create $cache"
 	tmp=$(mktemp -d "$cache/build.XXXXXX") || die "mktemp in $cache"
 	mkdir -p "$tmp"/{bin,proc,sys,dev,newroot,lib/modules}
-	cp /bin/busybox "$tmp/bin/busybox"
+	cp "$busybox" "$tmp/bin/busybox"
 	for a in sh mount umount mkdir cat insmod switch_root sleep echo; do
 		ln -s busybox "$tmp/bin/$a"
 	done
 	: >"$tmp/modules.order"
 	for m in $(module_order); do
-		f=$(modinfo -k "$kver" -F filename "$m")
+		f=$(modinfo -b "${kroot:-/}" -k "$kver" -F filename "$m")
 		bn=$(basename "$f")
 		case "$f" in
 		*.ko.xz) xz -dc "$f" >"$tmp/lib/modules/${bn%.xz}"; bn=${bn%.xz} ;;
@@ -305,7 +401,7 @@ initramfs=""
 	flock 8
 	build_initramfs
 ) 8>"${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm.lock" || exit 2
-initramfs="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$kver/initramfs.cpio.gz"
+initramfs="${XDG_CACHE_HOME:-/var/tmp}/irqpilot-vm/$arch-$kver/initramfs.cpio.gz"
 [ -s "$initramfs" ] || die "no initramfs at $initramfs"
 
 # --- work dirs, disks --------------------------------------------------------------------------
@@ -500,12 +596,71 @@ throttle_setup() {
 }
 
 # --- boot --------------------------------------------------------------------------------------
-cmdline="console=ttyS0,115200 loglevel=5 panic=-1 mitigations=off"
+# aarch64: QEMU's own virt devicetree for this -smp/-m, with what a phone's has and virt lacks:
+# capacity-dmips-mhz (the first cluster little, 400, the others 1024: drivers/base/arch_topology.c
+# makes cpu_capacity from it) and one L2 per cluster (next-level-cache, which cacheinfo turns into
+# the LLC the scheduler and irqpilotd group by). QEMU's cpu-map has the clusters already when
+# --smp says clusters=N. Cached per -smp and -m.
+vm_biglittle_dtb() {
+	local d=$VM_CACHE/dtb f
+	f=$d/virt-${smp//[^0-9a-z]/_}-$mem-$llc.dtb
+	[ -s "$f" ] && [ "$f" -nt "$self" ] && { echo "$f"; return 0; }
+	mkdir -p "$d" || return 1
+	qemu-system-aarch64 -M "virt,gic-version=3,dumpdtb=$f.raw" -accel tcg -cpu max \
+		-smp "$smp" -m "$mem" -nographic >/dev/null 2>&1 || return 1
+	dtc -q -I dtb -O dts "$f.raw" >"$f.dts" || return 1
+	python3 - "$f.dts" "$llc" <<'PY' || return 1
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+# cluster order from the cpu-map: clusterN { coreM { cpu = <phandle>; } }
+m = re.search(r"cpu-map \{(.*?)\n\t\t\};", s, re.S)
+if not m:
+    sys.exit("no cpu-map in the virt devicetree: give --smp clusters=2")
+clusters = []
+for c in re.finditer(r"cluster\d+ \{(.*?)\n\t\t\t\t\};", m.group(1), re.S):
+    clusters.append(re.findall(r"cpu = <(0x[0-9a-f]+)>", c.group(1)))
+if len(clusters) < 2:
+    sys.exit("the cpu-map has %d cluster(s); a big.LITTLE guest needs 2" % len(clusters))
+shared = sys.argv[2] == "shared"
+l2 = ""
+for i, cl in enumerate(clusters):
+    ph = 0x9000 + (0 if shared else i)
+    if not (shared and i > 0):
+        l2 += ("\n\t\tl2-cache%d {\n\t\t\tcompatible = \"cache\";\n\t\t\tcache-level = <0x02>;\n"
+           "\t\t\tcache-unified;\n\t\t\tphandle = <0x%x>;\n\t\t};\n" % (i, ph))
+    for cpu in cl:
+        cap = 400 if i == 0 else 1024
+        s = re.sub(r"(\n\t\tcpu@[0-9a-f]+ \{\n\t\t\tphandle = <%s>;)" % cpu,
+                   r"\1\n\t\t\tcapacity-dmips-mhz = <%d>;\n\t\t\tnext-level-cache = <0x%x>;" % (cap, ph), s)
+s = s.replace("\t\tcpu-map {", l2.lstrip("\n") + "\n\t\tcpu-map {", 1)
+open(p, "w").write(s)
+PY
+	dtc -q -I dts -O dtb -o "$f" "$f.dts" || return 1
+	rm -f "$f.raw"
+	echo "$f"
+}
+
+console=ttyS0
+[ "$arch" = aarch64 ] && console=ttyAMA0
+cmdline="console=$console,115200 loglevel=5 panic=-1 mitigations=off"
 cmdline+=" irqpilot.src=$src irqpilot.build=$build"
+[ -n "$kroot" ] && cmdline+=" irqpilot.kmods=$kmods"
+[ -n "$uroot" ] && cmdline+=" irqpilot.uroot=$uroot"
 [ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
 
 # shellcheck disable=SC2054 # the commas are qemu's
-qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max -smp "$smp" -m "$mem"
+case $arch in
+x86_64) qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -cpu max) ;;
+aarch64)
+	dtb=$(vm_biglittle_dtb) || die "cannot make the big.LITTLE devicetree"
+	# pauth-impdef: QEMU's own pointer-auth hash, much cheaper under TCG than the architected one.
+	qemu=(qemu-system-aarch64 -M virt,gic-version=3 -accel "tcg,thread=$tcg_threads"
+		-cpu max,pauth-impdef=on -dtb "$dtb") ;;
+*) die "ARCH=$arch: no QEMU set-up for it yet" ;;
+esac
+# shellcheck disable=SC2054 # the commas are qemu's
+qemu+=(-smp "$smp" -m "$mem"
 	-nographic -no-reboot -name irqpilot-vm,debug-threads=on
 	-kernel "$vmlinuz" -initrd "$initramfs" -append "$cmdline"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
@@ -619,6 +774,8 @@ status=$(awk '{ print $2 }' <<<"$result_line")
 summary=$(sed 's/^IRQPILOT-RESULT: [A-Z]*[[:space:]]*//' <<<"$result_line")
 guest_said="$status $summary"
 boot_s=$(grep -a '^IRQPILOT-BOOTED ' "$console" | head -n1 | awk '{ print $2 }')
+# The guest's own `uname -r`, as guest-init.sh reports it.
+guest_uname=$(grep -a '^IRQPILOT-BOOTED ' "$console" | head -n1 | awk '{ print $3 }')
 
 bad_re='Kernel panic|Oops|BUG:|WARNING:|hung_task|blocked for more than'
 bad_re+='|rcu_sched self-detected stall|rcu: INFO:|general protection fault|Attempted to kill init'
@@ -658,7 +815,7 @@ fi
 
 {
 	echo "$verdict $name: $summary"
-	echo "elapsed ${elapsed}s boot ${boot_s:-?}s bootwall ${boot_wall:-?}s kernel $kver out $out"
+	echo "elapsed ${elapsed}s boot ${boot_s:-?}s bootwall ${boot_wall:-?}s kernel $kver arch $arch guest ${guest_uname:-?} out $out"
 } >"$out/result"
 [ -n "$kernel_bad" ] && { log "kernel trouble:"; echo "$kernel_bad" >&2; }
 if [ "$verdict" = FAIL ]; then
@@ -666,7 +823,7 @@ if [ "$verdict" = FAIL ]; then
 	tail -n 25 "$console" | sed 's/^/  | /' >&2
 fi
 log "$name: ${elapsed}s wall; guest reached stage 2 after ${boot_wall:-?}s wall" \
-	"(${boot_s:-?}s guest uptime); kernel $kver; console $console"
+	"(${boot_s:-?}s guest uptime); $arch kernel ${guest_uname:-$kver}; console $console"
 echo "$verdict $name: $summary"
 case "$verdict" in
 PASS) exit 0 ;;

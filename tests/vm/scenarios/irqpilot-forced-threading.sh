@@ -51,8 +51,10 @@ vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
 vm_fio_bg 3 "${fioargs[@]}"
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
-# The limit is in cycles (below); the time-out only catches a daemon that stopped.
-moved_at=$(vm_wait_moves 0 120) || vm_fail "irqpilotd made no move in 120 s: $(cat "$VM_DLOG")"
+# The limit is in cycles (below); the time-outs only catch a daemon that stopped. On the RT
+# kernel under TCG, with a busy host, 15 s were once 2-3 cycles only and the move came after.
+moved_at=$(vm_wait_moves 0 120) ||
+	vm_fail "irqpilotd made no move in 120 s ($(vm_status_field cycles) cycles): $(cat "$VM_DLOG")"
 # The thread follows at its next wakeup; the effective affinity of an MSI at its next interrupt.
 for _ in $(seq 1 300); do
 	e=$(vm_eff "$irq"); a=$(vm_aff "$irq"); t=$(vm_thread_cpus "$thread")

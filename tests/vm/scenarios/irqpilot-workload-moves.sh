@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2
+# vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2 --need-arch x86_64,aarch64
 # Issue 5 with irqpilot, a workload that moves: as irqpilot-forced-threading, irqpilotd first
 # brings the AHCI vector from CPU 1 to fio's domain 2-3 (LLC domains {0,1} and {2,3}) within 3
 # cycles. Then fio
