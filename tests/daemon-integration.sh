@@ -27,38 +27,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 
-ok() { echo "ok - $1"; }
-bad() {
-	echo "not ok - $1"
-	fail=1
-}
-# run: a command whose output later checks read from $tmp/out
-run() { # description, command...
-	d=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/out"; fi
-}
-check() { # description, command...
-	d=$1
-	shift
-	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
-}
-# wait_for SECONDS command...: until the command succeeds. Every wait ends as
-# soon as what it waits for has happened; the limit only catches a daemon that
-# did not do it, so it is long: on a loaded 2-CPU machine the first move took
-# more than 10 s.
-limit=60
-wait_for() {
-	n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 affinity_is() { [ "$(cat "$root/proc/irq/37/smp_affinity_list")" = "$1" ]; }
 affinity_in() { grep -qx "$1" "$root/proc/irq/37/smp_affinity_list"; }
 
@@ -73,23 +44,8 @@ EOF
 
 # --- the stand-in kernel and workload --------------------------------------
 mkdir -p "$root/irqpilot"
-(
-	c=0
-	while :; do
-		c=$((c + 3000))
-		aff=$(cat "$root/proc/irq/37/smp_affinity_list")
-		eff=${aff%%[-,]*}
-		echo "$eff" >"$root/proc/irq/37/effective_affinity_list.new"
-		mv "$root/proc/irq/37/effective_affinity_list.new" "$root/proc/irq/37/effective_affinity_list"
-		echo "sda 6 $c" >"$root/irqpilot/submit.new"
-		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
-		awk -v eff="$eff" '{ if ($1 == "37:") { col = eff + 2; $col = $col + 3000 } print }' \
-			"$root/proc/interrupts" >"$root/proc/interrupts.new"
-		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
-		sleep 0.05
-	done
-) 2>"$tmp/kernel.err" &
-pids="$pids $!"
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
 
 # --- start ------------------------------------------------------------------
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &

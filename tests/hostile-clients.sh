@@ -52,28 +52,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 
-ok() { echo "ok - $1"; }
-bad() {
-	echo "not ok - $1"
-	fail=1
-}
-check() { # description, command...
-	d=$1
-	shift
-	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
-}
-skip() { echo "ok - # SKIP $1"; }
-wait_for() { # SECONDS command...
-	n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 # refused DESCRIPTION PATTERN command...: exit 4 (permission) and PATTERN said
 refused() {
 	d=$1
@@ -109,7 +90,7 @@ printf '[daemon]\ninterval = 0.3\n' >"$conf"
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
 daemon=$!
 pids="$pids $daemon"
-if ! wait_for 10 test -S "$rt/control"; then
+if ! wait_for "$limit" test -S "$rt/control"; then
 	bad "the daemon opens its control socket"
 	cat "$log"
 	exit 1
@@ -173,7 +154,7 @@ refused "... and the group may no longer write" "only root may do that" $nobody 
 $nobody "$raw" "$rt/control" --hold-many 64 4 >"$tmp/hold64" 2>&1 &
 h=$!
 pids="$pids $h"
-check "nobody makes 64 connections" wait_for 5 grep -q "connected 64" "$tmp/hold64"
+check "nobody makes 64 connections" wait_for "$limit" grep -q "connected 64" "$tmp/hold64"
 if ms "$ctl" status && [ "$elapsed" -lt 1000 ]; then
 	ok "root's status still answers within a second (${elapsed} ms)"
 else
@@ -190,7 +171,7 @@ for u in 4001 4002 4003 4004; do
 	as_uid "$u" "$raw" "$rt/control" --hold-many 8 6 >"$tmp/hold-$u" 2>&1 &
 	pids="$pids $!"
 done
-check "four users fill the table" wait_for 5 sh -c "cat '$tmp'/hold-* | grep -c 'connected 8' | grep -qx 4"
+check "four users fill the table" wait_for "$limit" sh -c "cat '$tmp'/hold-* | grep -c 'connected 8' | grep -qx 4"
 if ms "$ctl" status && [ "$elapsed" -lt 1000 ]; then
 	ok "with the table full root's status answers within a second (${elapsed} ms)"
 else
@@ -198,7 +179,7 @@ else
 	cat "$tmp/out"
 fi
 check "... by closing the oldest idle reader" grep -q "closed the oldest idle one" "$log"
-wait_for 10 sh -c "[ \$(cat '$tmp'/hold-* | grep -c '^open:') -eq 4 ]"
+wait_for "$limit" sh -c "[ \$(cat '$tmp'/hold-* | grep -c '^open:') -eq 4 ]"
 check "a full table cuts idle readers within the 6 s they would hold" \
 	sh -c "[ \$(cat '$tmp'/hold-* | grep -c '^open: 0 of 8') -eq 4 ]"
 check "afterwards everyone may connect again" $nobody "$ctl" status
@@ -233,7 +214,7 @@ capture_refused "capture outside the state directory is refused" "is not below $
 capture_refused "capture into a sibling with the same prefix is refused" "is not below" "${state}x/y"
 check "... nothing was written outside" test -z "$(ls -A "$tmp/outside")"
 check "capture below the state directory is accepted" "$ctl" capture "$state/series/one" 2
-check "... and records its samples there" wait_for 10 test -d "$state/series/one/0001/proc"
+check "... and records its samples there" wait_for "$limit" test -d "$state/series/one/0001/proc"
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

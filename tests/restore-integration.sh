@@ -41,26 +41,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-ok() { echo "ok - $1"; }
-bad() {
-	echo "not ok - $1"
-	fail=1
-}
-check() { # description, command...
-	d=$1
-	shift
-	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
-}
-wait_for() {
-	n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 affinity_is() { [ "$(cat "$aff")" = "$1" ]; }
 moved() { grep -qx '[67]' "$aff"; }
 
@@ -74,23 +56,8 @@ interval = 0.3
 [policy]
 dwell = 1
 EOT
-(
-	c=0
-	while :; do
-		c=$((c + 3000))
-		a=$(cat "$aff")
-		eff=${a%%[-,]*}
-		echo "$eff" >"$root/proc/irq/37/effective_affinity_list.new"
-		mv "$root/proc/irq/37/effective_affinity_list.new" "$root/proc/irq/37/effective_affinity_list"
-		echo "sda 6 $c" >"$root/irqpilot/submit.new"
-		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
-		awk -v eff="$eff" '{ if ($1 == "37:") { col = eff + 2; $col = $col + 3000 } print }' \
-			"$root/proc/interrupts" >"$root/proc/interrupts.new"
-		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
-		sleep 0.05
-	done
-) 2>"$tmp/kernel.err" &
-pids="$pids $!"
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
 
 start() {
 	"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground "$@" >"$log" 2>&1 &
@@ -106,7 +73,7 @@ stop() { # expected exit status
 
 # --- item 9: the original is on disk before the write -----------------------
 start
-check "the daemon moves IRQ 37" wait_for 10 moved
+check "the daemon moves IRQ 37" wait_for "$limit" moved
 check "the state file holds the original, not the moved value" grep -qx "irq 37 0-7" "$rt/state"
 
 # --- item 5: dry-run on, then SIGTERM still restores -------------------------
@@ -117,17 +84,17 @@ check "... and nothing is left in the state file" test ! -e "$rt/state"
 
 # --- item 5: a reload into dry_run = yes -----------------------------------
 start
-check "moved again" wait_for 10 moved
+check "moved again" wait_for "$limit" moved
 printf '[daemon]\ninterval = 0.3\ndry_run = yes\n[policy]\ndwell = 1\n' >"$conf"
 kill -HUP "$daemon"
-check "the reload is logged" wait_for 5 grep -q "reloaded" "$log"
+check "the reload is logged" wait_for "$limit" grep -q "reloaded" "$log"
 stop 0
 check "item 5: SIGTERM after a reload into dry_run = yes restores 0-7" affinity_is 0-7
 printf '[daemon]\ninterval = 0.3\n[policy]\ndwell = 1\n' >"$conf"
 
 # --- item 4: a restore that fails keeps its record ---------------------------
 start
-check "moved again" wait_for 10 moved
+check "moved again" wait_for "$limit" moved
 moved_to=$(cat "$aff")
 mount --bind "$aff" "$aff" && mount -o remount,bind,ro "$aff"
 check "smp_affinity_list is read-only now" sh -c "! echo 0-7 >'$aff'"
@@ -194,7 +161,7 @@ check "... saying so" grep -q "symbolic link" "$tmp/out"
 rm "$rt/state"
 ln -s "$tmp/victim" "$rt/state.tmp"
 start
-check "moved again" wait_for 10 moved
+check "moved again" wait_for "$limit" moved
 check "item 6: a planted state.tmp link is not written through" grep -qx precious "$tmp/victim"
 check "... the state file is a regular file" test -f "$rt/state" -a ! -L "$rt/state"
 stop 0

@@ -25,26 +25,8 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-ok() { echo "ok - $1"; }
-bad() {
-	echo "not ok - $1"
-	fail=1
-}
-check() {
-	d=$1
-	shift
-	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
-}
-wait_for() {
-	n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 
 cp -a "$top_srcdir/tests/fixtures/pixel6-gs101" "$root"
 chmod -R u+w "$root"
@@ -55,13 +37,13 @@ printf '[daemon]\ninterval = 0.2\n' >"$tmp/conf"
 
 "$bin" --root "$root" --runtime-dir "$rt" --config "$tmp/conf" --dry-run --foreground >"$log" 2>&1 &
 daemon=$!
-if ! wait_for 20 test -S "$rt/control"; then
+if ! wait_for "$limit" test -S "$rt/control"; then
 	bad "the daemon starts"
 	cat "$log"
 	exit 1
 fi
 # some cycles, so that "once" means something
-check "the daemon runs several cycles" wait_for 20 sh -c "'$ctl' status | grep -Eq '^cycles: ([5-9]|[1-9][0-9]+)'"
+check "the daemon runs several cycles" wait_for "$limit" sh -c "'$ctl' status | grep -Eq '^cycles: ([5-9]|[1-9][0-9]+)'"
 for d in sda sdb sdc; do
 	check "the log warns about $d exactly once" \
 		sh -c "[ \$(grep -c 'warning.*$d (exynos-ufshc on 14700000.ufs): no IRQ vector found' '$log') -eq 1 ]"

@@ -1,0 +1,63 @@
+# shellcheck shell=sh disable=SC2034,SC2154 # results and $tmp belong to the sourcing script
+# Shared by the scripts that drive irqpilotd on a writable fixture tree
+# (daemon-integration, restore-integration, hostile-clients,
+# unsteerable-warning): TAP-style results and waits. Sourced after the script
+# has set $tmp (its scratch directory); failures set $fail.
+
+ok() { echo "ok - $1"; }
+bad() {
+	echo "not ok - $1"
+	fail=1
+}
+skip() { echo "ok - # SKIP $1"; }
+# run DESCRIPTION command...: its output stays in $tmp/out for later checks
+run() {
+	d=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/out"; fi
+}
+check() { # description, command...
+	d=$1
+	shift
+	if "$@" >"$tmp/check" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    /' "$tmp/check"; fi
+}
+# wait_for SECONDS command...: until the command succeeds. Every wait ends as
+# soon as what it waits for has happened; the limit only catches a daemon that
+# did not do it, so callers pass $limit, which is long: on a loaded 2-CPU
+# machine the first move took more than 10 s.
+limit=60
+wait_for() {
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
+# workload on a fixture tree, in the background (its pid in $standin_pid):
+# 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list
+# names (as the effective affinity), and 3,000 submissions of DISK from CPU.
+standin_kernel() {
+	(
+		c=0
+		irqdir=$1/proc/irq/$2
+		while :; do
+			c=$((c + 3000))
+			a=$(cat "$irqdir/smp_affinity_list")
+			eff=${a%%[-,]*}
+			echo "$eff" >"$irqdir/effective_affinity_list.new"
+			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
+			echo "$3 $4 $c" >"$1/irqpilot/submit.new"
+			mv "$1/irqpilot/submit.new" "$1/irqpilot/submit"
+			awk -v irq="$2:" -v eff="$eff" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
+				"$1/proc/interrupts" >"$1/proc/interrupts.new"
+			mv "$1/proc/interrupts.new" "$1/proc/interrupts"
+			sleep 0.05
+		done
+	) 2>"$tmp/kernel.err" &
+	standin_pid=$!
+}
