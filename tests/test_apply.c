@@ -682,6 +682,48 @@ static void test_failed_restore_keeps_record(void **state)
 	assert_int_equal(e->h.nr_rq, 0);
 }
 
+/* The module answers ENOENT to a DETACH of a disk it does not hold: one it
+ * detached itself when the daemon's socket closed. That record is done; a
+ * refused detach (EBUSY) keeps its record for --restore. */
+static int fake_cq(void *ctx, unsigned major, unsigned minor, bool attach)
+{
+	struct fake *f = ctx;
+
+	return attach ? 0 : minor == 0 ? -ENOENT : f->inject_err;
+}
+
+static void test_restore_cq_already_detached(void **state)
+{
+	struct env *e = *state;
+	const char *names[] = { "sda", "sdb" };
+
+	for (int i = 0; i < 2; i++) {
+		/* (each get may move the array) */
+		struct ip_cqdev_hist *c = ip_history_cqdev_get(&e->h, names[i]);
+
+		assert_non_null(c);
+		c->major = 8;
+		c->minor = 16 * i;
+		c->attached_by_us = true;
+	}
+	e->ops.cq = fake_cq;
+	e->fake.inject_err = -EBUSY;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_contains(e->res.r[0].msg, "sda was no longer attached");
+	assert_false(ip_history_cqdev_find(&e->h, "sda")->attached_by_us);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_FAILED);
+	assert_contains(e->res.r[1].msg, "kept for --restore");
+	assert_true(ip_history_cqdev_find(&e->h, "sdb")->attached_by_us);
+	ip_apply_results_free(&e->res);
+	e->fake.inject_err = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_false(ip_history_cqdev_find(&e->h, "sdb")->attached_by_us);
+}
+
 /* Item 9: when a write happens, its original is already in the state
  * file; when it cannot be recorded, nothing is written. */
 struct ahead {
@@ -794,6 +836,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_skips_reused_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,8 +39,25 @@ struct ip_apply_ops {
 };
 
 /* ip_root_write, sched_setaffinity(2), sched_setscheduler(2), and the
- * irqpilot_cq netlink client (cqclient.h). */
+ * irqpilot_cq netlink client (cqclient.h). ctx is NULL, or a struct
+ * ip_apply_live. */
 void ip_apply_ops_default(struct ip_apply_ops *ops);
+
+struct ip_cq;
+/*
+ * The real ops' context. @cq is the caller's long-lived irqpilot_cq
+ * connection (irqpilotd's, the one it follows events on), or NULL. On it
+ * an attach is IP_CQ_ATTACH_OWNED: the module detaches the disk itself
+ * when that socket closes, so a daemon killed with -9 leaves nothing
+ * attached. Without it (ctx NULL, or @cq NULL while reconnecting, and
+ * --oneshot) each call opens a socket of its own and attaches unowned,
+ * since an owned attach would be undone the moment that socket closed;
+ * such an attach stays until a detach (--restore, irqctl, the module's
+ * unload).
+ */
+struct ip_apply_live {
+	struct ip_cq *cq;
+};
 
 enum ip_apply_what {
 	IP_APPLY_IRQ = 0, /* proc/irq/N/smp_affinity_list */
