@@ -51,9 +51,9 @@ struct ip_cq;
  * when that socket closes, so a daemon killed with -9 leaves nothing
  * attached. Without it (ctx NULL, or @cq NULL while reconnecting, and
  * --oneshot) each call opens a socket of its own and attaches unowned,
- * since an owned attach would be undone the moment that socket closed;
- * such an attach stays until a detach (--restore, irqctl, the module's
- * unload).
+ * since an owned attach would be undone the moment that socket closed
+ * (--oneshot's plan would be false as printed); such an attach stays, as
+ * --oneshot's affinity writes do, until a detach or the module's unload.
  */
 struct ip_apply_live {
 	struct ip_cq *cq;
