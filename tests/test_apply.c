@@ -296,6 +296,10 @@ static void test_classify(void **state)
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -ENOSPC), IP_APPLY_NO_SPACE);
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EBUSY), IP_APPLY_FAILED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, EIO), IP_APPLY_MANAGED);
+	/* DETACH of a disk the module does not hold; irqpilotd not connected */
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -ENOENT), IP_APPLY_VANISHED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -ENOTCONN), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -EBUSY), IP_APPLY_FAILED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -ESRCH), IP_APPLY_VANISHED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -EINVAL), IP_APPLY_RETRY);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_SCHED, -EPERM), IP_APPLY_FAILED);
@@ -724,6 +728,18 @@ static void test_restore_cq_already_detached(void **state)
 	assert_false(ip_history_cqdev_find(&e->h, "sdb")->attached_by_us);
 }
 
+/* The daemon between connections never attaches unowned: an attach that
+ * outlived a kill -9 would be left behind. (No socket is opened.) */
+static void test_live_without_connection(void **state)
+{
+	struct ip_apply_live live = { .cq = NULL };
+	struct ip_apply_ops ops;
+
+	ip_apply_ops_default(&ops);
+	assert_null(ops.ctx);
+	assert_int_equal(ops.cq(&live, 8, 0, true), -ENOTCONN);
+}
+
 /* Item 9: when a write happens, its original is already in the state
  * file; when it cannot be recorded, nothing is written. */
 struct ahead {
@@ -837,6 +853,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
+		cmocka_unit_test(test_live_without_connection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

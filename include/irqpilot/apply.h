@@ -49,11 +49,14 @@ struct ip_cq;
  * connection (irqpilotd's, the one it follows events on), or NULL. On it
  * an attach is IP_CQ_ATTACH_OWNED: the module detaches the disk itself
  * when that socket closes, so a daemon killed with -9 leaves nothing
- * attached. Without it (ctx NULL, or @cq NULL while reconnecting, and
- * --oneshot) each call opens a socket of its own and attaches unowned,
+ * attached. While @cq is NULL (the module loaded after the daemon, a
+ * failed events socket) an attach is -ENOTCONN, planned again next cycle,
+ * so the daemon never makes one that outlives it. With ctx NULL
+ * (--oneshot) each call opens a socket of its own and attaches unowned,
  * since an owned attach would be undone the moment that socket closed
  * (--oneshot's plan would be false as printed); such an attach stays, as
  * --oneshot's affinity writes do, until a detach or the module's unload.
+ * A detach without @cq goes out on a socket of its own.
  */
 struct ip_apply_live {
 	struct ip_cq *cq;

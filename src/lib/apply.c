@@ -59,6 +59,11 @@ static int real_cq(void *ctx, unsigned major, unsigned minor, bool attach)
 	if (live && live->cq)
 		return attach ? ip_cq_attach_flags(live->cq, major, minor, IP_CQ_ATTACH_OWNED, &d)
 			      : ip_cq_detach(live->cq, major, minor, &d);
+	/* The daemon between connections (the module loaded after it, a
+	 * failed events socket) makes no attach that would outlive it; the
+	 * next cycle attaches on the new connection. Detaching needs none. */
+	if (live && attach)
+		return -ENOTCONN;
 	ret = ip_cq_open(&c, &d);
 	if (ret < 0)
 		return ret;
@@ -149,6 +154,8 @@ enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err)
 		case -ENOENT:	    /* the disk went away */
 		case -ENODEV:
 			return IP_APPLY_VANISHED;
+		case -ENOTCONN: /* irqpilotd not connected yet (real_cq) */
+			return IP_APPLY_RETRY;
 		}
 		/* EINVAL/EOPNOTSUPP: not a whole blk-mq disk; ENOSPC: 64 attached;
 		 * EBUSY, EPERM: never better next cycle. */
@@ -734,7 +741,9 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 
 static const char *cq_strerror(int err)
 {
-	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded" : strerror(-err);
+	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded"
+	       : err == -ENOTCONN  ? "no connection to irqpilot_cq yet, attached next cycle"
+				    : strerror(-err);
 }
 
 static void apply_cq(struct actx *a, struct ip_cq_action *ca)
