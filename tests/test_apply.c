@@ -296,6 +296,10 @@ static void test_classify(void **state)
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -ENOSPC), IP_APPLY_NO_SPACE);
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, -EBUSY), IP_APPLY_FAILED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_IRQ, EIO), IP_APPLY_MANAGED);
+	/* DETACH of a disk the module does not hold; irqpilotd not connected */
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -ENOENT), IP_APPLY_VANISHED);
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -ENOTCONN), IP_APPLY_RETRY);
+	assert_int_equal(ip_apply_classify(IP_APPLY_CQ, -EBUSY), IP_APPLY_FAILED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -ESRCH), IP_APPLY_VANISHED);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_AFFINITY, -EINVAL), IP_APPLY_RETRY);
 	assert_int_equal(ip_apply_classify(IP_APPLY_THREAD_SCHED, -EPERM), IP_APPLY_FAILED);
@@ -719,6 +723,60 @@ static void test_failed_restore_keeps_record(void **state)
 	assert_int_equal(e->h.nr_rq, 0);
 }
 
+/* The module answers ENOENT to a DETACH of a disk it does not hold: one it
+ * detached itself when the daemon's socket closed. That record is done; a
+ * refused detach (EBUSY) keeps its record for --restore. */
+static int fake_cq(void *ctx, unsigned major, unsigned minor, bool attach)
+{
+	struct fake *f = ctx;
+
+	return attach ? 0 : minor == 0 ? -ENOENT : f->inject_err;
+}
+
+static void test_restore_cq_already_detached(void **state)
+{
+	struct env *e = *state;
+	const char *names[] = { "sda", "sdb" };
+
+	for (int i = 0; i < 2; i++) {
+		/* (each get may move the array) */
+		struct ip_cqdev_hist *c = ip_history_cqdev_get(&e->h, names[i]);
+
+		assert_non_null(c);
+		c->major = 8;
+		c->minor = 16 * i;
+		c->attached_by_us = true;
+	}
+	e->ops.cq = fake_cq;
+	e->fake.inject_err = -EBUSY;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_contains(e->res.r[0].msg, "sda was no longer attached");
+	assert_false(ip_history_cqdev_find(&e->h, "sda")->attached_by_us);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_FAILED);
+	assert_contains(e->res.r[1].msg, "kept for --restore");
+	assert_true(ip_history_cqdev_find(&e->h, "sdb")->attached_by_us);
+	ip_apply_results_free(&e->res);
+	e->fake.inject_err = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->h, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_false(ip_history_cqdev_find(&e->h, "sdb")->attached_by_us);
+}
+
+/* The daemon between connections never attaches unowned: an attach that
+ * outlived a kill -9 would be left behind. (No socket is opened.) */
+static void test_live_without_connection(void **state)
+{
+	struct ip_apply_live live = { .cq = NULL };
+	struct ip_apply_ops ops;
+
+	ip_apply_ops_default(&ops);
+	assert_null(ops.ctx);
+	assert_int_equal(ops.cq(&live, 8, 0, true), -ENOTCONN);
+}
+
 /* Item 9: when a write happens, its original is already in the state
  * file; when it cannot be recorded, nothing is written. */
 struct ahead {
@@ -832,6 +890,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_skips_reused_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
+		cmocka_unit_test(test_live_without_connection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,8 +39,28 @@ struct ip_apply_ops {
 };
 
 /* ip_root_write, sched_setaffinity(2), sched_setscheduler(2), and the
- * irqpilot_cq netlink client (cqclient.h). */
+ * irqpilot_cq netlink client (cqclient.h). ctx is NULL, or a struct
+ * ip_apply_live. */
 void ip_apply_ops_default(struct ip_apply_ops *ops);
+
+struct ip_cq;
+/*
+ * The real ops' context. @cq is the caller's long-lived irqpilot_cq
+ * connection (irqpilotd's, the one it follows events on), or NULL. On it
+ * an attach is IP_CQ_ATTACH_OWNED: the module detaches the disk itself
+ * when that socket closes, so a daemon killed with -9 leaves nothing
+ * attached. While @cq is NULL (the module loaded after the daemon, a
+ * failed events socket) an attach is -ENOTCONN, planned again next cycle,
+ * so the daemon never makes one that outlives it. With ctx NULL
+ * (--oneshot) each call opens a socket of its own and attaches unowned,
+ * since an owned attach would be undone the moment that socket closed
+ * (--oneshot's plan would be false as printed); such an attach stays, as
+ * --oneshot's affinity writes do, until a detach or the module's unload.
+ * A detach without @cq goes out on a socket of its own.
+ */
+struct ip_apply_live {
+	struct ip_cq *cq;
+};
 
 enum ip_apply_what {
 	IP_APPLY_IRQ = 0, /* proc/irq/N/smp_affinity_list */

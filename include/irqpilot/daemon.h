@@ -84,9 +84,11 @@ struct ip_daemon {
 	unsigned last_move_cycle; /* the cycle that made it, for "within N cycles" */
 	struct ip_logged_target *logged;
 	size_t nr_logged;
-	/* irqpilot_cq: the client and its event source while the module is
-	 * loaded; cq_absent_logged so its absence is said once */
-	struct ip_cq *cq;
+	/* irqpilot_cq: the client (live.cq) and its event source while the
+	 * module is loaded; cq_absent_logged so its absence is said once. The
+	 * engine's writers attach on live.cq, owned (apply.h): closing it, or
+	 * the daemon's death, detaches what it attached. */
+	struct ip_apply_live live;
 	sd_event_source *cq_src;
 	bool cq_absent_logged;
 	/* irqctl capture: one step per cycle until done */

@@ -59,6 +59,10 @@ void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run);
 /* Write-ahead of the originals (struct ip_apply_ops.record). */
 void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
 			  void *ctx);
+/* The context of the real writers (struct ip_apply_live, borrowed): where
+ * irqpilot_cq attaches go. Ignored when the engine writes into a tree or
+ * was given its ops. */
+void ip_engine_set_live(struct ip_engine *e, struct ip_apply_live *live);
 bool ip_engine_dry_run(const struct ip_engine *e);
 /* Drop cached topology and storage: hot-plug. */
 void ip_engine_invalidate(struct ip_engine *e);

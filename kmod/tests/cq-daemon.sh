@@ -9,12 +9,16 @@
 #  2. irqpilotd, default completion_threads = auto: the vector cannot follow its submitters (the
 #     policy pins it) and forced threading keeps completions on CPU 0, so auto attaches sda on
 #     trial; after the dwell the daemon compares sda's I/O rate attached with the rate before,
-#     and keeps or detaches. Its verdict must agree with step 1 when step 1 found one path more
-#     than 10% faster (under TCG runs of the same path vary by 10-40%); a detached sda is not
-#     tried again while the hold lasts;
+#     and keeps or detaches. Its verdict must follow the trial's own figures as it logs them and
+#     the policy's threshold (IP_CQ_TRIAL_KEEP in src/lib/policy.c): step 1 is a separate pair
+#     of TCG measurements taken minutes earlier (runs of the same path vary by 10-40%), so it is
+#     reported next to the verdict, not held against it. A detached sda is not tried again while
+#     the hold lasts;
 #  3. reload with [device "sda"] completion_threads = yes: irqpilotd attaches sda, places the
 #     completion thread in CPU 3's domain (2-3), BLOCK softirqs on CPU 0 drop to ~0, irqctl show
 #     threads lists the thread with its rate; SIGTERM detaches sda (restore).
+# Waits end on what they wait for (a log line, a cycle count, a number of completions); their
+# time limits only catch a daemon or a thread that stopped.
 # Build first: make -C kmod KDIR=..., and the tree (irqpilotd, irqctl) in the build dir.
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
@@ -63,31 +67,62 @@ conf() {
 		'[policy]' 'dwell = 5' '[device "sda"]' 'pin = 0' "$@"
 }
 conf
+keep=$(awk '$1 == "#define" && $2 == "IP_CQ_TRIAL_KEEP" { print $3 }' "$VM_SRC/src/lib/policy.c")
+[ -n "$keep" ] || vm_fail "no IP_CQ_TRIAL_KEEP in src/lib/policy.c"
 vm_fio_bg 3 "${fioargs[@]}"
-sleep 1
+vm_wait_io "/dev/$sd" 60 || vm_fail "fio does not reach $sd"
 vm_daemon_start /tmp/irqpilot.conf
-trial=""; verdict=""
-for _ in $(seq 1 160); do
+# The daemon's own cycle count paces these waits: auto attaches once it has IP_CQ_TRIAL_CYCLES
+# (3) cycles of sda's rate unattached, and judges after the dwell (5 s, interval 1 s: at most 5
+# cycles) and 3 cycles attached. Twice that in cycles is the limit; the 300 s limit only
+# catches a daemon whose cycles stopped.
+alive() { kill -0 "$VM_DAEMON_PID" 2>/dev/null || { cat "$VM_DLOG"; vm_fail "irqpilotd exited: $1"; }; }
+trial=""; verdict=""; vcycle=""; cyc=0
+end=$((SECONDS + 300))
+while [ $SECONDS -lt $end ]; do
+	alive "while auto was to try $sd"
+	cyc=$(vm_status_field cycles); cyc=${cyc:-0}
 	[ -z "$trial" ] && grep -q "attach $sd to irqpilot_cq: completion_threads = auto, on trial" "$VM_DLOG" &&
-		trial=$(vm_status_field cycles)
+		trial=$cyc
 	if grep -q "detach $sd from irqpilot_cq: completion_threads = auto: trial measured" "$VM_DLOG"; then
-		verdict=original; break
+		verdict=original; vcycle=$cyc; break
 	fi
-	grep -q "$sd stays on irqpilot_cq" "$VM_DLOG" && { verdict=module; break; }
-	sleep 0.25
+	grep -q "$sd stays on irqpilot_cq" "$VM_DLOG" && { verdict=module; vcycle=$cyc; break; }
+	[ -z "$trial" ] && [ "$cyc" -gt 15 ] &&
+		vm_fail "auto did not attach $sd on trial within 15 cycles (its vector is pinned away from the submitters under threadirqs)"
+	[ -n "$trial" ] && [ "$cyc" -gt $((trial + 16)) ] &&
+		vm_fail "no verdict on the trial of $sd within 16 cycles of its start (cycle $trial, now $cyc)"
+	sleep 0.5
 done
-[ -n "$trial" ] || vm_fail "auto did not attach $sd on trial (its vector is pinned away from the submitters under threadirqs)"
-[ -n "$verdict" ] || vm_fail "no verdict on the trial of $sd within 40 s"
-auto_why=$(grep -o -e "trial measured [0-9]* I/Os per second attached against [0-9]* before" \
-	-e "stays on irqpilot_cq: .*" "$VM_DLOG" | head -n1)
-vm_log "auto: trial from cycle $trial, verdict: the $verdict path ($auto_why)"
-slower=$(awk -v a="$on" -v b="$off" 'BEGIN { print (a < 0.90 * b) ? "module" : (b < 0.90 * a) ? "original" : "" }')
-[ "$verdict" = module ] && [ "$slower" = module ] &&
-	vm_fail "auto kept the module, but step 1 measured it slower ($on vs $off IOPS)"
-[ "$verdict" = original ] && [ "$slower" = original ] &&
-	vm_fail "auto detached, but step 1 measured the module faster ($on vs $off IOPS)"
+[ -n "$trial" ] || vm_fail "auto did not attach $sd on trial, and the daemon made only $cyc cycles in 300 s"
+[ -n "$verdict" ] || vm_fail "no verdict on the trial of $sd, and the daemon made only $cyc cycles in 300 s"
 if [ "$verdict" = original ]; then
-	sleep 3
+	line=$(grep -o "trial measured [0-9.]* I/Os per second attached against [0-9.]* before" "$VM_DLOG" | head -n1)
+	[[ $line =~ measured\ ([0-9.]+)\ I/Os\ per\ second\ attached\ against\ ([0-9.]+)\ before ]] ||
+		vm_fail "the detach line of $sd has no figures: $(grep "detach $sd" "$VM_DLOG" | head -n1)"
+else
+	line=$(grep -o "$sd stays on irqpilot_cq: [0-9.]* I/Os per second attached, [0-9.]* before" "$VM_DLOG" | head -n1)
+	[[ $line =~ :\ ([0-9.]+)\ I/Os\ per\ second\ attached,\ ([0-9.]+)\ before ]] ||
+		vm_fail "the keep line of $sd has no figures: $(grep "$sd stays" "$VM_DLOG" | head -n1)"
+fi
+t_on=${BASH_REMATCH[1]}; t_off=${BASH_REMATCH[2]}
+auto_why="trial measured $t_on I/Os per second attached against $t_off before"
+# The policy keeps the module when there is no reference or it reaches keep x before; the
+# logged figures are rounded, so a rate within 1 I/O per second of the threshold decides nothing.
+want=$(awk -v a="$t_on" -v b="$t_off" -v k="$keep" 'BEGIN {
+	if (b <= 0 || a >= k * b + 1) print "module"; else if (a < k * b - 1) print "original"; else print "either" }')
+vm_log "auto: trial from cycle $trial, verdict at cycle $vcycle: the $verdict path ($auto_why; keeps at >= $keep x); step 1 measured $on attached against $off"
+[ "$want" = either ] || [ "$want" = "$verdict" ] ||
+	vm_fail "auto chose the $verdict path, but its trial's figures ($t_on attached, $t_off before, threshold $keep) call for the $want path"
+if [ "$verdict" = original ]; then
+	# detached and held: it stays so over the next 3 cycles, and the daemon says why
+	end=$((SECONDS + 120))
+	while c=$(vm_status_field cycles); [ "${c:-0}" -lt $((vcycle + 3)) ]; do
+		alive "after the trial of $sd"
+		[ $SECONDS -lt $end ] || vm_fail "the daemon's cycles stopped after the trial (cycle ${c:-?})"
+		[ -z "$(cq_pid)" ] || vm_fail "auto attached $sd again right after the trial failed"
+		sleep 0.5
+	done
 	[ -z "$(cq_pid)" ] || vm_fail "auto attached $sd again right after the trial failed"
 	grep -q "not attaching $sd to irqpilot_cq again for now" "$VM_DLOG" ||
 		vm_fail "auto did not say why it holds off $sd"
@@ -95,13 +130,19 @@ fi
 
 # 3. completion_threads = yes for sda, on reload.
 conf 'completion_threads = yes'
+hup=$(vm_status_field cycles)
 kill -HUP "$VM_DAEMON_PID"
-placed=""; pid=""
-for _ in $(seq 1 80); do
+# attached on the reload's first cycle, placed on the next one with rates: 10 cycles is the
+# limit, 300 s only catches stopped cycles
+placed=""; pid=""; end=$((SECONDS + 300))
+while [ $SECONDS -lt $end ]; do
+	alive "after the reload"
+	c=$(vm_status_field cycles)
 	pid=$(cq_pid)
 	if [ -n "$pid" ] && vm_cpus_in "$(vm_thread_cpus "$pid")" 2-3; then
-		placed=$(vm_status_field cycles); break
+		placed=$c; break
 	fi
+	[ "${c:-0}" -gt $((${hup:-0} + 10)) ] && break
 	sleep 0.25
 done
 [ -n "$pid" ] || vm_fail "completion_threads = yes did not attach $sd"
@@ -111,17 +152,25 @@ done
 	grep -q "attach $sd to irqpilot_cq: completion_threads = yes (rule 'sda')" "$VM_DLOG" ||
 	vm_fail "no attach line for $sd in the daemon's log"
 thr_cpus=$(vm_thread_cpus "$pid")
-sleep 2
-b=$(vm_softirqs BLOCK); c0=$(ipcq_sum completions "$sd")
-sleep 3
-blk=$(vm_delta "$b" "$(vm_softirqs BLOCK)"); cpl=$(( $(ipcq_sum completions "$sd") - c0 ))
+# A window of 500 completions by the thread once placed (after 50 to settle), not of a fixed
+# time: the BLOCK softirqs on CPU 0 are judged against the thread's completions in it. The 120 s
+# limit only catches a thread that stopped completing.
+wait_cpl() { # N -> waits until the thread's completions reach N, prints them
+	local n end=$((SECONDS + 120))
+	while n=$(ipcq_sum completions "$sd"); [ "$n" -lt "$1" ] && [ $SECONDS -lt $end ]; do sleep 0.25; done
+	echo "$n"
+}
+c0=$(wait_cpl $(( $(ipcq_sum completions "$sd") + 50 )))
+b=$(vm_softirqs BLOCK); t0=$SECONDS
+c1=$(wait_cpl $((c0 + 500)))
+blk=$(vm_delta "$b" "$(vm_softirqs BLOCK)"); cpl=$((c1 - c0)); secs=$((SECONDS - t0))
 vm_irqctl show threads >/tmp/threads.txt
 vm_irqctl --json show threads | tr -d ' \n' >/tmp/threads.json
 vm_fio_bg_stop
-vm_log "attached: thread $pid on $thr_cpus; BLOCK [$blk], $cpl completions by the thread in 3 s"
+vm_log "attached: thread $pid on $thr_cpus; BLOCK [$blk], $cpl completions by the thread in $secs s"
 grep -E "irqpilot_cq|ipcq|stall" "$VM_DLOG" | head -n 8
 tail -n 2 /tmp/threads.txt
-[ "$cpl" -gt 20 ] || vm_fail "the completion thread completed only $cpl requests in 3 s"
+[ "$cpl" -ge 500 ] || vm_fail "the completion thread completed only $cpl requests in $secs s"
 [ "$(vm_at "$blk" 0)" -le $(( cpl / 50 + 3 )) ] ||
 	vm_fail "BLOCK softirqs on cpu 0 did not drop: [$blk] against $cpl thread completions"
 grep -Eq "^$pid +$sd +0 " /tmp/threads.txt || vm_fail "irqctl show threads does not list $pid"
@@ -132,4 +181,4 @@ vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
 [ -z "$(cq_pid)" ] || vm_fail "$sd still attached after irqpilotd stopped (restore)"
 rmmod irqpilot_cq || vm_fail "rmmod"
 kernel_clean || vm_fail "kernel log trouble"
-vm_pass "fio IOPS original path ${offs[*]} (mean $off), module ${ons[*]} (mean $on): auto's trial chose the $verdict path ($auto_why); with completion_threads = yes the thread went to $thr_cpus after $placed cycles, BLOCK [$blk] vs $cpl thread completions in 3 s; detached on exit"
+vm_pass "fio IOPS original path ${offs[*]} (mean $off), module ${ons[*]} (mean $on): auto's trial chose the $verdict path ($auto_why); with completion_threads = yes the thread went to $thr_cpus at cycle $placed (reload at cycle $hup), BLOCK [$blk] vs $cpl thread completions in $secs s; detached on exit"

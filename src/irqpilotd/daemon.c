@@ -286,8 +286,8 @@ static void save_state(struct ip_daemon *d)
 static void cq_disconnect(struct ip_daemon *d)
 {
 	d->cq_src = sd_event_source_disable_unref(d->cq_src);
-	ip_cq_close(d->cq);
-	d->cq = NULL;
+	ip_cq_close(d->live.cq);
+	d->live.cq = NULL;
 }
 
 static const struct ip_cq_thread *cq_thread_of(const struct ip_snapshot *s, unsigned major,
@@ -424,10 +424,13 @@ static void cq_event(void *userdata, const struct ip_cq_event *ev)
 static int on_cq(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct ip_daemon *d = userdata;
-	int ret = ip_cq_read_events(d->cq, cq_event, d);
+	int ret = ip_cq_read_events(d->live.cq, cq_event, d);
 
 	if (ret < 0) {
-		ip_log(&d->log, LOG_WARNING, "irqpilot_cq: events: %s; reconnecting next cycle",
+		/* closing the socket makes the module detach the disks attached
+		 * on it (owned); the next cycle's plan attaches them again */
+		ip_log(&d->log, LOG_WARNING,
+		       "irqpilot_cq: events: %s; reconnecting next cycle (the disks irqpilotd attached are detached meanwhile)",
 		       strerror(-ret));
 		cq_disconnect(d);
 	}
@@ -442,14 +445,14 @@ static void cq_connect(struct ip_daemon *d, const struct ip_step *st)
 
 	if (!ip_root_is_live(d->root))
 		return;
-	if (d->cq && st && !st->model.cur->have_cq) {
+	if (d->live.cq && st && !st->model.cur->have_cq) {
 		ip_log(&d->log, LOG_NOTICE, "irqpilot_cq was unloaded: completion threads gone");
 		cq_disconnect(d);
 		d->cq_absent_logged = true;
 	}
-	if (d->cq)
+	if (d->live.cq)
 		return;
-	ret = ip_cq_open(&d->cq, &diag);
+	ret = ip_cq_open(&d->live.cq, &diag);
 	if (ret == -IP_CQ_ABSENT) {
 		if (!d->cq_absent_logged)
 			ip_log(&d->log, LOG_NOTICE,
@@ -458,9 +461,9 @@ static void cq_connect(struct ip_daemon *d, const struct ip_step *st)
 		return;
 	}
 	if (ret >= 0)
-		ret = ip_cq_subscribe(d->cq, &diag);
+		ret = ip_cq_subscribe(d->live.cq, &diag);
 	if (ret >= 0)
-		ret = sd_event_add_io(d->ev, &d->cq_src, ip_cq_event_fd(d->cq), EPOLLIN, on_cq, d);
+		ret = sd_event_add_io(d->ev, &d->cq_src, ip_cq_event_fd(d->live.cq), EPOLLIN, on_cq, d);
 	if (ret < 0) {
 		unsigned suppressed;
 
@@ -1153,6 +1156,8 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
 	if (ret < 0)
 		goto out;
+	/* attaches go out on the connection cq_connect() keeps, owned */
+	ip_engine_set_live(d.engine, &d.live);
 
 	/* refusals: each one line, exit 3 */
 	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||

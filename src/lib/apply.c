@@ -47,16 +47,27 @@ static int real_set_scheduler(void *ctx, pid_t pid, int policy, int priority)
 	return sched_setscheduler(pid, policy, &sp) < 0 ? -errno : 0;
 }
 
-/* Attaching is rare (a policy decision, a stall): a socket per call keeps
- * the ops free of state. */
+/* Attaching is rare (a policy decision, a stall): without a connection
+ * of the caller's, a socket per call keeps the ops free of state. */
 static int real_cq(void *ctx, unsigned major, unsigned minor, bool attach)
 {
+	const struct ip_apply_live *live = ctx;
 	struct ip_diag d = { "" };
 	struct ip_cq *c;
-	int ret = ip_cq_open(&c, &d);
+	int ret;
 
+	if (live && live->cq)
+		return attach ? ip_cq_attach_flags(live->cq, major, minor, IP_CQ_ATTACH_OWNED, &d)
+			      : ip_cq_detach(live->cq, major, minor, &d);
+	/* The daemon between connections (the module loaded after it, a
+	 * failed events socket) makes no attach that would outlive it; the
+	 * next cycle attaches on the new connection. Detaching needs none. */
+	if (live && attach)
+		return -ENOTCONN;
+	ret = ip_cq_open(&c, &d);
 	if (ret < 0)
 		return ret;
+	/* unowned: an owned attach would end with this socket (apply.h) */
 	ret = attach ? ip_cq_attach(c, major, minor, &d) : ip_cq_detach(c, major, minor, &d);
 	ip_cq_close(c);
 	return ret;
@@ -143,6 +154,8 @@ enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err)
 		case -ENOENT:	    /* the disk went away */
 		case -ENODEV:
 			return IP_APPLY_VANISHED;
+		case -ENOTCONN: /* irqpilotd not connected yet (real_cq) */
+			return IP_APPLY_RETRY;
 		}
 		/* EINVAL/EOPNOTSUPP: not a whole blk-mq disk; ENOSPC: 64 attached;
 		 * EBUSY, EPERM: never better next cycle. */
@@ -728,7 +741,9 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 
 static const char *cq_strerror(int err)
 {
-	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded" : strerror(-err);
+	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded"
+	       : err == -ENOTCONN  ? "no connection to irqpilot_cq yet, attached next cycle"
+				    : strerror(-err);
 }
 
 static void apply_cq(struct actx *a, struct ip_cq_action *ca)
@@ -958,9 +973,19 @@ static void restore_cq(struct actx *a)
 		snprintf(res->device, sizeof(res->device), "%s", e->device);
 		res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, e->major, e->minor, false) : -ENOTSUP;
 		res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
+		/* ENOENT is the module's "disk is not attached": it detached an
+		 * owned disk when the socket that attached it closed (a daemon
+		 * killed with -9), or the disk was removed. Either way there is
+		 * nothing left to put back. */
 		if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED) {
-			msgf(res, "detached %s from irqpilot_cq%s", e->device,
-			     res->err ? " (already gone)" : "");
+			if (!res->err)
+				msgf(res, "detached %s from irqpilot_cq", e->device);
+			else if (res->err == -ENOENT)
+				msgf(res, "%s was no longer attached to irqpilot_cq (already detached)",
+				     e->device);
+			else
+				msgf(res, "%s is not attached to irqpilot_cq: %s", e->device,
+				     cq_strerror(res->err));
 			e->attached_by_us = false;
 		} else {
 			msgf(res, "detaching %s from irqpilot_cq failed: %s; kept for --restore",

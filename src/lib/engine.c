@@ -142,6 +142,12 @@ void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct
 	e->ops.record_ctx = ctx;
 }
 
+void ip_engine_set_live(struct ip_engine *e, struct ip_apply_live *live)
+{
+	if (!e->opts.ops && ip_root_is_live(e->root))
+		e->ops.ctx = live;
+}
+
 void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run)
 {
 	e->opts.dry_run = dry_run;
