@@ -3,9 +3,12 @@
  * A deliberately bad control client for the integration tests: sends the
  * bytes of argv[2] (or N junk bytes with "--junk N", or nothing and just
  * holds the connection with "--hold SECONDS") to the socket argv[1], and
- * prints whatever comes back. "--hold-many N SECONDS" opens N connections,
- * says "connected N" once all are made, holds them idle, then prints how
- * many the daemon left open: "open: K of N".
+ * prints whatever comes back. "--hold-many N SECONDS [EXPECT]" opens N
+ * connections, says "connected N" once all are made, holds them idle, and
+ * prints how many the daemon left open, "open: K of N": after SECONDS, or as
+ * soon as EXPECT are left, holding them on until SECONDS are up. Waiting for
+ * EXPECT judges the daemon by what it did, however slowly it runs (ASan on a
+ * loaded machine took longer than a fixed 4 s to accept and refuse 64).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int dial(const char *path)
@@ -30,10 +34,20 @@ static int dial(const char *path)
 
 /* A connection the daemon closed reads as the end (0) at once; an open
  * one has nothing to read (EAGAIN). */
-static int hold_many(const char *path, int n, unsigned seconds)
+static int count_open(const int *fds, int n)
 {
-	int *fds = calloc((size_t)n, sizeof(int)), open_ = 0;
+	int open_ = 0;
 	char c;
+
+	for (int i = 0; i < n; i++)
+		open_ += recv(fds[i], &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+	return open_;
+}
+
+static int hold_many(const char *path, int n, unsigned seconds, int expect)
+{
+	int *fds = calloc((size_t)n, sizeof(int)), open_;
+	time_t end = time(NULL) + (time_t)seconds;
 
 	if (!fds)
 		return 1;
@@ -46,10 +60,16 @@ static int hold_many(const char *path, int n, unsigned seconds)
 	}
 	printf("connected %d\n", n);
 	fflush(stdout);
-	sleep(seconds);
-	for (int i = 0; i < n; i++)
-		open_ += recv(fds[i], &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+	for (;;) {
+		open_ = count_open(fds, n);
+		if ((expect >= 0 && open_ == expect) || time(NULL) >= end)
+			break;
+		usleep(50 * 1000);
+	}
 	printf("open: %d of %d\n", open_, n);
+	fflush(stdout);
+	while (time(NULL) < end)
+		sleep(1);
 	return 0;
 }
 
@@ -62,10 +82,10 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	if (argc == 5 && strcmp(argv[2], "--hold-many") == 0)
-		return hold_many(argv[1], atoi(argv[3]), (unsigned)atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && strcmp(argv[2], "--hold-many") == 0)
+		return hold_many(argv[1], atoi(argv[3]), (unsigned)atoi(argv[4]), argc == 6 ? atoi(argv[5]) : -1);
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S | ctl-raw SOCKET --hold-many N S\n");
+		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S | ctl-raw SOCKET --hold-many N S [EXPECT]\n");
 		return 2;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
