@@ -85,6 +85,12 @@ as_uid() { # UID command...
 cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
 mkdir -p "$state" "$tmp/outside"
 chmod 755 "$tmp"
+# Clients run as other users, some inside a user namespace, where only the
+# mode bits count: a build tree below a 0700 directory (mktemp -d, as a CI
+# clone may be) is out of their reach. Their own copies are not.
+cp "$ctl" "$raw" "$tmp/"
+ctl=$tmp/${ctl##*/}
+raw=$tmp/${raw##*/}
 printf '[daemon]\ninterval = 0.3\n' >"$conf"
 
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
