@@ -1105,21 +1105,26 @@ static struct genl_family ipcq_family = {
 	.resv_start_op = 0,
 };
 
-static int __init ipcq_init(void)
-{
 #ifdef IPCQ_NO_HOOK
+static int ipcq_hook_register(void)
+{
 	pr_err("this kernel has neither CONFIG_DYNAMIC_FTRACE_WITH_ARGS nor CONFIG_DYNAMIC_FTRACE_WITH_REGS: cannot hook blk_mq_complete_request_remote\n");
 	return -EOPNOTSUPP;
+}
+
+/* Never called: without the hook the module does not load. */
+static void ipcq_hook_unregister(void)
+{
+}
 #else
+static int ipcq_hook_register(void)
+{
 	int ret;
 
-	ipcq_wq = alloc_workqueue("ipcq", WQ_UNBOUND, 0);
-	if (!ipcq_wq)
-		return -ENOMEM;
 	ret = ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 0, 0);
 	if (ret) {
 		pr_err("cannot trace blk_mq_complete_request_remote: %d\n", ret);
-		goto err_wq;
+		return ret;
 	}
 	ret = register_ftrace_function(&ipcq_fops);
 	if (ret) {
@@ -1129,6 +1134,34 @@ static int __init ipcq_init(void)
 			pr_err("cannot hook blk_mq_complete_request_remote: %d\n", ret);
 		goto err_filter;
 	}
+	return 0;
+
+err_filter:
+	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	return ret;
+}
+
+/*
+ * Waits (RCU tasks) until no CPU is in the hook or in
+ * ipcq_redirect()/ipcq_rescue().
+ */
+static void ipcq_hook_unregister(void)
+{
+	unregister_ftrace_function(&ipcq_fops);
+	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+}
+#endif
+
+static int __init ipcq_init(void)
+{
+	int ret;
+
+	ipcq_wq = alloc_workqueue("ipcq", WQ_UNBOUND, 0);
+	if (!ipcq_wq)
+		return -ENOMEM;
+	ret = ipcq_hook_register();
+	if (ret)
+		goto err_wq;
 	ret = netlink_register_notifier(&ipcq_netlink_nb);
 	if (ret)
 		goto err_hook;
@@ -1140,18 +1173,14 @@ static int __init ipcq_init(void)
 err_notifier:
 	netlink_unregister_notifier(&ipcq_netlink_nb);
 err_hook:
-	unregister_ftrace_function(&ipcq_fops);
-err_filter:
-	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	ipcq_hook_unregister();
 err_wq:
 	destroy_workqueue(ipcq_wq);
 	return ret;
-#endif
 }
 
 static void __exit ipcq_exit(void)
 {
-#ifndef IPCQ_NO_HOOK
 	struct ipcq_dev *dev;
 
 	/* No new attach, and the poller stops re-arming itself. */
@@ -1163,12 +1192,10 @@ static void __exit ipcq_exit(void)
 	cancel_delayed_work_sync(&ipcq_poll_work);
 
 	/*
-	 * Unhook first: this waits (RCU tasks) until no CPU is in the hook or
-	 * in ipcq_redirect()/ipcq_rescue(). Then nothing adds to the lists,
-	 * and the threads drain them as they stop.
+	 * Unhook first: once no CPU is in the hook or the redirect, nothing
+	 * adds to the lists, and the threads drain them as they stop.
 	 */
-	unregister_ftrace_function(&ipcq_fops);
-	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	ipcq_hook_unregister();
 	synchronize_rcu();
 
 	mutex_lock(&ipcq_lock);
@@ -1181,7 +1208,6 @@ static void __exit ipcq_exit(void)
 	destroy_workqueue(ipcq_wq);
 	genl_unregister_family(&ipcq_family);
 	kfree(rcu_dereference_protected(ipcq_table, true));
-#endif
 }
 
 module_init(ipcq_init);
