@@ -10,7 +10,7 @@
 #include <linux/blkdev.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
-#include <linux/timer.h>
+#include <linux/hrtimer.h>
 #include <linux/version.h>
 
 /*
@@ -34,11 +34,15 @@
 #define IPCQ_NO_HOOK
 #endif
 
-#ifndef timer_container_of	/* renamed in 6.16 */
-#define timer_container_of(var, t, field) from_timer(var, t, field)
-#endif
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)	/* 6.2, in 6.1.y from 6.1.84 */
-#define timer_delete_sync(t)	del_timer_sync(t)
+/* hrtimer_setup() came in 6.13 and replaces hrtimer_init(), since removed. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*function)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+}
 #endif
 
 /* A read-only open of the whole disk pins the gendisk and its queue. */

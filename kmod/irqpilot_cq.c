@@ -16,6 +16,7 @@
 #include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/llist.h>
 #include <linux/major.h>
@@ -75,6 +76,7 @@ MODULE_PARM_DESC(stall_ms,
 /* Bits of ipcq_hwq.flags */
 enum ipcq_hwq_flags {
 	IPCQ_HWQ_STALLED,	/* the guard gave the queue back to the original path */
+	IPCQ_HWQ_UNREPORTED,	/* a stall was counted: stall_work logs it, sends the event */
 };
 
 /* Bits of ipcq_dev.flags */
@@ -91,8 +93,8 @@ struct ipcq_hwq {
 	atomic_long_t fallbacks;
 	atomic_long_t stalls;
 	u64 stall_wait_ns;
-	struct timer_list watchdog;	/* runs while requests wait */
-	struct work_struct stall_work;
+	struct hrtimer watchdog;	/* armed while requests wait; hard irq */
+	struct work_struct stall_work;	/* completes and reports what the guard found */
 	struct task_struct *task;
 	struct ipcq_dev *dev;
 	unsigned int index;
@@ -147,6 +149,11 @@ static void ipcq_reap(struct work_struct *work);
 static DECLARE_WORK(ipcq_reap_work, ipcq_reap);
 static struct genl_family ipcq_family;
 
+static u64 ipcq_limit_ns(void)
+{
+	return (u64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
+}
+
 #ifndef IPCQ_NO_HOOK
 /* Callers hold rcu_read_lock() or run with preemption disabled. */
 static struct ipcq_hwq *ipcq_hwq_of(struct request *rq)
@@ -199,9 +206,14 @@ static noinline bool ipcq_redirect(struct request *rq)
 	if (llist_add(&rq->ipi_list, &hq->list)) {
 		WRITE_ONCE(hq->head_ns, now);
 		wake_up_process(hq->task);
-		if (!timer_pending(&hq->watchdog))
-			mod_timer(&hq->watchdog,
-				  jiffies + msecs_to_jiffies(READ_ONCE(stall_ms)) + 1);
+		/*
+		 * Not queued also while its callback runs, which may have seen
+		 * the list empty: starting it again then is what keeps a
+		 * waiting list from being left without a guard.
+		 */
+		if (!hrtimer_is_queued(&hq->watchdog))
+			hrtimer_start(&hq->watchdog, ns_to_ktime(now + ipcq_limit_ns()),
+				      HRTIMER_MODE_ABS_HARD);
 	}
 	rcu_read_unlock();
 	return true;
@@ -222,19 +234,27 @@ static void ipcq_flush_original(struct ipcq_hwq *hq)
 		blk_mq_complete_request(pos);
 }
 
-static u64 ipcq_limit_ns(void)
-{
-	return (u64)READ_ONCE(stall_ms) * NSEC_PER_MSEC;
-}
-
-/* The oldest waiting request has waited @waited: the queue is stalled. */
+/*
+ * The oldest waiting request has waited @waited: the queue is stalled, and
+ * stall_work completes and reports it. Called from the hook and from the
+ * guard, which runs in hard interrupt context also on PREEMPT_RT: so only
+ * bit operations, atomics and queue_work(), whose pool lock is a raw
+ * spinlock that RT does not turn into a sleeping lock.
+ */
 static void ipcq_mark_stalled(struct ipcq_hwq *hq, u64 waited)
 {
-	if (test_and_set_bit(IPCQ_HWQ_STALLED, &hq->flags))
-		return;
-	atomic_long_inc(&hq->stalls);
-	WRITE_ONCE(hq->stall_wait_ns, waited);
-	/* Not the local CPU's pool: that CPU may be the starved one. */
+	if (!test_and_set_bit(IPCQ_HWQ_STALLED, &hq->flags)) {
+		atomic_long_inc(&hq->stalls);
+		WRITE_ONCE(hq->stall_wait_ns, waited);
+		/* stall_work reads stall_wait_ns once it has seen the bit. */
+		smp_mb__before_atomic();
+		set_bit(IPCQ_HWQ_UNREPORTED, &hq->flags);
+	}
+	/*
+	 * Also when the queue was stalled already: a request redirected just
+	 * before the mark may have come after stall_work's flush. Not the
+	 * local CPU's pool: that CPU may be the starved one.
+	 */
 	queue_work(system_unbound_wq, &hq->stall_work);
 }
 
@@ -245,22 +265,36 @@ static void ipcq_mark_stalled(struct ipcq_hwq *hq, u64 waited)
  * goes back to the original path until the thread runs again. The timer is
  * one of two checks: the hook makes the same one on every completion of the
  * queue (ipcq_route()), so a late timer alone does not hold requests back.
+ *
+ * An hrtimer in hard mode, because anything softer runs in a thread: on
+ * PREEMPT_RT a timer_list expires in ktimers/N at SCHED_FIFO 1, below the
+ * completion thread it guards and below any RT hog that starves it, so the
+ * guard starved with the thread. Hard interrupt context on RT allows no
+ * sleeping lock (spinlock_t, and so wake_up() on a waitqueue, a driver's
+ * ->complete, bio completion). So the callback only looks, marks and hands
+ * the completing to stall_work on the unbound workqueue, whose SCHED_OTHER
+ * workers run on any CPU the hog leaves. It re-arms with hrtimer_start(),
+ * never hrtimer_forward(): ipcq_redirect() may start the timer on another
+ * CPU while this runs, and forwarding a queued timer corrupts its queue.
  */
-static void ipcq_watchdog(struct timer_list *t)
+static enum hrtimer_restart ipcq_watchdog(struct hrtimer *t)
 {
-	struct ipcq_hwq *hq = timer_container_of(hq, t, watchdog);
+	struct ipcq_hwq *hq = container_of(t, struct ipcq_hwq, watchdog);
 	u64 limit = ipcq_limit_ns();
-	u64 waited;
+	u64 head, waited;
 
 	if (llist_empty(&hq->list))
-		return;
-	waited = ktime_get_ns() - READ_ONCE(hq->head_ns);
+		return HRTIMER_NORESTART;
+	/* head_ns was stamped before the list became non-empty. */
+	smp_rmb();
+	head = READ_ONCE(hq->head_ns);
+	waited = ktime_get_ns() - head;
 	if ((s64)waited < (s64)limit) {
-		mod_timer(&hq->watchdog, jiffies + nsecs_to_jiffies(limit - waited) + 1);
-		return;
+		hrtimer_start(t, ns_to_ktime(head + limit), HRTIMER_MODE_ABS_HARD);
+		return HRTIMER_NORESTART;
 	}
 	ipcq_mark_stalled(hq, waited);
-	ipcq_flush_original(hq);
+	return HRTIMER_NORESTART;
 }
 
 #ifndef IPCQ_NO_HOOK
@@ -407,10 +441,20 @@ err:
 	nlmsg_free(skb);
 }
 
+/*
+ * What the guard cannot do in hard interrupt context: complete the backlog
+ * on the original path, as the BLOCK softirq would (bottom halves off), and
+ * report the stall, which allocates.
+ */
 static void ipcq_stall_work(struct work_struct *work)
 {
 	struct ipcq_hwq *hq = container_of(work, struct ipcq_hwq, stall_work);
 
+	local_bh_disable();
+	ipcq_flush_original(hq);
+	local_bh_enable();
+	if (!test_and_clear_bit(IPCQ_HWQ_UNREPORTED, &hq->flags))
+		return;
 	pr_warn_ratelimited("%s queue %u: thread starved for %llu ms, completing on the original path\n",
 			    hq->dev->name, hq->index, READ_ONCE(hq->stall_wait_ns) / NSEC_PER_MSEC);
 	ipcq_event(hq->dev, IPCQ_EVENT_STALL, hq, READ_ONCE(hq->stall_wait_ns));
@@ -467,8 +511,11 @@ static void ipcq_free_dev(struct ipcq_dev *dev)
 		/* The thread returns only with an empty list. */
 		if (hq->task)
 			kthread_stop(hq->task);
-		/* Lists are empty and stay so: the watchdog does not re-arm. */
-		timer_delete_sync(&hq->watchdog);
+		/*
+		 * Lists are empty and stay so: the watchdog does not re-arm,
+		 * but may queue stall_work until it is cancelled.
+		 */
+		hrtimer_cancel(&hq->watchdog);
 		cancel_work_sync(&hq->stall_work);
 		kfree(hq->cpu_completions);
 	}
@@ -644,7 +691,8 @@ static struct ipcq_dev *ipcq_new_dev(dev_t devt, const char *name, struct netlin
 		struct ipcq_hwq *hq = &dev->hwq[i];
 
 		init_llist_head(&hq->list);
-		timer_setup(&hq->watchdog, ipcq_watchdog, 0);
+		hrtimer_setup(&hq->watchdog, ipcq_watchdog, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_HARD);
 		INIT_WORK(&hq->stall_work, ipcq_stall_work);
 		hq->dev = dev;
 		hq->index = i;
@@ -1057,21 +1105,26 @@ static struct genl_family ipcq_family = {
 	.resv_start_op = 0,
 };
 
-static int __init ipcq_init(void)
-{
 #ifdef IPCQ_NO_HOOK
+static int ipcq_hook_register(void)
+{
 	pr_err("this kernel has neither CONFIG_DYNAMIC_FTRACE_WITH_ARGS nor CONFIG_DYNAMIC_FTRACE_WITH_REGS: cannot hook blk_mq_complete_request_remote\n");
 	return -EOPNOTSUPP;
+}
+
+/* Never called: without the hook the module does not load. */
+static void ipcq_hook_unregister(void)
+{
+}
 #else
+static int ipcq_hook_register(void)
+{
 	int ret;
 
-	ipcq_wq = alloc_workqueue("ipcq", WQ_UNBOUND, 0);
-	if (!ipcq_wq)
-		return -ENOMEM;
 	ret = ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 0, 0);
 	if (ret) {
 		pr_err("cannot trace blk_mq_complete_request_remote: %d\n", ret);
-		goto err_wq;
+		return ret;
 	}
 	ret = register_ftrace_function(&ipcq_fops);
 	if (ret) {
@@ -1081,6 +1134,34 @@ static int __init ipcq_init(void)
 			pr_err("cannot hook blk_mq_complete_request_remote: %d\n", ret);
 		goto err_filter;
 	}
+	return 0;
+
+err_filter:
+	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	return ret;
+}
+
+/*
+ * Waits (RCU tasks) until no CPU is in the hook or in
+ * ipcq_redirect()/ipcq_rescue().
+ */
+static void ipcq_hook_unregister(void)
+{
+	unregister_ftrace_function(&ipcq_fops);
+	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+}
+#endif
+
+static int __init ipcq_init(void)
+{
+	int ret;
+
+	ipcq_wq = alloc_workqueue("ipcq", WQ_UNBOUND, 0);
+	if (!ipcq_wq)
+		return -ENOMEM;
+	ret = ipcq_hook_register();
+	if (ret)
+		goto err_wq;
 	ret = netlink_register_notifier(&ipcq_netlink_nb);
 	if (ret)
 		goto err_hook;
@@ -1092,18 +1173,14 @@ static int __init ipcq_init(void)
 err_notifier:
 	netlink_unregister_notifier(&ipcq_netlink_nb);
 err_hook:
-	unregister_ftrace_function(&ipcq_fops);
-err_filter:
-	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	ipcq_hook_unregister();
 err_wq:
 	destroy_workqueue(ipcq_wq);
 	return ret;
-#endif
 }
 
 static void __exit ipcq_exit(void)
 {
-#ifndef IPCQ_NO_HOOK
 	struct ipcq_dev *dev;
 
 	/* No new attach, and the poller stops re-arming itself. */
@@ -1115,12 +1192,10 @@ static void __exit ipcq_exit(void)
 	cancel_delayed_work_sync(&ipcq_poll_work);
 
 	/*
-	 * Unhook first: this waits (RCU tasks) until no CPU is in the hook or
-	 * in ipcq_redirect()/ipcq_rescue(). Then nothing adds to the lists,
-	 * and the threads drain them as they stop.
+	 * Unhook first: once no CPU is in the hook or the redirect, nothing
+	 * adds to the lists, and the threads drain them as they stop.
 	 */
-	unregister_ftrace_function(&ipcq_fops);
-	ftrace_set_filter_ip(&ipcq_fops, (unsigned long)blk_mq_complete_request_remote, 1, 0);
+	ipcq_hook_unregister();
 	synchronize_rcu();
 
 	mutex_lock(&ipcq_lock);
@@ -1133,7 +1208,6 @@ static void __exit ipcq_exit(void)
 	destroy_workqueue(ipcq_wq);
 	genl_unregister_family(&ipcq_family);
 	kfree(rcu_dereference_protected(ipcq_table, true));
-#endif
 }
 
 module_init(ipcq_init);

@@ -8,11 +8,14 @@
 
 /*
  * irqpilotd's logging: the journal with structured fields, and stderr in
- * the foreground. Errors that repeat are rate-limited per object.
+ * the foreground. Errors that repeat are rate-limited per object. Where
+ * stderr is itself the journal (a systemd service: $JOURNAL_STREAM names
+ * it), a message goes to the journal once, with its fields.
  */
 struct ip_log {
 	bool to_stderr;
 	bool to_journal;
+	bool stderr_is_journal;
 	int level; /* LOG_ERR .. LOG_DEBUG */
 	struct ip_log_limit {
 		char key[96];
@@ -42,11 +45,19 @@ void ip_log_init(struct ip_log *l, bool to_stderr, int level);
  * the macros below pass them, as systemd's log_*() do. The message is one
  * line.
  */
-void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *const *fields,
-	       const char *file, int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 8, 9)));
+void ip_log_at(struct ip_log *l, bool tell, int prio, const char *message_id,
+	       const char *const *fields, const char *file, int line, const char *func,
+	       const char *fmt, ...) __attribute__((format(printf, 9, 10)));
 #define ip_log_id(l, prio, message_id, fields, ...) \
-	ip_log_at((l), (prio), (message_id), (fields), __FILE__, __LINE__, __func__, __VA_ARGS__)
+	ip_log_at((l), false, (prio), (message_id), (fields), __FILE__, __LINE__, __func__, \
+		  __VA_ARGS__)
+/*
+ * What the person who started irqpilotd must read (why it refused to
+ * start): on stderr also without --foreground, and in the journal; once
+ * where stderr is the journal.
+ */
+#define ip_log_tell(l, prio, message_id, ...) \
+	ip_log_at((l), true, (prio), (message_id), NULL, __FILE__, __LINE__, __func__, __VA_ARGS__)
 #define ip_log_fields(l, prio, fields, ...) ip_log_id((l), (prio), NULL, (fields), __VA_ARGS__)
 #define ip_log(l, prio, ...) ip_log_id((l), (prio), NULL, NULL, __VA_ARGS__)
 /*

@@ -1162,8 +1162,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	/* refusals: each one line, exit 3 */
 	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||
 	    check_irqbalance(&d, &diag) < 0) {
-		fprintf(stderr, "irqpilotd: refusing to start: %s\n", diag.msg);
-		ip_log_id(&d.log, LOG_ERR, IP_MESSAGE_REFUSAL, NULL, "refusing to start: %s", diag.msg);
+		ip_log_tell(&d.log, LOG_ERR, IP_MESSAGE_REFUSAL, "refusing to start: %s", diag.msg);
 		code = IP_EXIT_REFUSED;
 		goto out;
 	}

@@ -2,7 +2,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <systemd/sd-journal.h>
 
 #include "irqpilot/log.h"
@@ -10,12 +12,31 @@
 
 #define RATE_WINDOW_NS (60ULL * 1000000000ULL)
 
+/*
+ * systemd sets $JOURNAL_STREAM to "DEVICE:INODE" of the stream it connects
+ * a service's stdout/stderr to (systemd.exec(5)). Only a match counts: a
+ * child whose stderr was redirected inherits the variable, not the stream.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	if (!e || sscanf(e, "%llu:%llu%c", &dev, &ino, &end) != 2)
+		return false;
+	return fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
 void ip_log_init(struct ip_log *l, bool to_stderr, int level)
 {
 	memset(l, 0, sizeof(*l));
 	l->to_stderr = to_stderr;
 	/* Tests run the daemon on fixtures and keep the host's journal clean. */
 	l->to_journal = !getenv("IRQPILOT_NO_JOURNAL");
+	l->stderr_is_journal = stderr_is_journal();
 	l->level = level;
 }
 
@@ -52,8 +73,9 @@ static const char *source_path(const char *file)
 	}
 }
 
-void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *const *fields,
-	       const char *file, int line, const char *func, const char *fmt, ...)
+void ip_log_at(struct ip_log *l, bool tell, int prio, const char *message_id,
+	       const char *const *fields, const char *file, int line, const char *func,
+	       const char *fmt, ...)
 {
 	char msg[1024], mfield[1040], pfield[16], idfield[48], ffield[256], lfield[32];
 	struct iovec iov[20];
@@ -65,7 +87,8 @@ void ip_log_at(struct ip_log *l, int prio, const char *message_id, const char *c
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (l->to_stderr) {
+	/* Under systemd stderr is the journal: the native entry has the fields. */
+	if ((l->to_stderr || tell) && !(l->to_journal && l->stderr_is_journal)) {
 		fprintf(stderr, "irqpilotd: %s: %s\n", prio_name(prio), msg);
 		fflush(stderr);
 	}
