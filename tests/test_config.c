@@ -83,7 +83,7 @@ static void test_defaults(void **state)
 	ip_config_free(&e);
 
 	/* A missing file is -ENOENT with the path, for the caller to judge. */
-	assert_int_equal(ip_config_load_file("/nonexistent/irqpilot.conf", &c, &d), -ENOENT);
+	assert_int_equal(ip_config_load_file("/nonexistent/irqpilot.conf", true, &c, &d), -ENOENT);
 	assert_string_equal(d.msg, "/nonexistent/irqpilot.conf: No such file or directory");
 	ip_config_free(&c);
 }
@@ -503,18 +503,18 @@ static void test_load_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	ip_config_init(&c);
-	assert_int_equal(ip_config_load_file(path, &c, &d), 0);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), 0);
 	assert_true(c.daemon.interval_s == 3);
 
 	assert_int_equal(write(fd, "x = 1\n", 6), 6);
-	assert_int_equal(ip_config_load_file(path, &c, &d), -EINVAL);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s:3: unknown key 'x' in [daemon] (known: interval, dry_run, "
 		 "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu)", path);
 	assert_string_equal(d.msg, msg);
 	assert_true(c.daemon.interval_s == 3);
 
 	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
-	assert_int_equal(ip_config_load_file(path, &c, &d), -EINVAL);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s:6: contains a NUL byte; not a text file?", path);
 	assert_string_equal(d.msg, msg);
 	close(fd);
@@ -535,7 +535,7 @@ static void test_shipped_example(void **state)
 
 	assert_non_null(f);
 	ip_config_init(&c);
-	assert_int_equal(ip_config_load_file(TOP_SRCDIR "/conf/irqpilot.conf", &c, &d), 0);
+	assert_int_equal(ip_config_load_file(TOP_SRCDIR "/conf/irqpilot.conf", true, &c, &d), 0);
 	ip_config_init(&def);
 	assert_true(ip_config_equal(&c, &def));
 	ip_config_free(&c);
