@@ -789,6 +789,128 @@ static void test_table_rule_keys_compared(void **state)
 	}
 }
 
+/* ---- irqpilot.conf(5) against the table ------------------------------- */
+
+struct man_key {
+	unsigned sections; /* those the .SH heading names */
+	char key[64];
+	char synopsis[256]; /* the .BR line */
+	char text[2048];    /* the paragraph, lines joined by blanks */
+};
+
+/* The keys irqpilot.conf(5) documents: ".BR key " = " ..." lines under a
+ * "[daemon] SECTION" or "[device NAME] AND [irq NAME] SECTIONS" heading. */
+static int read_man(struct man_key *out, int max)
+{
+	FILE *f = fopen(TOP_SRCDIR "/man/irqpilot.conf.5", "r");
+	char line[512];
+	unsigned sections = 0;
+	int n = 0, first = 0; /* keys first..n-1 share the paragraph (.TQ) */
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char key[64];
+		int end = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SH", 3) || !strncmp(line, ".SS", 3) ||
+		    !strncmp(line, ".TP", 3) || !strncmp(line, ".PP", 3)) {
+			first = n;
+			if (strncmp(line, ".SH", 3) != 0)
+				continue;
+			sections = 0;
+			if (!strstr(line, "SECTION"))
+				continue;
+			for (int s = IP_SECT_DAEMON; s < IP_SECT_MAX; s++) {
+				char tag[32];
+
+				snprintf(tag, sizeof(tag), "[%s", ip_config_section_name(s));
+				if (strstr(line, tag))
+					sections |= IP_SECT_BIT(s);
+			}
+			continue;
+		}
+		if (!strncmp(line, ".TQ", 3))
+			continue;
+		if (sections && sscanf(line, ".BR %63[a-z_] \" = \"%n", key, &end) == 1 && end) {
+			assert_true(n < max);
+			out[n].sections = sections;
+			snprintf(out[n].key, sizeof(out[n].key), "%s", key);
+			snprintf(out[n].synopsis, sizeof(out[n].synopsis), "%s", line);
+			out[n].text[0] = '\0';
+			n++;
+			continue;
+		}
+		for (int i = first; i < n; i++) {
+			size_t used = strlen(out[i].text);
+
+			snprintf(out[i].text + used, sizeof(out[i].text) - used, "%s%s",
+				 used ? " " : "", line);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* Every key of the table is in irqpilot.conf(5) under a heading naming its
+ * section, with its choices, range and default as the parser has them; and
+ * every key the page documents exists. */
+static void test_man_page(void **state)
+{
+	struct man_key man[64];
+	int nman = read_man(man, (int)(sizeof(man) / sizeof(man[0])));
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+
+	assert_true(nman >= 20);
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		const struct man_key *m = NULL;
+		char want[256];
+
+		for (int j = 0; j < nman && !m; j++)
+			if (!strcmp(man[j].key, k->key) && (man[j].sections & k->sections))
+				m = &man[j];
+		if (!m)
+			fail_msg("%s ([%s]...) is not in irqpilot.conf(5)", k->key,
+				 ip_config_section_name(__builtin_ctz(k->sections)));
+		if (k->type == IP_CONF_ENUM) {
+			size_t used = 0;
+
+			for (size_t c = 0; c < k->choices->n; c++)
+				used += (size_t)snprintf(want + used, sizeof(want) - used, "%s\\fB%s\\fR",
+							 c ? " | " : "", k->choices->names[c]);
+			if (!strstr(m->synopsis, want))
+				fail_msg("%s: the page's '%s' lacks '%s'", k->key, m->synopsis, want);
+		}
+		if (k->type == IP_CONF_NUMBER || k->type == IP_CONF_INT) {
+			char lo[32], hi[32];
+
+			fmt_plain(lo, sizeof(lo), k->min);
+			fmt_plain(hi, sizeof(hi), k->max);
+			snprintf(want, sizeof(want), "rom %s to %s", lo, hi);
+			/* a small whole-number range may be listed instead: 0 | 1 | 2 */
+			if (!strstr(m->text, want) && !(k->type == IP_CONF_INT && k->max - k->min < 4 &&
+							strstr(m->synopsis, "\\fB0\\fR | ")))
+				fail_msg("%s: the page does not say '(f)%s': %s", k->key, want, m->text);
+		}
+		if (k->def) {
+			snprintf(want, sizeof(want), "Default: %s.", k->def[0] ? k->def : "none");
+			if (!strstr(m->text, want))
+				fail_msg("%s: the page does not say '%s': %s", k->key, want, m->text);
+		}
+	}
+	for (int j = 0; j < nman; j++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n && !found; i++)
+			found = !strcmp(man[j].key, keys[i].key) && (man[j].sections & keys[i].sections);
+		if (!found)
+			fail_msg("irqpilot.conf(5) documents '%s', which no section it names has",
+				 man[j].key);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -808,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_table_refuses),
 		cmocka_unit_test(test_table_round_trip),
 		cmocka_unit_test(test_table_rule_keys_compared),
+		cmocka_unit_test(test_man_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
