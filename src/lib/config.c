@@ -7,9 +7,12 @@
  *    libinih is not (and cannot be detected from <ini.h>): inih calls the
  *    reader once per line and the handler before the next read, so a
  *    counting reader always knows the handler's line;
- *  - a glob may contain ']' ([device "sd[ab]"]) and be longer than inih's
- *    50-byte section buffer, so section headers are parsed here and inih
- *    sees a blank line in their place;
+ *  - a glob may contain ']' ([device "sd[ab]"]; inih ends a header at the
+ *    first one) and be longer than inih's 50-byte section buffer, and a
+ *    rule with no keys yet is still a rule, which inih (without
+ *    INI_CALL_HANDLER_ON_NEW_SECTION, Debian's libinih 55) never reports:
+ *    so section headers are parsed here, inih sees a blank line in their
+ *    place, and the handler ignores inih's section argument;
  *  - inih's comment and continuation rules are build options (inline ';'
  *    only, multi-line values on), so the reader strips comments itself and
  *    removes leading blanks, which keeps inih from ever seeing a
@@ -129,7 +132,8 @@ static const struct ip_config_key keys[] = {
 	{ B(POLICY), "idle_grace", IP_CONF_NUMBER, .min = 0, .max = SECONDS_MAX, .def = "30",
 	  CFG(policy.idle_grace_s), .doc = "seconds without submissions before a device is idle" },
 	{ B(POLICY), "return_window", IP_CONF_NUMBER, .min = 0, .max = SECONDS_MAX, .def = "60",
-	  CFG(policy.return_window_s), .doc = "seconds in which moving back needs twice the threshold" },
+	  CFG(policy.return_window_s),
+	  .doc = "seconds in which moving back needs twice the threshold" },
 	{ B(POLICY), "rt_priority", IP_CONF_INT, .min = 0, .max = 99,
 	  .note = " (0 leaves the threads' priority alone)", .def = "50", CFG(policy.rt_priority),
 	  .doc = "SCHED_FIFO priority of storage IRQ threads" },
@@ -145,7 +149,8 @@ static const struct ip_config_key keys[] = {
 	{ B(DEVICE), "rq_affinity", IP_CONF_INT, .min = 0, .max = 2, RULE(rq_affinity),
 	  .optional = true, .doc = "value for the device's queue/rq_affinity" },
 	{ B(DEVICE), "completion_threads", IP_CONF_ENUM, .choices = &completions,
-	  .base = IP_CONF_BASE_DEV_EXTRA, .offset = offsetof(struct ip_dev_extra, completion_threads),
+	  .base = IP_CONF_BASE_DEV_EXTRA,
+	  .offset = offsetof(struct ip_dev_extra, completion_threads),
 	  .optional = true, .doc = "the [policy] completion_threads for the matching devices" },
 };
 
@@ -177,6 +182,11 @@ static const struct ip_config_key *find_key(const char *name, enum ip_config_sec
 	return NULL;
 }
 
+static struct ip_rule *rule_at(const struct ip_config *c, enum ip_config_section s, int i)
+{
+	return s == IP_SECT_DEVICE ? &c->policy.dev_rules[i] : &c->policy.irq_rules[i];
+}
+
 /*
  * Where key @k of @c lives: in the configuration itself, or in rule @i of
  * section kind @s. NULL when the rule has no ip_dev_extra (rules made
@@ -192,7 +202,7 @@ static void *key_field(const struct ip_config *c, const struct ip_config_key *k,
 		base = (char *)c;
 		break;
 	case IP_CONF_BASE_RULE:
-		base = (char *)(s == IP_SECT_DEVICE ? &c->policy.dev_rules[i] : &c->policy.irq_rules[i]);
+		base = (char *)rule_at(c, s, i);
 		break;
 	default:
 		base = c->dev_extra ? (char *)&c->dev_extra[i] : NULL;
@@ -933,10 +943,7 @@ static void dump_key(FILE *f, const struct ip_config_key *k, const void *field)
 /* The keys of rule @i of section kind @s that are set. */
 static void dump_rule(FILE *f, const struct ip_config *c, enum ip_config_section s, int i)
 {
-	const struct ip_rule *r =
-		s == IP_SECT_DEVICE ? &c->policy.dev_rules[i] : &c->policy.irq_rules[i];
-
-	fprintf(f, "\n[%s \"%s\"]\n", sect_names[s], r->match);
+	fprintf(f, "\n[%s \"%s\"]\n", sect_names[s], rule_at(c, s, i)->match);
 	for (size_t j = 0; j < NKEYS; j++) {
 		const void *field;
 
@@ -1006,15 +1013,15 @@ static bool rules_equal(const struct ip_config *a, const struct ip_config *b,
 			enum ip_config_section s, int n)
 {
 	for (int i = 0; i < n; i++) {
-		const struct ip_rule *ra = s == IP_SECT_DEVICE ? &a->policy.dev_rules[i] : &a->policy.irq_rules[i];
-		const struct ip_rule *rb = s == IP_SECT_DEVICE ? &b->policy.dev_rules[i] : &b->policy.irq_rules[i];
-
-		if (strcmp(ra->match, rb->match) != 0)
+		if (strcmp(rule_at(a, s, i)->match, rule_at(b, s, i)->match) != 0)
 			return false;
-		for (size_t j = 0; j < NKEYS; j++)
-			if ((keys[j].sections & IP_SECT_BIT(s)) &&
-			    !key_equal(&keys[j], key_field(a, &keys[j], s, i), key_field(b, &keys[j], s, i)))
+		for (size_t j = 0; j < NKEYS; j++) {
+			const struct ip_config_key *k = &keys[j];
+
+			if ((k->sections & IP_SECT_BIT(s)) &&
+			    !key_equal(k, key_field(a, k, s, i), key_field(b, k, s, i)))
 				return false;
+		}
 	}
 	return true;
 }
