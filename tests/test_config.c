@@ -83,7 +83,7 @@ static void test_defaults(void **state)
 	ip_config_free(&e);
 
 	/* A missing file is -ENOENT with the path, for the caller to judge. */
-	assert_int_equal(ip_config_load_file("/nonexistent/irqpilot.conf", &c, &d), -ENOENT);
+	assert_int_equal(ip_config_load_file("/nonexistent/irqpilot.conf", true, &c, &d), -ENOENT);
 	assert_string_equal(d.msg, "/nonexistent/irqpilot.conf: No such file or directory");
 	ip_config_free(&c);
 }
@@ -503,18 +503,18 @@ static void test_load_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	ip_config_init(&c);
-	assert_int_equal(ip_config_load_file(path, &c, &d), 0);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), 0);
 	assert_true(c.daemon.interval_s == 3);
 
 	assert_int_equal(write(fd, "x = 1\n", 6), 6);
-	assert_int_equal(ip_config_load_file(path, &c, &d), -EINVAL);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s:3: unknown key 'x' in [daemon] (known: interval, dry_run, "
 		 "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu)", path);
 	assert_string_equal(d.msg, msg);
 	assert_true(c.daemon.interval_s == 3);
 
 	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
-	assert_int_equal(ip_config_load_file(path, &c, &d), -EINVAL);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s:6: contains a NUL byte; not a text file?", path);
 	assert_string_equal(d.msg, msg);
 	close(fd);
@@ -535,7 +535,7 @@ static void test_shipped_example(void **state)
 
 	assert_non_null(f);
 	ip_config_init(&c);
-	assert_int_equal(ip_config_load_file(TOP_SRCDIR "/conf/irqpilot.conf", &c, &d), 0);
+	assert_int_equal(ip_config_load_file(TOP_SRCDIR "/conf/irqpilot.conf", true, &c, &d), 0);
 	ip_config_init(&def);
 	assert_true(ip_config_equal(&c, &def));
 	ip_config_free(&c);
@@ -565,6 +565,352 @@ static void test_shipped_example(void **state)
 	ip_config_free(&def);
 }
 
+/* ---- the key table ---------------------------------------------------- */
+
+/* A section where table key @k may be written, as "[daemon]" or "[device sda]". */
+static void key_header(const struct ip_config_key *k, char *buf, size_t size)
+{
+	for (int s = IP_SECT_DAEMON; s < IP_SECT_MAX; s++) {
+		if (!(k->sections & IP_SECT_BIT(s)))
+			continue;
+		if (s == IP_SECT_DEVICE || s == IP_SECT_IRQ)
+			snprintf(buf, size, "[%s sda]", ip_config_section_name(s));
+		else
+			snprintf(buf, size, "[%s]", ip_config_section_name(s));
+		return;
+	}
+	fail_msg("%s: in no section", k->key);
+}
+
+/* A plain decimal, as the parser takes it (no exponent). */
+static void fmt_plain(char *buf, size_t size, double v)
+{
+	if (v == (double)(long long)v)
+		snprintf(buf, size, "%lld", (long long)v);
+	else
+		snprintf(buf, size, "%g", v);
+}
+
+/* Every key with a default loads from "key = DEFAULT" to the built-in
+ * configuration: the table's defaults are values the parser takes, and
+ * ip_config_init() is what they say. */
+static void test_table_defaults(void **state)
+{
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+	struct ip_config def;
+	int with_default = 0;
+
+	assert_true(n >= 20);
+	ip_config_init(&def);
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		char text[256], head[64];
+		struct ip_config c;
+
+		assert_non_null(k->doc);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(keys[j].key, k->key) && (keys[j].sections & k->sections))
+				fail_msg("%s: twice in one section", k->key);
+		if (!k->def)
+			continue;
+		with_default++;
+		key_header(k, head, sizeof(head));
+		snprintf(text, sizeof(text), "%s\n%s = %s\n", head, k->key, k->def);
+		load_ok(text, &c);
+		if (!ip_config_equal(&c, &def))
+			fail_msg("'%s' is not the built-in default", text);
+		ip_config_free(&c);
+	}
+	/* Every key of [daemon], [cpus] and [policy] but performance and
+	 * efficiency, which are detected. */
+	assert_int_equal(with_default, 18);
+	ip_config_free(&def);
+}
+
+/* A value beyond a key's range, or of the wrong kind, is refused with the
+ * file, the line and the key. */
+static void test_table_refuses(void **state)
+{
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		const char *bad[2] = { NULL, NULL };
+		char above[32], below[32], head[64];
+
+		key_header(k, head, sizeof(head));
+		switch (k->type) {
+		case IP_CONF_NUMBER:
+			fmt_plain(above, sizeof(above), k->max * 1.5 + 1);
+			bad[0] = above;
+			if (k->min > 0) {
+				fmt_plain(below, sizeof(below), k->min / 2);
+				bad[1] = below;
+			}
+			break;
+		case IP_CONF_INT:
+			fmt_plain(above, sizeof(above), k->max + 1);
+			bad[0] = above;
+			if (k->min > 0) {
+				fmt_plain(below, sizeof(below), k->min - 1);
+				bad[1] = below;
+			}
+			break;
+		case IP_CONF_BOOL:
+			bad[0] = "maybe";
+			break;
+		case IP_CONF_ENUM:
+			bad[0] = "bogus";
+			break;
+		case IP_CONF_CPUS:
+			bad[0] = "3-1";
+			break;
+		case IP_CONF_GROUP:
+			bad[0] = "a/b";
+			break;
+		}
+		for (int b = 0; b < 2 && bad[b]; b++) {
+			struct ip_config c;
+			struct ip_diag d = { "" };
+			char text[256], want[128];
+
+			snprintf(text, sizeof(text), "# line 1\n%s\n%s = %s\n", head, k->key, bad[b]);
+			snprintf(want, sizeof(want), NAME ":3: %s: '%s' ", k->key, bad[b]);
+			ip_config_init(&c);
+			assert_int_equal(ip_config_load_string(text, NAME, &c, &d), -EINVAL);
+			if (strncmp(d.msg, want, strlen(want)) != 0)
+				fail_msg("'%s' gave '%s', expected it to start '%s'", text, d.msg, want);
+			if (k->type == IP_CONF_NUMBER || k->type == IP_CONF_INT) {
+				char range[64], lo[32], hi[32];
+
+				fmt_plain(lo, sizeof(lo), k->min);
+				fmt_plain(hi, sizeof(hi), k->max);
+				snprintf(range, sizeof(range), "from %s to %s", lo, hi);
+				if (!strstr(d.msg, range))
+					fail_msg("'%s' does not say '%s'", d.msg, range);
+			}
+			/* and the configuration is left as it was */
+			assert_true(c.daemon.interval_s == 2);
+			ip_config_free(&c);
+		}
+	}
+}
+
+/* A value other than the default for key @k, or NULL where the test
+ * writes it elsewhere. */
+static const char *other_value(const struct ip_config_key *k, char *buf, size_t size)
+{
+	switch (k->type) {
+	case IP_CONF_NUMBER:
+	case IP_CONF_INT:
+		fmt_plain(buf, size, k->def && atof(k->def) == k->max ? k->min : k->max);
+		return buf;
+	case IP_CONF_BOOL:
+		return k->def && !strcmp(k->def, "yes") ? "no" : "yes";
+	case IP_CONF_ENUM:
+		return k->def && !strcmp(k->def, k->choices->names[k->choices->n - 1]) ?
+			       k->choices->names[0] :
+			       k->choices->names[k->choices->n - 1];
+	case IP_CONF_CPUS:
+		if (!strcmp(k->key, "performance"))
+			return "4-7";
+		if (!strcmp(k->key, "efficiency"))
+			return "0-1";
+		return "2";
+	case IP_CONF_GROUP:
+		return "irq-admins";
+	}
+	return NULL;
+}
+
+/* Every key, set alone to a value other than its default, makes a
+ * configuration that ip_config_equal() tells from the default and that
+ * dumps to text loading back equal; then all of them at once. */
+static void test_table_round_trip(void **state)
+{
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+	struct ip_config def, c;
+	char all[4096] = "";
+	size_t used = 0;
+
+	ip_config_init(&def);
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		char text[256], head[64], val[32];
+
+		key_header(k, head, sizeof(head));
+		snprintf(text, sizeof(text), "%s\n%s = %s\n", head, k->key,
+			 other_value(k, val, sizeof(val)));
+		load_ok(text, &c);
+		if (ip_config_equal(&c, &def) && !(k->sections & IP_SECT_BIT(IP_SECT_DEVICE)))
+			fail_msg("'%s' is equal to the default", text);
+		round_trip(&c);
+		ip_config_free(&c);
+
+		/* Rule keys go to one rule each: pin and ban = yes exclude each other. */
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s\n%s = %s\n", head,
+					 k->key, other_value(k, val, sizeof(val)));
+		assert_true(used < sizeof(all));
+	}
+	load_ok(all, &c);
+	assert_false(ip_config_equal(&c, &def));
+	round_trip(&c);
+	ip_config_free(&c);
+	ip_config_free(&def);
+}
+
+/* Two rules that differ in one key are not equal: the comparison of rules
+ * looks at every rule key. */
+static void test_table_rule_keys_compared(void **state)
+{
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		struct ip_config a, b;
+		char text[256], head[64], val[32];
+
+		if (!(k->sections & (IP_SECT_BIT(IP_SECT_DEVICE) | IP_SECT_BIT(IP_SECT_IRQ))))
+			continue;
+		key_header(k, head, sizeof(head));
+		snprintf(text, sizeof(text), "%s\n%s = %s\n", head, k->key,
+			 other_value(k, val, sizeof(val)));
+		load_ok(text, &a);
+		snprintf(text, sizeof(text), "%s\n", head);
+		load_ok(text, &b);
+		if (ip_config_equal(&a, &b))
+			fail_msg("%s: a rule with it equals one without", k->key);
+		ip_config_free(&a);
+		ip_config_free(&b);
+	}
+}
+
+/* ---- irqpilot.conf(5) against the table ------------------------------- */
+
+struct man_key {
+	unsigned sections; /* those the .SH heading names */
+	char key[64];
+	char synopsis[256]; /* the .BR line */
+	char text[2048];    /* the paragraph, lines joined by blanks */
+};
+
+/* The keys irqpilot.conf(5) documents: ".BR key " = " ..." lines under a
+ * "[daemon] SECTION" or "[device NAME] AND [irq NAME] SECTIONS" heading. */
+static int read_man(struct man_key *out, int max)
+{
+	FILE *f = fopen(TOP_SRCDIR "/man/irqpilot.conf.5", "r");
+	char line[512];
+	unsigned sections = 0;
+	int n = 0, first = 0; /* keys first..n-1 share the paragraph (.TQ) */
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char key[64];
+		int end = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SH", 3) || !strncmp(line, ".SS", 3) ||
+		    !strncmp(line, ".TP", 3) || !strncmp(line, ".PP", 3)) {
+			first = n;
+			if (strncmp(line, ".SH", 3) != 0)
+				continue;
+			sections = 0;
+			if (!strstr(line, "SECTION"))
+				continue;
+			for (int s = IP_SECT_DAEMON; s < IP_SECT_MAX; s++) {
+				char tag[32];
+
+				snprintf(tag, sizeof(tag), "[%s", ip_config_section_name(s));
+				if (strstr(line, tag))
+					sections |= IP_SECT_BIT(s);
+			}
+			continue;
+		}
+		if (!strncmp(line, ".TQ", 3))
+			continue;
+		if (sections && sscanf(line, ".BR %63[a-z_] \" = \"%n", key, &end) == 1 && end) {
+			assert_true(n < max);
+			out[n].sections = sections;
+			snprintf(out[n].key, sizeof(out[n].key), "%s", key);
+			snprintf(out[n].synopsis, sizeof(out[n].synopsis), "%s", line);
+			out[n].text[0] = '\0';
+			n++;
+			continue;
+		}
+		for (int i = first; i < n; i++) {
+			size_t used = strlen(out[i].text);
+
+			snprintf(out[i].text + used, sizeof(out[i].text) - used, "%s%s",
+				 used ? " " : "", line);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* Every key of the table is in irqpilot.conf(5) under a heading naming its
+ * section, with its choices, range and default as the parser has them; and
+ * every key the page documents exists. */
+static void test_man_page(void **state)
+{
+	struct man_key man[64];
+	int nman = read_man(man, (int)(sizeof(man) / sizeof(man[0])));
+	size_t n;
+	const struct ip_config_key *keys = ip_config_keys(&n);
+
+	assert_true(nman >= 20);
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_config_key *k = &keys[i];
+		const struct man_key *m = NULL;
+		char want[256];
+
+		for (int j = 0; j < nman && !m; j++)
+			if (!strcmp(man[j].key, k->key) && (man[j].sections & k->sections))
+				m = &man[j];
+		if (!m)
+			fail_msg("%s ([%s]...) is not in irqpilot.conf(5)", k->key,
+				 ip_config_section_name(__builtin_ctz(k->sections)));
+		if (k->type == IP_CONF_ENUM) {
+			size_t used = 0;
+
+			for (size_t c = 0; c < k->choices->n; c++)
+				used += (size_t)snprintf(want + used, sizeof(want) - used, "%s\\fB%s\\fR",
+							 c ? " | " : "", k->choices->names[c]);
+			if (!strstr(m->synopsis, want))
+				fail_msg("%s: the page's '%s' lacks '%s'", k->key, m->synopsis, want);
+		}
+		if (k->type == IP_CONF_NUMBER || k->type == IP_CONF_INT) {
+			char lo[32], hi[32];
+
+			fmt_plain(lo, sizeof(lo), k->min);
+			fmt_plain(hi, sizeof(hi), k->max);
+			snprintf(want, sizeof(want), "rom %s to %s", lo, hi);
+			/* a small whole-number range may be listed instead: 0 | 1 | 2 */
+			if (!strstr(m->text, want) && !(k->type == IP_CONF_INT && k->max - k->min < 4 &&
+							strstr(m->synopsis, "\\fB0\\fR | ")))
+				fail_msg("%s: the page does not say '(f)%s': %s", k->key, want, m->text);
+		}
+		if (k->def) {
+			snprintf(want, sizeof(want), "Default: %s.", k->def[0] ? k->def : "none");
+			if (!strstr(m->text, want))
+				fail_msg("%s: the page does not say '%s': %s", k->key, want, m->text);
+		}
+	}
+	for (int j = 0; j < nman; j++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n && !found; i++)
+			found = !strcmp(man[j].key, keys[i].key) && (man[j].sections & keys[i].sections);
+		if (!found)
+			fail_msg("irqpilot.conf(5) documents '%s', which no section it names has",
+				 man[j].key);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +926,11 @@ int main(void)
 		cmocka_unit_test(test_dump_round_trip),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_shipped_example),
+		cmocka_unit_test(test_table_defaults),
+		cmocka_unit_test(test_table_refuses),
+		cmocka_unit_test(test_table_round_trip),
+		cmocka_unit_test(test_table_rule_keys_compared),
+		cmocka_unit_test(test_man_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

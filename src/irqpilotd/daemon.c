@@ -558,11 +558,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	int ret;
 
 	ip_config_init(&next);
-	ret = ip_config_load_file(d->o.config_path, &next, diag);
-	if (ret == -ENOENT && !d->o.config_explicit) {
-		ip_config_init(&next); /* no file: built-in defaults */
-		ret = 0;
-	}
+	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
 	if (ret >= 0)
 		ret = resolve_admin_group(&next, &admin_gid, diag);
 	if (ret < 0) {
@@ -1123,10 +1119,8 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	d.o = *o;
 	ip_config_init(&d.cfg);
 	ip_log_init(&d.log, o->foreground, LOG_INFO);
-	ret = ip_config_load_file(o->config_path, &d.cfg, &diag);
-	if (ret == -ENOENT && !o->config_explicit) {
-		ip_config_init(&d.cfg);
-	} else if (ret < 0) {
+	ret = ip_config_load_file(o->config_path, o->config_explicit, &d.cfg, &diag);
+	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: %s\n", diag.msg);
 		ip_config_free(&d.cfg);
 		return IP_EXIT_USAGE;

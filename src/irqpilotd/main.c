@@ -291,13 +291,11 @@ static int run_replay(const struct options *o, const struct ip_config *cfg)
 static int load_config(const struct options *o, struct ip_config *cfg)
 {
 	struct ip_diag d = { "" };
-	int ret = ip_config_load_file(o->config, cfg, &d);
+	int ret = ip_config_load_file(o->config, o->config_explicit, cfg, &d);
 
-	if (ret == -ENOENT && !o->config_explicit)
-		return 0; /* built-in defaults */
 	if (ret < 0)
 		fprintf(stderr, "irqpilotd: %s\n", d.msg);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 static int check_config(const struct options *o)
@@ -307,10 +305,9 @@ static int check_config(const struct options *o)
 	int ret;
 
 	ip_config_init(&cfg);
-	ret = ip_config_load_file(o->config, &cfg, &d);
-	if (ret == -ENOENT && !o->config_explicit) {
+	ret = ip_config_load_file(o->config, o->config_explicit, &cfg, &d);
+	if (ret == IP_CONFIG_ABSENT) {
 		printf("%s: no such file: the built-in defaults apply\n", o->config);
-		ret = 0;
 	} else if (ret < 0) {
 		fprintf(stderr, "%s\n", d.msg);
 		ip_config_free(&cfg);

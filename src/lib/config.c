@@ -7,9 +7,12 @@
  *    libinih is not (and cannot be detected from <ini.h>): inih calls the
  *    reader once per line and the handler before the next read, so a
  *    counting reader always knows the handler's line;
- *  - a glob may contain ']' ([device "sd[ab]"]) and be longer than inih's
- *    50-byte section buffer, so section headers are parsed here and inih
- *    sees a blank line in their place;
+ *  - a glob may contain ']' ([device "sd[ab]"]; inih ends a header at the
+ *    first one) and be longer than inih's 50-byte section buffer, and a
+ *    rule with no keys yet is still a rule, which inih (without
+ *    INI_CALL_HANDLER_ON_NEW_SECTION, Debian's libinih 55) never reports:
+ *    so section headers are parsed here, inih sees a blank line in their
+ *    place, and the handler ignores inih's section argument;
  *  - inih's comment and continuation rules are build options (inline ';'
  *    only, multi-line values on), so the reader strips comments itself and
  *    removes leading blanks, which keeps inih from ever seeing a
@@ -32,20 +35,216 @@
 
 #define CONFIG_MAX_SIZE (1 << 20)
 
+/* ---- enums and their names -------------------------------------------- */
+
+static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug" };
+static const int log_level_values[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+static const struct ip_config_enum log_levels = { log_level_names, log_level_values,
+						  ARRAY_SIZE(log_level_names) };
+
+static const char *const granularity_names[] = { [IP_GRAN_CPU] = "cpu",
+						 [IP_GRAN_DOMAIN] = "domain" };
+static const struct ip_config_enum granularities = { granularity_names, NULL,
+						     ARRAY_SIZE(granularity_names) };
+
+static const char *const idle_domain_names[] = { [IP_IDLE_EFFICIENCY] = "efficiency",
+						 [IP_IDLE_STAY] = "stay" };
+static const struct ip_config_enum idle_domains = { idle_domain_names, NULL,
+						    ARRAY_SIZE(idle_domain_names) };
+
+static const char *const completion_names[] = { [IP_COMPLETION_AUTO] = "auto",
+						[IP_COMPLETION_YES] = "yes",
+						[IP_COMPLETION_NO] = "no" };
+static const struct ip_config_enum completions = { completion_names, NULL,
+						   ARRAY_SIZE(completion_names) };
+
+/* ENUM values are read and written as int. */
+_Static_assert(sizeof(enum ip_granularity) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum ip_idle_domain) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum ip_completion_threads) == sizeof(int), "enum size");
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* Seconds settings share one range: a day is longer than any sensible
+ * dwell or grace period and keeps typos like "3600000" out. */
+#define SECONDS_MAX 86400.0
+#define RATE_MAX 1e9
+#define WAKEUPS_MAX 1e6
+
+#define B(s) IP_SECT_BIT(IP_SECT_##s)
+#define RULES (B(DEVICE) | B(IRQ))
+#define CFG(field) .base = IP_CONF_BASE_CONFIG, .offset = offsetof(struct ip_config, field)
+#define RULE(field) .base = IP_CONF_BASE_RULE, .offset = offsetof(struct ip_rule, field)
+#define FLAG(base, field) .has_flag = true, .flag_offset = offsetof(base, field)
+
+static bool check_class(struct ip_config_parser *p, const struct ip_config_key *k,
+			const void *val);
+static bool check_pin(struct ip_config_parser *p, const struct ip_config_key *k, const void *val);
+static bool check_ban(struct ip_config_parser *p, const struct ip_config_key *k, const void *val);
+
+/*
+ * In the order of ip_config_dump() and of the "known:" list of an unknown
+ * key; sections in the order they are dumped.
+ */
+static const struct ip_config_key keys[] = {
+	{ B(DAEMON), "interval", IP_CONF_NUMBER, .min = 0.1, .max = 3600, .def = "2",
+	  CFG(daemon.interval_s), .doc = "sampling period in seconds" },
+	{ B(DAEMON), "dry_run", IP_CONF_BOOL, .def = "no", CFG(daemon.dry_run),
+	  .doc = "decide and log, write nothing" },
+	{ B(DAEMON), "restore_on_exit", IP_CONF_BOOL, .def = "yes", CFG(daemon.restore_on_exit),
+	  .doc = "put back the original settings when the daemon stops" },
+	{ B(DAEMON), "log_level", IP_CONF_ENUM, .choices = &log_levels, .def = "info",
+	  CFG(daemon.log_level), .doc = "least important syslog priority logged" },
+	{ B(DAEMON), "coexist", IP_CONF_BOOL, .def = "no", CFG(daemon.coexist),
+	  .doc = "start even when irqbalance is active" },
+	{ B(DAEMON), "top_wakeups_per_irq", IP_CONF_NUMBER, .min = 0, .max = WAKEUPS_MAX,
+	  .def = "10", CFG(daemon.top_wakeups_per_irq),
+	  .doc = "warn of an IRQ thread waking more often per interrupt (0 = never)" },
+	{ B(DAEMON), "top_thread_cpu", IP_CONF_NUMBER, .min = 0, .max = 100, .def = "20",
+	  CFG(daemon.top_thread_cpu),
+	  .doc = "warn of an IRQ thread using more percent of a CPU (0 = never)" },
+
+	{ B(CONTROL), "admin_group", IP_CONF_GROUP, .optional = true,
+	  CFG(control.admin_group), .doc = "group whose members may change the daemon's state" },
+
+	{ B(CPUS), "banned", IP_CONF_CPUS, .allow_empty = true, .def = "", CFG(policy.banned),
+	  .doc = "CPUs never given storage interrupts, threads or completions" },
+	{ B(CPUS), "performance", IP_CONF_CPUS, CFG(overrides.performance),
+	  FLAG(struct ip_config, overrides.have_performance), .optional = true,
+	  .check = check_class, .doc = "CPUs of the highest capacity class, overriding detection" },
+	{ B(CPUS), "efficiency", IP_CONF_CPUS, CFG(overrides.efficiency),
+	  FLAG(struct ip_config, overrides.have_efficiency), .optional = true,
+	  .check = check_class, .doc = "CPUs of the lowest capacity class, overriding detection" },
+
+	{ B(POLICY), "granularity", IP_CONF_ENUM, .choices = &granularities, .def = "cpu",
+	  CFG(policy.granularity), .doc = "a vector goes to one CPU or the whole domain" },
+	{ B(POLICY), "move_threshold", IP_CONF_NUMBER, .min = 1, .max = 100, .scale = 100,
+	  .def = "20", CFG(policy.move_threshold),
+	  .doc = "percentage points of locality a move must gain" },
+	{ B(POLICY), "dwell", IP_CONF_NUMBER, .min = 0, .max = SECONDS_MAX, .def = "10",
+	  CFG(policy.dwell_s), .doc = "seconds before a vector moves again" },
+	{ B(POLICY), "max_moves", IP_CONF_INT, .min = 1, .max = 1000, .def = "4",
+	  CFG(policy.max_moves), .doc = "moves per sampling interval" },
+	{ B(POLICY), "min_rate", IP_CONF_NUMBER, .min = 0, .max = RATE_MAX, .def = "200",
+	  CFG(policy.min_rate), .doc = "interrupts/s below which no move to higher capacity" },
+	{ B(POLICY), "idle_domain", IP_CONF_ENUM, .choices = &idle_domains, .def = "efficiency",
+	  CFG(policy.idle_domain), .doc = "where an idle device's vectors go" },
+	{ B(POLICY), "idle_grace", IP_CONF_NUMBER, .min = 0, .max = SECONDS_MAX, .def = "30",
+	  CFG(policy.idle_grace_s), .doc = "seconds without submissions before a device is idle" },
+	{ B(POLICY), "return_window", IP_CONF_NUMBER, .min = 0, .max = SECONDS_MAX, .def = "60",
+	  CFG(policy.return_window_s),
+	  .doc = "seconds in which moving back needs twice the threshold" },
+	{ B(POLICY), "rt_priority", IP_CONF_INT, .min = 0, .max = 99,
+	  .note = " (0 leaves the threads' priority alone)", .def = "50", CFG(policy.rt_priority),
+	  .doc = "SCHED_FIFO priority of storage IRQ threads" },
+	{ B(POLICY), "completion_threads", IP_CONF_ENUM, .choices = &completions, .def = "auto",
+	  CFG(completion_threads), .doc = "block completions in irqpilot_cq's per-queue threads" },
+
+	{ RULES, "pin", IP_CONF_CPUS, RULE(pin), FLAG(struct ip_rule, have_pin), .optional = true,
+	  .check = check_pin, .doc = "CPUs the matching vectors always go to" },
+	{ RULES, "ban", IP_CONF_BOOL, RULE(ban), .optional = true, .check = check_ban,
+	  .doc = "never touch the matching vectors or their threads" },
+	{ RULES, "rt_priority", IP_CONF_INT, .min = 1, .max = 99, RULE(rt_priority),
+	  .optional = true, .doc = "SCHED_FIFO priority of the matching IRQ threads" },
+	{ B(DEVICE), "rq_affinity", IP_CONF_INT, .min = 0, .max = 2, RULE(rq_affinity),
+	  .optional = true, .doc = "value for the device's queue/rq_affinity" },
+	{ B(DEVICE), "completion_threads", IP_CONF_ENUM, .choices = &completions,
+	  .base = IP_CONF_BASE_DEV_EXTRA,
+	  .offset = offsetof(struct ip_dev_extra, completion_threads),
+	  .optional = true, .doc = "the [policy] completion_threads for the matching devices" },
+};
+
+#define NKEYS ARRAY_SIZE(keys)
+
+const struct ip_config_key *ip_config_keys(size_t *n)
+{
+	*n = NKEYS;
+	return keys;
+}
+
+static const char *const sect_names[IP_SECT_MAX] = {
+	[IP_SECT_NONE] = "",	     [IP_SECT_DAEMON] = "daemon", [IP_SECT_CONTROL] = "control",
+	[IP_SECT_CPUS] = "cpus",     [IP_SECT_POLICY] = "policy", [IP_SECT_DEVICE] = "device",
+	[IP_SECT_IRQ] = "irq",
+};
+
+const char *ip_config_section_name(enum ip_config_section s)
+{
+	return s < IP_SECT_MAX ? sect_names[s] : "";
+}
+
+/* The entry for @name in section @s, or NULL. */
+static const struct ip_config_key *find_key(const char *name, enum ip_config_section s)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if ((keys[i].sections & IP_SECT_BIT(s)) && !strcmp(keys[i].key, name))
+			return &keys[i];
+	return NULL;
+}
+
+static struct ip_rule *rule_at(const struct ip_config *c, enum ip_config_section s, int i)
+{
+	return s == IP_SECT_DEVICE ? &c->policy.dev_rules[i] : &c->policy.irq_rules[i];
+}
+
+/*
+ * Where key @k of @c lives: in the configuration itself, or in rule @i of
+ * section kind @s. NULL when the rule has no ip_dev_extra (rules made
+ * outside this file), which reads as "unset".
+ */
+static void *key_field(const struct ip_config *c, const struct ip_config_key *k,
+		       enum ip_config_section s, int i)
+{
+	char *base;
+
+	switch (k->base) {
+	case IP_CONF_BASE_CONFIG:
+		base = (char *)c;
+		break;
+	case IP_CONF_BASE_RULE:
+		base = (char *)rule_at(c, s, i);
+		break;
+	default:
+		base = c->dev_extra ? (char *)&c->dev_extra[i] : NULL;
+		break;
+	}
+	return base ? base + k->offset : NULL;
+}
+
+static bool *key_flag(const struct ip_config_key *k, void *field)
+{
+	return (bool *)((char *)field - k->offset + k->flag_offset);
+}
+
 /* ---- defaults and lifetime ---------------------------------------------- */
+
+static bool parse_value(struct ip_config_parser *p, const struct ip_config_key *k, const char *v,
+			void *out);
+static void store_value(const struct ip_config_key *k, const void *val, void *field);
+
+union value {
+	bool b;
+	double d;
+	int i;
+	ip_cpuset set;
+	char group[IP_GROUP_NAME_MAX];
+};
 
 void ip_config_init(struct ip_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->daemon.interval_s = 2;
-	c->daemon.dry_run = false;
-	c->daemon.restore_on_exit = true;
-	c->daemon.log_level = LOG_INFO;
-	c->daemon.coexist = false;
-	c->daemon.top_wakeups_per_irq = 10;
-	c->daemon.top_thread_cpu = 20;
 	ip_policy_config_init(&c->policy);
-	c->completion_threads = IP_COMPLETION_AUTO;
+	for (size_t i = 0; i < NKEYS; i++) {
+		union value v;
+
+		if (!keys[i].def)
+			continue;
+		/* A default that does not parse is a bug in the table, which
+		 * test_config's test_table_defaults catches. */
+		if (!parse_value(NULL, &keys[i], keys[i].def, &v))
+			abort();
+		store_value(&keys[i], &v, key_field(c, &keys[i], IP_SECT_NONE, 0));
+	}
 	c->dev_extra = NULL;
 }
 
@@ -59,102 +258,13 @@ void ip_config_free(struct ip_config *c)
 	ip_policy_config_free(&c->policy);
 }
 
-/* ---- keys ------------------------------------------------------------- */
-
-enum sect {
-	S_NONE = 0, /* before the first header */
-	S_DAEMON,
-	S_CPUS,
-	S_POLICY,
-	S_DEVICE,
-	S_IRQ,
-	S_CONTROL,
-	S_BAD, /* a header that was already reported; its keys are skipped */
-};
-
-#define M(s) (1u << (s))
-
-enum key {
-	K_INTERVAL,
-	K_DRY_RUN,
-	K_RESTORE_ON_EXIT,
-	K_LOG_LEVEL,
-	K_COEXIST,
-	K_TOP_WAKEUPS,
-	K_TOP_THREAD_CPU,
-	K_BANNED,
-	K_PERFORMANCE,
-	K_EFFICIENCY,
-	K_GRANULARITY,
-	K_MOVE_THRESHOLD,
-	K_DWELL,
-	K_MAX_MOVES,
-	K_MIN_RATE,
-	K_IDLE_DOMAIN,
-	K_IDLE_GRACE,
-	K_RETURN_WINDOW,
-	K_RT_PRIORITY,
-	K_COMPLETION_THREADS,
-	K_PIN,
-	K_BAN,
-	K_RQ_AFFINITY,
-	K_ADMIN_GROUP,
-	K_MAX,
-};
-
-static const struct {
-	const char *name;
-	unsigned sections;
-} keys[K_MAX] = {
-	[K_INTERVAL] = { "interval", M(S_DAEMON) },
-	[K_DRY_RUN] = { "dry_run", M(S_DAEMON) },
-	[K_RESTORE_ON_EXIT] = { "restore_on_exit", M(S_DAEMON) },
-	[K_LOG_LEVEL] = { "log_level", M(S_DAEMON) },
-	[K_COEXIST] = { "coexist", M(S_DAEMON) },
-	[K_TOP_WAKEUPS] = { "top_wakeups_per_irq", M(S_DAEMON) },
-	[K_TOP_THREAD_CPU] = { "top_thread_cpu", M(S_DAEMON) },
-	[K_BANNED] = { "banned", M(S_CPUS) },
-	[K_PERFORMANCE] = { "performance", M(S_CPUS) },
-	[K_EFFICIENCY] = { "efficiency", M(S_CPUS) },
-	[K_GRANULARITY] = { "granularity", M(S_POLICY) },
-	[K_MOVE_THRESHOLD] = { "move_threshold", M(S_POLICY) },
-	[K_DWELL] = { "dwell", M(S_POLICY) },
-	[K_MAX_MOVES] = { "max_moves", M(S_POLICY) },
-	[K_MIN_RATE] = { "min_rate", M(S_POLICY) },
-	[K_IDLE_DOMAIN] = { "idle_domain", M(S_POLICY) },
-	[K_IDLE_GRACE] = { "idle_grace", M(S_POLICY) },
-	[K_RETURN_WINDOW] = { "return_window", M(S_POLICY) },
-	[K_RT_PRIORITY] = { "rt_priority", M(S_POLICY) | M(S_DEVICE) | M(S_IRQ) },
-	[K_COMPLETION_THREADS] = { "completion_threads", M(S_POLICY) | M(S_DEVICE) },
-	[K_PIN] = { "pin", M(S_DEVICE) | M(S_IRQ) },
-	[K_BAN] = { "ban", M(S_DEVICE) | M(S_IRQ) },
-	[K_RQ_AFFINITY] = { "rq_affinity", M(S_DEVICE) },
-	[K_ADMIN_GROUP] = { "admin_group", M(S_CONTROL) },
-};
-
-static const char *const sect_names[] = {
-	[S_NONE] = "", [S_DAEMON] = "daemon", [S_CPUS] = "cpus", [S_POLICY] = "policy",
-	[S_DEVICE] = "device", [S_IRQ] = "irq", [S_CONTROL] = "control", [S_BAD] = "",
-};
-
-static const char *const log_levels[] = { "err", "warning", "notice", "info", "debug" };
-static const int log_level_values[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
-static const char *const granularities[] = { [IP_GRAN_CPU] = "cpu", [IP_GRAN_DOMAIN] = "domain" };
-static const char *const idle_domains[] = { [IP_IDLE_EFFICIENCY] = "efficiency",
-					    [IP_IDLE_STAY] = "stay" };
-static const char *const completions[] = { [IP_COMPLETION_AUTO] = "auto",
-					   [IP_COMPLETION_YES] = "yes",
-					   [IP_COMPLETION_NO] = "no" };
-
-/* Seconds settings share one range: a day is longer than any sensible
- * dwell or grace period and keeps typos like "3600000" out. */
-#define SECONDS_MAX 86400.0
-#define RATE_MAX 1e9
-#define WAKEUPS_MAX 1e6
-
 /* ---- the parser ------------------------------------------------------- */
 
-struct parser {
+/* Past the real sections: a header that was already reported; its keys
+ * are skipped. */
+#define SECT_BAD IP_SECT_MAX
+
+struct ip_config_parser {
 	const char *name; /* for messages */
 	struct ip_config *cfg;
 
@@ -162,9 +272,11 @@ struct parser {
 	size_t pos;
 	int line;
 
-	enum sect sect;
-	int global_lines[K_MAX]; /* where [daemon]/[cpus]/[policy] keys were set */
-	int rule_lines[K_MAX];	 /* ... and keys of the current [device]/[irq] */
+	int sect; /* enum ip_config_section or SECT_BAD */
+	/* Where each key was set: in [daemon]/[cpus]/[policy]/[control] for
+	 * the whole file (a repeated section is the same section), in the
+	 * current [device]/[irq] for rule keys. */
+	int lines[NKEYS];
 	int rule_index; /* current [device]/[irq] rule; an index as rules get realloc'ed */
 
 	int nr_errors;
@@ -173,13 +285,15 @@ struct parser {
 	bool oom;
 };
 
-static void perr(struct parser *p, const char *fmt, ...) _printf_(2, 3);
+static void perr(struct ip_config_parser *p, const char *fmt, ...) _printf_(2, 3);
 
-static void perr(struct parser *p, const char *fmt, ...)
+/* Keeps the first error; @p is NULL while ip_config_init() parses the
+ * table's defaults. */
+static void perr(struct ip_config_parser *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->nr_errors++)
+	if (!p || p->nr_errors++)
 		return;
 	p->first_line = p->line;
 	va_start(ap, fmt);
@@ -187,16 +301,14 @@ static void perr(struct parser *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+static int *key_line(struct ip_config_parser *p, const struct ip_config_key *k)
+{
+	return &p->lines[k - keys];
+}
+
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static struct ip_rule *cur_rule(struct parser *p)
-{
-	if (p->sect == S_DEVICE)
-		return &p->cfg->policy.dev_rules[p->rule_index];
-	return &p->cfg->policy.irq_rules[p->rule_index];
 }
 
 static int add_dev_rule(struct ip_config *c, const char *match)
@@ -221,15 +333,17 @@ static int add_dev_rule(struct ip_config *c, const char *match)
 	return n;
 }
 
-static void start_section(struct parser *p, char *s, size_t len)
+static void start_section(struct ip_config_parser *p, char *s, size_t len)
 {
 	char *kind, *name, *end = s + len;
-	enum sect k = S_NONE;
+	int k = IP_SECT_NONE;
 	size_t klen;
 	int idx;
 
-	p->sect = S_BAD;
-	memset(p->rule_lines, 0, sizeof(p->rule_lines));
+	p->sect = SECT_BAD;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].sections & (IP_SECT_BIT(IP_SECT_DEVICE) | IP_SECT_BIT(IP_SECT_IRQ)))
+			p->lines[i] = 0;
 	/* s[0] is '['; the header ends at the last ']' so globs may hold one. */
 	if (end[-1] != ']' || len < 2) {
 		perr(p, "section header '%.*s' lacks its closing ']'", (int)MIN(len, 64), s);
@@ -246,17 +360,17 @@ static void start_section(struct parser *p, char *s, size_t len)
 		name++;
 	while (end > name && is_blank(end[-1]))
 		*--end = '\0';
-	for (enum sect i = S_DAEMON; i <= S_CONTROL; i++)
+	for (int i = IP_SECT_DAEMON; i < IP_SECT_MAX; i++)
 		if (strlen(sect_names[i]) == klen && !strncmp(kind, sect_names[i], klen))
 			k = i;
-	if (k == S_NONE) {
+	if (k == IP_SECT_NONE) {
 		perr(p,
 		     "unknown section [%.*s] (known: [daemon], [cpus], [policy], [control], [device NAME], "
 		     "[irq NAME])",
 		     (int)MIN(klen, 64), kind);
 		return;
 	}
-	if (k != S_DEVICE && k != S_IRQ) {
+	if (k != IP_SECT_DEVICE && k != IP_SECT_IRQ) {
 		if (*name) {
 			perr(p, "[%s] takes no name, found '%.64s'", sect_names[k], name);
 			return;
@@ -282,10 +396,10 @@ static void start_section(struct parser *p, char *s, size_t len)
 	}
 	if (!*name) {
 		perr(p, "[%s] needs a device name or glob, e.g. [%s \"%s\"]", sect_names[k],
-		     sect_names[k], k == S_DEVICE ? "nvme*" : "nvme*q0");
+		     sect_names[k], k == IP_SECT_DEVICE ? "nvme*" : "nvme*q0");
 		return;
 	}
-	if (k == S_DEVICE) {
+	if (k == IP_SECT_DEVICE) {
 		idx = add_dev_rule(p->cfg, name);
 	} else {
 		idx = ip_policy_add_irq_rule(&p->cfg->policy, name) ?
@@ -307,7 +421,7 @@ static void start_section(struct parser *p, char *s, size_t len)
  */
 static char *reader(char *str, int num, void *stream)
 {
-	struct parser *p = stream;
+	struct ip_config_parser *p = stream;
 	const char *s, *e, *nl;
 	char *out;
 	bool quoted = false;
@@ -407,39 +521,41 @@ static bool parse_decimal(const char *v, double *out)
 	return true;
 }
 
-static bool parse_number(struct parser *p, const char *key, const char *v, double min,
-			 double max, double *out)
+static bool parse_number(struct ip_config_parser *p, const struct ip_config_key *k,
+			 const char *v, double *out)
 {
 	char a[32], b[32];
 	double x;
 
-	if (parse_decimal(v, &x) && x >= min && x <= max) {
-		*out = x;
+	if (parse_decimal(v, &x) && x >= k->min && x <= k->max) {
+		*out = x / (k->scale ? k->scale : 1);
 		return true;
 	}
-	fmt_num(a, sizeof(a), min, 1);
-	fmt_num(b, sizeof(b), max, 1);
-	perr(p, "%s: '%.64s' is not a number from %s to %s", key, v, a, b);
+	fmt_num(a, sizeof(a), k->min, 1);
+	fmt_num(b, sizeof(b), k->max, 1);
+	perr(p, "%s: '%.64s' is not a number from %s to %s%s", k->key, v, a, b,
+	     k->note ? k->note : "");
 	return false;
 }
 
-static bool parse_int(struct parser *p, const char *key, const char *v, int min, int max,
-		      const char *note, int *out)
+static bool parse_int(struct ip_config_parser *p, const struct ip_config_key *k, const char *v,
+		      int *out)
 {
 	long x = 0;
 	const char *c;
 
 	for (c = v; *c >= '0' && *c <= '9' && c - v < 9; c++)
 		x = x * 10 + (*c - '0');
-	if (c > v && !*c && x >= min && x <= max) {
+	if (c > v && !*c && x >= k->min && x <= k->max) {
 		*out = (int)x;
 		return true;
 	}
-	perr(p, "%s: '%.64s' is not a whole number from %d to %d%s", key, v, min, max, note);
+	perr(p, "%s: '%.64s' is not a whole number from %d to %d%s", k->key, v, (int)k->min,
+	     (int)k->max, k->note ? k->note : "");
 	return false;
 }
 
-static bool parse_bool(struct parser *p, const char *key, const char *v, bool *out)
+static bool parse_bool(struct ip_config_parser *p, const char *key, const char *v, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
@@ -458,26 +574,41 @@ static bool parse_bool(struct parser *p, const char *key, const char *v, bool *o
 	return false;
 }
 
-static bool parse_choice(struct parser *p, const char *key, const char *v,
-			 const char *const *names, size_t n, int *out)
+static int enum_value(const struct ip_config_enum *e, size_t i)
+{
+	return e->values ? e->values[i] : (int)i;
+}
+
+static bool parse_choice(struct ip_config_parser *p, const char *key, const char *v,
+			 const struct ip_config_enum *e, int *out)
 {
 	char list[128] = "";
 	size_t used = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(v, names[i])) {
-			*out = (int)i;
+	for (size_t i = 0; i < e->n; i++) {
+		if (!strcmp(v, e->names[i])) {
+			*out = enum_value(e, i);
 			return true;
 		}
 	}
-	for (size_t i = 0; i < n && used < sizeof(list); i++)
+	for (size_t i = 0; i < e->n && used < sizeof(list); i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-					 i ? (i + 1 == n ? " or " : ", ") : "", names[i]);
+					 i ? (i + 1 == e->n ? " or " : ", ") : "", e->names[i]);
 	perr(p, "%s: '%.64s' is not %s", key, v, list);
 	return false;
 }
 
-static bool parse_cpus(struct parser *p, const char *key, const char *v, bool allow_empty,
+/* The name of value @x, for dump; a value no name has (set outside this
+ * file) is written as the first name, which loads. */
+static const char *choice_str(const struct ip_config_enum *e, int x)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (enum_value(e, i) == x)
+			return e->names[i];
+	return e->names[0];
+}
+
+static bool parse_cpus(struct ip_config_parser *p, const char *key, const char *v, bool allow_empty,
 		       ip_cpuset *out)
 {
 	int r;
@@ -501,7 +632,7 @@ static bool parse_cpus(struct parser *p, const char *key, const char *v, bool al
 /* A name as useradd(8) takes it (its default NAME_REGEX, plus the upper
  * case some sites use), so a typo is an error here and the group itself is
  * looked up by the daemon, which alone knows the machine's groups. */
-static bool parse_group(struct parser *p, const char *key, const char *v, char *out, size_t size)
+static bool parse_group(struct ip_config_parser *p, const char *key, const char *v, char *out, size_t size)
 {
 	size_t n = strlen(v);
 	bool ok = n > 0 && n < size && v[0] != '-';
@@ -518,188 +649,147 @@ static bool parse_group(struct parser *p, const char *key, const char *v, char *
 	return true;
 }
 
-static void set_global(struct parser *p, enum key k, const char *key, const char *v)
+/* Parses @v as key @k into *@out (a union value); false after perr(). */
+static bool parse_value(struct ip_config_parser *p, const struct ip_config_key *k, const char *v,
+			void *out)
 {
-	struct ip_config *c = p->cfg;
-	struct ip_policy_config *pc = &c->policy;
-	ip_cpuset set;
-	double x;
-	int i;
+	union value *val = out;
 
-	switch (k) {
-	case K_INTERVAL:
-		parse_number(p, key, v, 0.1, 3600, &c->daemon.interval_s);
-		break;
-	case K_DRY_RUN:
-		parse_bool(p, key, v, &c->daemon.dry_run);
-		break;
-	case K_RESTORE_ON_EXIT:
-		parse_bool(p, key, v, &c->daemon.restore_on_exit);
-		break;
-	case K_LOG_LEVEL:
-		if (parse_choice(p, key, v, log_levels, ARRAY_SIZE(log_levels), &i))
-			c->daemon.log_level = log_level_values[i];
-		break;
-	case K_COEXIST:
-		parse_bool(p, key, v, &c->daemon.coexist);
-		break;
-	case K_TOP_WAKEUPS:
-		parse_number(p, key, v, 0, WAKEUPS_MAX, &c->daemon.top_wakeups_per_irq);
-		break;
-	case K_TOP_THREAD_CPU:
-		parse_number(p, key, v, 0, 100, &c->daemon.top_thread_cpu);
-		break;
-	case K_BANNED:
-		parse_cpus(p, key, v, true, &pc->banned);
-		break;
-	case K_PERFORMANCE:
-	case K_EFFICIENCY: {
-		bool perf = k == K_PERFORMANCE;
-		enum key other = perf ? K_EFFICIENCY : K_PERFORMANCE;
-		const ip_cpuset *o = perf ? &c->overrides.efficiency : &c->overrides.performance;
-
-		if (!parse_cpus(p, key, v, false, &set))
-			break;
-		if (p->global_lines[other] && cpuset_intersects(&set, o)) {
-			ip_cpuset both;
-
-			cpuset_and(&both, &set, o);
-			perr(p, "%s: CPUs %s are also %s (line %d); a CPU has one class", key,
-			     cpuset_str(&both), keys[other].name, p->global_lines[other]);
-			break;
-		}
-		if (perf) {
-			c->overrides.have_performance = true;
-			c->overrides.performance = set;
-		} else {
-			c->overrides.have_efficiency = true;
-			c->overrides.efficiency = set;
-		}
-		break;
+	switch (k->type) {
+	case IP_CONF_BOOL:
+		return parse_bool(p, k->key, v, &val->b);
+	case IP_CONF_NUMBER:
+		return parse_number(p, k, v, &val->d);
+	case IP_CONF_INT:
+		return parse_int(p, k, v, &val->i);
+	case IP_CONF_ENUM:
+		return parse_choice(p, k->key, v, k->choices, &val->i);
+	case IP_CONF_CPUS:
+		return parse_cpus(p, k->key, v, k->allow_empty, &val->set);
+	case IP_CONF_GROUP:
+		return parse_group(p, k->key, v, val->group, sizeof(val->group));
 	}
-	case K_GRANULARITY:
-		if (parse_choice(p, key, v, granularities, ARRAY_SIZE(granularities), &i))
-			pc->granularity = (enum ip_granularity)i;
-		break;
-	case K_MOVE_THRESHOLD:
-		if (parse_number(p, key, v, 1, 100, &x))
-			pc->move_threshold = x / 100;
-		break;
-	case K_DWELL:
-		parse_number(p, key, v, 0, SECONDS_MAX, &pc->dwell_s);
-		break;
-	case K_MAX_MOVES:
-		parse_int(p, key, v, 1, 1000, "", &pc->max_moves);
-		break;
-	case K_MIN_RATE:
-		parse_number(p, key, v, 0, RATE_MAX, &pc->min_rate);
-		break;
-	case K_IDLE_DOMAIN:
-		if (parse_choice(p, key, v, idle_domains, ARRAY_SIZE(idle_domains), &i))
-			pc->idle_domain = (enum ip_idle_domain)i;
-		break;
-	case K_IDLE_GRACE:
-		parse_number(p, key, v, 0, SECONDS_MAX, &pc->idle_grace_s);
-		break;
-	case K_RETURN_WINDOW:
-		parse_number(p, key, v, 0, SECONDS_MAX, &pc->return_window_s);
-		break;
-	case K_RT_PRIORITY:
-		parse_int(p, key, v, 0, 99, " (0 leaves the threads' priority alone)",
-			  &pc->rt_priority);
-		break;
-	case K_COMPLETION_THREADS:
-		if (parse_choice(p, key, v, completions, ARRAY_SIZE(completions), &i))
-			c->completion_threads = (enum ip_completion_threads)i;
-		break;
-	case K_ADMIN_GROUP:
-		parse_group(p, key, v, c->control.admin_group, sizeof(c->control.admin_group));
-		break;
-	default:
-		break;
-	}
+	return false;
 }
 
-static void set_rule(struct parser *p, enum key k, const char *key, const char *v)
+static void store_value(const struct ip_config_key *k, const void *in, void *field)
 {
-	struct ip_rule *r = cur_rule(p);
-	ip_cpuset set;
-	bool b;
-	int i;
+	const union value *val = in;
 
-	switch (k) {
-	case K_PIN:
-		if (!parse_cpus(p, key, v, false, &set))
-			break;
-		if (p->rule_lines[K_BAN] && r->ban) {
-			perr(p, "pin: conflicts with 'ban = yes' (line %d): a banned IRQ is never moved",
-			     p->rule_lines[K_BAN]);
-			break;
-		}
-		r->have_pin = true;
-		r->pin = set;
+	switch (k->type) {
+	case IP_CONF_BOOL:
+		*(bool *)field = val->b;
 		break;
-	case K_BAN:
-		if (!parse_bool(p, key, v, &b))
-			break;
-		if (b && r->have_pin) {
-			perr(p, "ban: conflicts with 'pin' (line %d): a banned IRQ is never moved",
-			     p->rule_lines[K_PIN]);
-			break;
-		}
-		r->ban = b;
+	case IP_CONF_NUMBER:
+		*(double *)field = val->d;
 		break;
-	case K_RT_PRIORITY:
-		parse_int(p, key, v, 1, 99, "", &r->rt_priority);
+	case IP_CONF_INT:
+	case IP_CONF_ENUM:
+		*(int *)field = val->i;
 		break;
-	case K_RQ_AFFINITY:
-		parse_int(p, key, v, 0, 2, "", &r->rq_affinity);
+	case IP_CONF_CPUS:
+		*(ip_cpuset *)field = val->set;
 		break;
-	case K_COMPLETION_THREADS:
-		if (parse_choice(p, key, v, completions, ARRAY_SIZE(completions), &i))
-			p->cfg->dev_extra[p->rule_index].completion_threads =
-				(enum ip_completion_threads)i;
-		break;
-	default:
+	case IP_CONF_GROUP:
+		memcpy(field, val->group, sizeof(val->group));
 		break;
 	}
+	if (k->has_flag)
+		*key_flag(k, field) = true;
+}
+
+/* ---- what one key cannot say alone -------------------------------------- */
+
+/* performance and efficiency: a CPU has one capacity class. */
+static bool check_class(struct ip_config_parser *p, const struct ip_config_key *k,
+			const void *in)
+{
+	const union value *val = in;
+	const struct ip_config_key *other =
+		find_key(!strcmp(k->key, "performance") ? "efficiency" : "performance", IP_SECT_CPUS);
+	const ip_cpuset *o = key_field(p->cfg, other, IP_SECT_CPUS, 0);
+	ip_cpuset both;
+
+	if (!*key_line(p, other) || !cpuset_intersects(&val->set, o))
+		return true;
+	cpuset_and(&both, &val->set, o);
+	perr(p, "%s: CPUs %s are also %s (line %d); a CPU has one class", k->key, cpuset_str(&both),
+	     other->key, *key_line(p, other));
+	return false;
+}
+
+/* pin and ban = yes: a banned IRQ is never moved, so a pin beside it is a
+ * mistake the user should hear about. */
+static bool check_pin(struct ip_config_parser *p, const struct ip_config_key *k, const void *in)
+{
+	const struct ip_config_key *ban = find_key("ban", p->sect);
+	const bool *banned = key_field(p->cfg, ban, p->sect, p->rule_index);
+
+	(void)k, (void)in;
+	if (*key_line(p, ban) && *banned) {
+		perr(p, "pin: conflicts with 'ban = yes' (line %d): a banned IRQ is never moved",
+		     *key_line(p, ban));
+		return false;
+	}
+	return true;
+}
+
+static bool check_ban(struct ip_config_parser *p, const struct ip_config_key *k, const void *in)
+{
+	const union value *val = in;
+	const struct ip_config_key *pin = find_key("pin", p->sect);
+	const bool *have_pin = key_flag(pin, key_field(p->cfg, pin, p->sect, p->rule_index));
+
+	(void)k;
+	if (val->b && *have_pin) {
+		perr(p, "ban: conflicts with 'pin' (line %d): a banned IRQ is never moved",
+		     *key_line(p, pin));
+		return false;
+	}
+	return true;
+}
+
+static void unknown_key(struct ip_config_parser *p, const char *name)
+{
+	char list[256];
+	size_t used = 0;
+
+	if (find_key(name, IP_SECT_DEVICE) && !find_key(name, IP_SECT_IRQ)) {
+		perr(p, "%s: only in [device] sections%s", name,
+		     p->sect == IP_SECT_IRQ ? ", not [irq]" : "");
+		return;
+	}
+	for (size_t i = 0; i < NKEYS && used < sizeof(list); i++)
+		if (keys[i].sections & IP_SECT_BIT(p->sect))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+						 used ? ", " : "", keys[i].key);
+	perr(p, "unknown key '%.64s' in [%s] (known: %s)", name, sect_names[p->sect], list);
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
-	struct parser *p = user;
-	char list[256];
-	size_t used = 0, vlen;
+	struct ip_config_parser *p = user;
+	const struct ip_config_key *k;
 	_cleanup_free_ char *v = NULL;
-	int *lines;
-	enum key k = K_MAX;
+	union value val;
+	size_t vlen;
+	void *field;
 
-	if (p->oom || p->sect == S_BAD)
+	(void)section; /* the reader tracks sections: see the top of this file */
+	if (p->oom || p->sect == SECT_BAD)
 		return 1;
-	if (p->sect == S_NONE) {
+	if (p->sect == IP_SECT_NONE) {
 		perr(p, "'%.64s' is outside any section; put it under [daemon], [cpus], [policy] or [control]",
 		     name);
 		return 1;
 	}
-	for (int i = 0; i < K_MAX; i++)
-		if (!strcmp(name, keys[i].name))
-			k = (enum key)i;
-	if (k == K_MAX || !(keys[k].sections & M(p->sect))) {
-		if (k == K_RQ_AFFINITY || k == K_COMPLETION_THREADS) {
-			perr(p, "%s: only in [device] sections%s", name,
-			     p->sect == S_IRQ ? ", not [irq]" : "");
-			return 1;
-		}
-		for (int i = 0; i < K_MAX && used < sizeof(list); i++)
-			if (keys[i].sections & M(p->sect))
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-							 used ? ", " : "", keys[i].name);
-		perr(p, "unknown key '%.64s' in [%s] (known: %s)", name, sect_names[p->sect], list);
+	k = find_key(name, p->sect);
+	if (!k) {
+		unknown_key(p, name);
 		return 1;
 	}
-	lines = p->sect == S_DEVICE || p->sect == S_IRQ ? p->rule_lines : p->global_lines;
-	if (lines[k]) {
-		perr(p, "%s: already set at line %d", name, lines[k]);
+	if (*key_line(p, k)) {
+		perr(p, "%s: already set at line %d", name, *key_line(p, k));
 		return 1;
 	}
 	/* Quotes around a value are optional, as around section names. */
@@ -712,11 +802,10 @@ static int handler(void *user, const char *section, const char *name, const char
 		p->oom = true;
 		return 1;
 	}
-	if (p->sect == S_DEVICE || p->sect == S_IRQ)
-		set_rule(p, k, name, v);
-	else
-		set_global(p, k, name, v);
-	lines[k] = p->line;
+	field = key_field(p->cfg, k, p->sect, p->rule_index);
+	if (parse_value(p, k, v, &val) && (!k->check || k->check(p, k, &val)))
+		store_value(k, &val, field);
+	*key_line(p, k) = p->line;
 	return 1;
 }
 
@@ -724,7 +813,7 @@ int ip_config_load_string(const char *text, const char *name, struct ip_config *
 			  struct ip_diag *d)
 {
 	struct ip_config c;
-	struct parser p = { .name = name ? name : "<string>", .cfg = &c, .text = text };
+	struct ip_config_parser p = { .name = name ? name : "<string>", .cfg = &c, .text = text };
 	int r;
 
 	ip_config_init(&c);
@@ -751,7 +840,7 @@ int ip_config_load_string(const char *text, const char *name, struct ip_config *
 	return 0;
 }
 
-int ip_config_load_file(const char *path, struct ip_config *out, struct ip_diag *d)
+static int load_file(const char *path, struct ip_config *out, struct ip_diag *d)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *buf = NULL;
@@ -788,152 +877,166 @@ int ip_config_load_file(const char *path, struct ip_config *out, struct ip_diag 
 	return ip_config_load_string(buf, path, out, d);
 }
 
+int ip_config_load_file(const char *path, bool explicit, struct ip_config *out,
+			struct ip_diag *d)
+{
+	int r = load_file(path, out, d);
+
+	if (r != -ENOENT || explicit)
+		return r;
+	ip_config_free(out);
+	ip_config_init(out);
+	return IP_CONFIG_ABSENT;
+}
+
 /* ---- dump and compare --------------------------------------------------- */
 
-static const char *bool_str(bool b)
+static bool is_set(const struct ip_config_key *k, const void *field)
 {
-	return b ? "yes" : "no";
+	if (!field)
+		return false;
+	if (!k->optional)
+		return true;
+	if (k->has_flag)
+		return *key_flag(k, (void *)field);
+	switch (k->type) {
+	case IP_CONF_BOOL:
+		return *(const bool *)field;
+	case IP_CONF_INT:
+	case IP_CONF_ENUM:
+		return *(const int *)field != -1;
+	case IP_CONF_GROUP:
+		return *(const char *)field != '\0';
+	default:
+		return true;
+	}
 }
 
-static const char *log_level_str(int level)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(log_level_values); i++)
-		if (log_level_values[i] == level)
-			return log_levels[i];
-	return "info";
-}
-
-static const char *choice_str(const char *const *names, size_t n, int i)
-{
-	return i >= 0 && (size_t)i < n ? names[i] : names[0];
-}
-
-static void dump_cpus(FILE *f, const char *key, const ip_cpuset *s)
+static void dump_key(FILE *f, const struct ip_config_key *k, const void *field)
 {
 	char buf[IP_CPULIST_MAX];
 
-	cpuset_format_list(s, buf, sizeof(buf));
-	fprintf(f, "%s = %s\n", key, buf);
+	switch (k->type) {
+	case IP_CONF_BOOL:
+		fprintf(f, "%s = %s\n", k->key, *(const bool *)field ? "yes" : "no");
+		break;
+	case IP_CONF_NUMBER:
+		fmt_num(buf, sizeof(buf), *(const double *)field, k->scale ? k->scale : 1);
+		fprintf(f, "%s = %s\n", k->key, buf);
+		break;
+	case IP_CONF_INT:
+		fprintf(f, "%s = %d\n", k->key, *(const int *)field);
+		break;
+	case IP_CONF_ENUM:
+		fprintf(f, "%s = %s\n", k->key, choice_str(k->choices, *(const int *)field));
+		break;
+	case IP_CONF_CPUS:
+		cpuset_format_list(field, buf, sizeof(buf));
+		fprintf(f, "%s = %s\n", k->key, buf);
+		break;
+	case IP_CONF_GROUP:
+		fprintf(f, "%s = %s\n", k->key, (const char *)field);
+		break;
+	}
 }
 
-static void dump_rule(FILE *f, const char *kind, const struct ip_rule *r,
-		      const struct ip_dev_extra *x)
+/* The keys of rule @i of section kind @s that are set. */
+static void dump_rule(FILE *f, const struct ip_config *c, enum ip_config_section s, int i)
 {
-	fprintf(f, "\n[%s \"%s\"]\n", kind, r->match);
-	if (r->have_pin)
-		dump_cpus(f, "pin", &r->pin);
-	if (r->ban)
-		fprintf(f, "ban = yes\n");
-	if (r->rt_priority >= 0)
-		fprintf(f, "rt_priority = %d\n", r->rt_priority);
-	if (r->rq_affinity >= 0)
-		fprintf(f, "rq_affinity = %d\n", r->rq_affinity);
-	if (x && x->completion_threads != IP_COMPLETION_INHERIT)
-		fprintf(f, "completion_threads = %s\n",
-			choice_str(completions, ARRAY_SIZE(completions), x->completion_threads));
+	fprintf(f, "\n[%s \"%s\"]\n", sect_names[s], rule_at(c, s, i)->match);
+	for (size_t j = 0; j < NKEYS; j++) {
+		const void *field;
+
+		if (!(keys[j].sections & IP_SECT_BIT(s)))
+			continue;
+		field = key_field(c, &keys[j], s, i);
+		if (is_set(&keys[j], field))
+			dump_key(f, &keys[j], field);
+	}
 }
 
 int ip_config_dump(const struct ip_config *c, FILE *f)
 {
-	const struct ip_policy_config *pc = &c->policy;
-	char a[64];
+	unsigned printed = 0; /* sections with a header already */
 
-	fprintf(f, "[daemon]\n");
-	fmt_num(a, sizeof(a), c->daemon.interval_s, 1);
-	fprintf(f, "interval = %s\n", a);
-	fprintf(f, "dry_run = %s\n", bool_str(c->daemon.dry_run));
-	fprintf(f, "restore_on_exit = %s\n", bool_str(c->daemon.restore_on_exit));
-	fprintf(f, "log_level = %s\n", log_level_str(c->daemon.log_level));
-	fprintf(f, "coexist = %s\n", bool_str(c->daemon.coexist));
-	fmt_num(a, sizeof(a), c->daemon.top_wakeups_per_irq, 1);
-	fprintf(f, "top_wakeups_per_irq = %s\n", a);
-	fmt_num(a, sizeof(a), c->daemon.top_thread_cpu, 1);
-	fprintf(f, "top_thread_cpu = %s\n", a);
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct ip_config_key *k = &keys[i];
+		const void *field;
 
-	if (c->control.admin_group[0])
-		fprintf(f, "\n[control]\nadmin_group = %s\n", c->control.admin_group);
-
-	fprintf(f, "\n[cpus]\n");
-	dump_cpus(f, "banned", &pc->banned);
-	if (c->overrides.have_performance)
-		dump_cpus(f, "performance", &c->overrides.performance);
-	if (c->overrides.have_efficiency)
-		dump_cpus(f, "efficiency", &c->overrides.efficiency);
-
-	fprintf(f, "\n[policy]\n");
-	fprintf(f, "granularity = %s\n",
-		choice_str(granularities, ARRAY_SIZE(granularities), (int)pc->granularity));
-	fmt_num(a, sizeof(a), pc->move_threshold, 100);
-	fprintf(f, "move_threshold = %s\n", a);
-	fmt_num(a, sizeof(a), pc->dwell_s, 1);
-	fprintf(f, "dwell = %s\n", a);
-	fprintf(f, "max_moves = %d\n", pc->max_moves);
-	fmt_num(a, sizeof(a), pc->min_rate, 1);
-	fprintf(f, "min_rate = %s\n", a);
-	fprintf(f, "idle_domain = %s\n",
-		choice_str(idle_domains, ARRAY_SIZE(idle_domains), (int)pc->idle_domain));
-	fmt_num(a, sizeof(a), pc->idle_grace_s, 1);
-	fprintf(f, "idle_grace = %s\n", a);
-	fmt_num(a, sizeof(a), pc->return_window_s, 1);
-	fprintf(f, "return_window = %s\n", a);
-	fprintf(f, "rt_priority = %d\n", pc->rt_priority);
-	fprintf(f, "completion_threads = %s\n",
-		choice_str(completions, ARRAY_SIZE(completions), (int)c->completion_threads));
-
-	for (int i = 0; i < pc->nr_dev_rules; i++)
-		dump_rule(f, "device", &pc->dev_rules[i], c->dev_extra ? &c->dev_extra[i] : NULL);
-	for (int i = 0; i < pc->nr_irq_rules; i++)
-		dump_rule(f, "irq", &pc->irq_rules[i], NULL);
+		if (k->base != IP_CONF_BASE_CONFIG)
+			continue;
+		field = key_field(c, k, IP_SECT_NONE, 0);
+		if (!is_set(k, field))
+			continue;
+		if (!(printed & k->sections)) {
+			/* a global key has one section */
+			fprintf(f, "%s[%s]\n", printed ? "\n" : "",
+				sect_names[__builtin_ctz(k->sections)]);
+			printed |= k->sections;
+		}
+		dump_key(f, k, field);
+	}
+	for (int i = 0; i < c->policy.nr_dev_rules; i++)
+		dump_rule(f, c, IP_SECT_DEVICE, i);
+	for (int i = 0; i < c->policy.nr_irq_rules; i++)
+		dump_rule(f, c, IP_SECT_IRQ, i);
 	return ferror(f) ? -EIO : 0;
 }
 
-static bool rule_equal(const struct ip_rule *a, const struct ip_rule *b)
+/* Whether key @k is the same in @fa and @fb: both unset (a missing field
+ * is unset, and an unset flagged value is not looked at), or equal. */
+static bool key_equal(const struct ip_config_key *k, const void *fa, const void *fb)
 {
-	return !strcmp(a->match, b->match) && a->have_pin == b->have_pin &&
-	       (!a->have_pin || cpuset_equal(&a->pin, &b->pin)) && a->ban == b->ban &&
-	       a->rt_priority == b->rt_priority && a->rq_affinity == b->rq_affinity;
+	bool sa = is_set(k, fa), sb = is_set(k, fb);
+
+	if (sa != sb)
+		return false;
+	if (!sa && (k->has_flag || !fa || !fb))
+		return true;
+	switch (k->type) {
+	case IP_CONF_BOOL:
+		return *(const bool *)fa == *(const bool *)fb;
+	case IP_CONF_NUMBER:
+		return *(const double *)fa == *(const double *)fb;
+	case IP_CONF_INT:
+	case IP_CONF_ENUM:
+		return *(const int *)fa == *(const int *)fb;
+	case IP_CONF_CPUS:
+		return cpuset_equal(fa, fb);
+	case IP_CONF_GROUP:
+		return !strcmp(fa, fb);
+	}
+	return false;
 }
 
-static enum ip_completion_threads extra_ct(const struct ip_config *c, int i)
+static bool rules_equal(const struct ip_config *a, const struct ip_config *b,
+			enum ip_config_section s, int n)
 {
-	return c->dev_extra ? c->dev_extra[i].completion_threads : IP_COMPLETION_INHERIT;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(rule_at(a, s, i)->match, rule_at(b, s, i)->match) != 0)
+			return false;
+		for (size_t j = 0; j < NKEYS; j++) {
+			const struct ip_config_key *k = &keys[j];
+
+			if ((k->sections & IP_SECT_BIT(s)) &&
+			    !key_equal(k, key_field(a, k, s, i), key_field(b, k, s, i)))
+				return false;
+		}
+	}
+	return true;
 }
 
 bool ip_config_equal(const struct ip_config *a, const struct ip_config *b)
 {
-	const struct ip_daemon_config *da = &a->daemon, *db = &b->daemon;
-	const struct ip_cpu_overrides *oa = &a->overrides, *ob = &b->overrides;
-	const struct ip_policy_config *pa = &a->policy, *pb = &b->policy;
-
-	if (da->interval_s != db->interval_s || da->dry_run != db->dry_run ||
-	    da->restore_on_exit != db->restore_on_exit || da->log_level != db->log_level ||
-	    da->coexist != db->coexist || da->top_wakeups_per_irq != db->top_wakeups_per_irq ||
-	    da->top_thread_cpu != db->top_thread_cpu)
-		return false;
-	if (strcmp(a->control.admin_group, b->control.admin_group) != 0)
-		return false;
-	if (oa->have_performance != ob->have_performance ||
-	    oa->have_efficiency != ob->have_efficiency ||
-	    (oa->have_performance && !cpuset_equal(&oa->performance, &ob->performance)) ||
-	    (oa->have_efficiency && !cpuset_equal(&oa->efficiency, &ob->efficiency)))
-		return false;
-	if (pa->granularity != pb->granularity || pa->move_threshold != pb->move_threshold ||
-	    pa->dwell_s != pb->dwell_s || pa->max_moves != pb->max_moves ||
-	    pa->min_rate != pb->min_rate || pa->idle_domain != pb->idle_domain ||
-	    pa->idle_grace_s != pb->idle_grace_s || pa->return_window_s != pb->return_window_s ||
-	    pa->rt_priority != pb->rt_priority || !cpuset_equal(&pa->banned, &pb->banned) ||
-	    a->completion_threads != b->completion_threads)
-		return false;
-	if (pa->nr_dev_rules != pb->nr_dev_rules || pa->nr_irq_rules != pb->nr_irq_rules)
-		return false;
-	for (int i = 0; i < pa->nr_dev_rules; i++)
-		if (!rule_equal(&pa->dev_rules[i], &pb->dev_rules[i]) ||
-		    extra_ct(a, i) != extra_ct(b, i))
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].base == IP_CONF_BASE_CONFIG &&
+		    !key_equal(&keys[i], key_field(a, &keys[i], IP_SECT_NONE, 0),
+			       key_field(b, &keys[i], IP_SECT_NONE, 0)))
 			return false;
-	for (int i = 0; i < pa->nr_irq_rules; i++)
-		if (!rule_equal(&pa->irq_rules[i], &pb->irq_rules[i]))
-			return false;
-	return true;
+	return a->policy.nr_dev_rules == b->policy.nr_dev_rules &&
+	       a->policy.nr_irq_rules == b->policy.nr_irq_rules &&
+	       rules_equal(a, b, IP_SECT_DEVICE, a->policy.nr_dev_rules) &&
+	       rules_equal(a, b, IP_SECT_IRQ, a->policy.nr_irq_rules);
 }
 
 enum ip_completion_threads ip_config_completion_threads(const struct ip_config *c,
