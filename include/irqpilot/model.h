@@ -26,6 +26,7 @@ enum ip_managed_why {
 	IP_MANAGED_EPERM,    /* a write failed with EPERM */
 	IP_MANAGED_SPREAD,   /* inferred: one vector per hw queue, each pinned to its queue's CPUs */
 };
+/* In words (report.c, the only wording of it). */
 const char *ip_managed_why_str(enum ip_managed_why w);
 
 /*

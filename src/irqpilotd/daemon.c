@@ -89,20 +89,22 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	struct ip_history *h = ip_engine_history(d->engine);
 	const struct ip_plan *p = &st->plan;
 	bool dry = ip_engine_dry_run(d->engine);
+	/* one entry's text and fields; large (two CPU lists), so not on the stack */
+	struct ip_journal *jf = malloc(sizeof(*jf));
 
+	if (!jf) {
+		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
+		return;
+	}
 	for (int i = 0; st->decided && i < p->nr_moves; i++) {
 		const struct ip_move *m = &p->moves[i];
-		char f_irq[32], f_dev[96], f_from[IP_CPULIST_MAX + 16], f_to[IP_CPULIST_MAX + 16];
-		const char *fields[] = { f_irq, f_dev, f_from, f_to, NULL };
 
 		if (m->failed || logged_before(d, m->irq, &m->to))
 			continue;
-		snprintf(f_irq, sizeof(f_irq), "IRQPILOT_IRQ=%u", m->irq);
-		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", m->device);
-		snprintf(f_from, sizeof(f_from), "IRQPILOT_FROM=%s", cpuset_str(&m->from));
-		snprintf(f_to, sizeof(f_to), "IRQPILOT_TO=%s", cpuset_str(&m->to));
-		ip_log_id(&d->log, LOG_INFO, dry ? NULL : IP_MESSAGE_MOVE, fields, "%s%s",
-			  dry ? "dry run: would have " : "", m->reason);
+		ip_report_move_journal(jf, m);
+		/* a dry run's move did not happen: not the catalog's event */
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would have " : "", jf->message);
 		if (!dry) {
 			d->moves_total++;
 			d->last_move_cycle = d->cycles;
@@ -118,24 +120,30 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		cpuset_set(&key, IP_CPU_MAX - 1 - (t->set_sched ? t->priority : 0));
 		if (t->failed || logged_before(d, 0x80000000u | (unsigned)t->pid, &key))
 			continue;
-		ip_log(&d->log, LOG_INFO, "%s%s", dry ? "dry run: " : "", t->reason);
+		ip_report_thread_journal(jf, t);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: " : "", jf->message);
 	}
 	for (int i = 0; st->decided && i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
-		char f_dev[64];
-		const char *fields[] = { f_dev, NULL };
 
 		if (a->failed)
 			continue;
-		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", a->device);
-		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would " : "", a->reason);
+		ip_report_cq_journal(jf, a);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would " : "", jf->message);
 	}
 	for (int i = 0; st->decided && i < p->nr_kept; i++)
-		if (p->kept[i].managed && p->kept[i].explained)
-			ip_log_id(&d->log, LOG_NOTICE, IP_MESSAGE_MANAGED, NULL, "%s", p->kept[i].reason);
-	for (int i = 0; st->decided && i < p->nr_notes; i++)
-		if (ip_history_log_once(h, p->notes[i]))
-			ip_log(&d->log, LOG_NOTICE, "%s", p->notes[i]);
+		if (p->kept[i].managed && p->kept[i].explained) {
+			ip_report_kept_journal(jf, &p->kept[i]);
+			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+		}
+	for (int i = 0; st->decided && i < p->nr_notes; i++) {
+		ip_report_note_journal(jf, &p->notes[i]);
+		if (ip_history_log_once(h, jf->message))
+			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+	}
+	free(jf);
 	/* a disk no route found a vector for: said once, with what to send */
 	for (int i = 0; i < st->model.cur->storage.nr_devs; i++) {
 		const struct ip_blockdev *b = &st->model.cur->storage.devs[i];
@@ -353,9 +361,11 @@ static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 	if (e->last_stall_ns && now - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * 1000000000ULL) {
 		e->last_stall_ns = now;
 		e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * 1000000000ULL;
-		snprintf(e->hold_why, sizeof(e->hold_why),
-			 "queue %d stalled twice within %d s (held for %d s)", ev->hwq,
-			 IP_CQ_STALL_WINDOW_S, IP_CQ_STALL_HOLD_S);
+		memset(&e->hold, 0, sizeof(e->hold));
+		e->hold.code = IP_R_HOLD_STALL;
+		e->hold.hwq = ev->hwq;
+		e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
+		e->hold.hold_s = IP_CQ_STALL_HOLD_S;
 		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
 		if (!dry && ret == 0)
 			e->attached_by_us = false;
