@@ -1904,6 +1904,83 @@ static struct tb *two_queues(void)
 	return tb;
 }
 
+/*
+ * A stall is an input like any count: the policy moves the stalled thread
+ * to the least loaded other usable CPU of its domain, and a second stall
+ * within IP_CQ_STALL_WINDOW_S detaches the device and holds it back.
+ */
+static void test_cq_stall_is_an_input(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_thread_action *a;
+	const struct ip_cqdev_hist *e;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	tb->cq[0].allowed = L("0");
+	tb->cq[0].stalled_ns = 200 * S;
+	tb->cq[0].stall_wait_ns = 12000000;
+	step(tb, &cfg, &h, 200 * S, &p);
+	a = find_thread(&p, 900);
+	assert_non_null(a);
+	assert_true(a->set_affinity);
+	assert_set(&a->to, "1");
+	assert_int_equal(a->why.code, IP_R_STALL);
+	assert_string_equal(ip_reason_code(a->why.code), "stall");
+	assert_contains(REASON(a), "queue 0 stalled (a request waited 12 ms for its completion thread on CPU 0");
+	assert_int_equal(p.nr_cq, 0);
+	e = ip_history_cqdev_find(&h, "nvme0n1");
+	assert_non_null(e);
+	assert_int_equal(e->last_stall_ns, 200 * S);
+
+	tb->cq[0].allowed = L("1");
+	tb->cq[0].stalled_ns = 230 * S;
+	step(tb, &cfg, &h, 230 * S, &p);
+	assert_int_equal(p.nr_cq, 1);
+	assert_false(p.cq[0].attach);
+	assert_string_equal(ip_reason_code(p.cq[0].why.code), "cq-stalled");
+	assert_contains(REASON(&p.cq[0]), "detach nvme0n1 from irqpilot_cq: queue 0 stalled twice within 60 s");
+	assert_null(find_thread(&p, 900)); /* leaving: not placed */
+	e = ip_history_cqdev_find(&h, "nvme0n1");
+	assert_true(e->hold_until_ns >= 230 * S + IP_CQ_STALL_HOLD_S * S);
+	assert_int_equal(e->hold.code, IP_R_HOLD_STALL);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* The stall's target honours the banned set: with the domain's other CPU
+ * banned there is none, and the policy says so instead of moving it. */
+static void test_cq_stall_honours_banned(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_thread_action *a;
+
+	ip_policy_config_init(&cfg);
+	cfg.banned = L("1");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	tb->cq[0].allowed = L("0");
+	tb->cq[0].stalled_ns = 200 * S;
+	tb->cq[0].stall_wait_ns = 5000000;
+	step(tb, &cfg, &h, 200 * S, &p);
+	a = find_thread(&p, 900);
+	assert_true(!a || a->why.code != IP_R_STALL);
+	assert_non_null(find_note(&p, "nvme0n1 queue 0 stalled (a request waited 5 ms for its completion thread on CPU 0); no other CPU in its domain"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
 static void test_cq_per_queue_placement(void **state)
 {
 	struct tb *tb = two_queues();
@@ -2017,6 +2094,8 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_detach),
 		cmocka_unit_test(test_cq_trial_slower),
 		cmocka_unit_test(test_cq_per_queue_placement),
+		cmocka_unit_test(test_cq_stall_is_an_input),
+		cmocka_unit_test(test_cq_stall_honours_banned),
 		cmocka_unit_test(test_cq_stability),
 	};
 

@@ -82,6 +82,11 @@ void ip_policy_config_free(struct ip_policy_config *c);
 struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match);
 struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match);
 
+/* A second stall of a completion thread within this detaches its device ... */
+#define IP_CQ_STALL_WINDOW_S 60
+/* ... which is then not attached again automatically for this long. */
+#define IP_CQ_STALL_HOLD_S 600
+
 /* ---- reasons ---------------------------------------------------------- */
 
 /*

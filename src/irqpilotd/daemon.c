@@ -298,114 +298,26 @@ static void cq_disconnect(struct ip_daemon *d)
 	d->live.cq = NULL;
 }
 
-static const struct ip_cq_thread *cq_thread_of(const struct ip_snapshot *s, unsigned major,
-					       unsigned minor, int hwq)
-{
-	for (int i = 0; s && i < s->nr_cq; i++)
-		if (s->cq[i].major == major && s->cq[i].minor == minor && (int)s->cq[i].hwq == hwq)
-			return &s->cq[i];
-	return NULL;
-}
-
-/* The least loaded other CPU of @busy's domain, by the last cycle's
- * interrupts and BLOCK softirqs; -1 when the domain has no other. */
-static int stall_target(const struct ip_model *m, int busy)
-{
-	const struct ip_topology *t = &m->cur->topo;
-	int dom = busy >= 0 && busy < t->nr_cpus ? t->cpus[busy].domain : -1, best = -1;
-	double bl = 0;
-
-	if (dom < 0 || dom >= t->nr_domains)
-		return -1;
-	CPUSET_FOREACH(cpu, &t->domains[dom].cpus) {
-		double l;
-
-		if (cpu == busy || cpu >= t->nr_cpus || !cpuset_test(&t->online, cpu) ||
-		    t->cpus[cpu].isolated || t->cpus[cpu].nohz_full)
-			continue;
-		l = (m->cpu_irq ? m->cpu_irq[cpu] : 0) + (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
-		if (best < 0 || l < bl) {
-			best = cpu;
-			bl = l;
-		}
-	}
-	return best;
-}
-
 /*
- * A stall: a request waited past the module's stall_ms for its thread,
- * which means something of higher priority held the thread's CPU. The
- * first time the thread moves to another CPU of its domain; a second
- * stall within IP_CQ_STALL_WINDOW_S means the domain cannot host it, and
- * the device goes back to the kernel's own completion path.
+ * A stall: a request waited past the module's stall_ms for its completion
+ * thread. What to do about it is the policy's to decide (move the thread,
+ * or detach the device after a second stall) and apply's to write, like
+ * any other decision: the stall becomes an input of the next cycle, which
+ * is brought forward so that it comes at once.
  */
 static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 {
-	const struct ip_step *st = ip_engine_last(d->engine);
-	const struct ip_apply_ops *ops = ip_engine_ops(d->engine);
-	struct ip_history *h = ip_engine_history(d->engine);
-	const struct ip_cq_thread *t = st ? cq_thread_of(st->model.cur, ev->major, ev->minor, ev->hwq)
-					  : NULL;
-	const char *name = t && t->dev >= 0 ? st->model.cur->storage.devs[t->dev].name : ev->disk;
-	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, name);
-	bool dry = ip_engine_dry_run(d->engine);
-	uint64_t now = mono_ns();
 	char f_dev[64], f_q[32];
 	const char *fields[] = { f_dev, f_q, NULL };
-	int busy = -1, to, ret;
 
-	snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", name);
-	snprintf(f_q, sizeof(f_q), "IRQPILOT_QUEUE=%d", ev->hwq);
-	if (!e)
-		return;
-	if (e->last_stall_ns && now - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * 1000000000ULL) {
-		e->last_stall_ns = now;
-		e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * 1000000000ULL;
-		memset(&e->hold, 0, sizeof(e->hold));
-		e->hold.code = IP_R_HOLD_STALL;
-		e->hold.hwq = ev->hwq;
-		e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
-		e->hold.hold_s = IP_CQ_STALL_HOLD_S;
-		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
-		if (!dry && ret == 0)
-			e->attached_by_us = false;
+	if (ip_engine_stall(d->engine, ev->major, ev->minor, ev->hwq, mono_ns(), ev->wait_ns) < 0) {
+		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", ev->disk);
+		snprintf(f_q, sizeof(f_q), "IRQPILOT_QUEUE=%d", ev->hwq);
 		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s%s queue %d stalled again (a request waited %.0f ms for its completion thread) within %d s of the last stall: %s %s from irqpilot_cq%s%s; not attached again for %d s",
-			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6,
-			      IP_CQ_STALL_WINDOW_S, dry ? "would detach" : ret ? "detaching" : "detached",
-			      name, ret ? " failed: " : "", ret ? strerror(-ret) : "", IP_CQ_STALL_HOLD_S);
-		ip_daemon_kick(d, 200000);
+			  "%s queue %d stalled, but out of memory to act on it", ev->disk, ev->hwq);
 		return;
 	}
-	e->last_stall_ns = now;
-	if (t)
-		busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
-	to = t ? stall_target(&st->model, busy) : -1;
-	if (to < 0) {
-		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s queue %d stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
-			      name, ev->hwq, ev->wait_ns / 1e6, busy);
-		return;
-	}
-	{
-		ip_cpuset set;
-		struct ip_cq_hist *ch;
-
-		cpuset_zero(&set);
-		cpuset_set(&set, to);
-		ret = dry ? 0 : ops->set_affinity(ops->ctx, t->pid, &set);
-		ch = ret == 0 && !dry ? ip_history_cq_get(h, t->pid) : NULL;
-		if (ch) {
-			/* the dwell keeps the policy from moving it straight back */
-			ch->last_move_ns = now;
-			ch->placement = set;
-		}
-		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s%s queue %d stalled (a request waited %.0f ms for its completion thread ipcq/%s:%d on CPU %d, busy with higher-priority work): %s it to CPU %d, the least loaded of its domain%s%s",
-			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6, name, ev->hwq,
-			      busy, dry ? "would move" : ret ? "moving" : "moved", to,
-			      ret ? " failed: " : "", ret ? strerror(-ret) : "");
-	}
+	ip_daemon_kick(d, 200000);
 }
 
 static void cq_event(void *userdata, const struct ip_cq_event *ev)

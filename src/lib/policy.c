@@ -297,6 +297,16 @@ bool ip_history_log_once(struct ip_history *h, const char *key)
 	return true;
 }
 
+static int record_stall(struct ip_history *h, const char *device, uint64_t now)
+{
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, device);
+
+	if (!e)
+		return -ENOMEM;
+	e->last_stall_ns = now;
+	return 0;
+}
+
 int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
 {
 	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
@@ -331,6 +341,10 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
 
+		/* a stall counts whether or not the move away from it worked */
+		if (ta->completion && ta->why.code == IP_R_STALL &&
+		    record_stall(h, ta->device, now) < 0)
+			return -ENOMEM;
 		if (!ta->completion || !ta->set_affinity || ta->failed)
 			continue;
 		e = ip_history_cq_get(h, ta->pid);
@@ -339,10 +353,26 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		e->last_move_ns = now;
 		e->placement = ta->to;
 	}
+	for (int i = 0; i < p->nr_notes; i++)
+		if (p->notes[i].why.code == IP_R_NOTE_STALL_NO_TARGET &&
+		    record_stall(h, p->notes[i].device, now) < 0)
+			return -ENOMEM;
 	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 		struct ip_cqdev_hist *e;
 
+		if (a->why.code == IP_R_CQ_STALLED) {
+			/* held back even if the detach failed: auto must not retry */
+			e = ip_history_cqdev_get(h, a->device);
+			if (!e)
+				return -ENOMEM;
+			e->last_stall_ns = now;
+			e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
+			why_init(&e->hold, IP_R_HOLD_STALL);
+			e->hold.hwq = a->why.hwq;
+			e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
+			e->hold.hold_s = IP_CQ_STALL_HOLD_S;
+		}
 		if (a->failed)
 			continue;
 		e = ip_history_cqdev_get(h, a->device);
@@ -1715,31 +1745,103 @@ static int dev_rt_priority(const struct ctx *c, const char *dev, const struct ip
 	return prio;
 }
 
+/* Completion thread @t as the IRQ thread record add_thread() takes. */
+static void cq_thread_record(const struct ip_cq_thread *t, const struct ip_blockdev *b,
+			     struct ip_irq_thread *th)
+{
+	char num[12];
+
+	memset(th, 0, sizeof(*th));
+	th->pid = t->pid;
+	/* the module's name for it (kmod: "ipcq/%s:%u") */
+	scopy(th->comm, sizeof(th->comm), "ipcq/");
+	scopy(th->comm + 5, sizeof(th->comm) - 5, t->disk[0] ? t->disk : b->name);
+	scopy(th->comm + strlen(th->comm), sizeof(th->comm) - strlen(th->comm), ":");
+	scopy(th->comm + strlen(th->comm), sizeof(th->comm) - strlen(th->comm), fmt_uint(num, t->hwq));
+	th->allowed = t->allowed;
+	th->policy = t->policy;
+	th->rt_priority = t->rt_priority;
+}
+
+static void mark_completion(struct ctx *c, const struct ip_blockdev *b, unsigned hwq)
+{
+	struct ip_thread_action *ta = &c->p->threads[c->p->nr_threads - 1];
+
+	ta->completion = true;
+	scopy(ta->device, sizeof(ta->device), b->name);
+	ta->hwq = hwq;
+}
+
+/*
+ * A stall: a request waited past the module's stall_ms for thread @i, so
+ * something of higher priority held its CPU. It moves to the least loaded
+ * other usable CPU of that CPU's domain (the dwell then keeps it there);
+ * a second stall within IP_CQ_STALL_WINDOW_S detaches the device instead
+ * (stalled_again()).
+ */
+static void place_stalled(struct ctx *c, int i)
+{
+	const struct ip_cq_thread *t = &c->s->cq[i];
+	const struct ip_blockdev *b = &c->s->storage.devs[t->dev];
+	int busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
+	int dom = cpu_domain(c, busy), to = -1;
+	struct ip_irq_thread th;
+	struct ip_why why;
+	ip_cpuset set;
+
+	why_init(&why, IP_R_STALL);
+	why.hwq = t->hwq;
+	why.cpu = busy;
+	why.wait_ms = t->stall_wait_ns / 1e6;
+	if (dom >= 0) {
+		domain_eligible(c, dom, &set);
+		cpuset_clear(&set, busy);
+		to = cpuset_empty(&set) ? -1 : least_loaded(c, &set, -1, -1);
+	}
+	if (to < 0) {
+		why.code = IP_R_NOTE_STALL_NO_TARGET;
+		add_note(c, b->name, &why);
+		return;
+	}
+	cq_thread_record(t, b, &th);
+	cpuset_zero(&set);
+	cpuset_set(&set, to);
+	add_thread(c, &th, &set, 0, &why);
+	if (!c->err)
+		mark_completion(c, b, t->hwq);
+}
+
+/* The stalled thread of device @d whose stall is the second within the
+ * window, or NULL. */
+static const struct ip_cq_thread *stalled_again(const struct ctx *c, int d,
+						const struct ip_cqdev_hist *e)
+{
+	for (int i = 0; e && e->last_stall_ns && i < c->s->nr_cq; i++) {
+		const struct ip_cq_thread *t = &c->s->cq[i];
+
+		if (t->dev == d && t->stalled_ns && t->stalled_ns >= e->last_stall_ns &&
+		    t->stalled_ns - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * (uint64_t)NS_PER_S)
+			return t;
+	}
+	return NULL;
+}
+
 /* The thread of one hw queue goes to the domain submitting to that queue. */
 static void place_cq_thread(struct ctx *c, int i)
 {
 	const struct ip_cq_thread *t = &c->s->cq[i];
 	const struct ip_blockdev *b = &c->s->storage.devs[t->dev];
 	const struct ip_cq_hist *e = ip_history_cq_find(c->h, t->pid);
-	struct ip_irq_thread th = { 0 };
+	struct ip_irq_thread th;
 	struct ip_cq_rate rate = { 0 };
 	ip_cpuset want, elig, have_on;
 	const struct ip_rule *src;
 	struct ip_why why;
-	char num[12];
 	double total, cur = 0, gain;
 	int D, busiest = -1, prio = dev_rt_priority(c, b->name, &src);
 	bool aff = false, sched;
 
-	th.pid = t->pid;
-	/* the module's name for it (kmod: "ipcq/%s:%u") */
-	scopy(th.comm, sizeof(th.comm), "ipcq/");
-	scopy(th.comm + 5, sizeof(th.comm) - 5, t->disk[0] ? t->disk : b->name);
-	scopy(th.comm + strlen(th.comm), sizeof(th.comm) - strlen(th.comm), ":");
-	scopy(th.comm + strlen(th.comm), sizeof(th.comm) - strlen(th.comm), fmt_uint(num, t->hwq));
-	th.allowed = t->allowed;
-	th.policy = t->policy;
-	th.rt_priority = t->rt_priority;
+	cq_thread_record(t, b, &th);
 	why_init(&why, IP_R_RT_PRIORITY);
 	why.prio = prio;
 	why_src(&why, src, IP_FROM_POLICY);
@@ -1797,11 +1899,8 @@ static void place_cq_thread(struct ctx *c, int i)
 	if (!aff && !sched)
 		return;
 	add_thread(c, &th, aff ? &want : NULL, sched ? prio : 0, &why);
-	if (c->err)
-		return;
-	c->p->threads[c->p->nr_threads - 1].completion = true;
-	scopy(c->p->threads[c->p->nr_threads - 1].device, sizeof(c->p->threads->device), b->name);
-	c->p->threads[c->p->nr_threads - 1].hwq = t->hwq;
+	if (!c->err)
+		mark_completion(c, b, t->hwq);
 }
 
 /*
@@ -1860,7 +1959,19 @@ static void emit_cq(struct ctx *c)
 		enum ip_cq_mode mode = cq_mode(c, b->name, &src);
 		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
 		struct ip_why why, act;
+		const struct ip_cq_thread *again = stalled_again(c, d, e);
 
+		if (again) {
+			/* whatever the mode: this domain cannot host the threads */
+			why_init(&act, IP_R_CQ_STALLED);
+			act.hwq = again->hwq;
+			act.cpu = again->last_cpu;
+			act.wait_ms = again->stall_wait_ns / 1e6;
+			act.limit_s = IP_CQ_STALL_WINDOW_S;
+			act.hold_s = IP_CQ_STALL_HOLD_S;
+			add_cq(c, b, false, &act);
+			continue;
+		}
 		why_init(&act, IP_R_CQ_MODE);
 		act.count = (int)mode;
 		why_src(&act, src, IP_FROM_POLICY);
@@ -1921,7 +2032,11 @@ static void emit_cq(struct ctx *c)
 		for (int k = 0; k < c->p->nr_cq; k++)
 			leaving |= !c->p->cq[k].attach &&
 				   strcmp(c->p->cq[k].device, c->s->storage.devs[t->dev].name) == 0;
-		if (!leaving)
+		if (leaving)
+			continue;
+		if (t->stalled_ns)
+			place_stalled(c, i);
+		else
 			place_cq_thread(c, i);
 	}
 }
