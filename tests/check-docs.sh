@@ -262,7 +262,8 @@ if [ -n "$(sort "$tmp/ids.catalog" | uniq -d)" ]; then
 	not_ok "irqpilot.catalog has an ID twice"
 fi
 for name in $(sed -n 's/^#define \(IP_MESSAGE_[A-Z_]*\) .*/\1/p' "$top_srcdir/include/irqpilot/log.h"); do
-	if grep -q -- "$name" "$top_srcdir"/src/irqpilotd/*.c; then
+	# a plan record's ID is its reason code's, in report.c's table
+	if grep -q -- "$name" "$top_srcdir"/src/irqpilotd/*.c "$top_srcdir"/src/lib/report.c; then
 		ok "$name is sent by irqpilotd"
 	else
 		not_ok "$name is defined but no log call in src/irqpilotd sends it"

@@ -32,7 +32,7 @@ trap 'rm -f "$out" "$err"' EXIT
 "$bin" --replay "$caps/qemu-x86-ahci-threadirqs" --json >"$out" 2>"$err"
 check "ahci replay exits 0" test $? -eq 0
 check "one JSON document per step (4)" test "$(wc -l <"$out")" -eq 4
-check "every document has schema 1" test "$(grep -c '^{"schema":1,"step":' "$out")" -eq 4
+check "every document has schema 2" test "$(grep -c '^{"schema":2,"step":' "$out")" -eq 4
 step1=$(mktemp)
 trap 'rm -f "$out" "$err" "$step1"' EXIT
 sed -n 2p "$out" >"$step1"

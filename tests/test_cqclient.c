@@ -234,7 +234,7 @@ static void plan_cq(struct ip_plan *p, const char *dev, unsigned minor, bool att
 	nv[p->nr_cq].major = 8;
 	nv[p->nr_cq].minor = minor;
 	nv[p->nr_cq].attach = attach;
-	snprintf(nv[p->nr_cq].reason, sizeof(nv->reason), "test");
+	nv[p->nr_cq].why.code = IP_R_CQ_MODE; /* a rule's attach: the test needs no trial */
 	p->nr_cq++;
 }
 

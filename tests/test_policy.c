@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "irqpilot/policy.h"
+#include "reason-text.h"
 
 #define MAXC 16
 #define MAXD 6
@@ -362,7 +363,7 @@ static const char *cq_reason(const struct ip_plan *p, const char *dev)
 
 	if (!a)
 		fail_msg("no attach/detach of %s in the plan", dev);
-	return a ? a->reason : "";
+	return a ? REASON(a) : "";
 }
 
 /* decide, apply, commit: one daemon cycle at @now. */
@@ -424,8 +425,8 @@ static const struct ip_thread_action *find_thread(const struct ip_plan *p, pid_t
 static const char *find_note(const struct ip_plan *p, const char *needle)
 {
 	for (int i = 0; i < p->nr_notes; i++)
-		if (strstr(p->notes[i], needle))
-			return p->notes[i];
+		if (strstr(REASON(&p->notes[i]), needle))
+			return REASON(&p->notes[i]);
 	return NULL;
 }
 
@@ -543,13 +544,13 @@ static void test_phone_moves_to_submitter_domain(void **state)
 	assert_set(&mv->fallback, "6");
 	assert_string_equal(mv->device, "sda");
 	assert_string_equal(
-		mv->reason,
+		REASON(mv),
 		"moved 45 ufshcd 0 → 7: all of sda submissions on performance domain 6-7, none of its interrupts were handled there");
 	assert_false(mv->ioapic);
 	/* The thread follows the move directly. */
 	assert_non_null(find_thread(&p, 700));
 	assert_set(&find_thread(&p, 700)->to, "7");
-	assert_contains(find_thread(&p, 700)->reason, "follows vector 45 to 7");
+	assert_contains(REASON(find_thread(&p, 700)), "follows vector 45 to 7");
 
 	/* Steady workload: never again. */
 	for (int i = 1; i <= 30; i++) {
@@ -560,7 +561,7 @@ static void test_phone_moves_to_submitter_domain(void **state)
 	k = find_kept(&p, 45);
 	assert_non_null(k);
 	assert_string_equal(
-		k->reason,
+		REASON(k),
 		"kept 45 ufshcd: already handled in performance domain 6-7 (all of sda submissions there)");
 	assert_int_equal(tb->moves_total, 1);
 	ip_plan_free(&p);
@@ -597,7 +598,7 @@ static void test_smt_sibling_avoided(void **state)
 	assert_int_equal(p.nr_moves, 1);
 	assert_set(&p.moves[0].to, "7");
 	assert_contains(
-		p.moves[0].reason,
+		REASON(&p.moves[0]),
 		"moved 28 ahci[0000:00:1f.2] 0 → 7: all of sda submissions on performance domain 4-7");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -638,7 +639,7 @@ static void test_competing_submitters_settle(void **state)
 		if (i == 0) {
 			assert_int_equal(p.nr_moves, 1);
 			assert_false(cpuset_intersects(&p.moves[0].to, &c8_11));
-		} else if (strstr(find_kept(&p, 28)->reason, "pp below threshold 20 pp")) {
+		} else if (strstr(REASON(find_kept(&p, 28)), "pp below threshold 20 pp")) {
 			below = true;
 		}
 	}
@@ -679,7 +680,7 @@ static void test_single_queue_counts_unlisted_cpus(void **state)
 	mv = find_move(&p, 28);
 	assert_non_null(mv);
 	assert_set(&mv->to, "2");
-	assert_contains(mv->reason, "isolated");
+	assert_contains(REASON(mv), "isolated");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);
@@ -721,8 +722,8 @@ static void test_every_submitter_isolated(void **state)
 	assert_non_null(mv);
 	assert_set(&mv->to, "9");
 	assert_false(cpuset_intersects(&mv->fallback, &tb->cur.topo.isolated));
-	assert_contains(mv->reason, "housekeeping CPU 9 (same capacity and LLC)");
-	assert_contains(mv->reason, "on isolated CPUs of efficiency domain 12-15");
+	assert_contains(REASON(mv), "housekeeping CPU 9 (same capacity and LLC)");
+	assert_contains(REASON(mv), "on isolated CPUs of efficiency domain 12-15");
 	assert_non_null(
 		find_note(&p, "every submitter of nvme0n1 is isolated; using housekeeping CPU 9"));
 	/* And it stays. */
@@ -743,7 +744,7 @@ static void test_every_submitter_isolated(void **state)
 	mv = find_move(&p, 40);
 	assert_non_null(mv);
 	assert_set(&mv->to, "9");
-	assert_contains(mv->reason, "(same capacity and package)");
+	assert_contains(REASON(mv), "(same capacity and package)");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 
@@ -756,7 +757,7 @@ static void test_every_submitter_isolated(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 40)->reason, "no housekeeping CPU of their class");
+	assert_contains(REASON(find_kept(&p, 40)), "no housekeeping CPU of their class");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -799,14 +800,14 @@ static void test_managed_nvme(void **state)
 	k = find_kept(&p, 30);
 	assert_non_null(k);
 	assert_string_equal(
-		k->reason,
+		REASON(k),
 		"kept 30 nvme0q1: managed by the kernel (write failed with EIO); its IRQ thread is moved instead");
 	assert_true(k->managed && k->explained);
 	k = find_kept(&p, 31);
 	assert_contains(
-		k->reason,
+		REASON(k),
 		"managed by the kernel (one vector per hw queue, each on its queue's CPUs)");
-	assert_contains(find_kept(&p, 29)->reason, "admin vector, not on the I/O path");
+	assert_contains(REASON(find_kept(&p, 29)), "admin vector, not on the I/O path");
 	ta = find_thread(&p, 800);
 	assert_non_null(ta);
 	assert_true(ta->set_affinity);
@@ -814,12 +815,12 @@ static void test_managed_nvme(void **state)
 	/* CPU 6 submits; 4 is the least loaded other CPU of 4-7. */
 	assert_set(&ta->to, "4");
 	assert_contains(
-		ta->reason,
+		REASON(ta),
 		"thread 800 irq/30-nvme0q1 0-7 → 4: vector 30 is managed; all of nvme0n1 submissions on performance domain 4-7");
 
 	step(tb, &cfg, &h, 1005 * S, &p);
 	k = find_kept(&p, 30);
-	assert_string_equal(k->reason, "kept 30 nvme0q1: managed by the kernel");
+	assert_string_equal(REASON(k), "kept 30 nvme0q1: managed by the kernel");
 	assert_true(k->managed);
 	assert_false(k->explained);
 	assert_null(find_thread(&p, 800));
@@ -830,7 +831,7 @@ static void test_managed_nvme(void **state)
 	ip_history_get(&h, 30)->managed = IP_MANAGED_EPERM;
 	step(tb, &cfg, &h, 1010 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_string_equal(find_kept(&p, 30)->reason, "kept 30 nvme0q1: managed by the kernel");
+	assert_string_equal(REASON(find_kept(&p, 30)), "kept 30 nvme0q1: managed by the kernel");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -866,7 +867,7 @@ static void test_shared_intx_line(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_non_null(find_kept(&p, 10));
-	assert_string_equal(find_kept(&p, 10)->reason,
+	assert_string_equal(REASON(find_kept(&p, 10)),
 			    "kept 10 mmc0, sym53c8xx: gain 10 pp below threshold 20 pp");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -884,7 +885,7 @@ static void test_shared_intx_line(void **state)
 	assert_set(&mv->to, "6");
 	/* 70% counts both devices: sda alone would be 100%, mmcblk0 alone 0-3. */
 	assert_contains(
-		mv->reason,
+		REASON(mv),
 		"moved 10 mmc0, sym53c8xx 0 → 6: 70% of mmcblk0+sda submissions on performance domain 4-7");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -916,7 +917,7 @@ static void test_banned_cpus(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 45)->reason, "no housekeeping CPU of their class");
+	assert_contains(REASON(find_kept(&p, 45)), "no housekeeping CPU of their class");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -935,7 +936,7 @@ static void test_granularity_domain(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
 	assert_set(&p.moves[0].to, "6-7");
-	assert_contains(p.moves[0].reason, "moved 45 ufshcd 0 → 6-7: ");
+	assert_contains(REASON(&p.moves[0]), "moved 45 ufshcd 0 → 6-7: ");
 	for (int i = 1; i < 10; i++) {
 		step(tb, &cfg, &h, (1000 + 5 * i) * S, &p);
 		assert_int_equal(p.nr_moves, 0);
@@ -969,7 +970,7 @@ static void test_min_rate_energy(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_string_equal(
-		find_kept(&p, 45)->reason,
+		REASON(find_kept(&p, 45)),
 		"kept 45 ufshcd: 35 interrupts/s below min_rate 200, not moving towards a higher-capacity domain");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -988,7 +989,7 @@ static void test_min_rate_energy(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
 	assert_set(&p.moves[0].to, "0");
-	assert_contains(p.moves[0].reason,
+	assert_contains(REASON(&p.moves[0]),
 			"moved 45 ufshcd 7 → 0: all of sda submissions on efficiency domain 0-3");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1019,20 +1020,20 @@ static void test_idle_return(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_string_equal(
-		find_kept(&p, 45)->reason,
+		REASON(find_kept(&p, 45)),
 		"kept 45 ufshcd: submitters of sda idle for 0.0 s, back to the efficiency domain after idle_grace 30 s");
 	step(tb, &cfg, &h, 1020 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 45)->reason, "idle for 20.0 s");
+	assert_contains(REASON(find_kept(&p, 45)), "idle for 20.0 s");
 	step(tb, &cfg, &h, 1031 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
 	assert_set(&p.moves[0].to, "2");
 	assert_string_equal(
-		p.moves[0].reason,
+		REASON(&p.moves[0]),
 		"moved 45 ufshcd 7 → 2: submitters of sda idle for 31.0 s (idle_grace 30 s), back to efficiency domain 0-3");
 	step(tb, &cfg, &h, 1100 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 45)->reason, "already on an efficiency domain");
+	assert_contains(REASON(find_kept(&p, 45)), "already on an efficiency domain");
 
 	/* Submissions again: the idle clock restarts. */
 	tb_submit(tb, 0, 1, 10);
@@ -1051,7 +1052,7 @@ static void test_idle_return(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	step(tb, &cfg, &h, 1100 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_string_equal(find_kept(&p, 45)->reason,
+	assert_string_equal(REASON(find_kept(&p, 45)),
 			    "kept 45 ufshcd: submitters of sda idle; idle_domain = stay");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1091,12 +1092,12 @@ static void test_dwell(void **state)
 	tb_submit(tb, 0, 9, 3000);
 	step(tb, &cfg, &h, 1004 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_string_equal(find_kept(&p, 28)->reason,
+	assert_string_equal(REASON(find_kept(&p, 28)),
 			    "kept 28 ahci[0000:00:1f.2]: in dwell (moved 4.0 s ago, dwell 10 s)");
 	step(tb, &cfg, &h, 1011 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
 	assert_set(&p.moves[0].to, "8");
-	assert_contains(p.moves[0].reason, "moved 28 ahci[0000:00:1f.2] 4 → 8:");
+	assert_contains(REASON(&p.moves[0]), "moved 28 ahci[0000:00:1f.2] 4 → 8:");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -1120,7 +1121,7 @@ static void test_return_needs_double_threshold(void **state)
 	step(tb, &cfg, &h, 1020 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_string_equal(
-		find_kept(&p, 28)->reason,
+		REASON(find_kept(&p, 28)),
 		"kept 28 ahci[0000:00:1f.2]: gain 30 pp below threshold 40 pp (moving back to 0-3 within return_window 60 s)");
 	step(tb, &cfg, &h, 1059 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
@@ -1128,7 +1129,7 @@ static void test_return_needs_double_threshold(void **state)
 	step(tb, &cfg, &h, 1061 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
 	assert_contains(
-		p.moves[0].reason,
+		REASON(&p.moves[0]),
 		"65% of sda submissions on performance domain 0-3, none of its interrupts were handled there");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1179,13 +1180,13 @@ static void test_max_moves(void **state)
 	for (unsigned irq = 42; irq <= 45; irq++)
 		assert_non_null(find_move(&p, irq));
 	for (int i = 0; i < p.nr_kept; i++)
-		if (strstr(p.kept[i].reason, "move budget exhausted (max_moves 4 per cycle)"))
+		if (strstr(REASON(&p.kept[i]), "move budget exhausted (max_moves 4 per cycle)"))
 			budget_kept++;
 	assert_int_equal(budget_kept, 1);
-	assert_string_equal(find_kept(&p, 41)->reason,
+	assert_string_equal(REASON(find_kept(&p, 41)),
 			    "kept 41 sdb: move budget exhausted (max_moves 4 per cycle)");
 	assert_string_equal(
-		find_kept(&p, 40)->reason,
+		REASON(find_kept(&p, 40)),
 		"kept 40 sda: already handled in performance domain 0-3 (50% of sda submissions there)");
 	/* The four spread out instead of piling on the least loaded CPU. */
 	{
@@ -1237,10 +1238,10 @@ static void test_pin_rule(void **state)
 	assert_int_equal(p.nr_moves, 2);
 	assert_set(&find_move(&p, 45)->to, "4-5");
 	assert_string_equal(
-		find_move(&p, 45)->reason,
+		REASON(find_move(&p, 45)),
 		"moved 45 ufshcd 0 → 4-5: pinned by rule 'sd*' (pin 2-5 trimmed to 4-5: the rest is isolated, nohz_full, banned or offline)");
 	assert_set(&find_move(&p, 50)->to, "4");
-	assert_string_equal(find_move(&p, 50)->reason,
+	assert_string_equal(REASON(find_move(&p, 50)),
 			    "moved 50 eth0 0 → 4: pinned by rule 'eth0'");
 	/* Never touched: eth1 and its thread. */
 	for (int i = 0; i < p.nr_kept; i++)
@@ -1249,21 +1250,21 @@ static void test_pin_rule(void **state)
 
 	step(tb, &cfg, &h, 1001 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_string_equal(find_kept(&p, 45)->reason,
+	assert_string_equal(REASON(find_kept(&p, 45)),
 			    "kept 45 ufshcd: pinned to 4-5 by rule 'sd*'");
 
 	/* irqctl pin wins over the rule. */
 	assert_int_equal(ip_history_pin(&h, 45, &one), 0);
 	step(tb, &cfg, &h, 1002 * S, &p);
 	assert_set(&find_move(&p, 45)->to, "1");
-	assert_contains(find_move(&p, 45)->reason, "pinned by irqctl pin");
+	assert_contains(REASON(find_move(&p, 45)), "pinned by irqctl pin");
 
 	/* A pin with nothing usable is refused, and said so. */
 	ip_history_unpin(&h, 45);
 	cfg.dev_rules[0].pin = L("2-3");
 	step(tb, &cfg, &h, 1003 * S, &p);
 	assert_null(find_move(&p, 45));
-	assert_contains(find_kept(&p, 45)->reason, "pin 2-3 (rule 'sd*') has no usable CPU");
+	assert_contains(REASON(find_kept(&p, 45)), "pin 2-3 (rule 'sd*') has no usable CPU");
 	assert_non_null(find_note(&p, "pin 2-3 of rule 'sd*' for IRQ 45 has no usable CPU"));
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1289,7 +1290,7 @@ static void test_ban_rule(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_int_equal(p.nr_threads, 0);
-	assert_string_equal(find_kept(&p, 45)->reason,
+	assert_string_equal(REASON(find_kept(&p, 45)),
 			    "kept 45 ufshcd: banned by rule 'sda', never touched");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1302,7 +1303,7 @@ static void test_ban_rule(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 45)->reason, "banned by rule '4?'");
+	assert_contains(REASON(find_kept(&p, 45)), "banned by rule '4?'");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);
@@ -1329,7 +1330,7 @@ static void test_thread_follows_vector(void **state)
 	assert_int_equal(p.nr_threads, 1);
 	assert_set(&p.threads[0].to, "7");
 	assert_set(&p.threads[0].from, "0-7");
-	assert_string_equal(p.threads[0].reason,
+	assert_string_equal(REASON(&p.threads[0]),
 			    "thread 700 irq/45-ufshcd 0-7 → 7: follows vector 45 on 7");
 	step(tb, &cfg, &h, 1003 * S, &p);
 	assert_int_equal(p.nr_threads, 0);
@@ -1355,7 +1356,7 @@ static void test_rt_priority(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
-	assert_contains(find_kept(&p, 45)->reason, "move budget exhausted");
+	assert_contains(REASON(find_kept(&p, 45)), "move budget exhausted");
 	ta = find_thread(&p, 700);
 	assert_non_null(ta);
 	assert_false(ta->set_affinity);
@@ -1364,7 +1365,7 @@ static void test_rt_priority(void **state)
 	assert_int_equal(ta->priority, 50);
 	assert_int_equal(ta->from_policy, SCHED_OTHER);
 	assert_string_equal(
-		ta->reason,
+		REASON(ta),
 		"thread 700 irq/45-ufshcd SCHED_OTHER 0 → SCHED_FIFO 50: rt_priority 50 from the policy");
 	assert_null(find_thread(&p, 702));
 	step(tb, &cfg, &h, 1001 * S, &p);
@@ -1376,7 +1377,7 @@ static void test_rt_priority(void **state)
 	assert_int_equal(p.nr_threads, 2);
 	assert_int_equal(find_thread(&p, 700)->priority, 60);
 	assert_string_equal(
-		find_thread(&p, 700)->reason,
+		REASON(find_thread(&p, 700)),
 		"thread 700 irq/45-ufshcd SCHED_FIFO 50 → SCHED_FIFO 60: rt_priority 60 from rule 'sda'");
 	assert_int_equal(find_thread(&p, 702)->priority, 59);
 	step(tb, &cfg, &h, 1003 * S, &p);
@@ -1407,7 +1408,7 @@ static void test_rq_affinity_rule(void **state)
 	assert_string_equal(p.rq[0].device, "sda");
 	assert_int_equal(p.rq[0].from, 1);
 	assert_int_equal(p.rq[0].value, 2);
-	assert_string_equal(p.rq[0].reason, "rq_affinity of sda 1 → 2: set by rule 'sd*'");
+	assert_string_equal(REASON(&p.rq[0]), "rq_affinity of sda 1 → 2: set by rule 'sd*'");
 	step(tb, &cfg, &h, 1002 * S, &p);
 	assert_int_equal(p.nr_rq, 0);
 	ip_plan_free(&p);
@@ -1431,7 +1432,7 @@ static void test_first_sample(void **state)
 	tb->m.prev = NULL;
 	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1000 * S, &p), 0);
 	assert_int_equal(p.nr_moves, 0);
-	assert_string_equal(find_kept(&p, 45)->reason,
+	assert_string_equal(REASON(find_kept(&p, 45)),
 			    "kept 45 ufshcd: no rates yet (first sample)");
 	assert_non_null(find_note(&p, "first sample"));
 	ip_plan_free(&p);
@@ -1440,7 +1441,7 @@ static void test_first_sample(void **state)
 	tb_finish(tb);
 	tb->drate[0].submit = NULL;
 	assert_int_equal(ip_policy_decide(&tb->m, &cfg, &h, 1000 * S, &p), 0);
-	assert_string_equal(find_kept(&p, 45)->reason,
+	assert_string_equal(REASON(find_kept(&p, 45)),
 			    "kept 45 ufshcd: no submission counts for sda");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -1490,16 +1491,16 @@ static void test_every_decision_has_a_reason(void **state)
 	for (int i = 0; i < 3; i++) {
 		step(tb, &cfg, &h, (1000 + i) * S, &p);
 		for (int k = 0; k < p.nr_moves; k++)
-			assert_true(strlen(p.moves[k].reason) > 20 &&
-				    !strchr(p.moves[k].reason, '\n'));
+			assert_true(strlen(REASON(&p.moves[k])) > 20 &&
+				    !strchr(REASON(&p.moves[k]), '\n'));
 		for (int k = 0; k < p.nr_kept; k++)
-			assert_true(strlen(p.kept[k].reason) > 10 &&
-				    !strchr(p.kept[k].reason, '\n'));
+			assert_true(strlen(REASON(&p.kept[k])) > 10 &&
+				    !strchr(REASON(&p.kept[k]), '\n'));
 		for (int k = 0; k < p.nr_threads; k++)
-			assert_true(strlen(p.threads[k].reason) > 10 &&
-				    !strchr(p.threads[k].reason, '\n'));
+			assert_true(strlen(REASON(&p.threads[k])) > 10 &&
+				    !strchr(REASON(&p.threads[k]), '\n'));
 		for (int k = 0; k < p.nr_rq; k++)
-			assert_true(strlen(p.rq[k].reason) > 10);
+			assert_true(strlen(REASON(&p.rq[k])) > 10);
 		assert_int_equal(p.nr_moves + p.nr_kept, 1);
 	}
 	ip_plan_free(&p);
@@ -1563,9 +1564,9 @@ static void test_cq_auto_pinned_forced(void **state)
 	assert_non_null(a);
 	assert_true(a->attach);
 	assert_int_equal(a->major, 8);
-	assert_contains(a->reason, "pinned by a rule");
-	assert_contains(a->reason, "forced IRQ threading");
-	assert_contains(a->reason, "2-3");
+	assert_contains(REASON(a), "pinned by a rule");
+	assert_contains(REASON(a), "forced IRQ threading");
+	assert_contains(REASON(a), "2-3");
 	assert_null(find_move(&p, 24)); /* the pin holds the vector */
 	/* attached by us, in the history, for restore */
 	assert_non_null(ip_history_cqdev_find(&h, "sda"));
@@ -1903,6 +1904,83 @@ static struct tb *two_queues(void)
 	return tb;
 }
 
+/*
+ * A stall is an input like any count: the policy moves the stalled thread
+ * to the least loaded other usable CPU of its domain, and a second stall
+ * within IP_CQ_STALL_WINDOW_S detaches the device and holds it back.
+ */
+static void test_cq_stall_is_an_input(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_thread_action *a;
+	const struct ip_cqdev_hist *e;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	tb->cq[0].allowed = L("0");
+	tb->cq[0].stalled_ns = 200 * S;
+	tb->cq[0].stall_wait_ns = 12000000;
+	step(tb, &cfg, &h, 200 * S, &p);
+	a = find_thread(&p, 900);
+	assert_non_null(a);
+	assert_true(a->set_affinity);
+	assert_set(&a->to, "1");
+	assert_int_equal(a->why.code, IP_R_STALL);
+	assert_string_equal(ip_reason_code(a->why.code), "stall");
+	assert_contains(REASON(a), "queue 0 stalled (a request waited 12 ms for its completion thread on CPU 0");
+	assert_int_equal(p.nr_cq, 0);
+	e = ip_history_cqdev_find(&h, "nvme0n1");
+	assert_non_null(e);
+	assert_int_equal(e->last_stall_ns, 200 * S);
+
+	tb->cq[0].allowed = L("1");
+	tb->cq[0].stalled_ns = 230 * S;
+	step(tb, &cfg, &h, 230 * S, &p);
+	assert_int_equal(p.nr_cq, 1);
+	assert_false(p.cq[0].attach);
+	assert_string_equal(ip_reason_code(p.cq[0].why.code), "cq-stalled");
+	assert_contains(REASON(&p.cq[0]), "detach nvme0n1 from irqpilot_cq: queue 0 stalled twice within 60 s");
+	assert_null(find_thread(&p, 900)); /* leaving: not placed */
+	e = ip_history_cqdev_find(&h, "nvme0n1");
+	assert_true(e->hold_until_ns >= 230 * S + IP_CQ_STALL_HOLD_S * S);
+	assert_int_equal(e->hold.code, IP_R_HOLD_STALL);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
+/* The stall's target honours the banned set: with the domain's other CPU
+ * banned there is none, and the policy says so instead of moving it. */
+static void test_cq_stall_honours_banned(void **state)
+{
+	struct tb *tb = two_queues();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	const struct ip_thread_action *a;
+
+	ip_policy_config_init(&cfg);
+	cfg.banned = L("1");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 100 * S, &p);
+	tb->cq[0].allowed = L("0");
+	tb->cq[0].stalled_ns = 200 * S;
+	tb->cq[0].stall_wait_ns = 5000000;
+	step(tb, &cfg, &h, 200 * S, &p);
+	a = find_thread(&p, 900);
+	assert_true(!a || a->why.code != IP_R_STALL);
+	assert_non_null(find_note(&p, "nvme0n1 queue 0 stalled (a request waited 5 ms for its completion thread on CPU 0); no other CPU in its domain"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
 static void test_cq_per_queue_placement(void **state)
 {
 	struct tb *tb = two_queues();
@@ -1925,8 +2003,8 @@ static void test_cq_per_queue_placement(void **state)
 	assert_int_equal(b->hwq, 1);
 	assert_set(&a->to, "0");
 	assert_set(&b->to, "2");
-	assert_contains(a->reason, "ipcq/nvme0n1:0");
-	assert_contains(a->reason, "of queue 0's submissions on performance domain 0-1");
+	assert_contains(REASON(a), "ipcq/nvme0n1:0");
+	assert_contains(REASON(a), "of queue 0's submissions on performance domain 0-1");
 	assert_false(a->set_sched); /* already SCHED_FIFO 50 */
 	assert_int_equal(h.nr_cq, 2);
 	ip_plan_free(&p);
@@ -2016,6 +2094,8 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_detach),
 		cmocka_unit_test(test_cq_trial_slower),
 		cmocka_unit_test(test_cq_per_queue_placement),
+		cmocka_unit_test(test_cq_stall_is_an_input),
+		cmocka_unit_test(test_cq_stall_honours_banned),
 		cmocka_unit_test(test_cq_stability),
 	};
 

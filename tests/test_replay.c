@@ -15,6 +15,7 @@
 
 #include "irqpilot/capture.h"
 #include "irqpilot/engine.h"
+#include "reason-text.h"
 
 #define REPLAY TOP_SRCDIR "/tests/replay/"
 
@@ -78,19 +79,19 @@ static void replay(const char *series, unsigned watch, const struct ip_policy_co
 				continue;
 			run->moves[i]++;
 			run->to[i] = cpuset_first(&st->plan.moves[k].to);
-			snprintf(run->reason[i], IP_REASON_MAX, "%s", st->plan.moves[k].reason);
+			snprintf(run->reason[i], IP_REASON_MAX, "%s", REASON(&st->plan.moves[k]));
 		}
 		for (int k = 0; st->decided && k < st->plan.nr_kept; k++) {
 			if (st->plan.kept[k].irq == watch && !run->reason[i][0])
-				snprintf(run->reason[i], IP_REASON_MAX, "%s", st->plan.kept[k].reason);
+				snprintf(run->reason[i], IP_REASON_MAX, "%s", REASON(&st->plan.kept[k]));
 			if (!st->plan.kept[k].managed)
 				continue;
 			run->managed_kept++;
-			if (strstr(st->plan.kept[k].reason, "(") && st->plan.kept[k].explained)
+			if (strstr(REASON(&st->plan.kept[k]), "(") && st->plan.kept[k].explained)
 				run->managed_explained++;
 		}
 		for (int k = 0; st->decided && k < st->plan.nr_notes; k++)
-			if (strstr(st->plan.notes[k], "isolated"))
+			if (strstr(REASON(&st->plan.notes[k]), "isolated"))
 				run->isolated_note++;
 		for (int k = 0; k < st->results.n; k++)
 			if (st->results.r[k].outcome != IP_APPLY_DRY_RUN &&

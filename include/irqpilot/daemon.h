@@ -37,10 +37,7 @@ enum {
 #define IP_MAX_CLIENTS_PER_UID 8
 #define IP_CLIENT_TIMEOUT_S 30
 #define IP_CLIENT_TIMEOUT_FULL_S 2
-/* A second stall of a completion thread within this detaches its device ... */
-#define IP_CQ_STALL_WINDOW_S 60
-/* ... which is then not attached again automatically for this long. */
-#define IP_CQ_STALL_HOLD_S 600
+/* IP_CQ_STALL_WINDOW_S and IP_CQ_STALL_HOLD_S: policy.h, which acts on stalls. */
 
 struct ip_daemon_opts {
 	const char *config_path;

@@ -69,7 +69,7 @@ void ip_engine_invalidate(struct ip_engine *e);
 struct ip_history *ip_engine_history(struct ip_engine *e);
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e);
 struct ip_root *ip_engine_root(struct ip_engine *e);
-/* The writers the engine uses (the daemon acts on stall events with them). */
+/* The writers the engine uses. */
 const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e);
 /*
  * Copies what only struct ip_config holds into the policy configuration
@@ -78,6 +78,13 @@ const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e);
  */
 void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c);
 
+/*
+ * irqpilot_cq reported a stall of queue @hwq of @major:@minor at @at_ns: the
+ * next step's snapshot carries it (struct ip_cq_thread.stalled_ns) for the
+ * policy to act on. -ENOMEM if it could not be kept.
+ */
+int ip_engine_stall(struct ip_engine *e, unsigned major, unsigned minor, int hwq, uint64_t at_ns,
+		    uint64_t wait_ns);
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d);
 /* The last completed step, or NULL. */
 const struct ip_step *ip_engine_last(const struct ip_engine *e);

@@ -26,6 +26,7 @@ enum ip_managed_why {
 	IP_MANAGED_EPERM,    /* a write failed with EPERM */
 	IP_MANAGED_SPREAD,   /* inferred: one vector per hw queue, each pinned to its queue's CPUs */
 };
+/* In words (report.c, the only wording of it). */
 const char *ip_managed_why_str(enum ip_managed_why w);
 
 /*
@@ -114,6 +115,10 @@ struct ip_cq_thread {
 	ip_cpuset allowed;   /* Cpus_allowed_list */
 	unsigned policy, rt_priority;
 	int last_cpu;	     /* where it last ran, -1 */
+	/* irqpilot_cq reported a stall of this queue since the last cycle: a
+	 * request waited stall_wait_ns for the thread (0: none). An input of
+	 * the policy like any count; the engine fills it from the events. */
+	uint64_t stalled_ns, stall_wait_ns;
 };
 
 struct ip_snapshot {

@@ -82,6 +82,151 @@ void ip_policy_config_free(struct ip_policy_config *c);
 struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match);
 struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match);
 
+/* A second stall of a completion thread within this detaches its device ... */
+#define IP_CQ_STALL_WINDOW_S 60
+/* ... which is then not attached again automatically for this long. */
+#define IP_CQ_STALL_HOLD_S 600
+
+/* ---- reasons ---------------------------------------------------------- */
+
+/*
+ * Why the policy decided what it did: one code per distinct decision and
+ * the numbers behind it. The policy writes no text; report.c turns a
+ * reason into words (ip_report_why()), JSON ("code" is ip_reason_code())
+ * and journal fields. Values are never renumbered (only appended), but
+ * scripts should match the code string, which is stable.
+ */
+enum ip_reason {
+	IP_R_NONE = 0,
+	/* a vector kept where it is */
+	IP_R_BANNED,		   /* rule: a ban rule matched */
+	/* managed by the kernel, by managed_why; has_thread, explained */
+	IP_R_MANAGED_READONLY,	   /* smp_affinity is mode 0444 */
+	IP_R_MANAGED_EIO,	   /* a write failed with EIO */
+	IP_R_MANAGED_EPERM,	   /* a write failed with EPERM */
+	IP_R_MANAGED_SPREAD,	   /* one vector per hw queue, on its queue's CPUs */
+	IP_R_PIN_UNUSABLE,	   /* set (the pin), src */
+	IP_R_PINNED,		   /* set (the pin, trimmed), src: already there */
+	IP_R_NO_RATES,		   /* first sample */
+	IP_R_ADMIN_VECTOR,	   /* not on the I/O path */
+	IP_R_NO_COUNTS,		   /* devices: no submission counts */
+	IP_R_NO_SUBMITTERS,	   /* no submissions on online CPUs */
+	IP_R_NO_HOUSEKEEPING,	   /* devices: submitters only on isolated/banned CPUs */
+	IP_R_NO_USABLE_CPU,	   /* none in the submitter domain */
+	IP_R_ALREADY_PLACED,	   /* cls, domain, share, devices */
+	IP_R_BELOW_THRESHOLD,	   /* gain, threshold; returning: set (target), window_s */
+	IP_R_TRICKLE,		   /* rate, min_rate: not up to a higher-capacity domain */
+	IP_R_IDLE_STAY,		   /* devices; idle_domain = stay */
+	IP_R_IDLE_EFFICIENT,	   /* devices: idle, already on an efficiency domain */
+	IP_R_IDLE_GRACE,	   /* devices, since_s, limit_s (idle_grace) */
+	IP_R_DWELL,		   /* since_s, limit_s (dwell) */
+	IP_R_BUDGET,		   /* count (max_moves) */
+	/* a vector moved */
+	IP_R_PIN,		   /* src; trimmed: set (the pin), set2 (what is left) */
+	IP_R_SUBMITTERS_ELSEWHERE, /* share, devices, cls, domain, handled, for_thread */
+	IP_R_HOUSEKEEPING,	   /* share, devices, cls, domain (isolated), cpu, tier, handled */
+	IP_R_IDLE_RETURN,	   /* devices, since_s, limit_s, domain */
+	/* IRQ threads and completion threads */
+	IP_R_FOLLOWS_MOVE,	   /* irq, set: follows its vector's move */
+	IP_R_FOLLOWS,		   /* irq, set: follows its vector where it is */
+	IP_R_VECTOR_MANAGED,	   /* its vector is managed; the thread is left */
+	IP_R_MANAGED_THREAD,	   /* irq; detail: the thread's own placement */
+	IP_R_RT_PRIORITY,	   /* prio, src */
+	IP_R_QUEUE_SUBMITTERS,	   /* share, hwq, cls, domain */
+	IP_R_STALL,		   /* hwq, cpu (stalled on), wait_ms: moved off the busy CPU */
+	/* rq_affinity */
+	IP_R_RQ_RULE,		   /* src (rule) */
+	/* irqpilot_cq attach / detach */
+	IP_R_CQ_MODE,		   /* src: completion_threads = yes / no */
+	IP_R_CQ_TRIAL_FAILED,	   /* ios, ios_before */
+	IP_R_CQ_TRIAL,		   /* detail: why auto wants it (IP_R_CQ_NEEDED) */
+	IP_R_CQ_AUTO_DETACH,	   /* detail: why auto no longer wants it */
+	IP_R_CQ_STALLED,	   /* hwq, limit_s (window), hold_s: stalled twice, detached */
+	/* why completion_threads = auto wants a device (details of the above) */
+	IP_R_CQ_NO_SUBMISSIONS,
+	IP_R_CQ_NO_VECTOR_AWAY,
+	IP_R_CQ_BLKMQ_COMPLETES,   /* irq, stuck, count (rq_affinity) */
+	IP_R_CQ_NOT_SLOWER,	   /* irq, stuck, set (handled), domain */
+	IP_R_CQ_NEEDED,		   /* irq, stuck, set (handled), share (away), domain, stay */
+	/* notes */
+	IP_R_NOTE_FIRST_SAMPLE,
+	IP_R_NOTE_ALL_ISOLATED,	   /* devices, cpu, tier */
+	IP_R_NOTE_DOMAIN_ISOLATED, /* devices, domain, cpu, tier */
+	IP_R_NOTE_PIN_UNUSABLE,	   /* irq, set, src */
+	IP_R_NOTE_CQ_KEPT,	   /* device, ios, ios_before: a trial kept */
+	IP_R_NOTE_CQ_HELD,	   /* device; detail, the hold's numbers */
+	IP_R_NOTE_STALL_NO_TARGET, /* device, hwq, cpu, wait_ms */
+	/* why a device is held back from irqpilot_cq (detail of NOTE_CQ_HELD) */
+	IP_R_HOLD_TRIAL,	   /* ios, ios_before, hold_s */
+	IP_R_HOLD_STALL,	   /* hwq, limit_s (window), hold_s */
+	IP_R_COUNT
+};
+
+/* Where a setting came from. */
+enum ip_reason_src {
+	IP_FROM_POLICY = 0, /* the policy's own default */
+	IP_FROM_RULE,	   /* rule[] */
+	IP_FROM_PIN, /* irqctl pin */
+};
+
+/* Why a vector cannot follow its submitters (completion_threads = auto). */
+enum ip_stuck {
+	IP_STUCK_NONE = 0,
+	IP_STUCK_MANAGED,
+	IP_STUCK_REFUSED, /* did not move where it was set */
+	IP_STUCK_PIN_IRQCTL,
+	IP_STUCK_PIN_RULE,
+	IP_STUCK_SPREAD, /* serves submitters in several domains */
+};
+
+/* Why completions stay on the interrupt's CPU. */
+enum ip_stay {
+	IP_STAY_NONE = 0,
+	IP_STAY_THREADIRQS,
+	IP_STAY_RQ_AFFINITY0,
+};
+
+/* How a housekeeping CPU was found for isolated submitters. */
+enum ip_hk_tier {
+	IP_HK_LLC = 0,	   /* same capacity and LLC */
+	IP_HK_PACKAGE,	   /* same capacity and package */
+	IP_HK_CLASS,	   /* same class */
+};
+
+/* The numbers behind a decision; which fields count depends on code. */
+struct ip_why {
+	enum ip_reason code;
+	enum ip_reason detail; /* a reason within the reason, or IP_R_NONE */
+	enum ip_reason_src src;
+	char rule[64];	       /* the rule's glob, src == IP_FROM_RULE */
+	char devices[64];      /* "sda", "mmcblk0+sda": whose submitters */
+	unsigned irq;	       /* a vector other than the record's own, or its thread's */
+	double share;	       /* of submissions, 0..1 */
+	double handled;	       /* share of interrupts handled in the domain, 0..1 */
+	double gain, threshold; /* of locality, 0..1 */
+	double rate, min_rate; /* interrupts/s */
+	double since_s, limit_s; /* how long, and the setting it is held to */
+	double ios, ios_before; /* I/Os per second, with and without irqpilot_cq */
+	double wait_ms;	       /* a stall's wait */
+	int hold_s;
+	int count;	       /* max_moves, rq_affinity */
+	int prio;
+	int cpu;	       /* housekeeping CPU, stalled CPU */
+	unsigned hwq;
+	int cls;	       /* enum ip_cap_class of domain */
+	ip_cpuset domain;      /* the CPUs of the domain the reason names */
+	ip_cpuset set, set2;   /* pin / trimmed pin, handled CPUs, follow target */
+	enum ip_managed_why managed_why;
+	enum ip_stuck stuck;
+	enum ip_stay stay;
+	enum ip_hk_tier tier;
+	bool has_thread;       /* IP_R_MANAGED_*: its IRQ thread is moved instead */
+	bool explained;	       /* IP_R_MANAGED_*: the long form, given once */
+	bool for_thread;       /* the placement of a thread, not of a vector */
+	bool returning;	       /* IP_R_BELOW_THRESHOLD: moving back, twice the threshold */
+	bool trimmed;	       /* IP_R_PIN: the pin lost unusable CPUs */
+};
+
 /* ---- history: what earlier cycles did ------------------------------- */
 
 struct ip_irq_hist {
@@ -133,7 +278,7 @@ struct ip_cqdev_hist {
 	uint64_t attached_ns;	/* when we last attached it, 0 = never */
 	uint64_t last_stall_ns; /* the last stall event, 0 = none */
 	uint64_t hold_until_ns; /* auto attaches it again only after this */
-	char hold_why[128];
+	struct ip_why hold; /* why: IP_R_HOLD_* */
 	/* An automatic attach is a trial: kept only if the device's I/O rate
 	 * attached is not below its rate before (EWMA of the cycles before),
 	 * and starts only once before_n cycles of that rate were seen. */
@@ -183,6 +328,7 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 
 /* ---- the plan ------------------------------------------------------- */
 
+/* Room for one line of text about a record (report.c, apply.c's messages). */
 #define IP_REASON_MAX 256
 
 struct ip_move {
@@ -195,7 +341,7 @@ struct ip_move {
 	ip_cpuset fallback; /* other CPUs of the target domain, for ENOSPC */
 	bool ioapic;	    /* INTx line: new affinity applies at the next interrupt */
 	bool failed;	    /* set by apply: not done, do not record it */
-	char reason[IP_REASON_MAX];
+	struct ip_why why;
 };
 
 struct ip_thread_action {
@@ -211,7 +357,7 @@ struct ip_thread_action {
 	int from_policy, from_priority;
 	int policy, priority; /* SCHED_FIFO, 1..99 */
 	bool failed;
-	char reason[IP_REASON_MAX];
+	struct ip_why why;
 };
 
 struct ip_kept {
@@ -221,14 +367,14 @@ struct ip_kept {
 	 * given, so the logger can log it once. Always true otherwise. */
 	bool explained;
 	bool managed;
-	char reason[IP_REASON_MAX];
+	struct ip_why why;
 };
 
 struct ip_rq_action {
 	char device[32];
 	int from, value; /* from = -1 when unreadable */
 	bool failed;
-	char reason[IP_REASON_MAX];
+	struct ip_why why;
 };
 
 /* Attach a device to irqpilot_cq, or detach it. */
@@ -238,7 +384,13 @@ struct ip_cq_action {
 	bool attach;
 	bool trial; /* an automatic attach, judged by its I/O rate */
 	bool failed; /* set by apply */
-	char reason[IP_REASON_MAX];
+	struct ip_why why;
+};
+
+/* Something worth saying once that is not an action on one object. */
+struct ip_note {
+	char device[32]; /* the device it is about, or "" */
+	struct ip_why why;
 };
 
 /* Per device with irqpilot_cq present, each cycle: the trial's input. */
@@ -261,7 +413,7 @@ struct ip_plan {
 	struct ip_thread_action *threads;
 	struct ip_kept *kept;
 	struct ip_rq_action *rq;
-	char (*notes)[IP_REASON_MAX];
+	struct ip_note *notes;
 	struct ip_vec_state *states;
 	struct ip_cq_action *cq;
 	struct ip_cq_obs *cq_obs;

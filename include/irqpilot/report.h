@@ -10,7 +10,7 @@
 #include "irqpilot/policy.h"
 
 /* The version of the JSON document; bumped on incompatible changes. */
-#define IP_JSON_SCHEMA 1
+#define IP_JSON_SCHEMA 2 /* 2: reasons as code + numbers, notes as objects */
 
 /* The "model" object of the JSON document (see irqpilotd(8), JSON OUTPUT). */
 void ip_report_model_json(struct ip_json *j, const char *key, const struct ip_model *m,
@@ -40,6 +40,46 @@ const char *ip_report_discovery(const struct ip_blockdev *b, char *buf, size_t s
 /* The warnings of every unsteerable device, one per line, each starting
  * with @indent; nothing when there are none. */
 void ip_report_unsteerable_text(FILE *f, const struct ip_storage *s, const char *indent);
+
+/* ---- reasons: the only place a plan record becomes words --------------- */
+
+/* The stable name of a code ("submitters-elsewhere", "dwell"), JSON "code". */
+const char *ip_reason_code(enum ip_reason r);
+/* The MESSAGE_ID (log.h's IP_MESSAGE_*) a record of this code is logged
+ * with, or NULL. */
+const char *ip_reason_message_id(enum ip_reason r);
+/* The reason alone, in words: "managed by the kernel". Returns @buf. */
+const char *ip_report_why(char *buf, size_t size, const struct ip_why *w);
+/* "code", "reason" and the numbers behind it, into the current object. */
+void ip_report_why_json(struct ip_json *j, const struct ip_why *w);
+/* One record as one line, as the log and the text plan say it:
+ * "moved 37 ufshcd 0 → 6: all of sda submissions on ...". Return @buf. */
+const char *ip_report_move_line(char *buf, size_t size, const struct ip_move *m);
+const char *ip_report_thread_line(char *buf, size_t size, const struct ip_thread_action *t);
+const char *ip_report_kept_line(char *buf, size_t size, const struct ip_kept *k);
+const char *ip_report_rq_line(char *buf, size_t size, const struct ip_rq_action *r);
+const char *ip_report_cq_line(char *buf, size_t size, const struct ip_cq_action *a);
+const char *ip_report_note_line(char *buf, size_t size, const struct ip_note *n);
+
+/*
+ * A record as one journal entry: its MESSAGE_ID (NULL if none), the
+ * message, and "KEY=value" fields (IRQPILOT_IRQ, IRQPILOT_DEVICE,
+ * IRQPILOT_FROM, IRQPILOT_TO, IRQPILOT_QUEUE, IRQPILOT_REASON=code), in
+ * fields[], NULL-terminated, ready for ip_log_id().
+ */
+struct ip_journal {
+	const char *message_id;
+	char message[IP_REASON_MAX];
+	const char *fields[8];
+	int nr;
+	size_t used;
+	char buf[2 * IP_CPULIST_MAX + 512];
+};
+void ip_report_move_journal(struct ip_journal *jf, const struct ip_move *m);
+void ip_report_thread_journal(struct ip_journal *jf, const struct ip_thread_action *t);
+void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k);
+void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a);
+void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n);
 
 /* The human-readable summary of --oneshot --dry-run. */
 void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source);

@@ -26,15 +26,15 @@ static const struct ip_step *last_step(struct ip_daemon *d, FILE *out)
 	return st;
 }
 
-/* The reason the last plan gave for @irq: a move, a kept entry, or none. */
-static const char *decision_for(const struct ip_step *st, unsigned irq)
+/* The reason the last plan gave for @irq, in @buf: a move, a kept entry, or none. */
+static const char *decision_for(const struct ip_step *st, unsigned irq, char *buf, size_t size)
 {
 	for (int i = 0; st->decided && i < st->plan.nr_moves; i++)
 		if (st->plan.moves[i].irq == irq && !st->plan.moves[i].failed)
-			return st->plan.moves[i].reason;
+			return ip_report_move_line(buf, size, &st->plan.moves[i]);
 	for (int i = 0; st->decided && i < st->plan.nr_kept; i++)
 		if (st->plan.kept[i].irq == irq)
-			return st->plan.kept[i].reason;
+			return ip_report_kept_line(buf, size, &st->plan.kept[i]);
 	return NULL;
 }
 
@@ -327,8 +327,8 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 	const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), q->irq);
 	int i = (int)(q - s->irqs), nd = s->topo.nr_domains;
 	double *byd = calloc(nd ? nd : 1, sizeof(double)), total = 0, loc;
-	const char *why = decision_for(st, q->irq);
-	char buf[256];
+	char buf[256], wbuf[IP_REASON_MAX];
+	const char *why = decision_for(st, q->irq, wbuf, sizeof(wbuf));
 
 	/* Untracked lines keep only their name: the sampler drops the rest. */
 	fprintf(f, "IRQ %u %s", q->irq, q->actions[0] ? q->actions : "(no action)");

@@ -89,20 +89,22 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	struct ip_history *h = ip_engine_history(d->engine);
 	const struct ip_plan *p = &st->plan;
 	bool dry = ip_engine_dry_run(d->engine);
+	/* one entry's text and fields; large (two CPU lists), so not on the stack */
+	struct ip_journal *jf = malloc(sizeof(*jf));
 
+	if (!jf) {
+		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
+		return;
+	}
 	for (int i = 0; st->decided && i < p->nr_moves; i++) {
 		const struct ip_move *m = &p->moves[i];
-		char f_irq[32], f_dev[96], f_from[IP_CPULIST_MAX + 16], f_to[IP_CPULIST_MAX + 16];
-		const char *fields[] = { f_irq, f_dev, f_from, f_to, NULL };
 
 		if (m->failed || logged_before(d, m->irq, &m->to))
 			continue;
-		snprintf(f_irq, sizeof(f_irq), "IRQPILOT_IRQ=%u", m->irq);
-		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", m->device);
-		snprintf(f_from, sizeof(f_from), "IRQPILOT_FROM=%s", cpuset_str(&m->from));
-		snprintf(f_to, sizeof(f_to), "IRQPILOT_TO=%s", cpuset_str(&m->to));
-		ip_log_id(&d->log, LOG_INFO, dry ? NULL : IP_MESSAGE_MOVE, fields, "%s%s",
-			  dry ? "dry run: would have " : "", m->reason);
+		ip_report_move_journal(jf, m);
+		/* a dry run's move did not happen: not the catalog's event */
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would have " : "", jf->message);
 		if (!dry) {
 			d->moves_total++;
 			d->last_move_cycle = d->cycles;
@@ -118,24 +120,30 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		cpuset_set(&key, IP_CPU_MAX - 1 - (t->set_sched ? t->priority : 0));
 		if (t->failed || logged_before(d, 0x80000000u | (unsigned)t->pid, &key))
 			continue;
-		ip_log(&d->log, LOG_INFO, "%s%s", dry ? "dry run: " : "", t->reason);
+		ip_report_thread_journal(jf, t);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: " : "", jf->message);
 	}
 	for (int i = 0; st->decided && i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
-		char f_dev[64];
-		const char *fields[] = { f_dev, NULL };
 
 		if (a->failed)
 			continue;
-		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", a->device);
-		ip_log_fields(&d->log, LOG_INFO, fields, "%s%s", dry ? "dry run: would " : "", a->reason);
+		ip_report_cq_journal(jf, a);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would " : "", jf->message);
 	}
 	for (int i = 0; st->decided && i < p->nr_kept; i++)
-		if (p->kept[i].managed && p->kept[i].explained)
-			ip_log_id(&d->log, LOG_NOTICE, IP_MESSAGE_MANAGED, NULL, "%s", p->kept[i].reason);
-	for (int i = 0; st->decided && i < p->nr_notes; i++)
-		if (ip_history_log_once(h, p->notes[i]))
-			ip_log(&d->log, LOG_NOTICE, "%s", p->notes[i]);
+		if (p->kept[i].managed && p->kept[i].explained) {
+			ip_report_kept_journal(jf, &p->kept[i]);
+			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+		}
+	for (int i = 0; st->decided && i < p->nr_notes; i++) {
+		ip_report_note_journal(jf, &p->notes[i]);
+		if (ip_history_log_once(h, jf->message))
+			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+	}
+	free(jf);
 	/* a disk no route found a vector for: said once, with what to send */
 	for (int i = 0; i < st->model.cur->storage.nr_devs; i++) {
 		const struct ip_blockdev *b = &st->model.cur->storage.devs[i];
@@ -290,112 +298,26 @@ static void cq_disconnect(struct ip_daemon *d)
 	d->live.cq = NULL;
 }
 
-static const struct ip_cq_thread *cq_thread_of(const struct ip_snapshot *s, unsigned major,
-					       unsigned minor, int hwq)
-{
-	for (int i = 0; s && i < s->nr_cq; i++)
-		if (s->cq[i].major == major && s->cq[i].minor == minor && (int)s->cq[i].hwq == hwq)
-			return &s->cq[i];
-	return NULL;
-}
-
-/* The least loaded other CPU of @busy's domain, by the last cycle's
- * interrupts and BLOCK softirqs; -1 when the domain has no other. */
-static int stall_target(const struct ip_model *m, int busy)
-{
-	const struct ip_topology *t = &m->cur->topo;
-	int dom = busy >= 0 && busy < t->nr_cpus ? t->cpus[busy].domain : -1, best = -1;
-	double bl = 0;
-
-	if (dom < 0 || dom >= t->nr_domains)
-		return -1;
-	CPUSET_FOREACH(cpu, &t->domains[dom].cpus) {
-		double l;
-
-		if (cpu == busy || cpu >= t->nr_cpus || !cpuset_test(&t->online, cpu) ||
-		    t->cpus[cpu].isolated || t->cpus[cpu].nohz_full)
-			continue;
-		l = (m->cpu_irq ? m->cpu_irq[cpu] : 0) + (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
-		if (best < 0 || l < bl) {
-			best = cpu;
-			bl = l;
-		}
-	}
-	return best;
-}
-
 /*
- * A stall: a request waited past the module's stall_ms for its thread,
- * which means something of higher priority held the thread's CPU. The
- * first time the thread moves to another CPU of its domain; a second
- * stall within IP_CQ_STALL_WINDOW_S means the domain cannot host it, and
- * the device goes back to the kernel's own completion path.
+ * A stall: a request waited past the module's stall_ms for its completion
+ * thread. What to do about it is the policy's to decide (move the thread,
+ * or detach the device after a second stall) and apply's to write, like
+ * any other decision: the stall becomes an input of the next cycle, which
+ * is brought forward so that it comes at once.
  */
 static void cq_stall(struct ip_daemon *d, const struct ip_cq_event *ev)
 {
-	const struct ip_step *st = ip_engine_last(d->engine);
-	const struct ip_apply_ops *ops = ip_engine_ops(d->engine);
-	struct ip_history *h = ip_engine_history(d->engine);
-	const struct ip_cq_thread *t = st ? cq_thread_of(st->model.cur, ev->major, ev->minor, ev->hwq)
-					  : NULL;
-	const char *name = t && t->dev >= 0 ? st->model.cur->storage.devs[t->dev].name : ev->disk;
-	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, name);
-	bool dry = ip_engine_dry_run(d->engine);
-	uint64_t now = mono_ns();
 	char f_dev[64], f_q[32];
 	const char *fields[] = { f_dev, f_q, NULL };
-	int busy = -1, to, ret;
 
-	snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", name);
-	snprintf(f_q, sizeof(f_q), "IRQPILOT_QUEUE=%d", ev->hwq);
-	if (!e)
-		return;
-	if (e->last_stall_ns && now - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * 1000000000ULL) {
-		e->last_stall_ns = now;
-		e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * 1000000000ULL;
-		snprintf(e->hold_why, sizeof(e->hold_why),
-			 "queue %d stalled twice within %d s (held for %d s)", ev->hwq,
-			 IP_CQ_STALL_WINDOW_S, IP_CQ_STALL_HOLD_S);
-		ret = dry ? 0 : ops->cq ? ops->cq(ops->ctx, ev->major, ev->minor, false) : -ENOTSUP;
-		if (!dry && ret == 0)
-			e->attached_by_us = false;
+	if (ip_engine_stall(d->engine, ev->major, ev->minor, ev->hwq, mono_ns(), ev->wait_ns) < 0) {
+		snprintf(f_dev, sizeof(f_dev), "IRQPILOT_DEVICE=%s", ev->disk);
+		snprintf(f_q, sizeof(f_q), "IRQPILOT_QUEUE=%d", ev->hwq);
 		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s%s queue %d stalled again (a request waited %.0f ms for its completion thread) within %d s of the last stall: %s %s from irqpilot_cq%s%s; not attached again for %d s",
-			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6,
-			      IP_CQ_STALL_WINDOW_S, dry ? "would detach" : ret ? "detaching" : "detached",
-			      name, ret ? " failed: " : "", ret ? strerror(-ret) : "", IP_CQ_STALL_HOLD_S);
-		ip_daemon_kick(d, 200000);
+			  "%s queue %d stalled, but out of memory to act on it", ev->disk, ev->hwq);
 		return;
 	}
-	e->last_stall_ns = now;
-	if (t)
-		busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
-	to = t ? stall_target(&st->model, busy) : -1;
-	if (to < 0) {
-		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s queue %d stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
-			      name, ev->hwq, ev->wait_ns / 1e6, busy);
-		return;
-	}
-	{
-		ip_cpuset set;
-		struct ip_cq_hist *ch;
-
-		cpuset_zero(&set);
-		cpuset_set(&set, to);
-		ret = dry ? 0 : ops->set_affinity(ops->ctx, t->pid, &set);
-		ch = ret == 0 && !dry ? ip_history_cq_get(h, t->pid) : NULL;
-		if (ch) {
-			/* the dwell keeps the policy from moving it straight back */
-			ch->last_move_ns = now;
-			ch->placement = set;
-		}
-		ip_log_id(&d->log, LOG_WARNING, IP_MESSAGE_STALL, fields,
-			      "%s%s queue %d stalled (a request waited %.0f ms for its completion thread ipcq/%s:%d on CPU %d, busy with higher-priority work): %s it to CPU %d, the least loaded of its domain%s%s",
-			      dry ? "dry run: " : "", name, ev->hwq, ev->wait_ns / 1e6, name, ev->hwq,
-			      busy, dry ? "would move" : ret ? "moving" : "moved", to,
-			      ret ? " failed: " : "", ret ? strerror(-ret) : "");
-	}
+	ip_daemon_kick(d, 200000);
 }
 
 static void cq_event(void *userdata, const struct ip_cq_event *ev)

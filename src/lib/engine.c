@@ -19,6 +19,13 @@ struct ip_engine {
 	struct ip_step step;
 	bool have_step;
 	int next_index;
+	/* stall events since the last step, one per queue */
+	struct ip_cq_stall {
+		unsigned major, minor;
+		int hwq;
+		uint64_t at_ns, wait_ns;
+	} *stalls;
+	size_t nr_stalls;
 };
 
 /*
@@ -121,6 +128,7 @@ void ip_engine_free(struct ip_engine *e)
 		snapshot_free(&e->snap[i]);
 	ip_history_free(&e->hist);
 	ip_sampler_free(e->sampler);
+	free(e->stalls);
 	free(e);
 }
 
@@ -274,6 +282,40 @@ static void forget_written(struct ip_engine *e, const struct ip_apply_results *r
 			ip_sampler_forget_irq(e->sampler, res->r[i].irq);
 }
 
+int ip_engine_stall(struct ip_engine *e, unsigned major, unsigned minor, int hwq, uint64_t at_ns,
+		    uint64_t wait_ns)
+{
+	struct ip_cq_stall *nv;
+
+	for (size_t i = 0; i < e->nr_stalls; i++)
+		if (e->stalls[i].major == major && e->stalls[i].minor == minor &&
+		    e->stalls[i].hwq == hwq) {
+			e->stalls[i].at_ns = at_ns;
+			e->stalls[i].wait_ns = wait_ns;
+			return 0;
+		}
+	nv = realloc(e->stalls, (e->nr_stalls + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	e->stalls = nv;
+	nv[e->nr_stalls++] = (struct ip_cq_stall){ major, minor, hwq, at_ns, wait_ns };
+	return 0;
+}
+
+/* The stalls reported since the last step go into @s, for the policy. A
+ * stall of a queue whose thread is gone has nothing left to act on. */
+static void take_stalls(struct ip_engine *e, struct ip_snapshot *s)
+{
+	for (size_t k = 0; k < e->nr_stalls; k++)
+		for (int i = 0; i < s->nr_cq; i++)
+			if (s->cq[i].major == e->stalls[k].major && s->cq[i].minor == e->stalls[k].minor &&
+			    (int)s->cq[i].hwq == e->stalls[k].hwq) {
+				s->cq[i].stalled_ns = e->stalls[k].at_ns ? e->stalls[k].at_ns : 1;
+				s->cq[i].stall_wait_ns = e->stalls[k].wait_ns;
+			}
+	e->nr_stalls = 0;
+}
+
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 {
 	int next = e->nr_snaps ? 1 - e->cur : 0;
@@ -289,6 +331,7 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	ret = ip_sampler_sample(e->sampler, cur, d);
 	if (ret < 0)
 		return ret;
+	take_stalls(e, cur);
 	if (e->opts.simulate && cur->nr_irqs) {
 		moved_to = calloc(cur->nr_irqs, sizeof(*moved_to));
 		moved = calloc(cur->nr_irqs, sizeof(*moved));

@@ -15,8 +15,6 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +31,36 @@
 #define IP_CQ_TRIAL_HOLD_S 600
 /* Cycles a trial lasts at least (and dwell_s). */
 #define IP_CQ_TRIAL_CYCLES 3
+
+/* Copies a name (a device, an action list) into a fixed field, cut to fit. */
+static void scopy(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* @v in decimal, in @buf; returns where it starts. */
+static const char *fmt_uint(char buf[12], unsigned v)
+{
+	char *p = buf + 11;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	return p;
+}
+
+static void why_init(struct ip_why *w, enum ip_reason code)
+{
+	memset(w, 0, sizeof(*w));
+	w->code = code;
+	w->cpu = -1;
+}
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -246,7 +274,7 @@ struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *dev
 		return NULL;
 	h->cqdev = nv;
 	memset(&nv[h->nr_cqdev], 0, sizeof(*nv));
-	snprintf(nv[h->nr_cqdev].device, sizeof(nv->device), "%s", device);
+	scopy(nv[h->nr_cqdev].device, sizeof(nv->device), device);
 	return &nv[h->nr_cqdev++];
 }
 
@@ -267,6 +295,16 @@ bool ip_history_log_once(struct ip_history *h, const char *key)
 	h->logged = nv;
 	h->logged[h->nr_logged++] = k;
 	return true;
+}
+
+static int record_stall(struct ip_history *h, const char *device, uint64_t now)
+{
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, device);
+
+	if (!e)
+		return -ENOMEM;
+	e->last_stall_ns = now;
+	return 0;
 }
 
 int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
@@ -303,6 +341,10 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
 
+		/* a stall counts whether or not the move away from it worked */
+		if (ta->completion && ta->why.code == IP_R_STALL &&
+		    record_stall(h, ta->device, now) < 0)
+			return -ENOMEM;
 		if (!ta->completion || !ta->set_affinity || ta->failed)
 			continue;
 		e = ip_history_cq_get(h, ta->pid);
@@ -311,10 +353,26 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		e->last_move_ns = now;
 		e->placement = ta->to;
 	}
+	for (int i = 0; i < p->nr_notes; i++)
+		if (p->notes[i].why.code == IP_R_NOTE_STALL_NO_TARGET &&
+		    record_stall(h, p->notes[i].device, now) < 0)
+			return -ENOMEM;
 	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 		struct ip_cqdev_hist *e;
 
+		if (a->why.code == IP_R_CQ_STALLED) {
+			/* held back even if the detach failed: auto must not retry */
+			e = ip_history_cqdev_get(h, a->device);
+			if (!e)
+				return -ENOMEM;
+			e->last_stall_ns = now;
+			e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
+			why_init(&e->hold, IP_R_HOLD_STALL);
+			e->hold.hwq = a->why.hwq;
+			e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
+			e->hold.hold_s = IP_CQ_STALL_HOLD_S;
+		}
 		if (a->failed)
 			continue;
 		e = ip_history_cqdev_get(h, a->device);
@@ -340,10 +398,10 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			e->trial = false;
 			if (o->verdict < 0) {
 				e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
-				snprintf(e->hold_why, sizeof(e->hold_why),
-					 "a trial measured %.0f I/Os per second attached against %.0f before (held for %d s)",
-					 e->trial_n ? e->trial_sum / e->trial_n : 0, e->ios_before,
-					 IP_CQ_TRIAL_HOLD_S);
+				why_init(&e->hold, IP_R_HOLD_TRIAL);
+				e->hold.ios = e->trial_n ? e->trial_sum / e->trial_n : 0;
+				e->hold.ios_before = e->ios_before;
+				e->hold.hold_s = IP_CQ_TRIAL_HOLD_S;
 				/* the next trial gets a reference of its own */
 				e->ios_before = 0;
 				e->before_n = 0;
@@ -428,9 +486,9 @@ struct resolved {
 	const struct ip_rule *ban;
 	bool have_pin;
 	ip_cpuset pin;
-	char pin_src[80]; /* "rule 'sda'", "irqctl pin" */
+	const struct ip_rule *pin_rule; /* NULL: irqctl pin */
 	int rt_priority;  /* -1 = policy default */
-	char rt_src[80];
+	const struct ip_rule *rt_rule;
 };
 
 struct cand {
@@ -446,13 +504,13 @@ struct cand {
 	int busiest;	  /* busiest submitter, -1 */
 	ip_cpuset from;	  /* where its interrupts were handled */
 	bool dwell_applies;
-	char why[IP_REASON_MAX]; /* after "moved N name A → B: " or "kept N name: " */
+	struct ip_why why;
 	/* The placement an IRQ thread of a managed vector should get. */
 	bool thread_direct;
 	ip_cpuset thread_target;
 	bool thread_single;
 	int thread_busiest;
-	char thread_why[IP_REASON_MAX];
+	struct ip_why thread_why;
 	/* Final placement of the vector for its threads to follow. */
 	bool moved;
 	ip_cpuset placed;
@@ -476,56 +534,27 @@ struct ctx {
 	bool have_rates;
 };
 
-static const char *managed_why(enum ip_managed_why w)
+/* Where a setting of @rule (NULL: the policy) came from, into @w. */
+static void why_src(struct ip_why *w, const struct ip_rule *rule, enum ip_reason_src none)
 {
-	switch (w) {
-	case IP_MANAGED_NO:
-		return "not managed";
-	case IP_MANAGED_MODE:
-		return "smp_affinity is read-only, mode 0444";
-	case IP_MANAGED_EIO:
-		return "write failed with EIO";
-	case IP_MANAGED_EPERM:
-		return "write failed with EPERM";
-	case IP_MANAGED_SPREAD:
-		return "one vector per hw queue, each on its queue's CPUs";
-	}
-	return "unknown";
+	w->src = rule ? IP_FROM_RULE : none;
+	if (rule)
+		scopy(w->rule, sizeof(w->rule), rule->match);
 }
 
-/* snprintf for reasons: cutting a long reason short is expected. */
-static void rfmt(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
-static void rfmt(char *buf, size_t size, const char *fmt, ...)
+static struct ip_note *add_note(struct ctx *c, const char *device, const struct ip_why *w)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-}
-
-/* Formats a CPU list into @buf; reasons are one line, so long lists are cut. */
-static const char *fmt_set(char *buf, size_t size, const ip_cpuset *s)
-{
-	size_t need = cpuset_format_list(s, buf, size);
-
-	if (need >= size && size > 4)
-		strcpy(buf + size - 4, "...");
-	return buf;
-}
-
-static void add_note(struct ctx *c, const char *fmt, ...) _printf_(2, 3);
-static void add_note(struct ctx *c, const char *fmt, ...)
-{
-	va_list ap;
+	struct ip_note *n;
 
 	c->p->notes =
 		grow(c->p->notes, &c->p->nr_notes, &c->g.notes, sizeof(*c->p->notes), &c->err);
 	if (c->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->p->notes[c->p->nr_notes++], IP_REASON_MAX, fmt, ap);
-	va_end(ap);
+		return NULL;
+	n = &c->p->notes[c->p->nr_notes++];
+	memset(n, 0, sizeof(*n));
+	scopy(n->device, sizeof(n->device), device ? device : "");
+	n->why = *w;
+	return n;
 }
 
 static const char *irq_name(const struct ip_irq *q)
@@ -534,7 +563,7 @@ static const char *irq_name(const struct ip_irq *q)
 }
 
 static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool explained,
-		     const char *why)
+		     const struct ip_why *why)
 {
 	struct ip_kept *k;
 
@@ -544,10 +573,10 @@ static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool e
 	k = &c->p->kept[c->p->nr_kept++];
 	memset(k, 0, sizeof(*k));
 	k->irq = q->irq;
-	snprintf(k->name, sizeof(k->name), "%s", irq_name(q));
+	scopy(k->name, sizeof(k->name), irq_name(q));
 	k->managed = managed;
 	k->explained = explained;
-	snprintf(k->reason, sizeof(k->reason), "kept %u %s: %s", q->irq, irq_name(q), why);
+	k->why = *why;
 }
 
 static void add_state(struct ctx *c, unsigned irq, bool idle)
@@ -572,7 +601,8 @@ static void domain_eligible(const struct ctx *c, int d, ip_cpuset *out)
 	cpuset_and(out, &c->t->domains[d].cpus, &c->eligible);
 }
 
-/* "sda", or "mmcblk0+sda" for a line several devices share. */
+/* "sda", or "mmcblk0+sda" for a line several devices share; "" for a
+ * line without a device (report says "IRQ N"). */
 static void line_devices(const struct ctx *c, const struct ip_irq *q, char *buf, size_t size)
 {
 	const struct ip_irq_info *info = ip_irq_info(q);
@@ -584,22 +614,20 @@ static void line_devices(const struct ctx *c, const struct ip_irq *q, char *buf,
 
 		if (d < 0 || d >= c->s->storage.nr_devs)
 			continue;
-		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "+" : "",
-				c->s->storage.devs[d].name);
+		if (len && len + 1 < size)
+			buf[len++] = '+';
+		scopy(buf + len, size - len, c->s->storage.devs[d].name);
+		len += strlen(buf + len);
 	}
-	if (!buf[0])
-		snprintf(buf, size, "IRQ %u", q->irq);
 }
 
 /* ---- rules ---- */
 
 static bool irq_rule_matches(const struct ip_rule *r, const struct ip_irq *q)
 {
-	char num[16], buf[256];
-	const char *p;
-
-	snprintf(num, sizeof(num), "%u", q->irq);
-	if (fnmatch(r->match, num, 0) == 0)
+	char num[12], buf[256];
+	const char *p, *np = fmt_uint(num, q->irq); /* for globs such as "45" or "4*" */
+	if (fnmatch(r->match, np, 0) == 0)
 		return true;
 	if (!q->actions)
 		return false;
@@ -651,11 +679,11 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 			if (ru->have_pin) {
 				r->have_pin = true;
 				r->pin = ru->pin;
-				snprintf(r->pin_src, sizeof(r->pin_src), "rule '%s'", ru->match);
+				r->pin_rule = ru;
 			}
 			if (ru->rt_priority >= 0) {
 				r->rt_priority = ru->rt_priority;
-				snprintf(r->rt_src, sizeof(r->rt_src), "rule '%s'", ru->match);
+				r->rt_rule = ru;
 			}
 		}
 	}
@@ -670,17 +698,17 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 		if (ru->have_pin) {
 			r->have_pin = true;
 			r->pin = ru->pin;
-			snprintf(r->pin_src, sizeof(r->pin_src), "rule '%s'", ru->match);
+			r->pin_rule = ru;
 		}
 		if (ru->rt_priority >= 0) {
 			r->rt_priority = ru->rt_priority;
-			snprintf(r->rt_src, sizeof(r->rt_src), "rule '%s'", ru->match);
+			r->rt_rule = ru;
 		}
 	}
 	if (e && e->have_pin) {
 		r->have_pin = true;
 		r->pin = e->pin;
-		snprintf(r->pin_src, sizeof(r->pin_src), "irqctl pin");
+		r->pin_rule = NULL;
 	}
 }
 
@@ -887,7 +915,8 @@ static int choose_cpu(const struct ctx *c, const ip_cpuset *set, int busiest, in
  * The nearest housekeeping CPU to an isolated submitter: same capacity and
  * LLC, then same package, then any CPU of the same class.
  */
-static int housekeeping_cpu(const struct ctx *c, int b, int qi, ip_cpuset *tier, const char **how)
+static int housekeeping_cpu(const struct ctx *c, int b, int qi, ip_cpuset *tier,
+			    enum ip_hk_tier *how)
 {
 	const struct ip_cpu *bc = &c->t->cpus[b];
 	int bd = cpu_domain(c, b);
@@ -914,9 +943,7 @@ static int housekeeping_cpu(const struct ctx *c, int b, int qi, ip_cpuset *tier,
 				cpuset_set(tier, cpu);
 		}
 		if (!cpuset_empty(tier)) {
-			static const char *const hows[] = {
-				"same capacity and LLC", "same capacity and package", "same class"};
-			*how = hows[pass];
+			*how = (enum ip_hk_tier)pass;
 			return least_loaded(c, tier, b, qi);
 		}
 	}
@@ -934,15 +961,17 @@ static void span_domains(const struct ctx *c, const ip_cpuset *set, ip_cpuset *o
 	}
 }
 
-static const char *share_phrase(char *buf, size_t size, double f)
+/* The reason of a vector (or of its thread, @for_thread) about @qi. */
+static struct ip_why *cand_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			       bool for_thread, enum ip_reason code)
 {
-	if (f < 0.005)
-		snprintf(buf, size, "none");
-	else if (f > 0.995)
-		snprintf(buf, size, "all");
-	else
-		snprintf(buf, size, "%.0f%%", f * 100);
-	return buf;
+	struct ip_why *w = for_thread ? &cd->thread_why : &cd->why;
+
+	why_init(w, code);
+	w->irq = c->s->irqs[qi].irq;
+	scopy(w->devices, sizeof(w->devices), devs);
+	w->for_thread = for_thread;
+	return w;
 }
 
 /*
@@ -960,9 +989,8 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 	int D, TD, busiest = -1, cur_dom;
 	bool all_iso = true, substituted = false;
 	ip_cpuset elig, span;
-	char b1[128], b2[128], p1[16], p2[16];
-	char *why = for_thread ? cd->thread_why : cd->why;
-	const char *how = NULL;
+	struct ip_why *w;
+	enum ip_hk_tier how = IP_HK_LLC;
 	int hk = -1;
 
 	for (int d = 0; d < t->nr_domains; d++)
@@ -979,7 +1007,7 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 	}
 	if (total <= 0) {
 		cd->kind = CAND_KEEP;
-		snprintf(why, IP_REASON_MAX, "no submissions on online CPUs");
+		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_SUBMITTERS);
 		return;
 	}
 	for (int d = 0; d < t->nr_domains; d++)
@@ -1000,10 +1028,7 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 		hk = housekeeping_cpu(c, busiest, qi, &tier, &how);
 		if (hk < 0) {
 			cd->kind = CAND_KEEP;
-			snprintf(
-				why, IP_REASON_MAX,
-				"the submitters of %s run only on isolated or banned CPUs and no housekeeping CPU of their class is left",
-				devs);
+			cand_why(c, qi, devs, cd, for_thread, IP_R_NO_HOUSEKEEPING);
 			return;
 		}
 		TD = cpu_domain(c, hk);
@@ -1013,20 +1038,22 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 			c->sh[D] = 0;
 		}
 		domain_eligible(c, TD, &elig);
-		if (all_iso && !for_thread)
-			add_note(
-				c,
-				"every submitter of %s is isolated; using housekeeping CPU %d (%s)",
-				devs, hk, how);
-		else if (!for_thread)
-			add_note(
-				c,
-				"the submitters of %s on domain %s run only on isolated CPUs; using housekeeping CPU %d (%s)",
-				devs, fmt_set(b1, sizeof(b1), &t->domains[D].cpus), hk, how);
+		if (!for_thread) {
+			struct ip_why n;
+
+			why_init(&n, all_iso ? IP_R_NOTE_ALL_ISOLATED : IP_R_NOTE_DOMAIN_ISOLATED);
+			scopy(n.devices, sizeof(n.devices), devs);
+			n.irq = c->s->irqs[qi].irq;
+			n.cpu = hk;
+			n.tier = how;
+			n.domain = t->domains[D].cpus;
+			n.cls = t->domains[D].cls;
+			add_note(c, NULL, &n);
+		}
 	}
 	if (TD < 0) {
 		cd->kind = CAND_KEEP;
-		snprintf(why, IP_REASON_MAX, "no usable CPU in the submitter domain");
+		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_USABLE_CPU);
 		return;
 	}
 	for (int d = 0; d < t->nr_domains; d++)
@@ -1064,49 +1091,46 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 
 	if (cd->gain + EPS < thr || cd->gain <= EPS) {
 		cd->kind = CAND_KEEP;
-		if (cur_dom == TD && c->hd[TD] > 0.995)
-			snprintf(why, IP_REASON_MAX,
-				 "already handled in %s domain %s (%s of %s submissions there)",
-				 ip_cap_class_name(t->domains[TD].cls),
-				 fmt_set(b1, sizeof(b1), &t->domains[TD].cpus),
-				 share_phrase(p1, sizeof(p1), now_loc), devs);
-		else if (returning && !for_thread)
-			snprintf(
-				why, IP_REASON_MAX,
-				"gain %.0f pp below threshold %.0f pp (moving back to %s within return_window %.0f s)",
-				cd->gain * 100, thr * 100, fmt_set(b1, sizeof(b1), &elig),
-				cfg->return_window_s);
-		else
-			snprintf(why, IP_REASON_MAX, "gain %.0f pp below threshold %.0f pp",
-				 cd->gain * 100, thr * 100);
+		if (cur_dom == TD && c->hd[TD] > 0.995) {
+			w = cand_why(c, qi, devs, cd, for_thread, IP_R_ALREADY_PLACED);
+			w->cls = t->domains[TD].cls;
+			w->domain = t->domains[TD].cpus;
+			w->share = now_loc;
+		} else {
+			w = cand_why(c, qi, devs, cd, for_thread, IP_R_BELOW_THRESHOLD);
+			w->gain = cd->gain;
+			w->threshold = thr;
+			if (returning && !for_thread) {
+				w->returning = true;
+				w->set = elig;
+				w->limit_s = cfg->return_window_s;
+			}
+		}
 		return;
 	}
 	if (!for_thread && rate < cfg->min_rate && cur_dom >= 0 &&
 	    t->domains[TD].capacity > t->domains[cur_dom].capacity) {
 		cd->kind = CAND_KEEP;
-		snprintf(
-			why, IP_REASON_MAX,
-			"%.0f interrupts/s below min_rate %.0f, not moving towards a higher-capacity domain",
-			rate, cfg->min_rate);
+		w = cand_why(c, qi, devs, cd, for_thread, IP_R_TRICKLE);
+		w->rate = rate;
+		w->min_rate = cfg->min_rate;
 		return;
 	}
 	cd->kind = CAND_MOVE;
 	cd->dwell_applies = true;
-	if (substituted)
-		snprintf(
-			why, IP_REASON_MAX,
-			"%s of %s submissions on isolated CPUs of %s domain %s; housekeeping CPU %d (%s) is the nearest, %s of its interrupts were handled in its domain",
-			share_phrase(p1, sizeof(p1), now_loc), devs, ip_cap_class_name(t->domains[D].cls),
-			fmt_set(b1, sizeof(b1), &t->domains[D].cpus), hk, how,
-			share_phrase(p2, sizeof(p2), c->hd[TD]));
-	else
-		snprintf(why, IP_REASON_MAX,
-			 "%s of %s submissions on %s domain %s, %s of its %s there",
-			 share_phrase(p1, sizeof(p1), now_loc), devs,
-			 ip_cap_class_name(t->domains[TD].cls),
-			 fmt_set(b2, sizeof(b2), &t->domains[TD].cpus),
-			 share_phrase(p2, sizeof(p2), c->hd[TD]),
-			 for_thread ? "thread's CPUs are" : "interrupts were handled");
+	if (substituted) {
+		w = cand_why(c, qi, devs, cd, for_thread, IP_R_HOUSEKEEPING);
+		w->cls = t->domains[D].cls;
+		w->domain = t->domains[D].cpus;
+		w->cpu = hk;
+		w->tier = how;
+	} else {
+		w = cand_why(c, qi, devs, cd, for_thread, IP_R_SUBMITTERS_ELSEWHERE);
+		w->cls = t->domains[TD].cls;
+		w->domain = t->domains[TD].cpus;
+	}
+	w->share = now_loc;
+	w->handled = c->hd[TD];
 }
 
 /* Submitters idle: back to the efficiency domain after the grace time. */
@@ -1121,11 +1145,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	bool have_min = false;
 	int cur_dom, cpu, TD;
 	ip_cpuset pool;
-	char b1[128];
+	struct ip_why *w;
 
 	cd->kind = CAND_KEEP;
 	if (cfg->idle_domain == IP_IDLE_STAY) {
-		snprintf(cd->why, IP_REASON_MAX, "submitters of %s idle; idle_domain = stay", devs);
+		cand_why(c, qi, devs, cd, false, IP_R_IDLE_STAY);
 		return;
 	}
 	for (int d = 0; d < t->nr_domains; d++) {
@@ -1140,15 +1164,13 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	}
 	cur_dom = dominant_domain(c, c->hd);
 	if (!have_min || (cur_dom >= 0 && t->domains[cur_dom].capacity <= mincap)) {
-		snprintf(cd->why, IP_REASON_MAX,
-			 "submitters of %s idle, already on an efficiency domain", devs);
+		cand_why(c, qi, devs, cd, false, IP_R_IDLE_EFFICIENT);
 		return;
 	}
 	if (idle_for < cfg->idle_grace_s) {
-		snprintf(
-			cd->why, IP_REASON_MAX,
-			"submitters of %s idle for %.1f s, back to the efficiency domain after idle_grace %.0f s",
-			devs, idle_for, cfg->idle_grace_s);
+		w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_GRACE);
+		w->since_s = idle_for;
+		w->limit_s = cfg->idle_grace_s;
 		return;
 	}
 	cpuset_zero(&pool);
@@ -1172,10 +1194,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	cd->single = cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = -1;
 	cd->busiest = -1;
-	snprintf(
-		cd->why, IP_REASON_MAX,
-		"submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
-		devs, idle_for, cfg->idle_grace_s, fmt_set(b1, sizeof(b1), &t->domains[TD].cpus));
+	w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_RETURN);
+	w->since_s = idle_for;
+	w->limit_s = cfg->idle_grace_s;
+	w->domain = t->domains[TD].cpus;
+	w->cls = t->domains[TD].cls;
 }
 
 static bool is_ioapic(const struct ip_irq *q)
@@ -1193,7 +1216,8 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
 				 : e			     ? e->managed
 							     : IP_MANAGED_NO;
-	char devs[64], b1[128], b2[128];
+	char devs[64];
+	struct ip_why *w;
 	bool admin_only = false, have_counts;
 	double total;
 	int nthreads = 0;
@@ -1214,8 +1238,8 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	if (r.ban) {
 		cd->banned = true;
 		cd->kind = CAND_KEEP;
-		snprintf(cd->why, IP_REASON_MAX, "banned by rule '%s', never touched",
-			 r.ban->match);
+		w = cand_why(c, qi, devs, cd, false, IP_R_BANNED);
+		why_src(w, r.ban, IP_FROM_RULE);
 		return;
 	}
 	for (int i = 0; i < c->s->nr_threads; i++)
@@ -1224,14 +1248,20 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	cd->managed = mw != IP_MANAGED_NO;
 	cd->explain = cd->managed && !(e && e->managed_explained);
 	if (cd->managed) {
+		static const enum ip_reason codes[] = {
+			[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
+			[IP_MANAGED_EIO] = IP_R_MANAGED_EIO,
+			[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
+			[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
+		};
+
 		cd->kind = CAND_KEEP;
-		if (cd->explain)
-			snprintf(cd->why, IP_REASON_MAX, "managed by the kernel (%s); %s",
-				 managed_why(mw),
-				 nthreads ? "its IRQ thread is moved instead"
-					  : "it has no IRQ thread to move instead");
-		else
-			snprintf(cd->why, IP_REASON_MAX, "managed by the kernel");
+		w = cand_why(c, qi, devs, cd, false,
+			     (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
+									   : IP_R_MANAGED_READONLY);
+		w->managed_why = mw;
+		w->explained = cd->explain;
+		w->has_thread = nthreads > 0;
 	}
 
 	if (r.have_pin) {
@@ -1239,43 +1269,46 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 
 		cpuset_and(&trimmed, &r.pin, &c->eligible);
 		if (cpuset_empty(&trimmed)) {
-			add_note(
-				c,
-				"pin %s of %s for IRQ %u has no usable CPU (all isolated, nohz_full, banned or offline); ignored",
-				fmt_set(b1, sizeof(b1), &r.pin), r.pin_src, q->irq);
+			struct ip_why n;
+
+			why_init(&n, IP_R_NOTE_PIN_UNUSABLE);
+			n.irq = q->irq;
+			n.set = r.pin;
+			why_src(&n, r.pin_rule, IP_FROM_PIN);
+			add_note(c, NULL, &n);
 			if (!cd->managed) {
 				cd->kind = CAND_KEEP;
-				snprintf(
-					cd->why, IP_REASON_MAX,
-					"pin %s (%s) has no usable CPU: all isolated, nohz_full, banned or offline",
-					fmt_set(b1, sizeof(b1), &r.pin), r.pin_src);
+				w = cand_why(c, qi, devs, cd, false, IP_R_PIN_UNUSABLE);
+				w->set = r.pin;
+				why_src(w, r.pin_rule, IP_FROM_PIN);
 			}
 			return;
 		}
 		if (cd->managed) {
 			cd->thread_direct = true;
 			cd->thread_target = trimmed;
-			snprintf(cd->thread_why, IP_REASON_MAX, "pinned by %s", r.pin_src);
+			w = cand_why(c, qi, devs, cd, true, IP_R_PIN);
+			w->set = r.pin;
+			w->set2 = trimmed;
+			why_src(w, r.pin_rule, IP_FROM_PIN);
 			return;
 		}
 		if (cpuset_equal(&info->affinity, &trimmed)) {
 			cd->kind = CAND_KEEP;
-			snprintf(cd->why, IP_REASON_MAX, "pinned to %s by %s",
-				 fmt_set(b1, sizeof(b1), &trimmed), r.pin_src);
+			w = cand_why(c, qi, devs, cd, false, IP_R_PINNED);
+			w->set = trimmed;
+			why_src(w, r.pin_rule, IP_FROM_PIN);
 			return;
 		}
 		cd->kind = CAND_MOVE;
 		cd->gain = GAIN_PIN;
 		cd->target = trimmed;
 		handled_by_vector(c, qi, &cd->from);
-		if (cpuset_equal(&trimmed, &r.pin))
-			snprintf(cd->why, IP_REASON_MAX, "pinned by %s", r.pin_src);
-		else
-			snprintf(
-				cd->why, IP_REASON_MAX,
-				"pinned by %s (pin %s trimmed to %s: the rest is isolated, nohz_full, banned or offline)",
-				r.pin_src, fmt_set(b1, sizeof(b1), &r.pin),
-				fmt_set(b2, sizeof(b2), &trimmed));
+		w = cand_why(c, qi, devs, cd, false, IP_R_PIN);
+		w->set = r.pin;
+		w->set2 = trimmed;
+		w->trimmed = !cpuset_equal(&trimmed, &r.pin);
+		why_src(w, r.pin_rule, IP_FROM_PIN);
 		return;
 	}
 	if (!cd->storage)
@@ -1284,7 +1317,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	if (!c->have_rates) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			snprintf(cd->why, IP_REASON_MAX, "no rates yet (first sample)");
+			cand_why(c, qi, devs, cd, false, IP_R_NO_RATES);
 		}
 		return;
 	}
@@ -1292,14 +1325,14 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	if (admin_only) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			snprintf(cd->why, IP_REASON_MAX, "admin vector, not on the I/O path");
+			cand_why(c, qi, devs, cd, false, IP_R_ADMIN_VECTOR);
 		}
 		return;
 	}
 	if (!have_counts) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			snprintf(cd->why, IP_REASON_MAX, "no submission counts for %s", devs);
+			cand_why(c, qi, devs, cd, false, IP_R_NO_COUNTS);
 		}
 		return;
 	}
@@ -1322,8 +1355,10 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 			cd->thread_target = tmp.thread_target;
 			cd->thread_single = tmp.thread_single;
 			cd->thread_busiest = tmp.thread_busiest;
-			rfmt(cd->thread_why, IP_REASON_MAX, "vector %u is managed; %s", q->irq,
-			     tmp.thread_why);
+			/* the thread's own placement, told as that of a managed vector's thread */
+			cd->thread_why = tmp.thread_why;
+			cd->thread_why.detail = tmp.thread_why.code;
+			cd->thread_why.code = IP_R_MANAGED_THREAD;
 		}
 		return;
 	}
@@ -1351,7 +1386,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[cd->idx];
 	struct ip_move *mv;
-	char devs[64], b1[128], b2[128];
+	char devs[64];
 	ip_cpuset to = cd->target, fallback;
 	const double *own = c->m->irq ? c->m->irq[cd->idx].percpu : NULL;
 
@@ -1373,16 +1408,15 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv = &c->p->moves[c->p->nr_moves++];
 	memset(mv, 0, sizeof(*mv));
 	mv->irq = q->irq;
-	snprintf(mv->name, sizeof(mv->name), "%s", irq_name(q));
+	scopy(mv->name, sizeof(mv->name), irq_name(q));
 	line_devices(c, q, devs, sizeof(devs));
-	snprintf(mv->device, sizeof(mv->device), "%s", devs);
+	scopy(mv->device, sizeof(mv->device), devs);
 	mv->from = cpuset_empty(&cd->from) ? *irq_placement(q) : cd->from;
 	mv->from_affinity = ip_irq_info(q)->affinity;
 	mv->to = to;
 	mv->fallback = fallback;
 	mv->ioapic = is_ioapic(q);
-	rfmt(mv->reason, sizeof(mv->reason), "moved %u %s %s → %s: %s", q->irq, irq_name(q),
-	     fmt_set(b1, sizeof(b1), &mv->from), fmt_set(b2, sizeof(b2), &to), cd->why);
+	mv->why = cd->why;
 	/* Later choices this cycle see the interrupts where they will be. */
 	if (cd->rate > 0) {
 		int n = cpuset_count(&to);
@@ -1398,11 +1432,9 @@ static void emit_move(struct ctx *c, struct cand *cd)
 }
 
 static void add_thread(struct ctx *c, const struct ip_irq_thread *th, const ip_cpuset *to, int prio,
-		       const char *why)
+		       const struct ip_why *why)
 {
 	struct ip_thread_action *ta;
-	char b1[128], b2[128];
-	size_t len;
 
 	c->p->threads = grow(c->p->threads, &c->p->nr_threads, &c->g.threads,
 			     sizeof(*c->p->threads), &c->err);
@@ -1411,47 +1443,21 @@ static void add_thread(struct ctx *c, const struct ip_irq_thread *th, const ip_c
 	ta = &c->p->threads[c->p->nr_threads++];
 	memset(ta, 0, sizeof(*ta));
 	ta->pid = th->pid;
-	snprintf(ta->comm, sizeof(ta->comm), "%s", th->comm);
+	scopy(ta->comm, sizeof(ta->comm), th->comm);
 	ta->irq = th->irq;
 	ta->from = th->allowed;
 	ta->from_policy = th->policy;
 	ta->from_priority = th->rt_priority;
-	len = snprintf(ta->reason, sizeof(ta->reason), "thread %d %s", th->pid, th->comm);
 	if (to) {
 		ta->set_affinity = true;
 		ta->to = *to;
-		len += snprintf(ta->reason + len,
-				len < sizeof(ta->reason) ? sizeof(ta->reason) - len : 0, " %s → %s",
-				fmt_set(b1, sizeof(b1), &th->allowed), fmt_set(b2, sizeof(b2), to));
 	}
 	if (prio > 0) {
 		ta->set_sched = true;
 		ta->policy = SCHED_FIFO;
 		ta->priority = prio;
-		len += snprintf(ta->reason + len,
-				len < sizeof(ta->reason) ? sizeof(ta->reason) - len : 0,
-				" %s %u → SCHED_FIFO %d",
-				th->policy == SCHED_FIFO ? "SCHED_FIFO"
-				: th->policy == SCHED_RR ? "SCHED_RR"
-							 : "SCHED_OTHER",
-				th->rt_priority, prio);
 	}
-	/* Cut to fit: a reason longer than the field is still readable. */
-	{
-		size_t at = MIN(len, sizeof(ta->reason) - 1);
-		size_t room = sizeof(ta->reason) - 1 - at, wl = strlen(why);
-
-		if (room >= 2) {
-			memcpy(ta->reason + at, ": ", 2);
-			at += 2;
-			room -= 2;
-			if (wl > room)
-				wl = room;
-			memcpy(ta->reason + at, why, wl);
-			at += wl;
-		}
-		ta->reason[at] = '\0';
-	}
+	ta->why = *why;
 }
 
 /*
@@ -1465,7 +1471,6 @@ static void emit_threads(struct ctx *c, struct cand *cd)
 	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
 	struct resolved r;
 	int prio;
-	char b1[128];
 
 	if (cd->banned)
 		return;
@@ -1476,7 +1481,7 @@ static void emit_threads(struct ctx *c, struct cand *cd)
 		ip_cpuset want, want_on, have_on;
 		bool aff = false, sched = false;
 		int tp = prio;
-		char why[IP_REASON_MAX];
+		struct ip_why why;
 
 		if (th->irq != q->irq)
 			continue;
@@ -1484,8 +1489,9 @@ static void emit_threads(struct ctx *c, struct cand *cd)
 			tp--; /* the kernel runs secondary handlers one below */
 		if (cd->moved) {
 			want = cd->placed;
-			snprintf(why, sizeof(why), "follows vector %u to %s", q->irq,
-				 fmt_set(b1, sizeof(b1), &want));
+			why_init(&why, IP_R_FOLLOWS_MOVE);
+			why.irq = q->irq;
+			why.set = want;
 		} else if (cd->managed) {
 			if (!cd->thread_direct)
 				want = th->allowed;
@@ -1501,25 +1507,29 @@ static void emit_threads(struct ctx *c, struct cand *cd)
 				}
 			} else
 				want = cd->thread_target;
-			snprintf(why, sizeof(why), "%s",
-				 cd->thread_direct ? cd->thread_why : "vector is managed");
+			if (cd->thread_direct)
+				why = cd->thread_why;
+			else
+				why_init(&why, IP_R_VECTOR_MANAGED);
+			why.irq = q->irq;
 		} else {
 			want = *irq_placement(q);
-			snprintf(why, sizeof(why), "follows vector %u on %s", q->irq,
-				 fmt_set(b1, sizeof(b1), &want));
+			why_init(&why, IP_R_FOLLOWS);
+			why.irq = q->irq;
+			why.set = want;
 		}
 		cpuset_and(&want_on, &want, &c->t->online);
 		cpuset_and(&have_on, &th->allowed, &c->t->online);
 		aff = !cpuset_empty(&want_on) && !cpuset_equal(&want_on, &have_on);
 		sched = tp > 0 && (th->policy != SCHED_FIFO || (int)th->rt_priority != tp);
 		if (sched && !aff) {
-			if (r.rt_priority >= 0)
-				snprintf(why, sizeof(why), "rt_priority %d from %s", tp, r.rt_src);
-			else
-				snprintf(why, sizeof(why), "rt_priority %d from the policy", tp);
+			why_init(&why, IP_R_RT_PRIORITY);
+			why.irq = q->irq;
+			why.prio = tp;
+			why_src(&why, r.rt_priority >= 0 ? r.rt_rule : NULL, IP_FROM_POLICY);
 		}
 		if (aff || sched)
-			add_thread(c, th, aff ? &want_on : NULL, sched ? tp : 0, why);
+			add_thread(c, th, aff ? &want_on : NULL, sched ? tp : 0, &why);
 	}
 }
 
@@ -1543,23 +1553,17 @@ static void emit_rq(struct ctx *c)
 			return;
 		ra = &c->p->rq[c->p->nr_rq++];
 		memset(ra, 0, sizeof(*ra));
-		snprintf(ra->device, sizeof(ra->device), "%s", dev->name);
+		scopy(ra->device, sizeof(ra->device), dev->name);
 		ra->from = dev->rq_affinity;
 		ra->value = rule->rq_affinity;
-		if (dev->rq_affinity < 0)
-			snprintf(ra->reason, sizeof(ra->reason),
-				 "rq_affinity of %s (unreadable) → %d: set by rule '%s'", dev->name,
-				 ra->value, rule->match);
-		else
-			snprintf(ra->reason, sizeof(ra->reason),
-				 "rq_affinity of %s %d → %d: set by rule '%s'", dev->name,
-				 dev->rq_affinity, ra->value, rule->match);
+		why_init(&ra->why, IP_R_RQ_RULE);
+		why_src(&ra->why, rule, IP_FROM_RULE);
 	}
 }
 
 /* ---- per-queue completion threads (irqpilot_cq) ---- */
 
-static enum ip_cq_mode cq_mode(const struct ctx *c, const char *dev, const char **src)
+static enum ip_cq_mode cq_mode(const struct ctx *c, const char *dev, const struct ip_rule **src)
 {
 	enum ip_cq_mode mode = c->cfg->completion_threads;
 
@@ -1569,34 +1573,28 @@ static enum ip_cq_mode cq_mode(const struct ctx *c, const char *dev, const char 
 
 		if (ru->completion_threads >= 0 && fnmatch(ru->match, dev, 0) == 0) {
 			mode = (enum ip_cq_mode)ru->completion_threads;
-			*src = ru->match;
+			*src = ru;
 		}
 	}
 	return mode;
 }
 
-static void add_cq(struct ctx *c, const struct ip_blockdev *b, bool attach, const char *fmt, ...)
-	_printf_(4, 5);
-static void add_cq(struct ctx *c, const struct ip_blockdev *b, bool attach, const char *fmt, ...)
+static struct ip_cq_action *add_cq(struct ctx *c, const struct ip_blockdev *b, bool attach,
+				   const struct ip_why *why)
 {
 	struct ip_cq_action *a;
-	char why[IP_REASON_MAX];
-	va_list ap;
 
 	c->p->cq = grow(c->p->cq, &c->p->nr_cq, &c->g.cq, sizeof(*c->p->cq), &c->err);
 	if (c->err)
-		return;
+		return NULL;
 	a = &c->p->cq[c->p->nr_cq++];
 	memset(a, 0, sizeof(*a));
-	snprintf(a->device, sizeof(a->device), "%s", b->name);
+	scopy(a->device, sizeof(a->device), b->name);
 	a->major = b->major;
 	a->minor = b->minor;
 	a->attach = attach;
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	rfmt(a->reason, sizeof(a->reason), "%s %s %s irqpilot_cq: %s", attach ? "attach" : "detach",
-	     b->name, attach ? "to" : "from", why);
+	a->why = *why;
+	return a;
 }
 
 /* Shares of c->sub per domain into c->sh; returns the total. */
@@ -1655,15 +1653,14 @@ static unsigned min_capacity(const struct ctx *c, const ip_cpuset *set)
  * on a throttled vCPU under TCG lost 20-45% (and the trial detaches it);
  * a device with costly completions can gain. Only a measurement tells.
  */
-static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
+static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 {
 	const struct ip_blockdev *b = &c->s->storage.devs[d];
 	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
-	char b1[128], b2[128], p1[16];
 
-	snprintf(why, size, "no storage vector away from the submitters");
+	why_init(why, IP_R_CQ_NO_VECTOR_AWAY);
 	if (!dr || !dr->submit || dr->submit_total <= 0) {
-		snprintf(why, size, "no submissions to judge by");
+		why_init(why, IP_R_CQ_NO_SUBMISSIONS);
 		return false;
 	}
 	for (int v = 0; v < b->nr_vectors; v++) {
@@ -1674,7 +1671,8 @@ static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 		bool restricted, admin, refused, managed;
 		double total, away = 0, loc = 0;
 		int nd = 0, D, qi;
-		const char *stuck = NULL, *stay = NULL;
+		enum ip_stuck stuck = IP_STUCK_NONE;
+		enum ip_stay stay = IP_STAY_NONE;
 
 		if (!q || b->vectors[v].admin)
 			continue;
@@ -1698,43 +1696,40 @@ static bool cq_auto_need(struct ctx *c, int d, char *why, size_t size)
 		refused = e && e->placed && e->have_effective &&
 			  !cpuset_intersects(&e->effective, &e->placement) && !is_ioapic(q);
 		if (managed)
-			stuck = "is managed by the kernel";
+			stuck = IP_STUCK_MANAGED;
 		else if (refused)
-			stuck = "did not move where it was set";
+			stuck = IP_STUCK_REFUSED;
 		else if (r.have_pin)
-			stuck = r.pin_src[0] == 'i' ? "is pinned by irqctl pin" : "is pinned by a rule";
+			stuck = r.pin_rule ? IP_STUCK_PIN_RULE : IP_STUCK_PIN_IRQCTL;
 		else if (nd >= 2)
-			stuck = "serves submitters in several domains";
+			stuck = IP_STUCK_SPREAD;
 		if (!stuck || away + EPS < c->cfg->move_threshold || D < 0)
 			continue;
 		if (c->t->forced_threading)
-			stay = "forced IRQ threading keeps completions on the interrupt's CPU";
+			stay = IP_STAY_THREADIRQS;
 		else if (b->rq_affinity == 0)
-			stay = "rq_affinity 0 keeps completions on the interrupt's CPU";
-		if (!stay) {
-			snprintf(why, size,
-				 "vector %u %s, but blk-mq already completes on the submitters (rq_affinity %d)",
-				 q->irq, stuck, b->rq_affinity);
-			continue;
-		}
-		if (min_capacity(c, &handled) >= c->t->domains[D].capacity) {
-			snprintf(why, size,
-				 "vector %u %s, but its CPUs %s are no slower than submitter domain %s: a thread would cost more than it saves",
-				 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled),
-				 fmt_set(b2, sizeof(b2), &c->t->domains[D].cpus));
-			continue;
-		}
-		snprintf(why, size,
-			 "vector %u %s on %s, %s of submissions are in faster domain %s, and %s",
-			 q->irq, stuck, fmt_set(b1, sizeof(b1), &handled),
-			 share_phrase(p1, sizeof(p1), away), fmt_set(b2, sizeof(b2), &c->t->domains[D].cpus),
-			 stay);
-		return true;
+			stay = IP_STAY_RQ_AFFINITY0;
+		if (!stay)
+			why_init(why, IP_R_CQ_BLKMQ_COMPLETES);
+		else if (min_capacity(c, &handled) >= c->t->domains[D].capacity)
+			why_init(why, IP_R_CQ_NOT_SLOWER);
+		else
+			why_init(why, IP_R_CQ_NEEDED);
+		why->irq = q->irq;
+		why->stuck = stuck;
+		why->stay = stay;
+		why->count = b->rq_affinity;
+		why->set = handled;
+		why->domain = c->t->domains[D].cpus;
+		why->cls = c->t->domains[D].cls;
+		why->share = away;
+		if (why->code == IP_R_CQ_NEEDED)
+			return true;
 	}
 	return false;
 }
 
-static int dev_rt_priority(const struct ctx *c, const char *dev, const char **src)
+static int dev_rt_priority(const struct ctx *c, const char *dev, const struct ip_rule **src)
 {
 	int prio = c->cfg->rt_priority;
 
@@ -1744,10 +1739,91 @@ static int dev_rt_priority(const struct ctx *c, const char *dev, const char **sr
 
 		if (ru->rt_priority >= 0 && fnmatch(ru->match, dev, 0) == 0) {
 			prio = ru->rt_priority;
-			*src = ru->match;
+			*src = ru;
 		}
 	}
 	return prio;
+}
+
+/* Completion thread @t as the IRQ thread record add_thread() takes. */
+static void cq_thread_record(const struct ip_cq_thread *t, const struct ip_blockdev *b,
+			     struct ip_irq_thread *th)
+{
+	char num[12];
+
+	memset(th, 0, sizeof(*th));
+	th->pid = t->pid;
+	/* the module's name for it (kmod: "ipcq/%s:%u") */
+	scopy(th->comm, sizeof(th->comm), "ipcq/");
+	scopy(th->comm + 5, sizeof(th->comm) - 5, t->disk[0] ? t->disk : b->name);
+	scopy(th->comm + strlen(th->comm), sizeof(th->comm) - strlen(th->comm), ":");
+	scopy(th->comm + strlen(th->comm), sizeof(th->comm) - strlen(th->comm), fmt_uint(num, t->hwq));
+	th->allowed = t->allowed;
+	th->policy = t->policy;
+	th->rt_priority = t->rt_priority;
+}
+
+static void mark_completion(struct ctx *c, const struct ip_blockdev *b, unsigned hwq)
+{
+	struct ip_thread_action *ta = &c->p->threads[c->p->nr_threads - 1];
+
+	ta->completion = true;
+	scopy(ta->device, sizeof(ta->device), b->name);
+	ta->hwq = hwq;
+}
+
+/*
+ * A stall: a request waited past the module's stall_ms for thread @i, so
+ * something of higher priority held its CPU. It moves to the least loaded
+ * other usable CPU of that CPU's domain (the dwell then keeps it there);
+ * a second stall within IP_CQ_STALL_WINDOW_S detaches the device instead
+ * (stalled_again()).
+ */
+static void place_stalled(struct ctx *c, int i)
+{
+	const struct ip_cq_thread *t = &c->s->cq[i];
+	const struct ip_blockdev *b = &c->s->storage.devs[t->dev];
+	int busy = cpuset_count(&t->allowed) == 1 ? cpuset_first(&t->allowed) : t->last_cpu;
+	int dom = cpu_domain(c, busy), to = -1;
+	struct ip_irq_thread th;
+	struct ip_why why;
+	ip_cpuset set;
+
+	why_init(&why, IP_R_STALL);
+	why.hwq = t->hwq;
+	why.cpu = busy;
+	why.wait_ms = t->stall_wait_ns / 1e6;
+	if (dom >= 0) {
+		domain_eligible(c, dom, &set);
+		cpuset_clear(&set, busy);
+		to = cpuset_empty(&set) ? -1 : least_loaded(c, &set, -1, -1);
+	}
+	if (to < 0) {
+		why.code = IP_R_NOTE_STALL_NO_TARGET;
+		add_note(c, b->name, &why);
+		return;
+	}
+	cq_thread_record(t, b, &th);
+	cpuset_zero(&set);
+	cpuset_set(&set, to);
+	add_thread(c, &th, &set, 0, &why);
+	if (!c->err)
+		mark_completion(c, b, t->hwq);
+}
+
+/* The stalled thread of device @d whose stall is the second within the
+ * window, or NULL. */
+static const struct ip_cq_thread *stalled_again(const struct ctx *c, int d,
+						const struct ip_cqdev_hist *e)
+{
+	for (int i = 0; e && e->last_stall_ns && i < c->s->nr_cq; i++) {
+		const struct ip_cq_thread *t = &c->s->cq[i];
+
+		if (t->dev == d && t->stalled_ns && t->stalled_ns >= e->last_stall_ns &&
+		    t->stalled_ns - e->last_stall_ns < IP_CQ_STALL_WINDOW_S * (uint64_t)NS_PER_S)
+			return t;
+	}
+	return NULL;
 }
 
 /* The thread of one hw queue goes to the domain submitting to that queue. */
@@ -1756,24 +1832,19 @@ static void place_cq_thread(struct ctx *c, int i)
 	const struct ip_cq_thread *t = &c->s->cq[i];
 	const struct ip_blockdev *b = &c->s->storage.devs[t->dev];
 	const struct ip_cq_hist *e = ip_history_cq_find(c->h, t->pid);
-	struct ip_irq_thread th = { 0 };
+	struct ip_irq_thread th;
 	struct ip_cq_rate rate = { 0 };
 	ip_cpuset want, elig, have_on;
-	const char *src;
-	char why[IP_REASON_MAX], b1[128], p1[16];
+	const struct ip_rule *src;
+	struct ip_why why;
 	double total, cur = 0, gain;
 	int D, busiest = -1, prio = dev_rt_priority(c, b->name, &src);
 	bool aff = false, sched;
 
-	th.pid = t->pid;
-	snprintf(th.comm, sizeof(th.comm), "ipcq/%s:%u", t->disk[0] ? t->disk : b->name, t->hwq);
-	th.allowed = t->allowed;
-	th.policy = t->policy;
-	th.rt_priority = t->rt_priority;
-	if (src)
-		snprintf(why, sizeof(why), "rt_priority %d from rule '%s'", prio, src);
-	else
-		snprintf(why, sizeof(why), "rt_priority %d from the policy", prio);
+	cq_thread_record(t, b, &th);
+	why_init(&why, IP_R_RT_PRIORITY);
+	why.prio = prio;
+	why_src(&why, src, IP_FROM_POLICY);
 
 	if (c->m->prev)
 		ip_model_cq_rate(c->m, i, &rate, c->sub);
@@ -1816,23 +1887,20 @@ static void place_cq_thread(struct ctx *c, int i)
 			}
 			cpuset_and(&have_on, &t->allowed, &c->t->online);
 			aff = !cpuset_equal(&want, &have_on);
-			rfmt(why, sizeof(why), "%s of queue %u's submissions on %s domain %s",
-			     share_phrase(p1, sizeof(p1), c->sh[D]), t->hwq,
-			     ip_cap_class_name(c->t->domains[D].cls),
-			     fmt_set(b1, sizeof(b1), &c->t->domains[D].cpus));
+			why_init(&why, IP_R_QUEUE_SUBMITTERS);
+			why.share = c->sh[D];
+			why.hwq = t->hwq;
+			why.cls = c->t->domains[D].cls;
+			why.domain = c->t->domains[D].cpus;
 		}
 	}
 	sched = prio > 0 && t->have_sched &&
 		(t->policy != SCHED_FIFO || (int)t->rt_priority != prio);
 	if (!aff && !sched)
 		return;
-	add_thread(c, &th, aff ? &want : NULL, sched ? prio : 0, why);
-	if (c->err)
-		return;
-	c->p->threads[c->p->nr_threads - 1].completion = true;
-	snprintf(c->p->threads[c->p->nr_threads - 1].device, sizeof(c->p->threads->device), "%s",
-		 b->name);
-	c->p->threads[c->p->nr_threads - 1].hwq = t->hwq;
+	add_thread(c, &th, aff ? &want : NULL, sched ? prio : 0, &why);
+	if (!c->err)
+		mark_completion(c, b, t->hwq);
 }
 
 /*
@@ -1846,6 +1914,7 @@ static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
 {
 	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
 	struct ip_cq_obs *o;
+	struct ip_why why;
 	double since, avg;
 
 	c->p->cq_obs = grow(c->p->cq_obs, &c->p->nr_cq_obs, &c->g.cq_obs, sizeof(*c->p->cq_obs),
@@ -1854,7 +1923,7 @@ static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
 		return true;
 	o = &c->p->cq_obs[c->p->nr_cq_obs++];
 	memset(o, 0, sizeof(*o));
-	snprintf(o->device, sizeof(o->device), "%s", b->name);
+	scopy(o->device, sizeof(o->device), b->name);
 	o->ios = dr ? dr->ios : 0;
 	o->attached = attached;
 	if (!attached || !e || !e->trial || !e->attached_by_us)
@@ -1865,14 +1934,17 @@ static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
 	avg = e->trial_sum / e->trial_n;
 	if (e->ios_before <= 0 || avg >= IP_CQ_TRIAL_KEEP * e->ios_before) {
 		o->verdict = 1;
-		add_note(c, "%s stays on irqpilot_cq: %.0f I/Os per second attached, %.0f before",
-			 b->name, avg, e->ios_before);
+		why_init(&why, IP_R_NOTE_CQ_KEPT);
+		why.ios = avg;
+		why.ios_before = e->ios_before;
+		add_note(c, b->name, &why);
 		return true;
 	}
 	o->verdict = -1;
-	add_cq(c, b, false,
-	       "completion_threads = auto: trial measured %.0f I/Os per second attached against %.0f before; the original path is faster here",
-	       avg, e->ios_before);
+	why_init(&why, IP_R_CQ_TRIAL_FAILED);
+	why.ios = avg;
+	why.ios_before = e->ios_before;
+	add_cq(c, b, false, &why);
 	return true;
 }
 
@@ -1883,50 +1955,72 @@ static void emit_cq(struct ctx *c)
 	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++) {
 		const struct ip_blockdev *b = &c->s->storage.devs[d];
 		const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
-		const char *src;
+		const struct ip_rule *src;
 		enum ip_cq_mode mode = cq_mode(c, b->name, &src);
 		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
-		char why[IP_REASON_MAX], from[96];
+		struct ip_why why, act;
+		const struct ip_cq_thread *again = stalled_again(c, d, e);
 
-		if (src)
-			snprintf(from, sizeof(from), "rule '%s'", src);
-		else
-			snprintf(from, sizeof(from), "the policy");
+		if (again) {
+			/* whatever the mode: this domain cannot host the threads */
+			why_init(&act, IP_R_CQ_STALLED);
+			act.hwq = again->hwq;
+			act.cpu = again->last_cpu;
+			act.wait_ms = again->stall_wait_ns / 1e6;
+			act.limit_s = IP_CQ_STALL_WINDOW_S;
+			act.hold_s = IP_CQ_STALL_HOLD_S;
+			add_cq(c, b, false, &act);
+			continue;
+		}
+		why_init(&act, IP_R_CQ_MODE);
+		act.count = (int)mode;
+		why_src(&act, src, IP_FROM_POLICY);
 		if (mode == IP_CQ_MODE_NO) {
 			if (attached)
-				add_cq(c, b, false, "completion_threads = no (%s)", from);
+				add_cq(c, b, false, &act);
 			continue;
 		}
 		if (mode == IP_CQ_MODE_YES) {
 			if (!attached)
-				add_cq(c, b, true, "completion_threads = yes (%s)", from);
+				add_cq(c, b, true, &act);
 			continue;
 		}
 		if (!c->have_rates)
 			continue;
 		if (cq_trial(c, d, b, e, attached))
 			continue;
-		need = cq_auto_need(c, d, why, sizeof(why));
+		need = cq_auto_need(c, d, &why);
 		if (need && !attached) {
 			if (e && e->hold_until_ns > c->now) {
 				/* no countdown: the same note is logged once */
-				add_note(c, "not attaching %s to irqpilot_cq again for now: %s",
-					 b->name, e->hold_why);
+				act = e->hold;
+				act.detail = e->hold.code;
+				act.code = IP_R_NOTE_CQ_HELD;
+				add_note(c, b->name, &act);
 				continue;
 			}
 			/* A trial judged against one noisy cycle errs both ways:
 			 * measure the device unattached for as long as the trial. */
 			if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
 				continue;
-			add_cq(c, b, true, "completion_threads = auto, on trial: %s", why);
-			if (!c->err)
-				c->p->cq[c->p->nr_cq - 1].trial = true;
+			act = why;
+			act.detail = why.code;
+			act.code = IP_R_CQ_TRIAL;
+			if (!c->err) {
+				struct ip_cq_action *a = add_cq(c, b, true, &act);
+
+				if (a)
+					a->trial = true;
+			}
 		} else if (!need && attached && e && e->attached_by_us &&
-			   strcmp(why, "no submissions to judge by") != 0) {
+			   why.code != IP_R_CQ_NO_SUBMISSIONS) {
 			double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
 
+			act = why;
+			act.detail = why.code;
+			act.code = IP_R_CQ_AUTO_DETACH;
 			if (since >= c->cfg->dwell_s)
-				add_cq(c, b, false, "completion_threads = auto: %s", why);
+				add_cq(c, b, false, &act);
 		}
 	}
 	for (int i = 0; i < c->s->nr_cq && !c->err; i++) {
@@ -1938,7 +2032,11 @@ static void emit_cq(struct ctx *c)
 		for (int k = 0; k < c->p->nr_cq; k++)
 			leaving |= !c->p->cq[k].attach &&
 				   strcmp(c->p->cq[k].device, c->s->storage.devs[t->dev].name) == 0;
-		if (!leaving)
+		if (leaving)
+			continue;
+		if (t->stalled_ns)
+			place_stalled(c, i);
+		else
 			place_cq_thread(c, i);
 	}
 }
@@ -1981,8 +2079,12 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
 		if (c.t->cpus[cpu].isolated || c.t->cpus[cpu].nohz_full || !c.t->cpus[cpu].online)
 			cpuset_clear(&c.eligible, cpu);
-	if (!c.have_rates)
-		add_note(&c, "first sample: no rates yet, only rules are applied");
+	if (!c.have_rates) {
+		struct ip_why w;
+
+		why_init(&w, IP_R_NOTE_FIRST_SAMPLE);
+		add_note(&c, NULL, &w);
+	}
 
 	/* Candidates are few (storage vectors and named ones) on a machine
 	 * of thousands of IRQs, and a candidate carries several CPU sets:
@@ -2013,25 +2115,30 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		struct cand *cd = &cands[i];
 		const struct ip_irq *q = &c.s->irqs[cd->idx];
 		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
-		char why[IP_REASON_MAX];
+		struct ip_why why;
 
 		if (cd->kind == CAND_KEEP) {
-			add_kept(&c, q, cd->managed, !cd->managed || cd->explain, cd->why);
+			add_kept(&c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
 			continue;
 		}
 		if (cd->kind != CAND_MOVE)
 			continue;
 		if (cd->dwell_applies && e && e->last_move_ns && now_ns >= e->last_move_ns &&
 		    (now_ns - e->last_move_ns) / NS_PER_S < cfg->dwell_s) {
-			snprintf(why, sizeof(why), "in dwell (moved %.1f s ago, dwell %.0f s)",
-				 (now_ns - e->last_move_ns) / NS_PER_S, cfg->dwell_s);
-			add_kept(&c, q, false, true, why);
+			why_init(&why, IP_R_DWELL);
+			why.irq = q->irq;
+			scopy(why.devices, sizeof(why.devices), cd->why.devices);
+			why.since_s = (now_ns - e->last_move_ns) / NS_PER_S;
+			why.limit_s = cfg->dwell_s;
+			add_kept(&c, q, false, true, &why);
 			continue;
 		}
 		if (moves >= cfg->max_moves) {
-			snprintf(why, sizeof(why), "move budget exhausted (max_moves %d per cycle)",
-				 cfg->max_moves);
-			add_kept(&c, q, false, true, why);
+			why_init(&why, IP_R_BUDGET);
+			why.irq = q->irq;
+			scopy(why.devices, sizeof(why.devices), cd->why.devices);
+			why.count = cfg->max_moves;
+			add_kept(&c, q, false, true, &why);
 			continue;
 		}
 		emit_move(&c, cd);

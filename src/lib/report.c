@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* report: the model as JSON and as text. */
+/* report: the model and the plan as JSON, text and journal fields. */
+#include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/log.h"
+#include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 
 static const char *bus_name(enum ip_bus b)
@@ -450,6 +454,592 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 
 /* ---- the plan ------------------------------------------------------- */
 
+/* ---- reasons ----------------------------------------------------------- */
+
+/* The one wording of why a vector is managed, for the plan, JSON and irqctl. */
+const char *ip_managed_why_str(enum ip_managed_why w)
+{
+	switch (w) {
+	case IP_MANAGED_NO:
+		return "not managed";
+	case IP_MANAGED_MODE:
+		return "smp_affinity is read-only, mode 0444";
+	case IP_MANAGED_EIO:
+		return "write failed with EIO";
+	case IP_MANAGED_EPERM:
+		return "write failed with EPERM";
+	case IP_MANAGED_SPREAD:
+		return "one vector per hw queue, each on its queue's CPUs";
+	}
+	return "unknown";
+}
+
+/*
+ * Each code's stable name (JSON "code", journal IRQPILOT_REASON) and
+ * MESSAGE_ID; an ID is forever, like the code name. Codes only ever
+ * said inside another reason (details) have no ID of their own.
+ */
+static const struct {
+	const char *code;
+	const char *message_id;
+} reasons[IP_R_COUNT] = {
+	[IP_R_NONE] = { "none", NULL },
+	[IP_R_BANNED] = { "banned", NULL },
+	[IP_R_MANAGED_READONLY] = { "managed-readonly", IP_MESSAGE_MANAGED },
+	[IP_R_MANAGED_EIO] = { "managed-eio", IP_MESSAGE_MANAGED },
+	[IP_R_MANAGED_EPERM] = { "managed-eperm", IP_MESSAGE_MANAGED },
+	[IP_R_MANAGED_SPREAD] = { "managed-spread", IP_MESSAGE_MANAGED },
+	[IP_R_PIN_UNUSABLE] = { "pin-unusable", NULL },
+	[IP_R_PINNED] = { "pinned", NULL },
+	[IP_R_NO_RATES] = { "no-rates", NULL },
+	[IP_R_ADMIN_VECTOR] = { "admin-vector", NULL },
+	[IP_R_NO_COUNTS] = { "no-counts", NULL },
+	[IP_R_NO_SUBMITTERS] = { "no-submitters", NULL },
+	[IP_R_NO_HOUSEKEEPING] = { "no-housekeeping", NULL },
+	[IP_R_NO_USABLE_CPU] = { "no-usable-cpu", NULL },
+	[IP_R_ALREADY_PLACED] = { "already-placed", NULL },
+	[IP_R_BELOW_THRESHOLD] = { "below-threshold", NULL },
+	[IP_R_TRICKLE] = { "trickle", NULL },
+	[IP_R_IDLE_STAY] = { "idle-stay", NULL },
+	[IP_R_IDLE_EFFICIENT] = { "idle-efficient", NULL },
+	[IP_R_IDLE_GRACE] = { "idle-grace", NULL },
+	[IP_R_DWELL] = { "dwell", NULL },
+	[IP_R_BUDGET] = { "budget", NULL },
+	[IP_R_PIN] = { "pin", IP_MESSAGE_MOVE },
+	[IP_R_SUBMITTERS_ELSEWHERE] = { "submitters-elsewhere", IP_MESSAGE_MOVE },
+	[IP_R_HOUSEKEEPING] = { "housekeeping", IP_MESSAGE_MOVE },
+	[IP_R_IDLE_RETURN] = { "idle-return", IP_MESSAGE_MOVE },
+	[IP_R_FOLLOWS_MOVE] = { "follows-move", NULL },
+	[IP_R_FOLLOWS] = { "follows", NULL },
+	[IP_R_VECTOR_MANAGED] = { "vector-managed", NULL },
+	[IP_R_MANAGED_THREAD] = { "managed-thread", NULL },
+	[IP_R_RT_PRIORITY] = { "rt-priority", NULL },
+	[IP_R_QUEUE_SUBMITTERS] = { "queue-submitters", NULL },
+	[IP_R_STALL] = { "stall", IP_MESSAGE_STALL },
+	[IP_R_RQ_RULE] = { "rq-rule", NULL },
+	[IP_R_CQ_MODE] = { "cq-mode", NULL },
+	[IP_R_CQ_TRIAL_FAILED] = { "cq-trial-failed", NULL },
+	[IP_R_CQ_TRIAL] = { "cq-trial", NULL },
+	[IP_R_CQ_AUTO_DETACH] = { "cq-auto-detach", NULL },
+	[IP_R_CQ_STALLED] = { "cq-stalled", IP_MESSAGE_STALL },
+	[IP_R_CQ_NO_SUBMISSIONS] = { "cq-no-submissions", NULL },
+	[IP_R_CQ_NO_VECTOR_AWAY] = { "cq-no-vector-away", NULL },
+	[IP_R_CQ_BLKMQ_COMPLETES] = { "cq-blkmq-completes", NULL },
+	[IP_R_CQ_NOT_SLOWER] = { "cq-not-slower", NULL },
+	[IP_R_CQ_NEEDED] = { "cq-needed", NULL },
+	[IP_R_NOTE_FIRST_SAMPLE] = { "first-sample", NULL },
+	[IP_R_NOTE_ALL_ISOLATED] = { "all-isolated", NULL },
+	[IP_R_NOTE_DOMAIN_ISOLATED] = { "domain-isolated", NULL },
+	[IP_R_NOTE_PIN_UNUSABLE] = { "pin-unusable", NULL },
+	[IP_R_NOTE_CQ_KEPT] = { "cq-trial-kept", NULL },
+	[IP_R_NOTE_CQ_HELD] = { "cq-held", NULL },
+	[IP_R_NOTE_STALL_NO_TARGET] = { "stall-no-target", IP_MESSAGE_STALL },
+	[IP_R_HOLD_TRIAL] = { "hold-trial", NULL },
+	[IP_R_HOLD_STALL] = { "hold-stall", NULL },
+};
+
+const char *ip_reason_code(enum ip_reason r)
+{
+	return (unsigned)r < IP_R_COUNT && reasons[r].code ? reasons[r].code : "unknown";
+}
+
+const char *ip_reason_message_id(enum ip_reason r)
+{
+	return (unsigned)r < IP_R_COUNT ? reasons[r].message_id : NULL;
+}
+
+/* A line being built: appends never overrun, a long line is cut. */
+struct line {
+	char *buf;
+	size_t size, len;
+};
+
+static void put(struct line *l, const char *fmt, ...) _printf_(2, 3);
+static void put(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len >= l->size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, l->size - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len = MIN(l->len + (size_t)n, l->size - 1);
+}
+
+/* A CPU list; lines are read by people, so a long list is cut to "...". */
+static const char *set_str(char buf[128], const ip_cpuset *s)
+{
+	size_t need = cpuset_format_list(s, buf, 128);
+
+	if (need >= 128)
+		strcpy(buf + 128 - 4, "...");
+	return buf;
+}
+
+static const char *share_str(char buf[16], double f)
+{
+	if (f < 0.005)
+		return "none";
+	if (f > 0.995)
+		return "all";
+	snprintf(buf, 16, "%.0f%%", f * 100);
+	return buf;
+}
+
+static const char *devices_str(char buf[80], const struct ip_why *w)
+{
+	if (w->devices[0])
+		return w->devices;
+	snprintf(buf, 80, "IRQ %u", w->irq);
+	return buf;
+}
+
+/* "rule 'sda'", "irqctl pin", "the policy" */
+static const char *src_str(char buf[80], const struct ip_why *w)
+{
+	switch (w->src) {
+	case IP_FROM_RULE:
+		snprintf(buf, 80, "rule '%s'", w->rule);
+		return buf;
+	case IP_FROM_PIN:
+		return "irqctl pin";
+	case IP_FROM_POLICY:
+		break;
+	}
+	return "the policy";
+}
+
+static const char *stuck_str(enum ip_stuck s)
+{
+	switch (s) {
+	case IP_STUCK_MANAGED:
+		return "is managed by the kernel";
+	case IP_STUCK_REFUSED:
+		return "did not move where it was set";
+	case IP_STUCK_PIN_IRQCTL:
+		return "is pinned by irqctl pin";
+	case IP_STUCK_PIN_RULE:
+		return "is pinned by a rule";
+	case IP_STUCK_SPREAD:
+		return "serves submitters in several domains";
+	case IP_STUCK_NONE:
+		break;
+	}
+	return "";
+}
+
+static const char *stay_str(enum ip_stay s)
+{
+	switch (s) {
+	case IP_STAY_THREADIRQS:
+		return "forced IRQ threading keeps completions on the interrupt's CPU";
+	case IP_STAY_RQ_AFFINITY0:
+		return "rq_affinity 0 keeps completions on the interrupt's CPU";
+	case IP_STAY_NONE:
+		break;
+	}
+	return "";
+}
+
+static const char *tier_str(enum ip_hk_tier t)
+{
+	switch (t) {
+	case IP_HK_LLC:
+		return "same capacity and LLC";
+	case IP_HK_PACKAGE:
+		return "same capacity and package";
+	case IP_HK_CLASS:
+		break;
+	}
+	return "same class";
+}
+
+static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], b2[128], p1[16], p2[16], d[80], s[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
+	case IP_R_NONE:
+	case IP_R_COUNT:
+		put(l, "no reason");
+		break;
+	case IP_R_BANNED:
+		put(l, "banned by %s, never touched", src_str(s, w));
+		break;
+	case IP_R_MANAGED_READONLY:
+	case IP_R_MANAGED_EIO:
+	case IP_R_MANAGED_EPERM:
+	case IP_R_MANAGED_SPREAD:
+		if (w->explained)
+			put(l, "managed by the kernel (%s); %s", ip_managed_why_str(w->managed_why),
+			    w->has_thread ? "its IRQ thread is moved instead"
+					  : "it has no IRQ thread to move instead");
+		else
+			put(l, "managed by the kernel");
+		break;
+	case IP_R_PIN_UNUSABLE:
+		put(l, "pin %s (%s) has no usable CPU: all isolated, nohz_full, banned or offline",
+		    set_str(b1, &w->set), src_str(s, w));
+		break;
+	case IP_R_PINNED:
+		put(l, "pinned to %s by %s", set_str(b1, &w->set), src_str(s, w));
+		break;
+	case IP_R_NO_RATES:
+		put(l, "no rates yet (first sample)");
+		break;
+	case IP_R_ADMIN_VECTOR:
+		put(l, "admin vector, not on the I/O path");
+		break;
+	case IP_R_NO_COUNTS:
+		put(l, "no submission counts for %s", devices_str(d, w));
+		break;
+	case IP_R_NO_SUBMITTERS:
+		put(l, "no submissions on online CPUs");
+		break;
+	case IP_R_NO_HOUSEKEEPING:
+		put(l, "the submitters of %s run only on isolated or banned CPUs and no housekeeping CPU of their class is left",
+		    devices_str(d, w));
+		break;
+	case IP_R_NO_USABLE_CPU:
+		put(l, "no usable CPU in the submitter domain");
+		break;
+	case IP_R_ALREADY_PLACED:
+		put(l, "already handled in %s domain %s (%s of %s submissions there)", cls,
+		    set_str(b1, &w->domain), share_str(p1, w->share), devices_str(d, w));
+		break;
+	case IP_R_BELOW_THRESHOLD:
+		put(l, "gain %.0f pp below threshold %.0f pp", w->gain * 100, w->threshold * 100);
+		if (w->returning)
+			put(l, " (moving back to %s within return_window %.0f s)", set_str(b1, &w->set),
+			    w->limit_s);
+		break;
+	case IP_R_TRICKLE:
+		put(l, "%.0f interrupts/s below min_rate %.0f, not moving towards a higher-capacity domain",
+		    w->rate, w->min_rate);
+		break;
+	case IP_R_IDLE_STAY:
+		put(l, "submitters of %s idle; idle_domain = stay", devices_str(d, w));
+		break;
+	case IP_R_IDLE_EFFICIENT:
+		put(l, "submitters of %s idle, already on an efficiency domain", devices_str(d, w));
+		break;
+	case IP_R_IDLE_GRACE:
+		put(l, "submitters of %s idle for %.1f s, back to the efficiency domain after idle_grace %.0f s",
+		    devices_str(d, w), w->since_s, w->limit_s);
+		break;
+	case IP_R_DWELL:
+		put(l, "in dwell (moved %.1f s ago, dwell %.0f s)", w->since_s, w->limit_s);
+		break;
+	case IP_R_BUDGET:
+		put(l, "move budget exhausted (max_moves %d per cycle)", w->count);
+		break;
+	case IP_R_PIN:
+		put(l, "pinned by %s", src_str(s, w));
+		if (w->trimmed)
+			put(l, " (pin %s trimmed to %s: the rest is isolated, nohz_full, banned or offline)",
+			    set_str(b1, &w->set), set_str(b2, &w->set2));
+		break;
+	case IP_R_SUBMITTERS_ELSEWHERE:
+		put(l, "%s of %s submissions on %s domain %s, %s of its %s there", share_str(p1, w->share),
+		    devices_str(d, w), cls, set_str(b1, &w->domain), share_str(p2, w->handled),
+		    w->for_thread ? "thread's CPUs are" : "interrupts were handled");
+		break;
+	case IP_R_HOUSEKEEPING:
+		put(l, "%s of %s submissions on isolated CPUs of %s domain %s; housekeeping CPU %d (%s) is the nearest, %s of its interrupts were handled in its domain",
+		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->cpu,
+		    tier_str(w->tier), share_str(p2, w->handled));
+		break;
+	case IP_R_IDLE_RETURN:
+		put(l, "submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
+		    devices_str(d, w), w->since_s, w->limit_s, set_str(b1, &w->domain));
+		break;
+	case IP_R_FOLLOWS_MOVE:
+		put(l, "follows vector %u to %s", w->irq, set_str(b1, &w->set));
+		break;
+	case IP_R_FOLLOWS:
+		put(l, "follows vector %u on %s", w->irq, set_str(b1, &w->set));
+		break;
+	case IP_R_VECTOR_MANAGED:
+		put(l, "vector is managed");
+		break;
+	case IP_R_MANAGED_THREAD:
+		put(l, "vector %u is managed; ", w->irq);
+		why_text(l, w, w->detail, device);
+		break;
+	case IP_R_RT_PRIORITY:
+		put(l, "rt_priority %d from %s", w->prio, src_str(s, w));
+		break;
+	case IP_R_QUEUE_SUBMITTERS:
+		put(l, "%s of queue %u's submissions on %s domain %s", share_str(p1, w->share), w->hwq,
+		    cls, set_str(b1, &w->domain));
+		break;
+	case IP_R_STALL:
+		put(l, "queue %u stalled (a request waited %.0f ms for its completion thread on CPU %d, busy with higher-priority work); to the least loaded other CPU of its domain",
+		    w->hwq, w->wait_ms, w->cpu);
+		break;
+	case IP_R_RQ_RULE:
+		put(l, "set by %s", src_str(s, w));
+		break;
+	case IP_R_CQ_MODE:
+		/* the mode is the action's: attach for yes, detach for no */
+		put(l, "completion_threads = %s (%s)", w->count == IP_CQ_MODE_YES ? "yes" : "no",
+		    src_str(s, w));
+		break;
+	case IP_R_CQ_TRIAL_FAILED:
+		put(l, "completion_threads = auto: trial measured %.0f I/Os per second attached against %.0f before; the original path is faster here",
+		    w->ios, w->ios_before);
+		break;
+	case IP_R_CQ_TRIAL:
+		put(l, "completion_threads = auto, on trial: ");
+		why_text(l, w, w->detail, device);
+		break;
+	case IP_R_CQ_AUTO_DETACH:
+		put(l, "completion_threads = auto: ");
+		why_text(l, w, w->detail, device);
+		break;
+	case IP_R_CQ_STALLED:
+		put(l, "queue %u stalled twice within %.0f s; not attached again for %d s", w->hwq,
+		    w->limit_s, w->hold_s);
+		break;
+	case IP_R_CQ_NO_SUBMISSIONS:
+		put(l, "no submissions to judge by");
+		break;
+	case IP_R_CQ_NO_VECTOR_AWAY:
+		put(l, "no storage vector away from the submitters");
+		break;
+	case IP_R_CQ_BLKMQ_COMPLETES:
+		put(l, "vector %u %s, but blk-mq already completes on the submitters (rq_affinity %d)", w->irq,
+		    stuck_str(w->stuck), w->count);
+		break;
+	case IP_R_CQ_NOT_SLOWER:
+		put(l, "vector %u %s, but its CPUs %s are no slower than submitter domain %s: a thread would cost more than it saves",
+		    w->irq, stuck_str(w->stuck), set_str(b1, &w->set), set_str(b2, &w->domain));
+		break;
+	case IP_R_CQ_NEEDED:
+		put(l, "vector %u %s on %s, %s of submissions are in faster domain %s, and %s", w->irq,
+		    stuck_str(w->stuck), set_str(b1, &w->set), share_str(p1, w->share),
+		    set_str(b2, &w->domain), stay_str(w->stay));
+		break;
+	case IP_R_NOTE_FIRST_SAMPLE:
+		put(l, "first sample: no rates yet, only rules are applied");
+		break;
+	case IP_R_NOTE_ALL_ISOLATED:
+		put(l, "every submitter of %s is isolated; using housekeeping CPU %d (%s)", devices_str(d, w),
+		    w->cpu, tier_str(w->tier));
+		break;
+	case IP_R_NOTE_DOMAIN_ISOLATED:
+		put(l, "the submitters of %s on domain %s run only on isolated CPUs; using housekeeping CPU %d (%s)",
+		    devices_str(d, w), set_str(b1, &w->domain), w->cpu, tier_str(w->tier));
+		break;
+	case IP_R_NOTE_PIN_UNUSABLE:
+		put(l, "pin %s of %s for IRQ %u has no usable CPU (all isolated, nohz_full, banned or offline); ignored",
+		    set_str(b1, &w->set), src_str(s, w), w->irq);
+		break;
+	case IP_R_NOTE_CQ_KEPT:
+		put(l, "%s stays on irqpilot_cq: %.0f I/Os per second attached, %.0f before", device, w->ios,
+		    w->ios_before);
+		break;
+	case IP_R_NOTE_CQ_HELD:
+		put(l, "not attaching %s to irqpilot_cq again for now: ", device);
+		why_text(l, w, w->detail, device);
+		break;
+	case IP_R_NOTE_STALL_NO_TARGET:
+		put(l, "%s queue %u stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
+		    device, w->hwq, w->wait_ms, w->cpu);
+		break;
+	case IP_R_HOLD_TRIAL:
+		put(l, "a trial measured %.0f I/Os per second attached against %.0f before (held for %d s)",
+		    w->ios, w->ios_before, w->hold_s);
+		break;
+	case IP_R_HOLD_STALL:
+		put(l, "queue %u stalled twice within %.0f s (held for %d s)", w->hwq, w->limit_s,
+		    w->hold_s);
+		break;
+	}
+}
+
+const char *ip_report_why(char *buf, size_t size, const struct ip_why *w)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	why_text(&l, w, w->code, NULL);
+	return buf;
+}
+
+static const char *sched_label(int policy)
+{
+	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "SCHED_OTHER";
+}
+
+const char *ip_report_move_line(char *buf, size_t size, const struct ip_move *m)
+{
+	struct line l = { buf, size, 0 };
+	char b1[128], b2[128];
+
+	if (size)
+		buf[0] = '\0';
+	put(&l, "moved %u %s %s → %s: ", m->irq, m->name, set_str(b1, &m->from), set_str(b2, &m->to));
+	why_text(&l, &m->why, m->why.code, m->device);
+	return buf;
+}
+
+const char *ip_report_thread_line(char *buf, size_t size, const struct ip_thread_action *t)
+{
+	struct line l = { buf, size, 0 };
+	char b1[128], b2[128];
+
+	if (size)
+		buf[0] = '\0';
+	put(&l, "thread %d %s", (int)t->pid, t->comm);
+	if (t->set_affinity)
+		put(&l, " %s → %s", set_str(b1, &t->from), set_str(b2, &t->to));
+	if (t->set_sched)
+		put(&l, " %s %d → SCHED_FIFO %d", sched_label(t->from_policy), t->from_priority,
+		    t->priority);
+	put(&l, ": ");
+	why_text(&l, &t->why, t->why.code, t->device);
+	return buf;
+}
+
+const char *ip_report_kept_line(char *buf, size_t size, const struct ip_kept *k)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	put(&l, "kept %u %s: ", k->irq, k->name);
+	why_text(&l, &k->why, k->why.code, NULL);
+	return buf;
+}
+
+const char *ip_report_rq_line(char *buf, size_t size, const struct ip_rq_action *r)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	if (r->from < 0)
+		put(&l, "rq_affinity of %s (unreadable) → %d: ", r->device, r->value);
+	else
+		put(&l, "rq_affinity of %s %d → %d: ", r->device, r->from, r->value);
+	why_text(&l, &r->why, r->why.code, NULL);
+	return buf;
+}
+
+const char *ip_report_cq_line(char *buf, size_t size, const struct ip_cq_action *a)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	put(&l, "%s %s %s irqpilot_cq: ", a->attach ? "attach" : "detach", a->device,
+	    a->attach ? "to" : "from");
+	why_text(&l, &a->why, a->why.code, a->device);
+	return buf;
+}
+
+const char *ip_report_note_line(char *buf, size_t size, const struct ip_note *n)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	why_text(&l, &n->why, n->why.code, n->device);
+	return buf;
+}
+
+/* The reason as JSON: "code", the words, and the numbers behind them
+ * that its code uses (irq and name are the record's, not repeated). */
+static void why_json(struct ip_json *j, const struct ip_why *w, const char *text)
+{
+	ip_json_string(j, "code", ip_reason_code(w->code));
+	ip_json_string(j, "reason", text);
+	if (w->detail)
+		ip_json_string(j, "detail", ip_reason_code(w->detail));
+	switch (w->code) {
+	case IP_R_ALREADY_PLACED:
+	case IP_R_SUBMITTERS_ELSEWHERE:
+	case IP_R_HOUSEKEEPING:
+	case IP_R_QUEUE_SUBMITTERS:
+	case IP_R_MANAGED_THREAD:
+		ip_json_double(j, "share", w->share);
+		if (w->code != IP_R_ALREADY_PLACED && w->code != IP_R_QUEUE_SUBMITTERS)
+			ip_json_double(j, "handled", w->handled);
+		ip_json_string(j, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		ip_json_cpuset(j, "domain", &w->domain);
+		if (w->code == IP_R_HOUSEKEEPING)
+			ip_json_int(j, "cpu", w->cpu);
+		if (w->code == IP_R_QUEUE_SUBMITTERS)
+			ip_json_uint(j, "queue", w->hwq);
+		break;
+	case IP_R_BELOW_THRESHOLD:
+		ip_json_double(j, "gain", w->gain);
+		ip_json_double(j, "threshold", w->threshold);
+		ip_json_bool(j, "returning", w->returning);
+		break;
+	case IP_R_TRICKLE:
+		ip_json_double(j, "rate", w->rate);
+		ip_json_double(j, "min_rate", w->min_rate);
+		break;
+	case IP_R_IDLE_GRACE:
+	case IP_R_IDLE_RETURN:
+	case IP_R_DWELL:
+		ip_json_double(j, "since", w->since_s);
+		ip_json_double(j, "limit", w->limit_s);
+		if (w->code == IP_R_IDLE_RETURN)
+			ip_json_cpuset(j, "domain", &w->domain);
+		break;
+	case IP_R_BUDGET:
+		ip_json_int(j, "max_moves", w->count);
+		break;
+	case IP_R_NOTE_ALL_ISOLATED:
+	case IP_R_NOTE_DOMAIN_ISOLATED:
+		ip_json_int(j, "cpu", w->cpu);
+		break;
+	case IP_R_RT_PRIORITY:
+		ip_json_int(j, "rt_priority", w->prio);
+		break;
+	case IP_R_CQ_TRIAL_FAILED:
+	case IP_R_NOTE_CQ_KEPT:
+	case IP_R_HOLD_TRIAL:
+		ip_json_double(j, "ios", w->ios);
+		ip_json_double(j, "ios_before", w->ios_before);
+		break;
+	case IP_R_STALL:
+	case IP_R_NOTE_STALL_NO_TARGET:
+		ip_json_uint(j, "queue", w->hwq);
+		ip_json_int(j, "cpu", w->cpu);
+		ip_json_double(j, "wait_ms", w->wait_ms);
+		break;
+	case IP_R_CQ_STALLED:
+	case IP_R_HOLD_STALL:
+		ip_json_uint(j, "queue", w->hwq);
+		ip_json_int(j, "hold", w->hold_s);
+		break;
+	default:
+		break;
+	}
+	if (w->src == IP_FROM_RULE)
+		ip_json_string(j, "rule", w->rule);
+	else if (w->src == IP_FROM_PIN)
+		ip_json_string(j, "source", "irqctl pin");
+}
+
+void ip_report_why_json(struct ip_json *j, const struct ip_why *w)
+{
+	char text[IP_REASON_MAX];
+
+	why_json(j, w, ip_report_why(text, sizeof(text), w));
+}
+
+/* ---- the plan --------------------------------------------------------- */
+
 static const char *sched_name(int policy)
 {
 	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
@@ -486,7 +1076,7 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_string(j, "device", m->device);
 		ip_json_cpuset(j, "from", &m->from);
 		ip_json_cpuset(j, "to", &m->to);
-		ip_json_string(j, "reason", m->reason);
+		ip_report_why_json(j, &m->why);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -510,7 +1100,7 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 			ip_json_null(j, "to");
 		ip_json_string(j, "policy", sched_name(t->set_sched ? t->policy : t->from_policy));
 		ip_json_int(j, "priority", t->set_sched ? t->priority : t->from_priority);
-		ip_json_string(j, "reason", t->reason);
+		ip_report_why_json(j, &t->why);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -522,7 +1112,7 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_uint(j, "irq", k->irq);
 		ip_json_string(j, "name", k->name);
 		ip_json_bool(j, "managed", k->managed);
-		ip_json_string(j, "reason", k->reason);
+		ip_report_why_json(j, &k->why);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -532,7 +1122,7 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_string(j, "device", p->rq[i].device);
 		ip_json_int(j, "from", p->rq[i].from);
 		ip_json_int(j, "to", p->rq[i].value);
-		ip_json_string(j, "reason", p->rq[i].reason);
+		ip_report_why_json(j, &p->rq[i].why);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -547,14 +1137,21 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 			ip_json_string(j, "device", a->device);
 			if (a->attach)
 				ip_json_bool(j, "trial", a->trial);
-			ip_json_string(j, "reason", a->reason);
+			ip_report_why_json(j, &a->why);
 			ip_json_object_end(j);
 		}
 		ip_json_array_end(j);
 	}
 	ip_json_array_begin(j, "notes");
-	for (int i = 0; p && i < p->nr_notes; i++)
-		ip_json_string(j, NULL, p->notes[i]);
+	for (int i = 0; p && i < p->nr_notes; i++) {
+		char text[IP_REASON_MAX];
+
+		ip_json_object_begin(j, NULL);
+		if (p->notes[i].device[0])
+			ip_json_string(j, "device", p->notes[i].device);
+		why_json(j, &p->notes[i].why, ip_report_note_line(text, sizeof(text), &p->notes[i]));
+		ip_json_object_end(j);
+	}
 	ip_json_array_end(j);
 	ip_json_array_begin(j, "results");
 	for (int i = 0; res && i < res->n; i++) {
@@ -584,22 +1181,24 @@ void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply
 		fprintf(f, "Plan: none yet (rates need two samples)\n");
 		return;
 	}
+	char line[IP_REASON_MAX];
+
 	fprintf(f, "Plan%s:\n", dry_run ? " (dry run: nothing written)" : "");
 	for (int i = 0; i < p->nr_moves; i++)
 		if (!p->moves[i].failed)
-			fprintf(f, "  %s\n", p->moves[i].reason);
+			fprintf(f, "  %s\n", ip_report_move_line(line, sizeof(line), &p->moves[i]));
 	for (int i = 0; i < p->nr_threads; i++)
 		if (!p->threads[i].failed)
-			fprintf(f, "  %s\n", p->threads[i].reason);
+			fprintf(f, "  %s\n", ip_report_thread_line(line, sizeof(line), &p->threads[i]));
 	for (int i = 0; i < p->nr_rq; i++)
-		fprintf(f, "  %s\n", p->rq[i].reason);
+		fprintf(f, "  %s\n", ip_report_rq_line(line, sizeof(line), &p->rq[i]));
 	for (int i = 0; i < p->nr_cq; i++)
 		if (!p->cq[i].failed)
-			fprintf(f, "  %s\n", p->cq[i].reason);
+			fprintf(f, "  %s\n", ip_report_cq_line(line, sizeof(line), &p->cq[i]));
 	for (int i = 0; i < p->nr_kept; i++)
-		fprintf(f, "  %s\n", p->kept[i].reason);
+		fprintf(f, "  %s\n", ip_report_kept_line(line, sizeof(line), &p->kept[i]));
 	for (int i = 0; i < p->nr_notes; i++)
-		fprintf(f, "  note: %s\n", p->notes[i]);
+		fprintf(f, "  note: %s\n", ip_report_note_line(line, sizeof(line), &p->notes[i]));
 	for (int i = 0; res && i < res->n; i++)
 		if (res->r[i].outcome != IP_APPLY_OK && res->r[i].outcome != IP_APPLY_DRY_RUN)
 			fprintf(f, "  %s\n", res->r[i].msg);
@@ -677,4 +1276,88 @@ none:
 	free(sub);
 	free(hit);
 	return -1;
+}
+
+/* ---- the journal -------------------------------------------------------- */
+
+static void jf_init(struct ip_journal *jf, const struct ip_why *w)
+{
+	jf->message_id = ip_reason_message_id(w->code);
+	jf->message[0] = '\0';
+	jf->nr = 0;
+	jf->used = 0;
+	jf->fields[0] = NULL;
+}
+
+static void jf_add(struct ip_journal *jf, const char *fmt, ...) _printf_(2, 3);
+static void jf_add(struct ip_journal *jf, const char *fmt, ...)
+{
+	size_t room = sizeof(jf->buf) - jf->used;
+	va_list ap;
+	int n;
+
+	if (jf->nr >= (int)ARRAY_SIZE(jf->fields) - 1 || room < 2)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(jf->buf + jf->used, room, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= room)
+		return; /* a field cut short would say something false: leave it out */
+	jf->fields[jf->nr++] = jf->buf + jf->used;
+	jf->fields[jf->nr] = NULL;
+	jf->used += (size_t)n + 1;
+}
+
+void ip_report_move_journal(struct ip_journal *jf, const struct ip_move *m)
+{
+	jf_init(jf, &m->why);
+	ip_report_move_line(jf->message, sizeof(jf->message), m);
+	jf_add(jf, "IRQPILOT_IRQ=%u", m->irq);
+	if (m->device[0])
+		jf_add(jf, "IRQPILOT_DEVICE=%s", m->device);
+	else
+		jf_add(jf, "IRQPILOT_DEVICE=IRQ %u", m->irq);
+	jf_add(jf, "IRQPILOT_FROM=%s", cpuset_str(&m->from));
+	jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&m->to));
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(m->why.code));
+}
+
+void ip_report_thread_journal(struct ip_journal *jf, const struct ip_thread_action *t)
+{
+	jf_init(jf, &t->why);
+	ip_report_thread_line(jf->message, sizeof(jf->message), t);
+	if (t->irq)
+		jf_add(jf, "IRQPILOT_IRQ=%u", t->irq);
+	if (t->completion) {
+		jf_add(jf, "IRQPILOT_DEVICE=%s", t->device);
+		jf_add(jf, "IRQPILOT_QUEUE=%u", t->hwq);
+	}
+	if (t->set_affinity)
+		jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&t->to));
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(t->why.code));
+}
+
+void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k)
+{
+	jf_init(jf, &k->why);
+	ip_report_kept_line(jf->message, sizeof(jf->message), k);
+	jf_add(jf, "IRQPILOT_IRQ=%u", k->irq);
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(k->why.code));
+}
+
+void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a)
+{
+	jf_init(jf, &a->why);
+	ip_report_cq_line(jf->message, sizeof(jf->message), a);
+	jf_add(jf, "IRQPILOT_DEVICE=%s", a->device);
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(a->why.code));
+}
+
+void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n)
+{
+	jf_init(jf, &n->why);
+	ip_report_note_line(jf->message, sizeof(jf->message), n);
+	if (n->device[0])
+		jf_add(jf, "IRQPILOT_DEVICE=%s", n->device);
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(n->why.code));
 }

@@ -1063,23 +1063,6 @@ struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq)
 	return NULL;
 }
 
-const char *ip_managed_why_str(enum ip_managed_why w)
-{
-	switch (w) {
-	case IP_MANAGED_NO:
-		return "not managed";
-	case IP_MANAGED_MODE:
-		return "smp_affinity is read-only (mode 0444)";
-	case IP_MANAGED_EIO:
-		return "a write to smp_affinity_list failed with EIO";
-	case IP_MANAGED_EPERM:
-		return "a write to smp_affinity_list failed with EPERM";
-	case IP_MANAGED_SPREAD:
-		return "one vector per hw queue, each pinned to its queue's CPUs by the kernel";
-	}
-	return "?";
-}
-
 const char *ip_count_source_name(enum ip_count_source s)
 {
 	switch (s) {
