@@ -95,6 +95,39 @@ struct ip_request {
 	unsigned int samples;		/* capture; 0 = the daemon's default */
 };
 
+/* What follows a verb. */
+enum ip_arg_shape {
+	IP_ARGS_NONE,
+	IP_ARGS_OBJECT,		/* irqs|cpus|domains|devices|threads */
+	IP_ARGS_TARGET,		/* IRQ or name */
+	IP_ARGS_TARGET_CPUS,	/* IRQ or name, CPU list */
+	IP_ARGS_ON_OFF,
+	IP_ARGS_DIR_COUNT,	/* absolute directory, optional sample count */
+};
+
+/* One entry of the command table: the whole grammar of one verb. */
+struct ip_command {
+	const char *name;	/* the verb on the wire and on irqctl's command line */
+	enum ip_arg_shape args;
+	bool admin;		/* changes state: needs root or the admin group */
+	const char *usage;	/* "pin IRQ CPULIST" */
+	const char *help;	/* one line for irqctl --help */
+};
+
+/* The table entry of @v; NULL when out of range. Iterate with
+ * for (v = 0; v < _IP_VERB_MAX; v++). */
+const struct ip_command *ip_proto_command(enum ip_verb v);
+/* How many argument words @c takes. */
+int ip_proto_min_args(const struct ip_command *c);
+int ip_proto_max_args(const struct ip_command *c);
+/*
+ * Parses the @nargs argument words of the verb already in @r->verb into @r,
+ * as the decoder does: both irqctl and the daemon call this, so they accept
+ * the same words. Returns 0 or -EINVAL with @d saying what is wrong (count,
+ * object, IRQ, CPU list, on/off, path, sample count).
+ */
+int ip_proto_parse_args(struct ip_request *r, char *const *args, int nargs, struct ip_diag *d);
+
 /* "status", "dry-run"...; NULL when out of range. */
 const char *ip_proto_verb_name(enum ip_verb v);
 /* "irqs", "cpus"...; NULL when out of range. */
@@ -117,7 +150,8 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size);
 /* The IRQ argument rules of the decoder, for clients validating input. */
 int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag *d);
 
-/* pin, unpin, dry-run, reload and capture change the daemon's state. */
+/* The command's admin flag: pin, unpin, dry-run, reload and capture change
+ * the daemon's state. */
 bool ip_proto_is_mutating(const struct ip_request *r);
 
 /* No [control] admin_group. */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQCTL_H
+#define IRQCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "irqpilot/protocol.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,      /* the daemon refused or failed the request */
+	EXIT_USAGE = 2,
+	EXIT_UNREACHABLE = 3, /* not running, socket unreachable, no answer */
+	EXIT_DENIED = 4,
+};
+
+struct ctl {
+	const char *socket;
+	bool json, no_pager, once, once_set, interval_set;
+	double interval_s;
+};
+
+/* irqctl --help, its command lines made from the protocol's command table. */
+void ctl_help(FILE *f);
+/* Prints "irqctl: MESSAGE" and the hint to try help; returns EXIT_USAGE. */
+int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Builds the request from the command words @argv (the command first).
+ * Returns EXIT_OK, -1 when the command is "help", or EXIT_USAGE with the
+ * message printed on stderr.
+ */
+int ctl_build_request(const struct ctl *c, int argc, char **argv, struct ip_request *r);
+
+#endif
