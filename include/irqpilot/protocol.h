@@ -10,7 +10,6 @@
 #include "irqpilot/cpuset.h"
 #include "irqpilot/diag.h"
 #include "irqpilot/json.h"
-#include "irqpilot/jsonparse.h"
 
 struct ip_root;
 
@@ -223,20 +222,6 @@ void ip_proto_reply_end(struct ip_json *j);
  * @s is UTF-8; returns its new length.
  */
 size_t ip_proto_strip_controls(char *s);
-
-/* A decoded reply; @root owns every pointer in it. */
-struct ip_reply {
-	struct ip_jv *root;
-	bool ok;
-	int err;		/* positive errno when !ok */
-	const char *error;	/* !ok */
-	const char *text;	/* ok, NULL if the reply has data instead */
-	const struct ip_jv *data; /* ok, NULL if the reply has text instead */
-};
-
-/* Parses and checks the envelope. Returns 0 or -EPROTO (@d says why). */
-int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d);
-void ip_proto_reply_free(struct ip_reply *r);
 
 /*
  * Transport. These return the errno of the failing system call unchanged

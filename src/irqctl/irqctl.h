@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <json-c/json.h>
+
 #include "irqpilot/protocol.h"
 
 enum {
@@ -31,5 +33,22 @@ int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * message printed on stderr.
  */
 int ctl_build_request(const struct ctl *c, int argc, char **argv, struct ip_request *r);
+
+/* A decoded reply; @root owns every pointer in it. */
+struct ctl_reply {
+	json_object *root;
+	bool ok;
+	int err;		/* positive errno when !ok */
+	const char *error;	/* !ok */
+	const char *text;	/* ok, from a daemon that still sends text */
+	json_object *data;	/* ok: an object, or NULL */
+};
+
+/* Parses and checks the envelope {"v":1,"ok":...}. Returns 0 or -EPROTO
+ * (@d says why). */
+int ctl_reply_parse(const char *buf, size_t len, struct ctl_reply *out, struct ip_diag *d);
+void ctl_reply_free(struct ctl_reply *r);
+/* @v as JSON with a 2-space indent and a newline. */
+void ctl_print_json(FILE *f, json_object *v);
 
 #endif

@@ -14,8 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "irqpilot/json.h"
-#include "irqpilot/jsonparse.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/protocol.h"
 #include "irqctl.h"
@@ -45,7 +43,7 @@ static void put_clean(FILE *f, const char *prefix, const char *text)
 	}
 }
 
-static int transact(const struct ctl *c, const char *req, size_t len, struct ip_reply *reply)
+static int transact(const struct ctl *c, const char *req, size_t len, struct ctl_reply *reply)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
@@ -106,7 +104,7 @@ static int transact(const struct ctl *c, const char *req, size_t len, struct ip_
 		fprintf(stderr, "irqctl: talking to irqpilotd: %s\n", d.msg);
 		return EXIT_UNREACHABLE;
 	}
-	r = ip_proto_reply_parse(buf, n, reply, &d);
+	r = ctl_reply_parse(buf, n, reply, &d);
 	if (r < 0) {
 		fprintf(stderr, "irqctl: bad reply from irqpilotd: %s\n", d.msg);
 		return EXIT_FAILED;
@@ -115,28 +113,26 @@ static int transact(const struct ctl *c, const char *req, size_t len, struct ip_
 		put_clean(stderr, "irqctl: ", reply->error);
 		fputc('\n', stderr);
 		r = reply->err == EPERM || reply->err == EACCES ? EXIT_DENIED : EXIT_FAILED;
-		ip_proto_reply_free(reply);
+		ctl_reply_free(reply);
 		return r;
 	}
 	return EXIT_OK;
 }
 
-static void format_reply(FILE *f, const struct ctl *c, const struct ip_reply *reply)
+static void format_reply(FILE *f, const struct ctl *c, const struct ctl_reply *reply)
 {
 	if (c->json) {
 		if (reply->data) {
-			ip_jv_print(f, reply->data, true);
+			ctl_print_json(f, reply->data);
 		} else {
 			/* A reply without data still gives scripts a document. */
-			struct ip_json j;
+			json_object *o = json_object_new_object();
 
-			ip_json_init(&j, f);
-			ip_json_object_begin(&j, NULL);
 			if (reply->text)
-				ip_json_string(&j, "text", reply->text);
-			ip_json_object_end(&j);
+				json_object_object_add(o, "text", json_object_new_string(reply->text));
+			ctl_print_json(f, o);
+			json_object_put(o);
 		}
-		fputc('\n', f);
 		return;
 	}
 	if (reply->text) {
@@ -146,13 +142,12 @@ static void format_reply(FILE *f, const struct ctl *c, const struct ip_reply *re
 		if (n && reply->text[n - 1] != '\n')
 			fputc('\n', f);
 	} else if (reply->data) {
-		ip_jv_print(f, reply->data, true);
-		fputc('\n', f);
+		ctl_print_json(f, reply->data);
 	}
 }
 
 /* Also the JSON: its writer escapes C0 controls but passes C1 ones. */
-static void print_reply(FILE *f, const struct ctl *c, const struct ip_reply *reply)
+static void print_reply(FILE *f, const struct ctl *c, const struct ctl_reply *reply)
 {
 	_cleanup_free_ char *out = NULL;
 	size_t len = 0;
@@ -213,7 +208,7 @@ static FILE *pager_open(const struct ctl *c)
 
 static int run_once(const struct ctl *c, const char *req, size_t len)
 {
-	struct ip_reply reply;
+	struct ctl_reply reply;
 	FILE *pager;
 	int r;
 
@@ -224,7 +219,7 @@ static int run_once(const struct ctl *c, const char *req, size_t len)
 	print_reply(pager ? pager : stdout, c, &reply);
 	if (pager)
 		pclose(pager);
-	ip_proto_reply_free(&reply);
+	ctl_reply_free(&reply);
 	return EXIT_OK;
 }
 
@@ -242,7 +237,7 @@ static int run_top(const struct ctl *c, const char *req, size_t len)
 {
 	bool redraw = !c->once && !c->json && isatty(STDOUT_FILENO);
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct ip_reply reply;
+	struct ctl_reply reply;
 	int r;
 
 	/* No SA_RESTART: a Ctrl-C must end the wait for the daemon too. */
@@ -259,7 +254,7 @@ static int run_top(const struct ctl *c, const char *req, size_t len)
 			fputs("\033[H\033[2J", stdout);
 		print_reply(stdout, c, &reply);
 		fflush(stdout);
-		ip_proto_reply_free(&reply);
+		ctl_reply_free(&reply);
 		if (c->once)
 			break;
 		wait_interval(c->interval_s);

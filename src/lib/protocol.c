@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,45 @@ static int lookup(const char *const *names, int n, const char *word)
 	return -1;
 }
 
+/* Length of the valid UTF-8 sequence at @str (at most @n bytes), 0 if it
+ * is not one (overlong, surrogate, above U+10FFFF, truncated). */
+static size_t utf8_char_len(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned char c;
+	size_t k;
+	uint32_t cp;
+
+	if (n == 0)
+		return 0;
+	c = s[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		k = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		k = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}
+
 /* Framing: everything that makes @buf not a v1 request at all. */
 static int check_bytes(const char *buf, size_t len, struct ip_diag *d)
 {
@@ -187,7 +227,7 @@ static int check_bytes(const char *buf, size_t len, struct ip_diag *d)
 			return ip_diag_set(d, -EPROTO,
 					   "non-printable byte 0x%02x at offset %zu of the request", c,
 					   i);
-		n = ip_utf8_char_len(buf + i, len - i);
+		n = utf8_char_len(buf + i, len - i);
 		if (n == 0)
 			return ip_diag_set(d, -EPROTO, "invalid UTF-8 at offset %zu of the request",
 					   i);
@@ -770,73 +810,6 @@ void ip_proto_reply_end(struct ip_json *j)
 {
 	ip_json_object_end(j);
 	ip_json_object_end(j);
-}
-
-int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d)
-{
-	struct ip_reply r = { 0 };
-	const struct ip_jv *v;
-	long long x;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	err = ip_jv_parse(buf, len, &r.root, d);
-	if (err < 0)
-		return ip_diag_prefix(d, -EPROTO, "malformed reply");
-	if (!ip_jv_is(r.root, IP_JV_OBJECT)) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: not a JSON object");
-		goto fail;
-	}
-	v = ip_jv_get(r.root, "v");
-	if (ip_jv_int(v, 0, INT_MAX, &x) < 0) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: no protocol version \"v\"");
-		goto fail;
-	}
-	if (x != IP_PROTO_VERSION) {
-		err = ip_diag_set(d, -EPROTO, "reply has protocol version %lld, expected %d", x,
-				  IP_PROTO_VERSION);
-		goto fail;
-	}
-	v = ip_jv_get(r.root, "ok");
-	if (!ip_jv_is(v, IP_JV_BOOL)) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: no boolean \"ok\"");
-		goto fail;
-	}
-	r.ok = ip_jv_bool(v, false);
-	if (!r.ok) {
-		if (ip_jv_int(ip_jv_get(r.root, "errno"), 1, 4095, &x) < 0) {
-			err = ip_diag_set(d, -EPROTO, "malformed error reply: no errno");
-			goto fail;
-		}
-		r.err = (int)x;
-		r.error = ip_jv_str(ip_jv_get(r.root, "error"));
-		if (!r.error) {
-			err = ip_diag_set(d, -EPROTO, "malformed error reply: no \"error\" string");
-			goto fail;
-		}
-	} else {
-		v = ip_jv_get(r.root, "text");
-		if (v && !ip_jv_is(v, IP_JV_STRING)) {
-			err = ip_diag_set(d, -EPROTO, "malformed reply: \"text\" is a %s",
-					  ip_jv_type_name(ip_jv_type(v)));
-			goto fail;
-		}
-		r.text = ip_jv_str(v);
-		r.data = ip_jv_get(r.root, "data");
-	}
-	*out = r;
-	return 0;
-fail:
-	ip_jv_free(r.root);
-	return err;
-}
-
-void ip_proto_reply_free(struct ip_reply *r)
-{
-	if (!r)
-		return;
-	ip_jv_free(r->root);
-	memset(r, 0, sizeof(*r));
 }
 
 static int fill_addr(const char *path, struct sockaddr_un *sa, struct ip_diag *d)
