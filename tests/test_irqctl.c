@@ -265,6 +265,72 @@ static void test_daemon_refuses_hostile_requests(void **state)
 	refused_by_daemon(big, -EINVAL, "is longer than 63 characters");
 }
 
+static char *render(enum ip_verb verb, enum ip_object obj, const char *reply)
+{
+	struct ip_request r = { .verb = verb, .object = obj };
+	struct ctl_reply rep;
+	struct ip_diag d = { "" };
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+
+	assert_non_null(f);
+	if (ctl_reply_parse(reply, strlen(reply), &rep, &d) != 0)
+		fail_msg("%s: %s", reply, d.msg);
+	assert_true(rep.ok);
+	ctl_render(f, &r, rep.data);
+	fclose(f);
+	ctl_reply_free(&rep);
+	return out;
+}
+
+static void has_line(const char *out, const char *line)
+{
+	if (!strstr(out, line))
+		fail_msg("output lacks \"%s\":\n%s", line, out);
+}
+
+/* irqctl renders the daemon's data; a reply that gains fields (a reason
+ * code and its numbers) still shows them. */
+static void test_render(void **state)
+{
+	char *out;
+
+	(void)state;
+	out = render(IP_VERB_EXPLAIN, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"devices\":[],\"irqs\":[{\"irq\":37,\"name\":\"ufshcd\","
+		     "\"chip\":\"GICv3\",\"hwirq\":\"279\",\"trigger\":\"Level\",\"storage\":true,"
+		     "\"devices\":[\"sda\",\"sdb\"],\"affinity\":\"0-7\",\"effective\":\"6\",\"rate\":1200,"
+		     "\"busiest_cpu\":6,\"busiest_share\":0.5,\"submit_rate\":900,\"submit_domains\":[{\"domain\":2,"
+		     "\"class\":\"performance\",\"cpus\":\"6-7\",\"share\":1}],\"locality\":1,\"threads\":[],"
+		     "\"pinned\":\"4-5\",\"code\":\"pinned\",\"decision\":{\"code\":\"dwell\",\"since_s\":3}}]}}");
+	has_line(out, "IRQ 37 ufshcd (GICv3 279 Level)\n");
+	has_line(out, "  devices: sda,sdb\n");
+	has_line(out, "  interrupts: 1200/s, mostly on CPU 6 (50%)\n");
+	has_line(out, "    performance domain 6-7: 100%\n");
+	has_line(out, "  pinned at run time to 4-5 (irqctl unpin 37 to release)\n");
+	has_line(out, "  code: pinned\n");
+	has_line(out, "  decision: dwell (code=dwell, since_s=3)\n");
+	free(out);
+
+	out = render(IP_VERB_STATUS, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"version\":\"1.0\",\"pid\":7,\"root\":\"/\","
+		     "\"config\":\"/etc/irqpilot.conf\",\"dry_run\":true,\"interval_s\":2,\"cycle_interval_s\":10,"
+		     "\"idle\":true,\"cycles\":3,\"devices\":2,\"vectors_steered\":1,\"vectors_managed\":0,"
+		     "\"moves\":1,\"last_move\":\"37 ufshcd → 6\",\"last_move_cycle\":2,\"submit_source\":\"diskstats\","
+		     "\"capture\":null,\"warnings\":[\"sda: no IRQ vector found\"]}}");
+	has_line(out, "irqpilotd 1.0 (pid 7), root /, dry run: nothing is written\n");
+	has_line(out, "cycles: 3, every 10.0 s (no storage I/O)\n");
+	has_line(out, "moves: 1; last: 37 ufshcd → 6, in cycle 2\n");
+	has_line(out, "warning: sda: no IRQ vector found\n");
+	assert_null(strstr(out, "capturing"));
+	free(out);
+
+	out = render(IP_VERB_PIN, 0, "{\"v\":1,\"ok\":true,\"data\":{\"irq\":37,\"cpus\":\"4-5\"}}");
+	assert_string_equal(out, "IRQ 37 pinned to 4-5 until unpinned or restart\n");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_abbreviations_and_relative_capture),
 		cmocka_unit_test(test_irqctl_refuses),
 		cmocka_unit_test(test_daemon_refuses_hostile_requests),
+		cmocka_unit_test(test_render),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

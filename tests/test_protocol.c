@@ -645,11 +645,6 @@ static void write_error(FILE *f, void *arg)
 	ip_proto_reply_error(f, -EINVAL, "bad CPU list '%s'\nsecond line\t", (const char *)arg);
 }
 
-static void write_text(FILE *f, void *arg)
-{
-	ip_proto_reply_text(f, arg);
-}
-
 static void write_data(FILE *f, void *arg)
 {
 	struct ip_json j;
@@ -680,9 +675,9 @@ static void test_reply_envelopes(void **state)
 	ctl_reply_free(&rep);
 	free(s);
 
-	s = capture_output(write_text, "IRQ 45 \"nvme0q1\"\n  on 0-3\n", &len);
-	assert_string_equal(s, "{\"v\":1,\"ok\":true,"
-			       "\"text\":\"IRQ 45 \\\"nvme0q1\\\"\\n  on 0-3\\n\"}");
+	/* a daemon from before replies were data sent text: still read */
+	s = strdup("{\"v\":1,\"ok\":true,\"text\":\"IRQ 45 \\\"nvme0q1\\\"\\n  on 0-3\\n\"}");
+	len = strlen(s);
 	assert_int_equal(ctl_reply_parse(s, len, &rep, &d), 0);
 	assert_true(rep.ok);
 	assert_string_equal(rep.text, "IRQ 45 \"nvme0q1\"\n  on 0-3\n");

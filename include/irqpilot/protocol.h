@@ -21,7 +21,8 @@ struct ip_root;
  *
  * Request: printable UTF-8 words separated by single spaces, first the
  * version "v1", then a verb and its arguments, optionally a last word
- * "json" asking for JSON data instead of human text:
+ * "json", which older clients send to ask for data (replies are always
+ * data now, so it changes nothing):
  *
  *   v1 status                      v1 pin IRQ CPULIST
  *   v1 show irqs|cpus|domains|devices|threads
@@ -34,8 +35,9 @@ struct ip_root;
  * the words before it already make a complete request, so a device named
  * "json" can still be explained.
  *
- * Reply: one JSON object, {"v":1,"ok":true,"data":{...}}, or with "text"
- * instead of "data" for human output, or on failure
+ * Reply: one JSON object, {"v":1,"ok":true,"data":{...}}: always data, which
+ * irqctl renders (the "json" word is still accepted and changes nothing), or
+ * on failure
  * {"v":1,"ok":false,"errno":22,"error":"one-line message"}.
  */
 #define IP_PROTO_VERSION 1
@@ -210,7 +212,6 @@ int ip_proto_pid_ids(struct ip_root *root, pid_t pid, uid_t *euid, gid_t *egid, 
  */
 void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void ip_proto_reply_text(FILE *f, const char *text);
 void ip_proto_reply_begin(struct ip_json *j, FILE *f);
 void ip_proto_reply_end(struct ip_json *j);
 

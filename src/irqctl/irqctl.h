@@ -48,6 +48,9 @@ struct ctl_reply {
  * (@d says why). */
 int ctl_reply_parse(const char *buf, size_t len, struct ctl_reply *out, struct ip_diag *d);
 void ctl_reply_free(struct ctl_reply *r);
+/* The text view of the data of an ok reply to @r. Fields it does not know
+ * are printed too where a record may gain them (explain). */
+void ctl_render(FILE *f, const struct ip_request *r, json_object *data);
 /* @v as JSON with a 2-space indent and a newline. */
 void ctl_print_json(FILE *f, json_object *v);
 

@@ -119,35 +119,30 @@ static int transact(const struct ctl *c, const char *req, size_t len, struct ctl
 	return EXIT_OK;
 }
 
-static void format_reply(FILE *f, const struct ctl *c, const struct ctl_reply *reply)
+/* --json prints what the daemon said; otherwise irqctl renders it. */
+static void format_reply(FILE *f, const struct ctl *c, const struct ip_request *r,
+			 const struct ctl_reply *reply)
 {
-	if (c->json) {
-		if (reply->data) {
-			ctl_print_json(f, reply->data);
-		} else {
-			/* A reply without data still gives scripts a document. */
-			json_object *o = json_object_new_object();
+	json_object *empty = NULL;
 
-			if (reply->text)
-				json_object_object_add(o, "text", json_object_new_string(reply->text));
-			ctl_print_json(f, o);
-			json_object_put(o);
-		}
+	if (reply->text) {
+		/* a daemon from before replies were data */
+		fputs(reply->text, f);
 		return;
 	}
-	if (reply->text) {
-		size_t n = strlen(reply->text);
-
-		fputs(reply->text, f);
-		if (n && reply->text[n - 1] != '\n')
-			fputc('\n', f);
-	} else if (reply->data) {
-		ctl_print_json(f, reply->data);
-	}
+	/* an ok reply with nothing to say still gives scripts a document */
+	if (!reply->data)
+		empty = json_object_new_object();
+	if (c->json)
+		ctl_print_json(f, reply->data ? reply->data : empty);
+	else
+		ctl_render(f, r, reply->data ? reply->data : empty);
+	json_object_put(empty);
 }
 
 /* Also the JSON: its writer escapes C0 controls but passes C1 ones. */
-static void print_reply(FILE *f, const struct ctl *c, const struct ctl_reply *reply)
+static void print_reply(FILE *f, const struct ctl *c, const struct ip_request *r,
+			const struct ctl_reply *reply)
 {
 	_cleanup_free_ char *out = NULL;
 	size_t len = 0;
@@ -155,7 +150,7 @@ static void print_reply(FILE *f, const struct ctl *c, const struct ctl_reply *re
 
 	if (!m)
 		return;
-	format_reply(m, c, reply);
+	format_reply(m, c, r, reply);
 	if (fclose(m) == 0 && out)
 		put_clean(f, "", out);
 }
@@ -206,7 +201,7 @@ static FILE *pager_open(const struct ctl *c)
 	return popen(pager, "w");
 }
 
-static int run_once(const struct ctl *c, const char *req, size_t len)
+static int run_once(const struct ctl *c, const struct ip_request *rq, const char *req, size_t len)
 {
 	struct ctl_reply reply;
 	FILE *pager;
@@ -216,7 +211,7 @@ static int run_once(const struct ctl *c, const char *req, size_t len)
 	if (r != EXIT_OK)
 		return r;
 	pager = pager_open(c);
-	print_reply(pager ? pager : stdout, c, &reply);
+	print_reply(pager ? pager : stdout, c, rq, &reply);
 	if (pager)
 		pclose(pager);
 	ctl_reply_free(&reply);
@@ -233,7 +228,7 @@ static void wait_interval(double seconds)
 		;
 }
 
-static int run_top(const struct ctl *c, const char *req, size_t len)
+static int run_top(const struct ctl *c, const struct ip_request *rq, const char *req, size_t len)
 {
 	bool redraw = !c->once && !c->json && isatty(STDOUT_FILENO);
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -252,7 +247,7 @@ static int run_top(const struct ctl *c, const char *req, size_t len)
 			return r;
 		if (redraw)
 			fputs("\033[H\033[2J", stdout);
-		print_reply(stdout, c, &reply);
+		print_reply(stdout, c, rq, &reply);
 		fflush(stdout);
 		ctl_reply_free(&reply);
 		if (c->once)
@@ -352,9 +347,9 @@ int main(int argc, char **argv)
 	if (n < 0)
 		return ctl_usage_error("cannot express this request: %s", strerror(-n));
 	if (r.verb == IP_VERB_TOP)
-		return run_top(&c, req, (size_t)n);
+		return run_top(&c, &r, req, (size_t)n);
 	/* Only read-only output is long enough to want a pager. */
 	if (ip_proto_is_mutating(&r))
 		c.no_pager = true;
-	return run_once(&c, req, (size_t)n);
+	return run_once(&c, &r, req, (size_t)n);
 }

@@ -166,7 +166,8 @@ int ctl_build_request(const struct ctl *c, int argc, char **argv, struct ip_requ
 		return -1;
 	cmd = ip_proto_command((enum ip_verb)v);
 	r->verb = (enum ip_verb)v;
-	r->json = c->json;
+	/* The daemon always answers with data now; --json only changes
+	 * how irqctl prints it, so the wire flag is not sent. */
 	if ((c->once_set || c->interval_set) && r->verb != IP_VERB_TOP)
 		return ctl_usage_error("--once and --interval only apply to top");
 	if (nargs < ip_proto_min_args(cmd))

@@ -785,18 +785,6 @@ void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
 	ip_json_object_end(&j);
 }
 
-void ip_proto_reply_text(FILE *f, const char *text)
-{
-	struct ip_json j;
-
-	ip_json_init(&j, f);
-	ip_json_object_begin(&j, NULL);
-	ip_json_int(&j, "v", IP_PROTO_VERSION);
-	ip_json_bool(&j, "ok", true);
-	ip_json_string(&j, "text", text ? text : "");
-	ip_json_object_end(&j);
-}
-
 void ip_proto_reply_begin(struct ip_json *j, FILE *f)
 {
 	ip_json_init(j, f);
