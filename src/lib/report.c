@@ -258,6 +258,12 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
+/* The one set of scheduling policy names in replies: as chrt(1) and ps(1) say them. */
+static const char *sched_name(int policy)
+{
+	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
+}
+
 void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
@@ -273,6 +279,8 @@ void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
 		ip_json_uint(j, "queue", t->hwq);
 		ip_json_int(j, "pid", t->pid);
 		ip_json_cpuset(j, "cpus", &t->allowed);
+		ip_json_string(j, "policy", sched_name((int)t->policy));
+		ip_json_uint(j, "priority", t->rt_priority);
 		if (r.have)
 			ip_json_double(j, "completions_per_s", r.completions);
 		else
@@ -302,7 +310,7 @@ void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 		ip_json_string(j, "comm", t->comm);
 		ip_json_uint(j, "irq", t->irq);
 		ip_json_cpuset(j, "allowed", &t->allowed);
-		ip_json_string(j, "policy", t->policy == 1 ? "fifo" : t->policy == 2 ? "rr" : "other");
+		ip_json_string(j, "policy", sched_name((int)t->policy));
 		ip_json_uint(j, "priority", t->rt_priority);
 		ip_json_int(j, "last_cpu", t->last_cpu);
 		ip_json_double(j, "cpu_pct", r->cpu_pct);
@@ -1040,10 +1048,6 @@ void ip_report_why_json(struct ip_json *j, const struct ip_why *w)
 
 /* ---- the plan --------------------------------------------------------- */
 
-static const char *sched_name(int policy)
-{
-	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
-}
 
 static const char *what_name(enum ip_apply_what w)
 {
