@@ -646,6 +646,8 @@ static const char *stay_str(enum ip_stay s)
 		return "forced IRQ threading keeps completions on the interrupt's CPU";
 	case IP_STAY_RQ_AFFINITY0:
 		return "rq_affinity 0 keeps completions on the interrupt's CPU";
+	case IP_STAY_SHARED_CACHE:
+		return "before 6.9, rq_affinity 1 completes on the interrupt's CPU when it shares a cache with the submitter, whatever its capacity";
 	case IP_STAY_NONE:
 		break;
 	}
