@@ -91,7 +91,10 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	bool dry = ip_engine_dry_run(d->engine);
 	/* one entry's text and fields; large (two CPU lists), so not on the stack */
 	struct ip_journal *jf = malloc(sizeof(*jf));
+	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
 
+	if (note)
+		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
 	if (!jf) {
 		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
 		return;
