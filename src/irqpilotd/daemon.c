@@ -127,6 +127,13 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: " : "", jf->message);
 	}
+	for (int i = 0; st->decided && i < p->nr_rq; i++) {
+		if (p->rq[i].failed)
+			continue;
+		ip_report_rq_journal(jf, &p->rq[i]);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would set " : "", jf->message);
+	}
 	for (int i = 0; st->decided && i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 
