@@ -37,7 +37,10 @@ k=0
 while [ "$k" -lt "$steps" ]; do
 	dir=$out/$(printf '%04d' "$k")
 	rm -rf "$dir"
-	# hard links: every file that changes is written anew and renamed over
+	# hard links: every file that changes is written anew and renamed over.
+	# They change the link count, so the ctime, of the fixture files: git
+	# then sees the tree stat-dirty until its index is refreshed (see
+	# scripts/build-deb).
 	cp -al "$fixtures/$base" "$dir" 2>/dev/null || { rm -rf "$dir"; cp -a "$fixtures/$base" "$dir"; }
 	mkdir -p "$dir/irqpilot"
 	echo $(( (1000 + k * interval) * 1000000000 )) >"$dir/irqpilot/time_ns"
