@@ -51,6 +51,22 @@ static double pct(const double *v, int n, double p)
 	return v[k - 1];
 }
 
+/* rchar and syscr of /proc/self/io: bytes read and read calls so far */
+static void self_io(unsigned long long *rchar, unsigned long long *syscr)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/io", "re");
+
+	*rchar = *syscr = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "rchar: %llu", rchar);
+		sscanf(line, "syscr: %llu", syscr);
+	}
+	fclose(f);
+}
+
 static int count_tracked(const struct ip_snapshot *snap)
 {
 	int n = 0;
@@ -62,8 +78,9 @@ static int count_tracked(const struct ip_snapshot *snap)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench-cycle --root DIR [--cycles N]\n"
-	      "Times N (default 50) sample+derive cycles of the daemon on the tree DIR.\n",
+	fputs("usage: bench-cycle --root DIR [--cycles N] [--full]\n"
+	      "Times N (default 50) sample+derive cycles of the daemon on the tree DIR.\n"
+	      "--full reads all of /proc/interrupts every cycle (no per_cpu_count fast path).\n",
 	      f);
 }
 
@@ -78,6 +95,8 @@ int main(int argc, char **argv)
 	struct ip_diag d = { { 0 } };
 	struct rusage ru0, ru1;
 	double *wall, t0, warm_ms, sum = 0, cpu_ms, user_ms, sys_ms;
+	unsigned long long rc0, rc1, sc0, sc1;
+	unsigned long full = 0, fast = 0;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -93,6 +112,8 @@ int main(int argc, char **argv)
 					argv[i]);
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--full") == 0) {
+			o.full_scan_always = true;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			return 0;
@@ -128,6 +149,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	self_io(&rc0, &sc0);
 	getrusage(RUSAGE_SELF, &ru0);
 	for (long i = 0; i < cycles; i++) {
 		struct ip_model m;
@@ -150,6 +172,7 @@ int main(int argc, char **argv)
 		sum += wall[i];
 	}
 	getrusage(RUSAGE_SELF, &ru1);
+	self_io(&rc1, &sc1);
 
 	user_ms = (tv_ms(&ru1.ru_utime) - tv_ms(&ru0.ru_utime)) / (double)cycles;
 	sys_ms = (tv_ms(&ru1.ru_stime) - tv_ms(&ru0.ru_stime)) / (double)cycles;
@@ -173,6 +196,10 @@ int main(int argc, char **argv)
 	printf("%-22s %10.3f\n", "  user (ms)", user_ms);
 	printf("%-22s %10.3f\n", "  sys (ms)", sys_ms);
 	printf("%-22s %10.1f\n", "peak RSS (MiB)", (double)ru1.ru_maxrss / 1024.0);
+	printf("%-22s %10.0f\n", "bytes read", (double)(rc1 - rc0) / (double)cycles);
+	printf("%-22s %10.1f\n", "read calls", (double)(sc1 - sc0) / (double)cycles);
+	ip_sampler_scan_counts(s, &full, &fast);
+	printf("%-22s %10lu / %lu\n", "full / fast samples", full, fast);
 	printf("\n");
 	printf("BENCH cycle cpus=%d irqs=%d cycles=%ld warmup_ms=%.3f wall_mean_ms=%.3f "
 	       "wall_median_ms=%.3f wall_p95_ms=%.3f cpu_ms=%.3f user_ms=%.3f sys_ms=%.3f "

@@ -531,6 +531,39 @@ static int follow_affinity(struct state *s)
 	return moves;
 }
 
+/*
+ * The same interrupts in sys/kernel/irq/N/per_cpu_count, which irqpilotd
+ * reads for its tracked vectors between full scans: one count per possible
+ * CPU, comma-separated, as per_cpu_count_show() (kernel/irq/irqdesc.c)
+ * writes it. Trees without the file (CONFIG_SPARSE_IRQ=n) are left alone.
+ */
+static void bump_per_cpu_count(const struct state *s, unsigned irq, int cpu, uint64_t add)
+{
+	char rel[128], out[65536];
+	char *text, *p;
+	size_t n = 0;
+	int i = 0;
+
+	snprintf(rel, sizeof(rel), "sys/kernel/irq/%u/per_cpu_count", irq);
+	text = slurp(tree_path(s, rel), NULL);
+	if (!text)
+		return;
+	for (p = text; *p && *p != '\n' && n < sizeof(out) - 32; i++) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+
+		if (end == p)
+			die("%s: not a count at field %d", rel, i);
+		if (i == cpu)
+			v = (uint32_t)(v + add); /* the kernel's counts are 32 bits */
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%llu", i ? "," : "", v);
+		p = *end == ',' ? end + 1 : end;
+	}
+	n += (size_t)snprintf(out + n, sizeof(out) - n, "\n");
+	spit(tree_path(s, rel), out, n, true);
+	free(text);
+}
+
 /* Add @sim steps to every counter file; interrupts follow the affinity. */
 static void tick(struct state *s)
 {
@@ -579,6 +612,8 @@ static void tick(struct state *s)
 						cur.v[first + 1 + r->eff] += add;
 						landed[r->eff] += add;
 						total_landed += add;
+						if (add)
+							bump_per_cpu_count(s, r->irq, r->eff, add);
 					}
 				} else {
 					for (size_t j = first; j < k; j++)

@@ -238,7 +238,7 @@ fi
 
 # ---- journal message catalog -------------------------------------------
 # Every IP_MESSAGE_* of log.h is used by the daemon and has an entry in
-# the catalog, and the catalog has no entry the code does not send.
+# the catalog.
 catalog=$top_srcdir/systemd/irqpilot.catalog
 sed -n 's/^#define IP_MESSAGE_[A-Z_]* "\([0-9a-f]*\)"$/\1/p' \
 	"$top_srcdir/include/irqpilot/log.h" | sort >"$tmp/ids.code"
@@ -255,9 +255,8 @@ for id in $(cat "$tmp/ids.code"); do
 		not_ok "MESSAGE_ID $id of log.h is not in irqpilot.catalog"
 	fi
 done
-for id in $(cat "$tmp/ids.catalog"); do
-	grep -qx "$id" "$tmp/ids.code" || not_ok "irqpilot.catalog entry $id is no IP_MESSAGE_* of log.h"
-done
+# The catalog's other entries are the reason codes' (report.c's table):
+# tests/test_catalog checks that each entry belongs to a code or to log.h.
 if [ -n "$(sort "$tmp/ids.catalog" | uniq -d)" ]; then
 	not_ok "irqpilot.catalog has an ID twice"
 fi
@@ -270,7 +269,7 @@ for name in $(sed -n 's/^#define \(IP_MESSAGE_[A-Z_]*\) .*/\1/p' "$top_srcdir/in
 	fi
 done
 # journalctl's own parser, on a root that holds only this catalog: it
-# fails on an entry it cannot read, and must then list all five.
+# fails on an entry it cannot read, and must then list every entry.
 if command -v journalctl >/dev/null 2>&1; then
 	croot=$tmp/catalog-root
 	mkdir -p "$croot/usr/lib/systemd/catalog" "$croot/var/lib/systemd/catalog"

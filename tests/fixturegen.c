@@ -1012,6 +1012,52 @@ static void write_proc_irq(struct gen *g)
 	wr(g, "proc/irq/default_smp_affinity", 0644, "%s\n", mask_hex(hex, &g->all, g->ncpus));
 }
 
+/*
+ * /sys/kernel/irq/N/per_cpu_count, exactly per_cpu_count_show() of
+ * kernel/irq/irqdesc.c (6.1, CONFIG_SPARSE_IRQ): "%u" per possible CPU
+ * joined by ",", then "\n", each by scnprintf(buf + ret, PAGE_SIZE - ret):
+ * past PAGE_SIZE - 1 bytes the text is cut, mid-number, and the newline
+ * is lost. The generated machine has every possible CPU online.
+ */
+#define KERNEL_PAGE_SIZE 4096
+
+static void write_per_cpu_count(struct gen *g, unsigned num, const struct irq *q)
+{
+	char dir[64], path[96], buf[KERNEL_PAGE_SIZE];
+	size_t ret = 0;
+
+	for (int c = 0; c < g->ncpus; c++) {
+		int k = snprintf(buf + ret, sizeof(buf) - ret, "%s%u", c ? "," : "", q ? irq_count(g, q, c) : 0u);
+
+		ret += (size_t)k < sizeof(buf) - ret ? (size_t)k : sizeof(buf) - ret - 1;
+	}
+	if (ret + 1 < sizeof(buf))
+		buf[ret++] = '\n';
+	xsnprintf(dir, sizeof(dir), "sys/kernel/irq/%u", num);
+	mkdir_p(g, dir);
+	xsnprintf(path, sizeof(path), "%s/per_cpu_count", dir);
+	fopen_(g, 0444, "%s", path);
+	reserve(g, ret);
+	memcpy(g->buf + g->len, buf, ret);
+	g->len += ret;
+	fclose_(g);
+}
+
+static void write_sys_kernel_irq(struct gen *g)
+{
+	bool have[16] = { false };
+
+	for (int i = 0; i < g->nirqs; i++) {
+		if (g->irqs[i].num < 16)
+			have[g->irqs[i].num] = true;
+		write_per_cpu_count(g, g->irqs[i].num, &g->irqs[i]);
+	}
+	/* the legacy descriptors of write_proc_irq(), without a handler */
+	for (unsigned n = 0; n < 16; n++)
+		if (!have[n])
+			write_per_cpu_count(g, n, NULL);
+}
+
 static const char *const softirq_names[] = { "HI",	 "TIMER",   "NET_TX", "NET_RX",	 "BLOCK",
 					     "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU" };
 
@@ -1250,6 +1296,7 @@ static void write_proc(struct gen *g)
 {
 	write_interrupts(g);
 	write_proc_irq(g);
+	write_sys_kernel_irq(g);
 	write_softirqs(g);
 	write_stat(g);
 	write_diskstats(g);

@@ -56,8 +56,8 @@ expect "pin needs a CPU list" 2 "usage: irqctl pin IRQ CPULIST" pin 45
 expect "bad CPU list" 2 "bad CPU list '3-1'" pin 45 3-1
 expect "CPU out of range" 2 "names a CPU above" pin 45 0-99999
 expect "bad IRQ" 2 "'../sda' is neither an IRQ number nor a device name" explain ../sda
-expect "dry-run on|off" 2 "expected 'on' or 'off'" dry-run maybe
-expect "capture sample count" 2 "SAMPLES must be a number" capture /tmp/x 0
+expect "dry-run on|off" 2 "dry-run takes 'on' or 'off', not 'maybe'" dry-run maybe
+expect "capture sample count" 2 "sample count '0' is not a number from 1 to" capture /tmp/x 0
 expect "capture path with a space" 2 "must not contain spaces" capture "/tmp/a b"
 expect "--once is for top" 2 "only apply to top" status --once
 expect "bad --interval" 2 "--interval: 'fast'" top --interval fast

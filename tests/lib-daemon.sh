@@ -40,6 +40,7 @@ wait_for() {
 # standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
 # workload on a fixture tree, in the background (its pid in $standin_pid):
 # 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list
+# (in /proc/interrupts and in /sys/kernel/irq/IRQ/per_cpu_count)
 # names (as the effective affinity), and 3,000 submissions of DISK from CPU.
 standin_kernel() {
 	(
@@ -56,6 +57,13 @@ standin_kernel() {
 			awk -v irq="$2:" -v eff="$eff" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
 				"$1/proc/interrupts" >"$1/proc/interrupts.new"
 			mv "$1/proc/interrupts.new" "$1/proc/interrupts"
+			# the kernel counts once (kstat_irqs) and shows it in both;
+			# per_cpu_count has a field per possible CPU, all online here
+			pcc=$1/sys/kernel/irq/$2/per_cpu_count
+			if [ -f "$pcc" ]; then
+				awk -F, -v OFS=, -v f="$((eff + 1))" '{ $f = $f + 3000; print }' "$pcc" >"$pcc.new"
+				mv "$pcc.new" "$pcc"
+			fi
 			sleep 0.05
 		done
 	) 2>"$tmp/kernel.err" &

@@ -474,6 +474,82 @@ static void test_vector_cache(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/*
+ * The per_cpu_count fast path gives the model a full scan gives. server-2s
+ * has CPU 31 offline (possible 0-31, online 0-30): its per_cpu_count files
+ * carry a count for CPU 31 that /proc/interrupts does not show, and a
+ * sampler mapping by column, or summing offline CPUs, would differ.
+ */
+static void test_fast_path_same_model(void **state)
+{
+	struct ip_sampler_opts full_o = { .full_scan_always = true }, fast_o = { 0 };
+	struct ip_sampler *full, *fast;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	unsigned long nfull, nfast;
+
+	(void)state;
+	assert_int_equal(ip_root_open(FIXTURES "server-2s", &r), 0);
+	assert_int_equal(ip_sampler_new(r, &full_o, &full), 0);
+	assert_int_equal(ip_sampler_new(r, &fast_o, &fast), 0);
+	for (int step = 0; step < 4; step++) {
+		struct ip_snapshot a, b;
+
+		if (ip_sampler_sample(full, &a, &d) < 0 || ip_sampler_sample(fast, &b, &d) < 0)
+			fail_msg("sample %d: %s", step, d.msg);
+		assert_int_equal(a.nr_irqs, b.nr_irqs);
+		assert_int_equal(a.topo.nr_cpus, b.topo.nr_cpus);
+		for (int i = 0; i < a.nr_irqs; i++) {
+			assert_int_equal(a.irqs[i].irq, b.irqs[i].irq);
+			assert_string_equal(a.irqs[i].actions, b.irqs[i].actions);
+			assert_int_equal(a.irqs[i].tracked, b.irqs[i].tracked);
+			assert_int_equal(a.irqs[i].total, b.irqs[i].total);
+			assert_int_equal(!a.irqs[i].percpu, !b.irqs[i].percpu);
+			for (int c = 0; a.irqs[i].percpu && c < a.topo.nr_cpus; c++)
+				assert_int_equal(a.irqs[i].percpu[c], b.irqs[i].percpu[c]);
+			assert_string_equal(ip_irq_info(&a.irqs[i])->chip, ip_irq_info(&b.irqs[i])->chip);
+		}
+		for (int c = 0; c < a.topo.nr_cpus; c++)
+			assert_int_equal(a.irq_load[c], b.irq_load[c]);
+		ip_snapshot_free(&a);
+		ip_snapshot_free(&b);
+	}
+	ip_sampler_scan_counts(fast, &nfull, &nfast);
+	/* start and the second sample read /proc/interrupts, the rest did not */
+	assert_int_equal(nfull, 2);
+	assert_int_equal(nfast, 2);
+	ip_sampler_free(full);
+	ip_sampler_free(fast);
+	ip_root_free(r);
+}
+
+/* Without /sys/kernel/irq (CONFIG_SPARSE_IRQ=n) every sample is a full one. */
+static void test_no_sparse_irq(void **state)
+{
+	struct ip_sampler_opts o = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	unsigned long nfull, nfast;
+
+	(void)state;
+	assert_int_equal(ip_root_open(FIXTURES "qemu-intx-shared", &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int step = 0; step < 3; step++) {
+		struct ip_snapshot a;
+
+		if (ip_sampler_sample(s, &a, &d) < 0)
+			fail_msg("sample %d: %s", step, d.msg);
+		assert_non_null(ip_snapshot_irq(&a, 10));
+		ip_snapshot_free(&a);
+	}
+	ip_sampler_scan_counts(s, &nfull, &nfast);
+	assert_int_equal(nfull, 3);
+	assert_int_equal(nfast, 0);
+	ip_sampler_free(s);
+	ip_root_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +562,8 @@ int main(void)
 		cmocka_unit_test(test_capture_roundtrip),
 		cmocka_unit_test(test_garbled_and_vanished),
 		cmocka_unit_test(test_vector_cache),
+		cmocka_unit_test(test_fast_path_same_model),
+		cmocka_unit_test(test_no_sparse_irq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

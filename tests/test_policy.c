@@ -1901,6 +1901,63 @@ static void test_cq_auto_single_vector(void **state)
 	free(tb);
 }
 
+/* A phone's little and big clusters under one shared cache (DynamIQ), the
+ * vector pinned to little CPU 0, rq_affinity 1, no forced threading: before
+ * 6.9 blk-mq completes on CPU 0 (no IPI within a cache), so completion
+ * threads are needed; from 6.9 it sends the completion to the big submitter
+ * itself, and an unknown version is taken as a current kernel. */
+static void test_cq_auto_shared_cache_by_kernel(void **state)
+{
+	static const struct {
+		unsigned version;
+		bool need;
+	} cases[] = {
+		{ IP_KERNEL_VERSION(6, 1, 0), true },
+		{ IP_KERNEL_VERSION(6, 8, 12), true },
+		{ IP_KERNEL_VERSION(6, 9, 0), false },
+		{ IP_KERNEL_VERSION(6, 12, 0), false },
+		{ 0, false },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct tb *tb = tb_new(4);
+		struct ip_policy_config cfg;
+		struct ip_history h;
+		struct ip_plan p = { 0 };
+		const struct ip_cq_action *a;
+		int sda, qi;
+
+		tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 0);
+		tb_domain(tb, "0-1", 400, IP_CLASS_EFFICIENCY, 0);
+		tb->cur.topo.kernel_version = cases[k].version;
+		sda = tb_dev(tb, "sda", 1);
+		tb->devs[sda].major = 8;
+		qi = tb_irq(tb, 24, "ufshcd", "GICv3", "0", 0);
+		tb_vec(tb, sda, qi, -1, NULL, false);
+		tb_rate(tb, qi, 0, 1000);
+		tb_submit(tb, sda, 3, 2000);
+		tb->cur.have_cq = true;
+		ip_policy_config_init(&cfg);
+		ip_history_init(&h);
+		pin_sda(&cfg, "0");
+		tb->drate[0].ios = 1000;
+		for (int t = 97; t <= 100; t++)
+			step(tb, &cfg, &h, t * S, &p);
+		a = find_cq(&p, "sda");
+		if (cases[k].need) {
+			assert_non_null(a);
+			assert_true(a->attach);
+			assert_contains(cq_reason(&p, "sda"), "before 6.9");
+		} else {
+			assert_null(a);
+		}
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		ip_policy_config_free(&cfg);
+		free(tb);
+	}
+}
+
 static void test_cq_yes_no(void **state)
 {
 	struct tb *tb = ahci_vm(false, 1);
@@ -2232,6 +2289,7 @@ int main(void)
 		cmocka_unit_test(test_commit_skips_failed),
 		cmocka_unit_test(test_every_decision_has_a_reason),
 		cmocka_unit_test(test_cq_auto_pinned_forced),
+		cmocka_unit_test(test_cq_auto_shared_cache_by_kernel),
 		cmocka_unit_test(test_cq_auto_managed_and_refused),
 		cmocka_unit_test(test_cq_auto_several_domains),
 		cmocka_unit_test(test_cq_auto_no_attach),

@@ -1011,9 +1011,116 @@ static void test_counters_malformed(void **state)
 	}
 }
 
+/* ---- per_cpu_count ------------------------------------------------ */
+
+static ip_cpuset set_of(const char *list)
+{
+	ip_cpuset s;
+
+	cpuset_zero(&s);
+	assert_int_equal(cpuset_parse_list(&s, list), 0);
+	return s;
+}
+
+/* kernel/irq/irqdesc.c per_cpu_count_show(): one field per possible CPU */
+static void test_per_cpu_count_real(void **state)
+{
+	ip_cpuset possible = set_of("0-31");
+	const char *text = "0,0,1829311,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,77\n";
+	uint32_t pc[32];
+	struct ip_diag d = { "" };
+
+	(void)state;
+	assert_int_equal(ip_parse_per_cpu_count(text, strlen(text), &possible, pc, 32, &d), 0);
+	assert_int_equal(pc[2], 1829311);
+	assert_int_equal(pc[31], 77);
+	assert_int_equal(pc[0] + pc[30], 0);
+}
+
+/* Field i is the i-th possible CPU, not the i-th /proc/interrupts column:
+ * with CPU 1 offline, /proc/interrupts' second column is CPU 2. */
+static void test_per_cpu_count_possible_not_online(void **state)
+{
+	ip_cpuset possible = set_of("0,2,5,7");
+	const char *text = "1,2,3,4\n";
+	uint32_t pc[8];
+	struct ip_diag d = { "" };
+
+	(void)state;
+	assert_int_equal(ip_parse_per_cpu_count(text, strlen(text), &possible, pc, 8, &d), 0);
+	assert_int_equal(pc[0], 1);
+	assert_int_equal(pc[1], 0);
+	assert_int_equal(pc[2], 2);
+	assert_int_equal(pc[5], 3);
+	assert_int_equal(pc[7], 4);
+	/* four possible CPUs want four fields */
+	assert_int_equal(ip_parse_per_cpu_count("1,2,3\n", 6, &possible, pc, 8, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "3 counts for 4 possible CPUs"));
+	assert_int_equal(ip_parse_per_cpu_count("1,2,3,4,5\n", 10, &possible, pc, 8, &d), -EINVAL);
+}
+
+/* scnprintf into PAGE_SIZE: 1,024 CPUs of big counts are cut, mid-number
+ * and without the newline. The cut text must not pass for counts. */
+static void test_per_cpu_count_truncated(void **state)
+{
+	ip_cpuset possible = set_of("0-1023");
+	char *buf = malloc(16384);
+	size_t n = 0;
+	uint32_t *pc = calloc(1024, sizeof(*pc));
+	struct ip_diag d = { "" };
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(pc);
+	for (int c = 0; c < 1024; c++)
+		n += (size_t)sprintf(buf + n, "%s%u", c ? "," : "", 1000000u + (unsigned)c);
+	assert_true(n > 4095);
+	assert_int_equal(ip_parse_per_cpu_count(buf, 4095, &possible, pc, 1024, &d), -EMSGSIZE);
+	assert_non_null(strstr(d.msg, "truncated"));
+	for (int c = 0; c < 1024; c++)
+		assert_int_equal(pc[c], 0);
+	/* the whole text with its newline is fine */
+	buf[n++] = '\n';
+	assert_int_equal(ip_parse_per_cpu_count(buf, n, &possible, pc, 1024, &d), 0);
+	assert_int_equal(pc[1023], 1001023);
+	free(buf);
+	free(pc);
+}
+
+static void test_per_cpu_count_junk(void **state)
+{
+	static const char *const bad[] = {
+		"", "\n", "1,,2,3\n", "1,2,3,\n", " 1,2,3,4\n", "1,2,3,4 \n", "1,2,x,4\n",
+		"1,2,3,4\n\n", "-1,2,3,4\n", "1;2;3;4\n",
+	};
+	ip_cpuset possible = set_of("0-3");
+	uint32_t pc[4];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ip_diag d = { "" };
+		int r = ip_parse_per_cpu_count(bad[i], strlen(bad[i]), &possible, pc, 4, &d);
+
+		if (r != -EINVAL && r != -EMSGSIZE)
+			fail_msg("'%s': %d", bad[i], r);
+		assert_true(d.msg[0] != '\0');
+	}
+	{
+		struct ip_diag d = { "" };
+
+		assert_int_equal(ip_parse_per_cpu_count("1,2,4294967296,4\n", 17, &possible, pc, 4, &d),
+				 -ERANGE);
+		assert_int_equal(ip_parse_per_cpu_count("1,2,4294967295,4\n", 17, &possible, pc, 4, &d), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_cpu_count_real),
+		cmocka_unit_test(test_per_cpu_count_possible_not_online),
+		cmocka_unit_test(test_per_cpu_count_truncated),
+		cmocka_unit_test(test_per_cpu_count_junk),
 		cmocka_unit_test(test_interrupts_x86_capture),
 		cmocka_unit_test(test_interrupts_x86_msix_long_chip),
 		cmocka_unit_test(test_interrupts_arm64_phone),

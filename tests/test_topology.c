@@ -105,6 +105,32 @@ static void rmtree(char *dir)
 
 /* ---- fixtures ---- */
 
+/* proc/sys/kernel/osrelease as the kernel writes it (init/version.c,
+ * UTS_RELEASE with a newline): distribution suffixes, -rc, and junk. */
+static void test_osrelease(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned version;
+	} cases[] = {
+		{ "6.1.0-57-amd64\n", IP_KERNEL_VERSION(6, 1, 0) },
+		{ "6.1.0-57-rt-amd64\n", IP_KERNEL_VERSION(6, 1, 0) },
+		{ "6.12.118+deb13-arm64\n", IP_KERNEL_VERSION(6, 12, 118) },
+		{ "5.10.198-android12-9-00085-g226a9632f13d\n", IP_KERNEL_VERSION(5, 10, 198) },
+		{ "6.9-rc3\n", IP_KERNEL_VERSION(6, 9, 0) },
+		{ "6.8.12", IP_KERNEL_VERSION(6, 8, 12) },
+		{ "4.19.999\n", IP_KERNEL_VERSION(4, 19, 255) },
+		{ "", 0 }, { "\n", 0 }, { "linux\n", 0 }, { "6\n", 0 }, { "6.\n", 0 },
+		{ ".1.0\n", 0 }, { "0.0.0\n", 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		assert_int_equal(ip_parse_osrelease(cases[i].text, strlen(cases[i].text)), cases[i].version);
+	assert_int_equal(ip_parse_osrelease(NULL, 0), 0);
+	/* not NUL-terminated: the length bounds it */
+	assert_int_equal(ip_parse_osrelease("6.1.0", 3), IP_KERNEL_VERSION(6, 1, 0));
+}
+
 static void test_phone(void **state)
 {
 	struct ip_topology t;
@@ -621,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_sparse_max_cpus),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_osrelease),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,6 +187,7 @@ enum ip_stay {
 	IP_STAY_NONE = 0,
 	IP_STAY_THREADIRQS,
 	IP_STAY_RQ_AFFINITY0,
+	IP_STAY_SHARED_CACHE,	/* before 6.9: rq_affinity 1 and a cache shared with the submitter */
 };
 
 /* How a housekeeping CPU was found for isolated submitters. */

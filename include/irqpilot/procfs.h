@@ -77,6 +77,26 @@ int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char 
 int ip_parse_softirqs(const char *text, size_t len, const char *row, uint64_t *by_cpu, int *ncpus,
 		      struct ip_diag *d);
 
+/* ---- /sys/kernel/irq/N/per_cpu_count ------------------------------- */
+
+/*
+ * kernel/irq/irqdesc.c per_cpu_count_show() (CONFIG_SPARSE_IRQ) prints
+ * "%u" per *possible* CPU (for_each_possible_cpu, ascending ids, offline
+ * ones included), comma-separated, then "\n", with scnprintf into the one
+ * PAGE_SIZE buffer sysfs gives a show(). Past PAGE_SIZE - 1 bytes the text
+ * is cut: the last number may be cut short and the newline is missing.
+ * /proc/interrupts instead has one column per *online* CPU, so field i is
+ * the i-th CPU of @possible, not column i.
+ *
+ * Fills @by_cpu (@nr_cpus entries, zeroed first) by CPU id. -EMSGSIZE when
+ * the text is cut (no newline at its end: every number of it is suspect),
+ * -EINVAL when it is not the kernel's format or its field count is not the
+ * number of possible CPUs, -ERANGE for a count above 2^32-1 (the kernel's
+ * counts are unsigned int).
+ */
+int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possible, uint32_t *by_cpu,
+			   int nr_cpus, struct ip_diag *d);
+
 /* ---- /proc/PID/stat, /proc/PID/status, /proc/PID/io ------------------ */
 
 struct ip_pid_stat {

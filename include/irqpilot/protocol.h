@@ -10,7 +10,6 @@
 #include "irqpilot/cpuset.h"
 #include "irqpilot/diag.h"
 #include "irqpilot/json.h"
-#include "irqpilot/jsonparse.h"
 
 struct ip_root;
 
@@ -22,7 +21,8 @@ struct ip_root;
  *
  * Request: printable UTF-8 words separated by single spaces, first the
  * version "v1", then a verb and its arguments, optionally a last word
- * "json" asking for JSON data instead of human text:
+ * "json", which older clients send to ask for data (replies are always
+ * data now, so it changes nothing):
  *
  *   v1 status                      v1 pin IRQ CPULIST
  *   v1 show irqs|cpus|domains|devices|threads
@@ -35,8 +35,9 @@ struct ip_root;
  * the words before it already make a complete request, so a device named
  * "json" can still be explained.
  *
- * Reply: one JSON object, {"v":1,"ok":true,"data":{...}}, or with "text"
- * instead of "data" for human output, or on failure
+ * Reply: one JSON object, {"v":1,"ok":true,"data":{...}}: always data, which
+ * irqctl renders (the "json" word is still accepted and changes nothing), or
+ * on failure
  * {"v":1,"ok":false,"errno":22,"error":"one-line message"}.
  */
 #define IP_PROTO_VERSION 1
@@ -95,6 +96,39 @@ struct ip_request {
 	unsigned int samples;		/* capture; 0 = the daemon's default */
 };
 
+/* What follows a verb. */
+enum ip_arg_shape {
+	IP_ARGS_NONE,
+	IP_ARGS_OBJECT,		/* irqs|cpus|domains|devices|threads */
+	IP_ARGS_TARGET,		/* IRQ or name */
+	IP_ARGS_TARGET_CPUS,	/* IRQ or name, CPU list */
+	IP_ARGS_ON_OFF,
+	IP_ARGS_DIR_COUNT,	/* absolute directory, optional sample count */
+};
+
+/* One entry of the command table: the whole grammar of one verb. */
+struct ip_command {
+	const char *name;	/* the verb on the wire and on irqctl's command line */
+	enum ip_arg_shape args;
+	bool admin;		/* changes state: needs root or the admin group */
+	const char *usage;	/* "pin IRQ CPULIST" */
+	const char *help;	/* one line for irqctl --help */
+};
+
+/* The table entry of @v; NULL when out of range. Iterate with
+ * for (v = 0; v < _IP_VERB_MAX; v++). */
+const struct ip_command *ip_proto_command(enum ip_verb v);
+/* How many argument words @c takes. */
+int ip_proto_min_args(const struct ip_command *c);
+int ip_proto_max_args(const struct ip_command *c);
+/*
+ * Parses the @nargs argument words of the verb already in @r->verb into @r,
+ * as the decoder does: both irqctl and the daemon call this, so they accept
+ * the same words. Returns 0 or -EINVAL with @d saying what is wrong (count,
+ * object, IRQ, CPU list, on/off, path, sample count).
+ */
+int ip_proto_parse_args(struct ip_request *r, char *const *args, int nargs, struct ip_diag *d);
+
 /* "status", "dry-run"...; NULL when out of range. */
 const char *ip_proto_verb_name(enum ip_verb v);
 /* "irqs", "cpus"...; NULL when out of range. */
@@ -117,7 +151,8 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size);
 /* The IRQ argument rules of the decoder, for clients validating input. */
 int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag *d);
 
-/* pin, unpin, dry-run, reload and capture change the daemon's state. */
+/* The command's admin flag: pin, unpin, dry-run, reload and capture change
+ * the daemon's state. */
 bool ip_proto_is_mutating(const struct ip_request *r);
 
 /* No [control] admin_group. */
@@ -177,7 +212,6 @@ int ip_proto_pid_ids(struct ip_root *root, pid_t pid, uid_t *euid, gid_t *egid, 
  */
 void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void ip_proto_reply_text(FILE *f, const char *text);
 void ip_proto_reply_begin(struct ip_json *j, FILE *f);
 void ip_proto_reply_end(struct ip_json *j);
 
@@ -189,20 +223,6 @@ void ip_proto_reply_end(struct ip_json *j);
  * @s is UTF-8; returns its new length.
  */
 size_t ip_proto_strip_controls(char *s);
-
-/* A decoded reply; @root owns every pointer in it. */
-struct ip_reply {
-	struct ip_jv *root;
-	bool ok;
-	int err;		/* positive errno when !ok */
-	const char *error;	/* !ok */
-	const char *text;	/* ok, NULL if the reply has data instead */
-	const struct ip_jv *data; /* ok, NULL if the reply has text instead */
-};
-
-/* Parses and checks the envelope. Returns 0 or -EPROTO (@d says why). */
-int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d);
-void ip_proto_reply_free(struct ip_reply *r);
 
 /*
  * Transport. These return the errno of the failing system call unchanged

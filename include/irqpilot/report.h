@@ -62,22 +62,28 @@ const char *ip_report_cq_line(char *buf, size_t size, const struct ip_cq_action 
 const char *ip_report_note_line(char *buf, size_t size, const struct ip_note *n);
 
 /*
- * A record as one journal entry: its MESSAGE_ID (NULL if none), the
- * message, and "KEY=value" fields (IRQPILOT_IRQ, IRQPILOT_DEVICE,
- * IRQPILOT_FROM, IRQPILOT_TO, IRQPILOT_QUEUE, IRQPILOT_REASON=code), in
- * fields[], NULL-terminated, ready for ip_log_id().
+ * A record as one journal entry: its MESSAGE_ID (its reason code's, see
+ * systemd/irqpilot.catalog; NULL for a code that has none), the message,
+ * and "KEY=value" fields in fields[], NULL-terminated, ready for
+ * ip_log_id(): the record's (IRQPILOT_IRQ, IRQPILOT_DEVICE, IRQPILOT_FROM,
+ * IRQPILOT_TO, IRQPILOT_QUEUE, IRQPILOT_PID), IRQPILOT_REASON=code,
+ * IRQPILOT_DETAIL=code, and the numbers behind the reason under the names
+ * of its JSON keys (IRQPILOT_SHARE, IRQPILOT_THRESHOLD, IRQPILOT_CPU ...),
+ * which the catalog's texts quote.
  */
+#define IP_JOURNAL_FIELDS 32
 struct ip_journal {
 	const char *message_id;
 	char message[IP_REASON_MAX];
-	const char *fields[8];
+	const char *fields[IP_JOURNAL_FIELDS + 1];
 	int nr;
 	size_t used;
-	char buf[2 * IP_CPULIST_MAX + 512];
+	char buf[5 * IP_CPULIST_MAX + 1024]; /* up to five CPU lists */
 };
 void ip_report_move_journal(struct ip_journal *jf, const struct ip_move *m);
 void ip_report_thread_journal(struct ip_journal *jf, const struct ip_thread_action *t);
 void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k);
+void ip_report_rq_journal(struct ip_journal *jf, const struct ip_rq_action *r);
 void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a);
 void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n);
 

@@ -26,6 +26,9 @@ struct ip_sampler_opts {
 	/* Live submission counters (perf tracepoints, task sampling) are only
 	 * meaningful on the live root; off for fixtures and replays. */
 	bool live_counters;
+	/* Read /proc/interrupts every sample, never the per-vector
+	 * /sys/kernel/irq/N/per_cpu_count fast path (tests compare the two). */
+	bool full_scan_always;
 };
 
 int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip_sampler **out);
@@ -39,6 +42,15 @@ void ip_sampler_invalidate(struct ip_sampler *s);
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq);
 /* Describe the submission source in use, e.g. "perf tracepoints". */
 const char *ip_sampler_submit_source(const struct ip_sampler *s);
+
+/*
+ * Something the operator should hear once (a truncated per_cpu_count that
+ * made the sampler fall back to /proc/interrupts); NULL when nothing new.
+ * Each note is given out once.
+ */
+const char *ip_sampler_take_note(struct ip_sampler *s);
+/* Samples so far that read all of /proc/interrupts, and that did not. */
+void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, unsigned long *fast);
 
 int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *out, struct ip_diag *d);
 

@@ -68,7 +68,16 @@ struct ip_topology {
 	int nr_domains;
 	struct ip_domain *domains; /* sorted by capacity descending, then lowest CPU */
 	bool forced_threading;     /* threadirqs on the command line, or PREEMPT_RT */
+	/* proc/sys/kernel/osrelease as IP_KERNEL_VERSION(), 0 if unknown: blk-mq's
+	 * choice of completion CPU changed with it (6.9, af550e4c9682). */
+	unsigned kernel_version;
 };
+
+#define IP_KERNEL_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
+
+/* "6.1.0-57-amd64\n" -> IP_KERNEL_VERSION(6, 1, 0); 0 for anything that does
+ * not start with MAJOR.MINOR (the patch level may be missing: "6.12-rc3"). */
+unsigned ip_parse_osrelease(const char *text, size_t len);
 
 /*
  * Reads sys/devices/system/cpu/ (and cpu_core/cpu_atom, cpufreq, the

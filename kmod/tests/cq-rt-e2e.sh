@@ -29,13 +29,15 @@ fioargs=(--name=rr --filename=/dev/"$sd" --direct=1 --ioengine=libaio --iodepth=
 
 cq_pid() { ipcq list | awk -v d="$sd" '$1 == "disk=" d { sub(/pid=/, "", $5); print $5; exit }'; }
 
-# One measured fio run: sets IOPS P99 BLK0 (BLOCK softirqs on cpu 0) IOS (requests completed).
+# One measured fio run: sets IOPS P99 BLK0 (BLOCK softirqs on cpu 0) BLK (on all CPUs) IOS
+# (requests completed).
 run() {
-	local b s out
+	local b s out d
 	b=$(vm_softirqs BLOCK); s=$(disk_ios "$sd")
 	out=$(fio --minimal "${fioargs[@]}" 2>&1) || vm_fail "fio failed: $out"
 	[ "$(awk -F';' 'NR == 1 { print $5 }' <<<"$out")" = 0 ] || vm_fail "fio reported an error: $out"
-	BLK0=$(vm_at "$(vm_delta "$b" "$(vm_softirqs BLOCK)")" 0)
+	d=$(vm_delta "$b" "$(vm_softirqs BLOCK)")
+	BLKD=$d; BLK0=$(vm_at "$d" 0); BLK=$(vm_sum "$d")
 	IOS=$(( $(disk_ios "$sd") - s ))
 	IOPS=$(awk -F';' 'NR == 1 { print $8 + 0 }' <<<"$out")
 	P99=$(awk -F';' 'NR == 1 { for (i = 18; i <= 37; i++) if ($i ~ /^99\.0*%=/) { sub(/.*=/, "", $i); print $i; exit } }' <<<"$out")
@@ -44,9 +46,12 @@ run() {
 offs=(); ons=(); offp=(); onp=(); rows=""
 for round in 1 2 3; do
 	run; offs+=("$IOPS"); offp+=("${P99:-0}")
-	[ "$BLK0" -ge $(( IOS / 2 )) ] ||
-		vm_fail "original path: only $BLK0 BLOCK softirqs on cpu 0 for $IOS requests (is the handler threaded?)"
-	rows="$rows; round $round original $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0"
+	# One BLOCK softirq completes every request queued on its CPU's list by then: on a
+	# throttled CPU 0 that was ~5 each (717 for 3,461 in a first run), so judge where they
+	# ran, not how many.
+	[ "$BLK" -gt 100 ] && [ "$BLK0" -ge $(( BLK * 9 / 10 )) ] ||
+		vm_fail "original path: BLOCK softirqs [$BLKD] for $IOS requests, not on cpu 0 (is the handler threaded?)"
+	rows="$rows; round $round original $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0 of $BLK for $IOS requests"
 	ipcq attach "$sd" || vm_fail "attach $sd"
 	pid=$(cq_pid)
 	[ -n "$pid" ] || vm_fail "no completion thread for $sd"

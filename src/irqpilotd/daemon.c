@@ -92,7 +92,10 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	bool dry = ip_engine_dry_run(d->engine);
 	/* one entry's text and fields; large (two CPU lists), so not on the stack */
 	struct ip_journal *jf = malloc(sizeof(*jf));
+	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
 
+	if (note)
+		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
 	if (!jf) {
 		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
 		return;
@@ -124,6 +127,13 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_report_thread_journal(jf, t);
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: " : "", jf->message);
+	}
+	for (int i = 0; st->decided && i < p->nr_rq; i++) {
+		if (p->rq[i].failed)
+			continue;
+		ip_report_rq_journal(jf, &p->rq[i]);
+		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
+			  dry ? "dry run: would set " : "", jf->message);
 	}
 	for (int i = 0; st->decided && i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];

@@ -78,7 +78,8 @@ void ip_log_at(struct ip_log *l, bool tell, int prio, const char *message_id,
 	       const char *fmt, ...)
 {
 	char msg[1024], mfield[1040], pfield[16], idfield[48], ffield[256], lfield[32];
-	struct iovec iov[20];
+	/* four of ours, and room for a plan record's (report.h's IP_JOURNAL_FIELDS) */
+	struct iovec iov[48];
 	int n = 0;
 	va_list ap;
 

@@ -549,6 +549,56 @@ int ip_parse_softirqs(const char *text, size_t len, const char *row, uint64_t *b
 	return 0;
 }
 
+/* ---- /sys/kernel/irq/N/per_cpu_count ------------------------------- */
+
+int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possible, uint32_t *by_cpu,
+			   int nr_cpus, struct ip_diag *d)
+{
+	const char *p = text, *end = text + len;
+	int want = cpuset_count(possible), n = 0, cpu = cpuset_first(possible);
+
+	if (by_cpu && nr_cpus > 0)
+		memset(by_cpu, 0, sizeof(*by_cpu) * (size_t)nr_cpus);
+	/* The newline is written last, by its own scnprintf: without it the
+	 * buffer filled up and the numbers before may be cut. */
+	if (!len || text[len - 1] != '\n')
+		return ip_diag_set(d, -EMSGSIZE,
+				   "truncated after %zu bytes (no newline: the kernel cuts it at PAGE_SIZE)", len);
+	end--;
+	if (p == end)
+		return ip_diag_set(d, -EINVAL, "no counts, %d possible CPUs", want);
+	for (;;) {
+		const char *tok = p;
+		uint64_t v;
+		int r = parse_u64(&p, end, &v);
+
+		if (r == -EINVAL) {
+			const char *comma = memchr(tok, ',', (size_t)(end - tok));
+
+			return ip_diag_set(d, r, "field %d: '%s' is not a count", n + 1,
+					   EXCERPT(tok, comma ? comma : end));
+		}
+		if (r == -ERANGE || v > UINT32_MAX)
+			return ip_diag_set(d, -ERANGE, "field %d: '%s' is above 2^32-1", n + 1,
+					   EXCERPT(tok, p));
+		n++;
+		if (cpu < 0)
+			return ip_diag_set(d, -EINVAL, "more counts than the %d possible CPUs", want);
+		if (by_cpu && cpu < nr_cpus)
+			by_cpu[cpu] = (uint32_t)v;
+		cpu = cpuset_next(possible, cpu + 1);
+		if (p == end)
+			break;
+		if (*p != ',')
+			return ip_diag_set(d, -EINVAL, "field %d: junk '%s' after the count", n,
+					   EXCERPT(p, end));
+		p++;
+	}
+	if (n != want)
+		return ip_diag_set(d, -EINVAL, "%d counts for %d possible CPUs", n, want);
+	return 0;
+}
+
 /* ---- /proc/PID/stat, /proc/PID/status, /proc/PID/io ------------------ */
 
 static int reject_nul(const char *text, size_t len, struct ip_diag *d)

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,31 +21,38 @@
 /* More words than any request has: version, verb, 2 arguments, json. */
 #define WORDS_MAX 6
 
-static const char *const verb_names[_IP_VERB_MAX] = {
-	[IP_VERB_STATUS] = "status",
-	[IP_VERB_SHOW] = "show",
-	[IP_VERB_EXPLAIN] = "explain",
-	[IP_VERB_TOP] = "top",
-	[IP_VERB_PIN] = "pin",
-	[IP_VERB_UNPIN] = "unpin",
-	[IP_VERB_DRY_RUN] = "dry-run",
-	[IP_VERB_RELOAD] = "reload",
-	[IP_VERB_CAPTURE] = "capture",
+/*
+ * The one grammar of the control protocol: irqctl builds its requests, its
+ * help and its usage errors from this table, and the daemon decodes with it,
+ * so a command cannot be spelt one way in the client and another in the
+ * daemon (ip(8) keeps its commands in one table the same way).
+ */
+static const struct ip_command commands[_IP_VERB_MAX] = {
+	[IP_VERB_STATUS] = { "status", IP_ARGS_NONE, false, "status", "what the daemon is doing" },
+	[IP_VERB_SHOW] = { "show", IP_ARGS_OBJECT, false, "show irqs|cpus|domains|devices|threads",
+			   "the daemon's model of this machine" },
+	[IP_VERB_EXPLAIN] = { "explain", IP_ARGS_TARGET, false, "explain IRQ|DEVICE",
+			      "why an IRQ or a device's vectors are placed so" },
+	[IP_VERB_TOP] = { "top", IP_ARGS_NONE, false, "top", "live rates, redrawn until Ctrl-C" },
+	[IP_VERB_PIN] = { "pin", IP_ARGS_TARGET_CPUS, true, "pin IRQ CPULIST",
+			  "keep IRQ on CPULIST (e.g. 0-3,6) over the policy" },
+	[IP_VERB_UNPIN] = { "unpin", IP_ARGS_TARGET, true, "unpin IRQ", "hand IRQ back to the policy" },
+	[IP_VERB_DRY_RUN] = { "dry-run", IP_ARGS_ON_OFF, true, "dry-run on|off",
+			      "decide and report without writing, or act again" },
+	[IP_VERB_RELOAD] = { "reload", IP_ARGS_NONE, true, "reload", "re-read the configuration" },
+	[IP_VERB_CAPTURE] = { "capture", IP_ARGS_DIR_COUNT, true, "capture DIR [SAMPLES]",
+			      "record a replay series into DIR (an absolute path on the daemon's side)" },
 };
 
 static const struct {
 	int min, max;
-	const char *usage;
-} verb_args[_IP_VERB_MAX] = {
-	[IP_VERB_STATUS] = { 0, 0, "status" },
-	[IP_VERB_SHOW] = { 1, 1, "show irqs|cpus|domains|devices|threads" },
-	[IP_VERB_EXPLAIN] = { 1, 1, "explain IRQ" },
-	[IP_VERB_TOP] = { 0, 0, "top" },
-	[IP_VERB_PIN] = { 2, 2, "pin IRQ CPULIST" },
-	[IP_VERB_UNPIN] = { 1, 1, "unpin IRQ" },
-	[IP_VERB_DRY_RUN] = { 1, 1, "dry-run on|off" },
-	[IP_VERB_RELOAD] = { 0, 0, "reload" },
-	[IP_VERB_CAPTURE] = { 1, 2, "capture /ABSOLUTE/DIR [SAMPLES]" },
+} shape_args[] = {
+	[IP_ARGS_NONE] = { 0, 0 },
+	[IP_ARGS_OBJECT] = { 1, 1 },
+	[IP_ARGS_TARGET] = { 1, 1 },
+	[IP_ARGS_TARGET_CPUS] = { 2, 2 },
+	[IP_ARGS_ON_OFF] = { 1, 1 },
+	[IP_ARGS_DIR_COUNT] = { 1, 2 },
 };
 
 static const char *const object_names[_IP_OBJ_MAX] = {
@@ -55,9 +63,24 @@ static const char *const object_names[_IP_OBJ_MAX] = {
 	[IP_OBJ_THREADS] = "threads",
 };
 
+const struct ip_command *ip_proto_command(enum ip_verb v)
+{
+	return (unsigned)v < _IP_VERB_MAX ? &commands[v] : NULL;
+}
+
 const char *ip_proto_verb_name(enum ip_verb v)
 {
-	return (unsigned)v < _IP_VERB_MAX ? verb_names[v] : NULL;
+	return (unsigned)v < _IP_VERB_MAX ? commands[v].name : NULL;
+}
+
+int ip_proto_min_args(const struct ip_command *c)
+{
+	return shape_args[c->args].min;
+}
+
+int ip_proto_max_args(const struct ip_command *c)
+{
+	return shape_args[c->args].max;
 }
 
 const char *ip_proto_object_name(enum ip_object o)
@@ -147,6 +170,45 @@ static int lookup(const char *const *names, int n, const char *word)
 	return -1;
 }
 
+/* Length of the valid UTF-8 sequence at @str (at most @n bytes), 0 if it
+ * is not one (overlong, surrogate, above U+10FFFF, truncated). */
+static size_t utf8_char_len(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned char c;
+	size_t k;
+	uint32_t cp;
+
+	if (n == 0)
+		return 0;
+	c = s[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		k = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		k = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}
+
 /* Framing: everything that makes @buf not a v1 request at all. */
 static int check_bytes(const char *buf, size_t len, struct ip_diag *d)
 {
@@ -165,7 +227,7 @@ static int check_bytes(const char *buf, size_t len, struct ip_diag *d)
 			return ip_diag_set(d, -EPROTO,
 					   "non-printable byte 0x%02x at offset %zu of the request", c,
 					   i);
-		n = ip_utf8_char_len(buf + i, len - i);
+		n = utf8_char_len(buf + i, len - i);
 		if (n == 0)
 			return ip_diag_set(d, -EPROTO, "invalid UTF-8 at offset %zu of the request",
 					   i);
@@ -197,13 +259,19 @@ static int check_version(const char *w, struct ip_diag *d)
 			   IP_PROTO_VERSION);
 }
 
-static int decode_args(struct ip_request *r, char **arg, int nargs, struct ip_diag *d)
+int ip_proto_parse_args(struct ip_request *r, char *const *arg, int nargs, struct ip_diag *d)
 {
+	const struct ip_command *c = ip_proto_command(r->verb);
 	unsigned long v;
 	int i, err;
 
-	switch (r->verb) {
-	case IP_VERB_SHOW:
+	if (!c)
+		return ip_diag_set(d, -EINVAL, "unknown verb");
+	if (nargs < ip_proto_min_args(c) || nargs > ip_proto_max_args(c))
+		return ip_diag_set(d, -EINVAL, "wrong number of arguments (%d) to %s; usage: %s", nargs,
+				   c->name, c->usage);
+	switch (c->args) {
+	case IP_ARGS_OBJECT:
 		i = lookup(object_names, _IP_OBJ_MAX, arg[0]);
 		if (i < 0)
 			return ip_diag_set(d, -EINVAL,
@@ -211,10 +279,9 @@ static int decode_args(struct ip_request *r, char **arg, int nargs, struct ip_di
 					   arg[0]);
 		r->object = (enum ip_object)i;
 		return 0;
-	case IP_VERB_EXPLAIN:
-	case IP_VERB_UNPIN:
+	case IP_ARGS_TARGET:
 		return ip_proto_parse_target(arg[0], &r->target, d);
-	case IP_VERB_PIN:
+	case IP_ARGS_TARGET_CPUS:
 		err = ip_proto_parse_target(arg[0], &r->target, d);
 		if (err < 0)
 			return err;
@@ -228,13 +295,13 @@ static int decode_args(struct ip_request *r, char **arg, int nargs, struct ip_di
 		if (cpuset_empty(&r->cpus))
 			return ip_diag_set(d, -EINVAL, "empty CPU list '%.40s'", arg[1]);
 		return 0;
-	case IP_VERB_DRY_RUN:
+	case IP_ARGS_ON_OFF:
 		if (strcmp(arg[0], "on") != 0 && strcmp(arg[0], "off") != 0)
-			return ip_diag_set(d, -EINVAL, "dry-run takes 'on' or 'off', not '%.40s'",
+			return ip_diag_set(d, -EINVAL, "%s takes 'on' or 'off', not '%.40s'", c->name,
 					   arg[0]);
 		r->on = strcmp(arg[0], "on") == 0;
 		return 0;
-	case IP_VERB_CAPTURE:
+	case IP_ARGS_DIR_COUNT:
 		if (arg[0][0] != '/')
 			return ip_diag_set(d, -EINVAL,
 					   "capture directory '%.40s' is not an absolute path", arg[0]);
@@ -252,10 +319,7 @@ static int decode_args(struct ip_request *r, char **arg, int nargs, struct ip_di
 			r->samples = (unsigned int)v;
 		}
 		return 0;
-	case IP_VERB_STATUS:
-	case IP_VERB_TOP:
-	case IP_VERB_RELOAD:
-	case _IP_VERB_MAX:
+	case IP_ARGS_NONE:
 		break;
 	}
 	return 0;
@@ -286,20 +350,18 @@ int ip_proto_decode(const char *buf, size_t len, struct ip_request *out, struct 
 		return err;
 	if (n < 2)
 		return ip_diag_set(d, -EINVAL, "request has no verb");
-	v = lookup(verb_names, _IP_VERB_MAX, words[1]);
-	if (v < 0)
+	for (v = 0; v < _IP_VERB_MAX && strcmp(commands[v].name, words[1]) != 0; v++)
+		;
+	if (v == _IP_VERB_MAX)
 		return ip_diag_set(d, -EINVAL, "unknown verb '%.40s'", words[1]);
 	r.verb = (enum ip_verb)v;
 	nargs = n - 2;
 	/* "json" is the flag only if what precedes it is complete. */
-	if (nargs > verb_args[v].min && strcmp(words[n - 1], "json") == 0) {
+	if (nargs > ip_proto_min_args(&commands[v]) && strcmp(words[n - 1], "json") == 0) {
 		r.json = true;
 		nargs--;
 	}
-	if (nargs < verb_args[v].min || nargs > verb_args[v].max)
-		return ip_diag_set(d, -EINVAL, "wrong number of arguments (%d) to %s; usage: %s",
-				   nargs, verb_names[v], verb_args[v].usage);
-	err = decode_args(&r, words + 2, nargs, d);
+	err = ip_proto_parse_args(&r, words + 2, nargs, d);
 	if (err < 0)
 		return err;
 	*out = r;
@@ -343,17 +405,16 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 	if ((unsigned)r->verb >= _IP_VERB_MAX)
 		return -EINVAL;
 	put(&o, "v1 ");
-	put(&o, verb_names[r->verb]);
-	switch (r->verb) {
-	case IP_VERB_SHOW:
+	put(&o, commands[r->verb].name);
+	switch (commands[r->verb].args) {
+	case IP_ARGS_OBJECT:
 		if (!ip_proto_object_name(r->object))
 			return -EINVAL;
 		put(&o, " ");
 		put(&o, object_names[r->object]);
 		break;
-	case IP_VERB_EXPLAIN:
-	case IP_VERB_PIN:
-	case IP_VERB_UNPIN:
+	case IP_ARGS_TARGET:
+	case IP_ARGS_TARGET_CPUS:
 		if (!target_valid(&r->target))
 			return -EINVAL;
 		put(&o, " ");
@@ -363,7 +424,7 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 		} else {
 			put(&o, r->target.name);
 		}
-		if (r->verb != IP_VERB_PIN)
+		if (commands[r->verb].args != IP_ARGS_TARGET_CPUS)
 			break;
 		if (cpuset_empty(&r->cpus))
 			return -EINVAL;
@@ -371,10 +432,10 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 		put(&o, " ");
 		put(&o, list);
 		break;
-	case IP_VERB_DRY_RUN:
+	case IP_ARGS_ON_OFF:
 		put(&o, r->on ? " on" : " off");
 		break;
-	case IP_VERB_CAPTURE:
+	case IP_ARGS_DIR_COUNT:
 		/* Words are split at spaces, so a path cannot hold one. */
 		if (!memchr(r->path, '\0', sizeof(r->path)) || r->path[0] != '/' ||
 		    strchr(r->path, ' '))
@@ -388,10 +449,7 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 			put(&o, num);
 		}
 		break;
-	case IP_VERB_STATUS:
-	case IP_VERB_TOP:
-	case IP_VERB_RELOAD:
-	case _IP_VERB_MAX:
+	case IP_ARGS_NONE:
 		break;
 	}
 	if (r->json)
@@ -410,23 +468,10 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 
 bool ip_proto_is_mutating(const struct ip_request *r)
 {
-	switch (r->verb) {
-	case IP_VERB_PIN:
-	case IP_VERB_UNPIN:
-	case IP_VERB_DRY_RUN:
-	case IP_VERB_RELOAD:
-	case IP_VERB_CAPTURE:
-		return true;
-	case IP_VERB_STATUS:
-	case IP_VERB_SHOW:
-	case IP_VERB_EXPLAIN:
-	case IP_VERB_TOP:
-		return false;
-	case _IP_VERB_MAX:
-		break;
-	}
+	const struct ip_command *c = ip_proto_command(r->verb);
+
 	/* unknown verbs are treated as the more dangerous kind */
-	return true;
+	return !c || c->admin;
 }
 
 bool ip_proto_peer_is_root(const struct ip_peer *p)
@@ -740,18 +785,6 @@ void ip_proto_reply_error(FILE *f, int err, const char *fmt, ...)
 	ip_json_object_end(&j);
 }
 
-void ip_proto_reply_text(FILE *f, const char *text)
-{
-	struct ip_json j;
-
-	ip_json_init(&j, f);
-	ip_json_object_begin(&j, NULL);
-	ip_json_int(&j, "v", IP_PROTO_VERSION);
-	ip_json_bool(&j, "ok", true);
-	ip_json_string(&j, "text", text ? text : "");
-	ip_json_object_end(&j);
-}
-
 void ip_proto_reply_begin(struct ip_json *j, FILE *f)
 {
 	ip_json_init(j, f);
@@ -765,73 +798,6 @@ void ip_proto_reply_end(struct ip_json *j)
 {
 	ip_json_object_end(j);
 	ip_json_object_end(j);
-}
-
-int ip_proto_reply_parse(const char *buf, size_t len, struct ip_reply *out, struct ip_diag *d)
-{
-	struct ip_reply r = { 0 };
-	const struct ip_jv *v;
-	long long x;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	err = ip_jv_parse(buf, len, &r.root, d);
-	if (err < 0)
-		return ip_diag_prefix(d, -EPROTO, "malformed reply");
-	if (!ip_jv_is(r.root, IP_JV_OBJECT)) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: not a JSON object");
-		goto fail;
-	}
-	v = ip_jv_get(r.root, "v");
-	if (ip_jv_int(v, 0, INT_MAX, &x) < 0) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: no protocol version \"v\"");
-		goto fail;
-	}
-	if (x != IP_PROTO_VERSION) {
-		err = ip_diag_set(d, -EPROTO, "reply has protocol version %lld, expected %d", x,
-				  IP_PROTO_VERSION);
-		goto fail;
-	}
-	v = ip_jv_get(r.root, "ok");
-	if (!ip_jv_is(v, IP_JV_BOOL)) {
-		err = ip_diag_set(d, -EPROTO, "malformed reply: no boolean \"ok\"");
-		goto fail;
-	}
-	r.ok = ip_jv_bool(v, false);
-	if (!r.ok) {
-		if (ip_jv_int(ip_jv_get(r.root, "errno"), 1, 4095, &x) < 0) {
-			err = ip_diag_set(d, -EPROTO, "malformed error reply: no errno");
-			goto fail;
-		}
-		r.err = (int)x;
-		r.error = ip_jv_str(ip_jv_get(r.root, "error"));
-		if (!r.error) {
-			err = ip_diag_set(d, -EPROTO, "malformed error reply: no \"error\" string");
-			goto fail;
-		}
-	} else {
-		v = ip_jv_get(r.root, "text");
-		if (v && !ip_jv_is(v, IP_JV_STRING)) {
-			err = ip_diag_set(d, -EPROTO, "malformed reply: \"text\" is a %s",
-					  ip_jv_type_name(ip_jv_type(v)));
-			goto fail;
-		}
-		r.text = ip_jv_str(v);
-		r.data = ip_jv_get(r.root, "data");
-	}
-	*out = r;
-	return 0;
-fail:
-	ip_jv_free(r.root);
-	return err;
-}
-
-void ip_proto_reply_free(struct ip_reply *r)
-{
-	if (!r)
-		return;
-	ip_jv_free(r->root);
-	memset(r, 0, sizeof(*r));
 }
 
 static int fill_addr(const char *path, struct sockaddr_un *sa, struct ip_diag *d)

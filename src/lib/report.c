@@ -258,6 +258,12 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 	ip_json_array_end(j);
 }
 
+/* The one set of scheduling policy names in replies: as chrt(1) and ps(1) say them. */
+static const char *sched_name(int policy)
+{
+	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
+}
+
 void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
@@ -273,6 +279,8 @@ void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
 		ip_json_uint(j, "queue", t->hwq);
 		ip_json_int(j, "pid", t->pid);
 		ip_json_cpuset(j, "cpus", &t->allowed);
+		ip_json_string(j, "policy", sched_name((int)t->policy));
+		ip_json_uint(j, "priority", t->rt_priority);
 		if (r.have)
 			ip_json_double(j, "completions_per_s", r.completions);
 		else
@@ -302,7 +310,7 @@ void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 		ip_json_string(j, "comm", t->comm);
 		ip_json_uint(j, "irq", t->irq);
 		ip_json_cpuset(j, "allowed", &t->allowed);
-		ip_json_string(j, "policy", t->policy == 1 ? "fifo" : t->policy == 2 ? "rr" : "other");
+		ip_json_string(j, "policy", sched_name((int)t->policy));
 		ip_json_uint(j, "priority", t->rt_priority);
 		ip_json_int(j, "last_cpu", t->last_cpu);
 		ip_json_double(j, "cpu_pct", r->cpu_pct);
@@ -475,77 +483,102 @@ const char *ip_managed_why_str(enum ip_managed_why w)
 }
 
 /*
- * Each code's stable name (JSON "code", journal IRQPILOT_REASON) and
- * MESSAGE_ID; an ID is forever, like the code name. Codes only ever
- * said inside another reason (details) have no ID of their own.
+ * Each code's stable name (JSON "code", journal IRQPILOT_REASON) and the
+ * MESSAGE_ID of its journal entry, once, in enum order. Both are forever:
+ * a new code gets a new row with a new ID (systemd-id128 new) and an
+ * entry in systemd/irqpilot.catalog, never a reused one; test_catalog
+ * checks the three agree, and the count below stops a code that has no
+ * row from compiling.
+ *
+ * Codes the daemon never sends to the journal have NO_ID, and the reason:
+ * a kept vector's reason is said only by explain, the plan and the JSON
+ * (the daemon journals a kept vector only when it is managed, and then
+ * once: a dwell or a budget said every cycle for every vector would bury
+ * the moves), and a detail is said only inside the reason it details, whose
+ * entry carries it as IRQPILOT_DETAIL=code with its numbers.
  */
-static const struct {
+#define NO_ID(why) NULL
+static const struct reason_def {
+	enum ip_reason reason;
 	const char *code;
 	const char *message_id;
-} reasons[IP_R_COUNT] = {
-	[IP_R_NONE] = { "none", NULL },
-	[IP_R_BANNED] = { "banned", NULL },
-	[IP_R_MANAGED_READONLY] = { "managed-readonly", IP_MESSAGE_MANAGED },
-	[IP_R_MANAGED_EIO] = { "managed-eio", IP_MESSAGE_MANAGED },
-	[IP_R_MANAGED_EPERM] = { "managed-eperm", IP_MESSAGE_MANAGED },
-	[IP_R_MANAGED_SPREAD] = { "managed-spread", IP_MESSAGE_MANAGED },
-	[IP_R_PIN_UNUSABLE] = { "pin-unusable", NULL },
-	[IP_R_PINNED] = { "pinned", NULL },
-	[IP_R_NO_RATES] = { "no-rates", NULL },
-	[IP_R_ADMIN_VECTOR] = { "admin-vector", NULL },
-	[IP_R_NO_COUNTS] = { "no-counts", NULL },
-	[IP_R_NO_SUBMITTERS] = { "no-submitters", NULL },
-	[IP_R_NO_HOUSEKEEPING] = { "no-housekeeping", NULL },
-	[IP_R_NO_USABLE_CPU] = { "no-usable-cpu", NULL },
-	[IP_R_ALREADY_PLACED] = { "already-placed", NULL },
-	[IP_R_BELOW_THRESHOLD] = { "below-threshold", NULL },
-	[IP_R_TRICKLE] = { "trickle", NULL },
-	[IP_R_IDLE_STAY] = { "idle-stay", NULL },
-	[IP_R_IDLE_EFFICIENT] = { "idle-efficient", NULL },
-	[IP_R_IDLE_GRACE] = { "idle-grace", NULL },
-	[IP_R_DWELL] = { "dwell", NULL },
-	[IP_R_BUDGET] = { "budget", NULL },
-	[IP_R_PIN] = { "pin", IP_MESSAGE_MOVE },
-	[IP_R_SUBMITTERS_ELSEWHERE] = { "submitters-elsewhere", IP_MESSAGE_MOVE },
-	[IP_R_HOUSEKEEPING] = { "housekeeping", IP_MESSAGE_MOVE },
-	[IP_R_IDLE_RETURN] = { "idle-return", IP_MESSAGE_MOVE },
-	[IP_R_FOLLOWS_MOVE] = { "follows-move", NULL },
-	[IP_R_FOLLOWS] = { "follows", NULL },
-	[IP_R_VECTOR_MANAGED] = { "vector-managed", NULL },
-	[IP_R_MANAGED_THREAD] = { "managed-thread", NULL },
-	[IP_R_RT_PRIORITY] = { "rt-priority", NULL },
-	[IP_R_QUEUE_SUBMITTERS] = { "queue-submitters", NULL },
-	[IP_R_STALL] = { "stall", IP_MESSAGE_STALL },
-	[IP_R_RQ_RULE] = { "rq-rule", NULL },
-	[IP_R_CQ_MODE] = { "cq-mode", NULL },
-	[IP_R_CQ_TRIAL_FAILED] = { "cq-trial-failed", NULL },
-	[IP_R_CQ_TRIAL] = { "cq-trial", NULL },
-	[IP_R_CQ_AUTO_DETACH] = { "cq-auto-detach", NULL },
-	[IP_R_CQ_STALLED] = { "cq-stalled", IP_MESSAGE_STALL },
-	[IP_R_CQ_NO_SUBMISSIONS] = { "cq-no-submissions", NULL },
-	[IP_R_CQ_NO_VECTOR_AWAY] = { "cq-no-vector-away", NULL },
-	[IP_R_CQ_BLKMQ_COMPLETES] = { "cq-blkmq-completes", NULL },
-	[IP_R_CQ_NOT_SLOWER] = { "cq-not-slower", NULL },
-	[IP_R_CQ_NEEDED] = { "cq-needed", NULL },
-	[IP_R_NOTE_FIRST_SAMPLE] = { "first-sample", NULL },
-	[IP_R_NOTE_ALL_ISOLATED] = { "all-isolated", NULL },
-	[IP_R_NOTE_DOMAIN_ISOLATED] = { "domain-isolated", NULL },
-	[IP_R_NOTE_PIN_UNUSABLE] = { "pin-unusable", NULL },
-	[IP_R_NOTE_CQ_KEPT] = { "cq-trial-kept", NULL },
-	[IP_R_NOTE_CQ_HELD] = { "cq-held", NULL },
-	[IP_R_NOTE_STALL_NO_TARGET] = { "stall-no-target", IP_MESSAGE_STALL },
-	[IP_R_HOLD_TRIAL] = { "hold-trial", NULL },
-	[IP_R_HOLD_STALL] = { "hold-stall", NULL },
+} reasons[] = {
+	{ IP_R_NONE, "none", NO_ID("not a reason") },
+	/* a vector kept where it is */
+	{ IP_R_BANNED, "banned", NO_ID("kept") },
+	{ IP_R_MANAGED_READONLY, "managed-readonly", "cea33619765c4bf7bf59fe51a38e071a" },
+	{ IP_R_MANAGED_EIO, "managed-eio", "b3a8efc6387348e6bdec8ec83666603c" },
+	{ IP_R_MANAGED_EPERM, "managed-eperm", "b13c73fd55b84d6c813d458755ca426d" },
+	{ IP_R_MANAGED_SPREAD, "managed-spread", "020a7587d52f4285a4393ca172f2bad8" },
+	{ IP_R_PIN_UNUSABLE, "pin-unusable", NO_ID("kept; the note IP_R_NOTE_PIN_UNUSABLE is logged") },
+	{ IP_R_PINNED, "pinned", NO_ID("kept") },
+	{ IP_R_NO_RATES, "no-rates", NO_ID("kept; the note first-sample is logged") },
+	{ IP_R_ADMIN_VECTOR, "admin-vector", NO_ID("kept") },
+	{ IP_R_NO_COUNTS, "no-counts", NO_ID("kept") },
+	{ IP_R_NO_SUBMITTERS, "no-submitters", NO_ID("kept") },
+	{ IP_R_NO_HOUSEKEEPING, "no-housekeeping", NO_ID("kept") },
+	{ IP_R_NO_USABLE_CPU, "no-usable-cpu", NO_ID("kept") },
+	{ IP_R_ALREADY_PLACED, "already-placed", NO_ID("kept") },
+	{ IP_R_BELOW_THRESHOLD, "below-threshold", NO_ID("kept") },
+	{ IP_R_TRICKLE, "trickle", NO_ID("kept") },
+	{ IP_R_IDLE_STAY, "idle-stay", NO_ID("kept") },
+	{ IP_R_IDLE_EFFICIENT, "idle-efficient", NO_ID("kept") },
+	{ IP_R_IDLE_GRACE, "idle-grace", NO_ID("kept") },
+	{ IP_R_DWELL, "dwell", NO_ID("kept") },
+	{ IP_R_BUDGET, "budget", NO_ID("kept") },
+	/* a vector moved; the ID of the move irqpilotd exists for is the one
+	 * every move had before codes had their own (log.h) */
+	{ IP_R_PIN, "pin", "4742cb92e9314f23b813036b99b8f734" },
+	{ IP_R_SUBMITTERS_ELSEWHERE, "submitters-elsewhere", IP_MESSAGE_MOVE },
+	{ IP_R_HOUSEKEEPING, "housekeeping", "71cde77484e645cf9b20ff12c80f4f37" },
+	{ IP_R_IDLE_RETURN, "idle-return", "2c3a3a6b0eef4fd98401057575921d90" },
+	/* IRQ threads and completion threads */
+	{ IP_R_FOLLOWS_MOVE, "follows-move", "00996c32409346b3bec6018f8d99a2b6" },
+	{ IP_R_FOLLOWS, "follows", "d8c655c45f11484d9c1fecc4d0be71ff" },
+	{ IP_R_VECTOR_MANAGED, "vector-managed", "d451c98c99a142649623e94d37d1f935" },
+	{ IP_R_MANAGED_THREAD, "managed-thread", "c0079fa6edd2410c9b99ec4db866bf21" },
+	{ IP_R_RT_PRIORITY, "rt-priority", "6e7e65f88eb9409d85cd87fb1163044d" },
+	{ IP_R_QUEUE_SUBMITTERS, "queue-submitters", "0ab03cc92fd5405cbf5076b6afb4ae53" },
+	/* the ID every stall had before */
+	{ IP_R_STALL, "stall", IP_MESSAGE_STALL },
+	/* rq_affinity */
+	{ IP_R_RQ_RULE, "rq-rule", "560c7513cfc140adb064cd039ff92415" },
+	/* irqpilot_cq attach / detach */
+	{ IP_R_CQ_MODE, "cq-mode", "a63d4512bf974ce6a4137f3c17f717ed" },
+	{ IP_R_CQ_TRIAL_FAILED, "cq-trial-failed", "4d647b8147354e6ca4b9450fe4d95634" },
+	{ IP_R_CQ_TRIAL, "cq-trial", "9fd3be7bf74e46969c5d47957aa4055d" },
+	{ IP_R_CQ_AUTO_DETACH, "cq-auto-detach", "e09a42dc590d4c8a8ab86ce44754d75a" },
+	{ IP_R_CQ_STALLED, "cq-stalled", "9e50d5671f3c4871b7b28cb5003922c3" },
+	/* details of cq-trial, cq-auto-detach */
+	{ IP_R_CQ_NO_SUBMISSIONS, "cq-no-submissions", NO_ID("detail") },
+	{ IP_R_CQ_NO_VECTOR_AWAY, "cq-no-vector-away", NO_ID("detail") },
+	{ IP_R_CQ_BLKMQ_COMPLETES, "cq-blkmq-completes", NO_ID("detail") },
+	{ IP_R_CQ_NOT_SLOWER, "cq-not-slower", NO_ID("detail") },
+	{ IP_R_CQ_NEEDED, "cq-needed", NO_ID("detail") },
+	/* notes */
+	{ IP_R_NOTE_FIRST_SAMPLE, "first-sample", "a5b5b50753c0478b988fcc8c24ab2323" },
+	{ IP_R_NOTE_ALL_ISOLATED, "all-isolated", "ab9b8fe2babc48529d324e6de39fabef" },
+	{ IP_R_NOTE_DOMAIN_ISOLATED, "domain-isolated", "08dc48134094421f9b1bbe400cbed70d" },
+	{ IP_R_NOTE_PIN_UNUSABLE, "pin-unusable", "76492086598f499286a97aeded0751bc" },
+	{ IP_R_NOTE_CQ_KEPT, "cq-trial-kept", "5d7601383e604beca56e7d31efa3db6c" },
+	{ IP_R_NOTE_CQ_HELD, "cq-held", "141233971b1243afb2c8e02f28c98a85" },
+	{ IP_R_NOTE_STALL_NO_TARGET, "stall-no-target", "9cd1f16bf9914a8c870199eafe031b53" },
+	/* details of cq-held */
+	{ IP_R_HOLD_TRIAL, "hold-trial", NO_ID("detail") },
+	{ IP_R_HOLD_STALL, "hold-stall", NO_ID("detail") },
 };
+_Static_assert(ARRAY_SIZE(reasons) == IP_R_COUNT,
+	       "each enum ip_reason needs its row in reasons[], with its MESSAGE_ID or NO_ID(why)");
+#undef NO_ID
 
 const char *ip_reason_code(enum ip_reason r)
 {
-	return (unsigned)r < IP_R_COUNT && reasons[r].code ? reasons[r].code : "unknown";
+	return (unsigned)r < IP_R_COUNT && reasons[r].reason == r ? reasons[r].code : "unknown";
 }
 
 const char *ip_reason_message_id(enum ip_reason r)
 {
-	return (unsigned)r < IP_R_COUNT ? reasons[r].message_id : NULL;
+	return (unsigned)r < IP_R_COUNT && reasons[r].reason == r ? reasons[r].message_id : NULL;
 }
 
 /* A line being built: appends never overrun, a long line is cut. */
@@ -638,6 +671,8 @@ static const char *stay_str(enum ip_stay s)
 		return "forced IRQ threading keeps completions on the interrupt's CPU";
 	case IP_STAY_RQ_AFFINITY0:
 		return "rq_affinity 0 keeps completions on the interrupt's CPU";
+	case IP_STAY_SHARED_CACHE:
+		return "before 6.9, rq_affinity 1 completes on the interrupt's CPU when it shares a cache with the submitter, whatever its capacity";
 	case IP_STAY_NONE:
 		break;
 	}
@@ -655,6 +690,24 @@ static const char *tier_str(enum ip_hk_tier t)
 		break;
 	}
 	return "same class";
+}
+
+static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device);
+
+/* A reason within the reason. One level only: a detail that itself takes a
+ * detail (a broken record) is named, not followed, which would never end. */
+static void detail_text(struct line *l, const struct ip_why *w, const char *device)
+{
+	switch (w->detail) {
+	case IP_R_MANAGED_THREAD:
+	case IP_R_CQ_TRIAL:
+	case IP_R_CQ_AUTO_DETACH:
+	case IP_R_NOTE_CQ_HELD:
+		put(l, "%s", ip_reason_code(w->detail));
+		return;
+	default:
+		why_text(l, w, w->detail, device);
+	}
 }
 
 static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
@@ -768,7 +821,7 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		break;
 	case IP_R_MANAGED_THREAD:
 		put(l, "vector %u is managed; ", w->irq);
-		why_text(l, w, w->detail, device);
+		detail_text(l, w, device);
 		break;
 	case IP_R_RT_PRIORITY:
 		put(l, "rt_priority %d from %s", w->prio, src_str(s, w));
@@ -795,11 +848,11 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		break;
 	case IP_R_CQ_TRIAL:
 		put(l, "completion_threads = auto, on trial: ");
-		why_text(l, w, w->detail, device);
+		detail_text(l, w, device);
 		break;
 	case IP_R_CQ_AUTO_DETACH:
 		put(l, "completion_threads = auto: ");
-		why_text(l, w, w->detail, device);
+		detail_text(l, w, device);
 		break;
 	case IP_R_CQ_STALLED:
 		put(l, "queue %u stalled twice within %.0f s; not attached again for %d s", w->hwq,
@@ -845,7 +898,7 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		break;
 	case IP_R_NOTE_CQ_HELD:
 		put(l, "not attaching %s to irqpilot_cq again for now: ", device);
-		why_text(l, w, w->detail, device);
+		detail_text(l, w, device);
 		break;
 	case IP_R_NOTE_STALL_NO_TARGET:
 		put(l, "%s queue %u stalled (a request waited %.0f ms for its completion thread on CPU %d); no other CPU in its domain to move it to",
@@ -954,81 +1007,141 @@ const char *ip_report_note_line(char *buf, size_t size, const struct ip_note *n)
 	return buf;
 }
 
-/* The reason as JSON: "code", the words, and the numbers behind them
- * that its code uses (irq and name are the record's, not repeated). */
-static void why_json(struct ip_json *j, const struct ip_why *w, const char *text)
+/*
+ * Where the numbers behind a reason go: the JSON object's keys, or the
+ * journal entry's IRQPILOT_<KEY> fields. One list of which code rests on
+ * which numbers (why_numbers()), so that the two never disagree.
+ */
+struct why_out {
+	void (*num)(struct why_out *o, const char *key, double v);
+	void (*integer)(struct why_out *o, const char *key, long long v);
+	void (*str)(struct why_out *o, const char *key, const char *v);
+	void (*set)(struct why_out *o, const char *key, const ip_cpuset *s);
+	void (*flag)(struct why_out *o, const char *key, bool v);
+	void *ctx;
+};
+
+/* The numbers of @code (the record's, or its detail's) from @w. */
+static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
 {
-	ip_json_string(j, "code", ip_reason_code(w->code));
-	ip_json_string(j, "reason", text);
-	if (w->detail)
-		ip_json_string(j, "detail", ip_reason_code(w->detail));
-	switch (w->code) {
+	switch (code) {
 	case IP_R_ALREADY_PLACED:
 	case IP_R_SUBMITTERS_ELSEWHERE:
 	case IP_R_HOUSEKEEPING:
 	case IP_R_QUEUE_SUBMITTERS:
 	case IP_R_MANAGED_THREAD:
-		ip_json_double(j, "share", w->share);
-		if (w->code != IP_R_ALREADY_PLACED && w->code != IP_R_QUEUE_SUBMITTERS)
-			ip_json_double(j, "handled", w->handled);
-		ip_json_string(j, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
-		ip_json_cpuset(j, "domain", &w->domain);
-		if (w->code == IP_R_HOUSEKEEPING)
-			ip_json_int(j, "cpu", w->cpu);
-		if (w->code == IP_R_QUEUE_SUBMITTERS)
-			ip_json_uint(j, "queue", w->hwq);
+		o->num(o, "share", w->share);
+		if (code != IP_R_ALREADY_PLACED && code != IP_R_QUEUE_SUBMITTERS)
+			o->num(o, "handled", w->handled);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		if (code == IP_R_HOUSEKEEPING)
+			o->integer(o, "cpu", w->cpu);
+		if (code == IP_R_QUEUE_SUBMITTERS)
+			o->integer(o, "queue", w->hwq);
 		break;
 	case IP_R_BELOW_THRESHOLD:
-		ip_json_double(j, "gain", w->gain);
-		ip_json_double(j, "threshold", w->threshold);
-		ip_json_bool(j, "returning", w->returning);
+		o->num(o, "gain", w->gain);
+		o->num(o, "threshold", w->threshold);
+		o->flag(o, "returning", w->returning);
 		break;
 	case IP_R_TRICKLE:
-		ip_json_double(j, "rate", w->rate);
-		ip_json_double(j, "min_rate", w->min_rate);
+		o->num(o, "rate", w->rate);
+		o->num(o, "min_rate", w->min_rate);
 		break;
 	case IP_R_IDLE_GRACE:
 	case IP_R_IDLE_RETURN:
 	case IP_R_DWELL:
-		ip_json_double(j, "since", w->since_s);
-		ip_json_double(j, "limit", w->limit_s);
-		if (w->code == IP_R_IDLE_RETURN)
-			ip_json_cpuset(j, "domain", &w->domain);
+		o->num(o, "since", w->since_s);
+		o->num(o, "limit", w->limit_s);
+		if (code == IP_R_IDLE_RETURN)
+			o->set(o, "domain", &w->domain);
 		break;
 	case IP_R_BUDGET:
-		ip_json_int(j, "max_moves", w->count);
+		o->integer(o, "max_moves", w->count);
 		break;
 	case IP_R_NOTE_ALL_ISOLATED:
 	case IP_R_NOTE_DOMAIN_ISOLATED:
-		ip_json_int(j, "cpu", w->cpu);
+		o->integer(o, "cpu", w->cpu);
 		break;
 	case IP_R_RT_PRIORITY:
-		ip_json_int(j, "rt_priority", w->prio);
+		o->integer(o, "rt_priority", w->prio);
 		break;
 	case IP_R_CQ_TRIAL_FAILED:
 	case IP_R_NOTE_CQ_KEPT:
 	case IP_R_HOLD_TRIAL:
-		ip_json_double(j, "ios", w->ios);
-		ip_json_double(j, "ios_before", w->ios_before);
+		o->num(o, "ios", w->ios);
+		o->num(o, "ios_before", w->ios_before);
+		if (code == IP_R_HOLD_TRIAL)
+			o->integer(o, "hold", w->hold_s);
 		break;
 	case IP_R_STALL:
 	case IP_R_NOTE_STALL_NO_TARGET:
-		ip_json_uint(j, "queue", w->hwq);
-		ip_json_int(j, "cpu", w->cpu);
-		ip_json_double(j, "wait_ms", w->wait_ms);
+		o->integer(o, "queue", w->hwq);
+		o->integer(o, "cpu", w->cpu);
+		o->num(o, "wait_ms", w->wait_ms);
 		break;
 	case IP_R_CQ_STALLED:
 	case IP_R_HOLD_STALL:
-		ip_json_uint(j, "queue", w->hwq);
-		ip_json_int(j, "hold", w->hold_s);
+		o->integer(o, "queue", w->hwq);
+		o->integer(o, "hold", w->hold_s);
+		break;
+	/* details, never a record's own code: in the journal only */
+	case IP_R_CQ_BLKMQ_COMPLETES:
+		o->integer(o, "rq_affinity", w->count);
+		break;
+	case IP_R_CQ_NOT_SLOWER:
+		o->set(o, "domain", &w->domain);
+		break;
+	case IP_R_CQ_NEEDED:
+		o->num(o, "share", w->share);
+		o->set(o, "domain", &w->domain);
 		break;
 	default:
 		break;
 	}
 	if (w->src == IP_FROM_RULE)
-		ip_json_string(j, "rule", w->rule);
+		o->str(o, "rule", w->rule);
 	else if (w->src == IP_FROM_PIN)
-		ip_json_string(j, "source", "irqctl pin");
+		o->str(o, "source", "irqctl pin");
+}
+
+static void json_num(struct why_out *o, const char *key, double v)
+{
+	ip_json_double(o->ctx, key, v);
+}
+
+static void json_integer(struct why_out *o, const char *key, long long v)
+{
+	ip_json_int(o->ctx, key, v);
+}
+
+static void json_str(struct why_out *o, const char *key, const char *v)
+{
+	ip_json_string(o->ctx, key, v);
+}
+
+static void json_set(struct why_out *o, const char *key, const ip_cpuset *s)
+{
+	ip_json_cpuset(o->ctx, key, s);
+}
+
+static void json_flag(struct why_out *o, const char *key, bool v)
+{
+	ip_json_bool(o->ctx, key, v);
+}
+
+/* The reason as JSON: "code", the words, and the numbers behind them
+ * that its code uses (irq and name are the record's, not repeated). */
+static void why_json(struct ip_json *j, const struct ip_why *w, const char *text)
+{
+	struct why_out o = { json_num, json_integer, json_str, json_set, json_flag, j };
+
+	ip_json_string(j, "code", ip_reason_code(w->code));
+	ip_json_string(j, "reason", text);
+	if (w->detail)
+		ip_json_string(j, "detail", ip_reason_code(w->detail));
+	why_numbers(&o, w, w->code);
 }
 
 void ip_report_why_json(struct ip_json *j, const struct ip_why *w)
@@ -1040,10 +1153,6 @@ void ip_report_why_json(struct ip_json *j, const struct ip_why *w)
 
 /* ---- the plan --------------------------------------------------------- */
 
-static const char *sched_name(int policy)
-{
-	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
-}
 
 static const char *what_name(enum ip_apply_what w)
 {
@@ -1289,23 +1398,138 @@ static void jf_init(struct ip_journal *jf, const struct ip_why *w)
 	jf->fields[0] = NULL;
 }
 
+/* A field whose name is already there is left out: a detail's numbers
+ * do not repeat the reason's. */
+static bool jf_has(const struct ip_journal *jf, const char *field, size_t keylen)
+{
+	for (int i = 0; i < jf->nr; i++)
+		if (strncmp(jf->fields[i], field, keylen) == 0)
+			return true;
+	return false;
+}
+
 static void jf_add(struct ip_journal *jf, const char *fmt, ...) _printf_(2, 3);
 static void jf_add(struct ip_journal *jf, const char *fmt, ...)
 {
 	size_t room = sizeof(jf->buf) - jf->used;
+	char *f = jf->buf + jf->used;
+	const char *eq;
 	va_list ap;
 	int n;
 
 	if (jf->nr >= (int)ARRAY_SIZE(jf->fields) - 1 || room < 2)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(jf->buf + jf->used, room, fmt, ap);
+	n = vsnprintf(f, room, fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= room)
 		return; /* a field cut short would say something false: leave it out */
-	jf->fields[jf->nr++] = jf->buf + jf->used;
+	eq = strchr(f, '=');
+	if (!eq || jf_has(jf, f, (size_t)(eq - f) + 1))
+		return;
+	jf->fields[jf->nr++] = f;
 	jf->fields[jf->nr] = NULL;
 	jf->used += (size_t)n + 1;
+}
+
+/* "min_rate" → "IRQPILOT_MIN_RATE=" */
+static const char *jf_key(char buf[48], const char *key)
+{
+	size_t n = snprintf(buf, 48, "IRQPILOT_");
+
+	for (; *key && n < 46; key++)
+		buf[n++] = (*key >= 'a' && *key <= 'z') ? (char)(*key - 'a' + 'A') : *key;
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Numbers for people (the catalog's @FIELD@) and scripts alike: whole
+ * numbers without decimals, fractions (shares, 0..1) with two. */
+static void jo_num(struct why_out *o, const char *key, double v)
+{
+	char k[48];
+	long long r = (long long)(v < 0 ? v - 0.5 : v + 0.5);
+
+	if (v - (double)r < 0.005 && (double)r - v < 0.005)
+		jf_add(o->ctx, "%s=%lld", jf_key(k, key), r);
+	else if (v < 10 && v > -10)
+		jf_add(o->ctx, "%s=%.2f", jf_key(k, key), v);
+	else
+		jf_add(o->ctx, "%s=%.1f", jf_key(k, key), v);
+}
+
+static void jo_integer(struct why_out *o, const char *key, long long v)
+{
+	char k[48];
+
+	jf_add(o->ctx, "%s=%lld", jf_key(k, key), v);
+}
+
+static void jo_str(struct why_out *o, const char *key, const char *v)
+{
+	char k[48];
+
+	jf_add(o->ctx, "%s=%s", jf_key(k, key), v);
+}
+
+static void jo_set(struct why_out *o, const char *key, const ip_cpuset *s)
+{
+	char k[48];
+
+	jf_add(o->ctx, "%s=%s", jf_key(k, key), cpuset_str(s));
+}
+
+static void jo_flag(struct why_out *o, const char *key, bool v)
+{
+	char k[48];
+
+	jf_add(o->ctx, "%s=%d", jf_key(k, key), v ? 1 : 0);
+}
+
+/*
+ * The reason's fields: IRQPILOT_REASON=code, IRQPILOT_DETAIL=code, the
+ * numbers of both under the JSON's names, and what only the words said:
+ * the other vector (IRQPILOT_VECTOR), the CPUs of a pin or a follow
+ * (IRQPILOT_CPUS, IRQPILOT_PIN_LEFT), whose submitters (IRQPILOT_SUBMITTERS).
+ */
+static void jf_why(struct ip_journal *jf, const struct ip_why *w)
+{
+	struct why_out o = { jo_num, jo_integer, jo_str, jo_set, jo_flag, jf };
+	enum ip_reason c[2] = { w->code, w->detail };
+
+	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(w->code));
+	if (w->detail)
+		jf_add(jf, "IRQPILOT_DETAIL=%s", ip_reason_code(w->detail));
+	for (int i = 0; i < 2 && c[i]; i++) {
+		why_numbers(&o, w, c[i]);
+		switch (c[i]) {
+		case IP_R_FOLLOWS_MOVE:
+		case IP_R_FOLLOWS:
+		case IP_R_NOTE_PIN_UNUSABLE:
+			jf_add(jf, "IRQPILOT_VECTOR=%u", w->irq);
+			jf_add(jf, "IRQPILOT_CPUS=%s", cpuset_str(&w->set));
+			break;
+		case IP_R_PIN:
+			if (w->trimmed) {
+				jf_add(jf, "IRQPILOT_CPUS=%s", cpuset_str(&w->set));
+				jf_add(jf, "IRQPILOT_PIN_LEFT=%s", cpuset_str(&w->set2));
+			}
+			break;
+		case IP_R_MANAGED_THREAD:
+		case IP_R_CQ_BLKMQ_COMPLETES:
+			jf_add(jf, "IRQPILOT_VECTOR=%u", w->irq);
+			break;
+		case IP_R_CQ_NOT_SLOWER:
+		case IP_R_CQ_NEEDED:
+			jf_add(jf, "IRQPILOT_VECTOR=%u", w->irq);
+			jf_add(jf, "IRQPILOT_CPUS=%s", cpuset_str(&w->set));
+			break;
+		default:
+			break;
+		}
+	}
+	if (w->devices[0])
+		jf_add(jf, "IRQPILOT_SUBMITTERS=%s", w->devices);
 }
 
 void ip_report_move_journal(struct ip_journal *jf, const struct ip_move *m)
@@ -1319,22 +1543,25 @@ void ip_report_move_journal(struct ip_journal *jf, const struct ip_move *m)
 		jf_add(jf, "IRQPILOT_DEVICE=IRQ %u", m->irq);
 	jf_add(jf, "IRQPILOT_FROM=%s", cpuset_str(&m->from));
 	jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&m->to));
-	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(m->why.code));
+	jf_why(jf, &m->why);
 }
 
 void ip_report_thread_journal(struct ip_journal *jf, const struct ip_thread_action *t)
 {
 	jf_init(jf, &t->why);
 	ip_report_thread_line(jf->message, sizeof(jf->message), t);
+	jf_add(jf, "IRQPILOT_PID=%d", (int)t->pid);
 	if (t->irq)
 		jf_add(jf, "IRQPILOT_IRQ=%u", t->irq);
 	if (t->completion) {
 		jf_add(jf, "IRQPILOT_DEVICE=%s", t->device);
 		jf_add(jf, "IRQPILOT_QUEUE=%u", t->hwq);
 	}
-	if (t->set_affinity)
+	if (t->set_affinity) {
+		jf_add(jf, "IRQPILOT_FROM=%s", cpuset_str(&t->from));
 		jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&t->to));
-	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(t->why.code));
+	}
+	jf_why(jf, &t->why);
 }
 
 void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k)
@@ -1342,7 +1569,18 @@ void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k)
 	jf_init(jf, &k->why);
 	ip_report_kept_line(jf->message, sizeof(jf->message), k);
 	jf_add(jf, "IRQPILOT_IRQ=%u", k->irq);
-	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(k->why.code));
+	jf_why(jf, &k->why);
+}
+
+void ip_report_rq_journal(struct ip_journal *jf, const struct ip_rq_action *r)
+{
+	jf_init(jf, &r->why);
+	ip_report_rq_line(jf->message, sizeof(jf->message), r);
+	jf_add(jf, "IRQPILOT_DEVICE=%s", r->device);
+	if (r->from >= 0)
+		jf_add(jf, "IRQPILOT_FROM=%d", r->from);
+	jf_add(jf, "IRQPILOT_TO=%d", r->value);
+	jf_why(jf, &r->why);
 }
 
 void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a)
@@ -1350,7 +1588,7 @@ void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a)
 	jf_init(jf, &a->why);
 	ip_report_cq_line(jf->message, sizeof(jf->message), a);
 	jf_add(jf, "IRQPILOT_DEVICE=%s", a->device);
-	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(a->why.code));
+	jf_why(jf, &a->why);
 }
 
 void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n)
@@ -1359,5 +1597,5 @@ void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n)
 	ip_report_note_line(jf->message, sizeof(jf->message), n);
 	if (n->device[0])
 		jf_add(jf, "IRQPILOT_DEVICE=%s", n->device);
-	jf_add(jf, "IRQPILOT_REASON=%s", ip_reason_code(n->why.code));
+	jf_why(jf, &n->why);
 }

@@ -7,9 +7,16 @@
  * signature changes: the online CPU list, or the set of IRQ numbers and
  * action names in /proc/interrupts. So is what /proc/irq/N/ says of a
  * tracked vector besides its affinity (struct vec_cache).
+ *
+ * /proc/interrupts itself is read whole only now and then (struct
+ * full_cache): between those full scans the counts of the tracked vectors
+ * come from /sys/kernel/irq/N/per_cpu_count, one small file each, and the
+ * lines of every other IRQ are carried over from the last full scan.
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +46,49 @@ struct vec_cache {
 	bool reread;	     /* irqpilotd wrote the vector: read its effective again */
 };
 
+/*
+ * How often all of /proc/interrupts is read when nothing else asks for it.
+ * At 1,024 CPUs x 8,000 IRQs one full scan is 86.6 MB of text; at the
+ * default 10 s interval a 60 s period makes it one cycle in six. What it
+ * alone brings are IRQs that appeared without a uevent (a driver asking for
+ * vectors again, an [irq NAME] rule's line) and the load of the untracked
+ * IRQs, which moves on the scale of minutes (NICs, timers); hot-plug comes
+ * by uevent (ip_sampler_invalidate) and a freed tracked vector by its
+ * vanished /sys/kernel/irq/N, both at once.
+ */
+#define FULL_SCAN_NS (UINT64_C(60) * 1000000000u)
+
+/*
+ * Untracked lines between full scans. Their per-CPU load still matters:
+ * it is most of snap->irq_load, which derive turns into cpu_irq and the
+ * policy into least_loaded(). It is taken as the rate measured between the
+ * last two full scans, held until the next: the published cumulative
+ * counts grow at that rate, never go down (derive would take that for a
+ * 32-bit wrap) and equal the kernel's exactly on the first two samples.
+ * /proc/stat's per-CPU irq time would be fresh, but it is time, not
+ * interrupts, and only with IRQ_TIME_ACCOUNTING; mixing it into a count of
+ * interrupts would give the policy a number in no unit.
+ */
+struct held {
+	uint64_t real;	     /* the kernel's count at the last full scan */
+	double rate;	     /* per second, between the last two full scans */
+	double pub;	     /* what snapshots say, cumulative */
+};
+
+struct full_cache {
+	bool have;
+	int nr;		     /* lines of the last full scan, sorted by IRQ */
+	struct ip_irq *irqs; /* percpu NULL; info of tracked lines kept */
+	char *names;
+	size_t names_len;
+	struct held *line;   /* nr: totals of untracked lines */
+	int nr_cpus;
+	struct held *cpu;    /* nr_cpus: untracked load per CPU */
+	uint64_t full_ns;    /* time of the last full scan */
+	uint64_t pub_ns;     /* time of the last snapshot */
+	int nr_full;	     /* full scans since the cache was made */
+};
+
 struct ip_sampler {
 	struct ip_root *root;
 	struct ip_sampler_opts opts;
@@ -65,6 +115,16 @@ struct ip_sampler {
 	size_t names_hint;
 
 	struct ip_counters *counters;
+
+	struct full_cache fc;
+	bool force_full;       /* invalidated: the next sample reads everything */
+	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
+	bool noted_cut;        /* a truncated per_cpu_count was told once */
+	bool note_pending;
+	char note[512];
+	unsigned long nr_full_scans, nr_fast_scans;
+	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
+	int pcc_n;
 };
 
 /* ---- copies of the cached parts into a snapshot ---------------------- */
@@ -154,8 +214,22 @@ static void drop_vecs(struct ip_sampler *s)
 	s->nr_vecs = 0;
 }
 
+static void drop_full(struct full_cache *fc)
+{
+	for (int i = 0; i < fc->nr; i++)
+		free(fc->irqs[i].info);
+	free(fc->irqs);
+	free(fc->names);
+	free(fc->line);
+	free(fc->cpu);
+	memset(fc, 0, sizeof(*fc));
+}
+
 void ip_sampler_invalidate(struct ip_sampler *s)
 {
+	/* The full cache is kept: the next full scan continues its held
+	 * counts, so that they do not go down across a hot-plug. */
+	s->force_full = true;
 	drop_vecs(s);
 	if (s->have_topo)
 		ip_topology_free(&s->topo);
@@ -177,6 +251,8 @@ void ip_sampler_free(struct ip_sampler *s)
 	if (!s)
 		return;
 	ip_sampler_invalidate(s);
+	drop_full(&s->fc);
+	free(s->pcc);
 	ip_counters_free(s->counters);
 	free(s);
 }
@@ -185,6 +261,20 @@ void ip_sampler_set_root(struct ip_sampler *s, struct ip_root *r)
 {
 	s->root = r;
 	ip_sampler_invalidate(s);
+}
+
+const char *ip_sampler_take_note(struct ip_sampler *s)
+{
+	if (!s->note_pending)
+		return NULL;
+	s->note_pending = false;
+	return s->note;
+}
+
+void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, unsigned long *fast)
+{
+	*full = s->nr_full_scans;
+	*fast = s->nr_fast_scans;
 }
 
 const char *ip_sampler_submit_source(const struct ip_sampler *s)
@@ -452,6 +542,7 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	if (ret < 0)
 		return ip_diag_prefix(d, ret, "storage scan");
 	s->have_storage = true;
+	s->tracked_changed = true;
 	for (int i = 0; i < s->storage.nr_devs; i++)
 		n += s->storage.devs[i].nr_vectors;
 	if (n) {
@@ -469,6 +560,250 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	s->tracked = tracked;
 	s->nr_tracked = n;
 	return 0;
+}
+
+/* ---- between full scans: the held lines and per_cpu_count ---------- */
+
+static struct ip_irq_info *dup_info(const struct ip_irq_info *src)
+{
+	struct ip_irq_line l = { .chip = src->chip, .hwirq = src->hwirq, .trigger = src->trigger };
+
+	return new_info(&l);
+}
+
+/* What a snapshot at @now says of @h, held since the full scan at @base. */
+static double held_at(const struct held *h, uint64_t base, uint64_t now)
+{
+	return now > base ? h->pub + h->rate * (double)(now - base) / 1e9 : h->pub;
+}
+
+/*
+ * A full scan's count @real of a held counter last seen as @last (NULL:
+ * new). With a baseline, the rate is measured from it; a count that went
+ * down (a wrap, an IRQ freed, a CPU gone offline) keeps the old rate. When
+ * samples since the last full scan held it (@held), the published count
+ * catches up to the kernel's but never goes down; otherwise it is the
+ * kernel's, as if there were no fast path.
+ */
+static uint64_t held_update(struct held *h, const struct held *last, uint64_t real, double dt, bool baseline,
+			    bool held, const struct full_cache *old, uint64_t now)
+{
+	double shown;
+
+	h->rate = last ? last->rate : 0;
+	h->real = real;
+	h->pub = (double)real;
+	if (!last)
+		return real;
+	if (baseline && dt > 0 && real >= last->real)
+		h->rate = (double)(real - last->real) / dt;
+	/* the last sample said held_at(last, ...); from there at the new rate */
+	shown = held_at(last, old->full_ns, old->pub_ns);
+	if (now > old->pub_ns)
+		shown += h->rate * (double)(now - old->pub_ns) / 1e9;
+	if (held && shown > h->pub)
+		h->pub = shown;
+	return (uint64_t)h->pub;
+}
+
+/*
+ * After a full scan: measure the untracked rates, publish the untracked
+ * counts (held_update) and keep the lines for the samples until the next
+ * full scan.
+ */
+static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	struct full_cache *old = &s->fc, n = { .have = true };
+	int nr_cpus = snap->topo.nr_cpus, j = 0;
+	bool baseline = old->have && !s->tracked_changed;
+	bool held = old->have && old->pub_ns != old->full_ns;
+	double dt = old->have && snap->time_ns > old->full_ns ? (double)(snap->time_ns - old->full_ns) / 1e9 : 0;
+
+	n.nr = snap->nr_irqs;
+	n.nr_cpus = nr_cpus;
+	n.irqs = calloc(n.nr ? n.nr : 1, sizeof(*n.irqs));
+	n.line = calloc(n.nr ? n.nr : 1, sizeof(*n.line));
+	n.cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*n.cpu));
+	for (int i = 0; i < snap->nr_irqs; i++)
+		n.names_len += strlen(snap->irqs[i].actions) + 1;
+	n.names = malloc(n.names_len ? n.names_len : 1);
+	if (!n.irqs || !n.line || !n.cpu || !n.names)
+		goto fail;
+	n.names_len = 0;
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq *q = &snap->irqs[i], *c = &n.irqs[i];
+		size_t la = strlen(q->actions) + 1;
+		const struct held *last = NULL;
+
+		*c = *q;
+		c->percpu = NULL;
+		c->actions = memcpy(n.names + n.names_len, q->actions, la);
+		n.names_len += la;
+		c->info = NULL;
+		if (q->info && !(c->info = dup_info(q->info)))
+			goto fail;
+		if (q->tracked)
+			continue;
+		/* both sorted by IRQ; a number now named otherwise is new */
+		while (j < old->nr && old->irqs[j].irq < q->irq)
+			j++;
+		if (j < old->nr && old->irqs[j].irq == q->irq && !old->irqs[j].tracked &&
+		    strcmp(old->irqs[j].actions, q->actions) == 0)
+			last = &old->line[j];
+		q->total = held_update(&n.line[i], last, q->total, dt, baseline, held, old, snap->time_ns);
+	}
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		const struct held *last = old->have && old->nr_cpus == nr_cpus ? &old->cpu[cpu] : NULL;
+		uint64_t own = 0;
+
+		for (int i = 0; i < snap->nr_irqs; i++)
+			if (snap->irqs[i].percpu)
+				own += snap->irqs[i].percpu[cpu];
+		snap->irq_load[cpu] = own + held_update(&n.cpu[cpu], last, snap->irq_load[cpu] - own, dt,
+							baseline, held, old, snap->time_ns);
+	}
+	n.full_ns = n.pub_ns = snap->time_ns;
+	n.nr_full = old->have ? old->nr_full + 1 : 1;
+	drop_full(old);
+	s->fc = n;
+	s->tracked_changed = false;
+	return 0;
+fail:
+	/* its infos are not the snapshot's: free only what was duplicated */
+	drop_full(&n);
+	return -ENOMEM;
+}
+
+/* Says once, and only once, why a sample fell back to /proc/interrupts. */
+static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*told)
+		return;
+	*told = true;
+	va_start(ap, fmt);
+	vsnprintf(s->note, sizeof(s->note), fmt, ap);
+	va_end(ap);
+	s->note_pending = true;
+}
+
+/*
+ * One tracked line from /sys/kernel/irq/N/per_cpu_count. Its fields are by
+ * possible CPU; the model, like /proc/interrupts, counts online CPUs only:
+ * an offline CPU's count is what it handled before it went away, and
+ * leaving it in would make the two sources disagree.
+ */
+static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_irq *q,
+			      struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	size_t len;
+	int nr_cpus = snap->topo.nr_cpus, ret;
+
+	snprintf(path, sizeof(path), "sys/kernel/irq/%u/per_cpu_count", q->irq);
+	ret = ip_root_read_attr(s->root, path, &text, &len);
+	if (ret < 0)
+		return ret;
+	ret = ip_parse_per_cpu_count(text, len, &snap->topo.possible, s->pcc, nr_cpus, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "%s", path);
+	q->total = 0;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		uint32_t v = cpuset_test(&snap->topo.online, cpu) ? s->pcc[cpu] : 0;
+
+		q->percpu[cpu] = v;
+		q->total += v;
+		snap->irq_load[cpu] += v;
+	}
+	return 0;
+}
+
+/*
+ * A sample without /proc/interrupts: the lines of the last full scan, the
+ * tracked ones read again from sysfs. -EAGAIN: this sample needs a full
+ * scan after all (a tracked vector vanished, or its file cannot be
+ * trusted), and snap holds no lines.
+ */
+static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	struct full_cache *fc = &s->fc;
+	int nr_cpus = snap->topo.nr_cpus, ret = -ENOMEM;
+	struct ip_diag pd = { "" };
+
+	free_irqs(snap);
+	if (s->pcc_n != nr_cpus) {
+		free(s->pcc);
+		s->pcc_n = 0;
+		if (!(s->pcc = malloc(sizeof(*s->pcc) * (nr_cpus > 0 ? nr_cpus : 1))))
+			return -ENOMEM;
+		s->pcc_n = nr_cpus;
+	}
+	snap->irqs = malloc(sizeof(*snap->irqs) * (fc->nr ? fc->nr : 1));
+	snap->irq_names = malloc(fc->names_len ? fc->names_len : 1);
+	if (!snap->irqs || !snap->irq_names)
+		goto fail;
+	memcpy(snap->irq_names, fc->names, fc->names_len);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		snap->irq_load[cpu] = (uint64_t)held_at(&fc->cpu[cpu], fc->full_ns, snap->time_ns);
+	for (int i = 0; i < fc->nr; i++) {
+		struct ip_irq *q = &snap->irqs[i];
+
+		*q = fc->irqs[i];
+		q->actions = snap->irq_names + (fc->irqs[i].actions - fc->names);
+		q->info = NULL;
+		q->percpu = NULL;
+		snap->nr_irqs = i + 1;
+		if (!q->tracked) {
+			q->total = (uint64_t)held_at(&fc->line[i], fc->full_ns, snap->time_ns);
+			continue;
+		}
+		if (fc->irqs[i].info && !(q->info = dup_info(fc->irqs[i].info)))
+			goto fail;
+		if (!(q->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*q->percpu))))
+			goto fail;
+		ret = read_per_cpu_count(s, snap, q, &pd);
+		if (ret == -ENOENT) {
+			/* freed (kernel/irq/irqdesc.c irq_sysfs_del): the line may
+			 * be gone or belong to another vector by now */
+			s->force_full = true;
+			ret = -EAGAIN;
+			goto fail;
+		}
+		if (ret < 0 && ret != -ENOMEM) {
+			note_once(s, &s->noted_cut,
+				  "IRQ %u: %s; reading /proc/interrupts instead this time (said once)", q->irq,
+				  pd.msg[0] ? pd.msg : strerror(-ret));
+			ret = -EAGAIN;
+			goto fail;
+		}
+		if (ret < 0)
+			goto fail;
+	}
+	fc->pub_ns = snap->time_ns;
+	return 0;
+fail:
+	free_irqs(snap);
+	return ret;
+}
+
+/* Whether this sample must read all of /proc/interrupts. */
+static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	const struct full_cache *fc = &s->fc;
+
+	/* A capture must hold /proc/interrupts on every step; replays and
+	 * kernels without CONFIG_SPARSE_IRQ (kernel/irq/irqdesc.c creates
+	 * /sys/kernel/irq only then) have nothing else. */
+	if (s->opts.full_scan_always || ip_root_recording(s->root) || s->force_full || !fc->have ||
+	    !s->have_storage || fc->nr_cpus != snap->topo.nr_cpus)
+		return true;
+	/* The second sample too: two full scans give the untracked rates. */
+	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns || snap->time_ns - fc->full_ns >= FULL_SCAN_NS)
+		return true;
+	return !ip_root_exists(s->root, "sys/kernel/irq");
 }
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */
@@ -964,6 +1299,18 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 		ret = -ENOMEM;
 		goto fail;
 	}
+	if (!need_full(s, snap)) {
+		ret = read_fast(s, snap);
+		if (ret == 0) {
+			s->nr_fast_scans++;
+			goto lines_read;
+		}
+		if (ret != -EAGAIN)
+			goto fail;
+		memset(snap->irq_load, 0, sizeof(uint64_t) * nr_cpus);
+	}
+	s->force_full = false;
+	s->nr_full_scans++;
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		goto fail;
@@ -982,6 +1329,12 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 		if (ret < 0)
 			goto fail;
 	}
+	if (!s->opts.full_scan_always && !ip_root_recording(s->root)) {
+		ret = publish_full(s, snap);
+		if (ret < 0)
+			goto fail;
+	}
+lines_read:
 	ret = storage_copy(&snap->storage, &s->storage);
 	if (ret < 0)
 		goto fail;

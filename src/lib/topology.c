@@ -227,6 +227,35 @@ static void read_cmdline(struct ip_root *r, struct cmdline_info *ci)
 	}
 }
 
+/* Each part at most 255, as the kernel's own KERNEL_VERSION() clamps. */
+static bool version_part(const char **p, const char *end, unsigned *v)
+{
+	unsigned x = 0;
+	const char *s = *p;
+
+	while (*p < end && **p >= '0' && **p <= '9' && *p - s < 6)
+		x = x * 10 + (unsigned)(*(*p)++ - '0');
+	if (*p == s)
+		return false;
+	*v = x > 255 ? 255 : x;
+	return true;
+}
+
+unsigned ip_parse_osrelease(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	unsigned a, b, c = 0;
+
+	if (!text || !version_part(&p, end, &a) || p >= end || *p++ != '.' || !version_part(&p, end, &b))
+		return 0;
+	if (p < end && *p == '.') {
+		p++;
+		if (!version_part(&p, end, &c))
+			c = 0;
+	}
+	return a ? IP_KERNEL_VERSION(a, b, c) : 0;
+}
+
 static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	struct cmdline_info ci;
@@ -257,6 +286,14 @@ static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_di
 	if (!found && ci.have_nohz_full)
 		t->nohz_full = ci.nohz_full;
 
+	{
+		_cleanup_free_ char *rel = NULL;
+		size_t n;
+
+		/* optional: a fixture without it is a kernel of unknown version */
+		t->kernel_version = ip_root_read(r, "proc/sys/kernel/osrelease", &rel, &n) < 0
+					    ? 0 : ip_parse_osrelease(rel, n);
+	}
 	t->forced_threading = ci.threadirqs;
 	if (!t->forced_threading) {
 		long long rt;

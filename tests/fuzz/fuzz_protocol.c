@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Both halves of what crosses the control socket: the daemon's request
- * decoder and irqctl's JSON reader. Every input goes to both; what one of
- * them accepts must survive a round trip through its writer unchanged.
+ * decoder and irqctl's reply reader (json-c). Every input goes to both; what
+ * one of them accepts must survive a round trip through its writer.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "irqpilot/jsonparse.h"
+#include "irqctl.h"
 #include "irqpilot/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,43 +63,37 @@ static void fuzz_request(const char *buf, size_t size)
 	}
 }
 
-static char *print(const struct ip_jv *v, bool indent, size_t *len)
+static char *print(json_object *v, size_t *len)
 {
 	char *s = NULL;
 	FILE *f = open_memstream(&s, len);
 
 	if (!f)
 		abort();
-	ip_jv_print(f, v, indent);
+	ctl_print_json(f, v);
 	fclose(f);
 	return s;
 }
 
-static void fuzz_json(const char *buf, size_t size)
+/* irqctl's reader: whatever it accepts, it prints as JSON it accepts
+ * again as the same document. */
+static void fuzz_reply(const char *buf, size_t size)
 {
-	struct ip_jv *v = NULL, *back = NULL;
-	struct ip_reply rep;
+	struct ctl_reply rep, back;
 	struct ip_diag d;
 	size_t n1, n2;
 	char *one, *two;
 
-	if (ip_proto_reply_parse(buf, size, &rep, &d) == 0)
-		ip_proto_reply_free(&rep);
-	if (ip_jv_parse(buf, size, &v, &d) != 0)
+	if (ctl_reply_parse(buf, size, &rep, &d) != 0)
 		return;
-	one = print(v, false, &n1);
-	if (ip_jv_parse(one, n1, &back, &d) != 0)
+	one = print(rep.root, &n1);
+	if (ctl_reply_parse(one, n1, &back, &d) != 0 || back.ok != rep.ok || back.err != rep.err)
 		abort();
-	two = print(back, true, &n2);
-	ip_jv_free(back);
-	if (ip_jv_parse(two, n2, &back, &d) != 0)
-		abort();
-	free(two);
-	two = print(back, false, &n2);
+	two = print(back.root, &n2);
 	if (n1 != n2 || memcmp(one, two, n1) != 0)
 		abort();
-	ip_jv_free(back);
-	ip_jv_free(v);
+	ctl_reply_free(&back);
+	ctl_reply_free(&rep);
 	free(one);
 	free(two);
 }
@@ -107,6 +101,6 @@ static void fuzz_json(const char *buf, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_request((const char *)data, size);
-	fuzz_json((const char *)data, size);
+	fuzz_reply((const char *)data, size);
 	return 0;
 }

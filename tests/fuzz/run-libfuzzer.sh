@@ -43,15 +43,18 @@ config=""
 
 lib="$top_srcdir/src/lib"
 # the whole library, so any target may use any module
-pkgflags=$(pkg-config --cflags --libs inih libnl-genl-3.0 libnl-3.0 libsystemd 2>/dev/null)
+pkgflags=$(pkg-config --cflags --libs inih libnl-genl-3.0 libnl-3.0 libsystemd json-c 2>/dev/null)
 fail=0
 for t in $targets; do
 	bin="$tmp/fuzz_$t"
+	# the protocol target also reads replies as irqctl does
+	extra=""
+	[ "$t" = protocol ] && extra="$top_srcdir/src/irqctl/reply.c"
 	echo "libFuzzer: building fuzz_$t"
 	# shellcheck disable=SC2086
 	if ! "$CLANG" -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -DIP_LIBFUZZER -D_GNU_SOURCE $config \
-		-I"$top_srcdir/include" "$here/fuzz_$t.c" "$lib"/*.c $pkgflags -lm -o "$bin"; then
+		-I"$top_srcdir/include" -I"$top_srcdir/src/irqctl" "$here/fuzz_$t.c" "$lib"/*.c $extra $pkgflags -lm -o "$bin"; then
 		echo "FAIL: fuzz_$t does not build with $CLANG"
 		fail=1
 		continue

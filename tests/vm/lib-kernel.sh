@@ -228,7 +228,7 @@ vm_guest_kernel() {
 # unchanged, plus the runtime libraries of the cross-built irqpilotd. It lives in the cache, on
 # the host's /, and stage 1 switch_roots into it over the same 9p export.
 VM_USERLAND_PKGS="bash coreutils util-linux mount procps kmod fio mawk sed grep findutils jq
-	hostname libc-bin busybox-static libsystemd0 libnl-3-200 libnl-genl-3-200 libinih1 dash"
+	hostname libc-bin busybox-static libsystemd0 libnl-3-200 libnl-genl-3-200 libinih1 libjson-c5 dash"
 
 # vm_debroot NAME ARCH PKGS -> a tree of Debian bookworm's packages PKGS of ARCH and their
 # dependencies, unpacked (not installed: no maintainer script runs) in $VM_CACHE/NAME/ARCH-bookworm,
@@ -275,5 +275,5 @@ vm_userland() { vm_debroot userland "$1" "$VM_USERLAND_PKGS"; }
 
 # What cross-building irqpilotd (tests/vm/cross-build.sh) links against: the -dev packages of
 # the libraries configure looks for, with the C library's, as a --sysroot.
-VM_SYSROOT_PKGS="libc6-dev libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev"
+VM_SYSROOT_PKGS="libc6-dev libsystemd-dev libnl-3-dev libnl-genl-3-dev libinih-dev libjson-c-dev"
 vm_sysroot() { vm_debroot sysroot "$1" "$VM_SYSROOT_PKGS"; }
