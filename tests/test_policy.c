@@ -30,6 +30,7 @@
 struct tb {
 	struct ip_snapshot cur, prev;
 	struct ip_model m;
+	double interval_s; /* the sample's length; 0 = 1 s */
 	int nr_cpus;
 	struct ip_cpu cpus[MAXC];
 	struct ip_domain doms[MAXD];
@@ -251,7 +252,7 @@ static void tb_finish(struct tb *tb)
 	tb->prev.topo.nr_cpus = tb->nr_cpus;
 	tb->m.cur = &tb->cur;
 	tb->m.prev = &tb->prev;
-	tb->m.interval_s = 1.0;
+	tb->m.interval_s = tb->interval_s > 0 ? tb->interval_s : 1.0;
 	tb->m.cpu_irq = tb->cpu_irq;
 	tb->m.cpu_softirq = tb->cpu_softirq;
 	tb->m.irq = tb->irate;
@@ -1113,6 +1114,61 @@ static void test_window_alternating(void **state)
 	assert_true(snapshot_moves >= 10);
 	assert_int_equal(moves, 1);
 	assert_true(cpuset_first(&tb->irqs[qi].info->effective) >= 6);
+	free(tb);
+}
+
+/*
+ * The same alternating load as a starved daemon samples it (the closed loop
+ * under make check -j2 saw 3 moves): phases of 2 s of wall time, but the
+ * samples come irregularly, in turns many short ones inside a phase and one
+ * long one across it. Counted one cycle each, the short ones swing the
+ * window; weighed by the time they cover (interval_s), it holds.
+ */
+static void test_window_irregular_samples(void **state)
+{
+	/* sample lengths in 0.1 s, repeated: six short ones, then a long one */
+	static const int len[] = { 2, 2, 2, 2, 2, 2, 17, 3, 3, 3, 3, 3, 16 };
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves[2];
+
+	ip_policy_config_init(&cfg);
+	cfg.dwell_s = 2;
+	for (int pass = 0; pass < 2; pass++) {
+		int t = 0; /* in 0.1 s */
+
+		cfg.interval_s = pass == 0 ? 0 : 1;
+		tb_rate(tb, qi, 0, 3000);
+		tb->irqs[qi].info->affinity = L("0");
+		cpuset_zero(&tb->irqs[qi].info->effective);
+		cpuset_set(&tb->irqs[qi].info->effective, 0);
+		tb->moves_total = 0;
+		ip_history_init(&h);
+		for (int i = 0; t < 600; i++) {
+			int n = len[i % (int)(sizeof(len) / sizeof(len[0]))], on6 = 0;
+
+			/* tenths of this sample in CPU 6's phases (even 2 s turns) */
+			for (int k = t; k < t + n; k++)
+				on6 += (k / 20) % 2 == 0;
+			tb->interval_s = n / 10.0;
+			tb_clear_submits(tb, 0);
+			if (on6)
+				tb_submit(tb, 0, 6, 5000.0 * on6 / n);
+			if (on6 < n)
+				tb_submit(tb, 0, 4, 5000.0 * (n - on6) / n);
+			t += n;
+			step(tb, &cfg, &h, 1000 * S + (uint64_t)t * (S / 10), &p);
+		}
+		moves[pass] = tb->moves_total;
+		ip_plan_free(&p);
+		ip_history_free(&h);
+	}
+	print_message("# irregular samples: %d moves counted per sample, %d weighed by time\n", moves[0],
+		      moves[1]);
+	assert_true(moves[0] >= 2);
+	assert_int_equal(moves[1], 1);
 	free(tb);
 }
 
@@ -2275,6 +2331,7 @@ int main(void)
 		cmocka_unit_test(test_min_rate_energy),
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
+		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),
 		cmocka_unit_test(test_dwell),

@@ -85,6 +85,12 @@ echo "0 0" >"$load"
 			awk -v irq="37:" -v eff="$eff" -v n="$n" '{ if ($1 == irq) { col = eff + 2; $col = $col + n } print }' \
 				"$root/proc/interrupts" >"$root/proc/interrupts.new"
 			mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+			# the same count in per_cpu_count (kernel/irq/irqdesc.c
+			# per_cpu_count_show(): "%u" per possible CPU, ","
+			# between), which the daemon reads between full scans
+			pcc=$root/sys/kernel/irq/37/per_cpu_count
+			awk -F, -v OFS=, -v col=$((eff + 1)) -v n="$n" '{ $col = $col + n; print }' "$pcc" >"$pcc.new"
+			mv "$pcc.new" "$pcc"
 		fi
 		sleep 0.1
 	done

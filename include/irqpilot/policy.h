@@ -67,8 +67,13 @@ struct ip_policy_config {
 	double idle_grace_s;
 	double return_window_s; /* moving back within this needs 2x the threshold */
 	/* Cycles the submission and handled shares are averaged over (EWMA,
-	 * alpha = 2 / (window + 1)); 1 decides on each sample alone. */
+	 * alpha = 2 / (window + 1) for a sample one interval_s long); 1 decides
+	 * on each sample alone. */
 	int window;
+	/* The nominal cycle, in seconds, that the window is counted in: a
+	 * sample of another length weighs by its length. 0: every sample
+	 * counts as one cycle. */
+	double interval_s;
 	int rt_priority;	/* SCHED_FIFO priority of IRQ threads; 0 = leave */
 	ip_cpuset banned;	/* never placed on */
 	enum ip_cq_mode completion_threads;

@@ -546,6 +546,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	d->cfg = next;
 	d->admin_gid = admin_gid;
 	ip_engine_config_from(&d->cfg.policy, &d->cfg);
+	d->cfg.policy.interval_s = interval_s(d);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
 	if (!d->o.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
@@ -1124,6 +1125,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	eo.live_counters = ip_root_is_live(d.root);
 	eo.overrides = d.cfg.overrides;
 	ip_engine_config_from(&d.cfg.policy, &d.cfg);
+	d.cfg.policy.interval_s = interval_s(&d);
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
 	if (ret < 0)
 		goto out;

@@ -1052,7 +1052,14 @@ static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand
 	bool paused = e && e->idle_since_ns && c->now >= e->idle_since_ns &&
 		      (c->now - e->idle_since_ns) / NS_PER_S >= 1.5 * c->m->interval_s;
 	bool have = e && e->win && e->win_n > 0 && e->win_nd == nd && !paused;
-	double a = 2.0 / (win + 1), *w;
+	/* A sample weighs by the time it covers, not one cycle each: a starved
+	 * daemon's samples come irregularly (0.3 s, then 1.7 s), and counting
+	 * each as a cycle let a few short ones inside one phase of an
+	 * alternating load swing the average past a second move's threshold.
+	 * Weighed by time, the average follows the load as a continuous EWMA of
+	 * time constant (window + 1) / 2 cycles does, however it is sampled. */
+	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
+	double a = 1 - pow(1 - 2.0 / (win + 1), k), *w;
 	struct ip_vec_state *st;
 
 	if (cd->state < 0 || nd <= 0)
