@@ -624,7 +624,7 @@ static void test_table_defaults(void **state)
 	}
 	/* Every key of [daemon], [cpus] and [policy] but performance and
 	 * efficiency, which are detected. */
-	assert_int_equal(with_default, 18);
+	assert_int_equal(with_default, 19);
 	ip_config_free(&def);
 }
 

@@ -127,8 +127,11 @@ static void test_phone_follows_the_workload(void **state)
 	assert_int_equal(first, 1);
 	assert_true(run.to[first] == 6 || run.to[first] == 7);
 	assert_non_null(strstr(run.reason[first], "performance domain 6-7"));
-	/* fio moves to CPU 2 at step 20; the vector follows within two cycles */
-	assert_true(second >= 21 && second <= 22);
+	/* fio moves to CPU 2 at step 20 with no pause between. The shares are
+	 * a window (8 cycles), and moving back within return_window needs 40
+	 * pp: 1 - 2 (7/9)^k >= 0.4 is k = 5 cycles (it was 1-2 on snapshots). */
+	if (second < 21 || second > 25)
+		fail_msg("the vector followed at step %d, not within 21..25", second);
 	assert_true(run.to[second] >= 0 && run.to[second] <= 3);
 	assert_non_null(strstr(run.reason[second], "efficiency domain 0-3"));
 	/* ... and then stays */

@@ -72,6 +72,10 @@ struct ip_daemon {
 	struct ip_state *state; /* the originals on disk (state.h) */
 	bool idle;
 	unsigned quiet_cycles;
+	/* The idle back-off's probe: /proc/diskstats' completed I/Os at the
+	 * last look (valid while idle), and when the last full cycle ran. */
+	bool probe_valid;
+	uint64_t probe_ios, last_step_usec;
 	bool ready;
 	struct ip_client *clients; /* the connection table, oldest first */
 	int nr_clients;

@@ -66,6 +66,14 @@ struct ip_policy_config {
 	enum ip_idle_domain idle_domain;
 	double idle_grace_s;
 	double return_window_s; /* moving back within this needs 2x the threshold */
+	/* Cycles the submission and handled shares are averaged over (EWMA,
+	 * alpha = 2 / (window + 1) for a sample one interval_s long); 1 decides
+	 * on each sample alone. */
+	int window;
+	/* The nominal cycle, in seconds, that the window is counted in: a
+	 * sample of another length weighs by its length. 0: every sample
+	 * counts as one cycle. */
+	double interval_s;
 	int rt_priority;	/* SCHED_FIFO priority of IRQ threads; 0 = leave */
 	ip_cpuset banned;	/* never placed on */
 	enum ip_cq_mode completion_threads;
@@ -244,6 +252,13 @@ struct ip_irq_hist {
 	bool have_effective; /* read back after the last write */
 	ip_cpuset effective;
 	char *orig; /* its smp_affinity_list before our first write, owned */
+	/* The policy's window: per domain, the EWMA of the submission shares
+	 * (win[0..win_nd)) and of the handled shares (win[win_nd..2*win_nd)),
+	 * over win_n cycles (capped at the window). Owned. win_n = 0: no
+	 * window, the next sample starts one. */
+	double *win;
+	int win_nd, win_n;
+	bool win_hd; /* the handled half holds: no move of ours since */
 };
 
 /* A thread is pid + comm + start time (field 22 of /proc/PID/stat): once
@@ -342,6 +357,7 @@ struct ip_move {
 	ip_cpuset fallback; /* other CPUs of the target domain, for ENOSPC */
 	bool ioapic;	    /* INTx line: new affinity applies at the next interrupt */
 	bool failed;	    /* set by apply: not done, do not record it */
+	int domain;	    /* index of the target domain in the topology, -1 */
 	struct ip_why why;
 };
 
@@ -405,7 +421,14 @@ struct ip_cq_obs {
 /* Per considered vector, for the history. */
 struct ip_vec_state {
 	unsigned irq;
-	bool idle; /* its submitters submitted nothing */
+	bool idle; /* its submitters submitted nothing, or below min_rate */
+	/* The window after this cycle (see struct ip_irq_hist): win (owned by
+	 * the plan, 2 * nd values over n cycles) replaces it; win_end ends it;
+	 * neither leaves it as it is. A pause of two cycles ends it too (what
+	 * the last workload did says nothing about where the next one submits). */
+	bool win_end;
+	int nd, n;
+	double *win;
 };
 
 struct ip_plan {

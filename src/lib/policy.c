@@ -31,6 +31,18 @@
 #define IP_CQ_TRIAL_HOLD_S 600
 /* Cycles a trial lasts at least (and dwell_s). */
 #define IP_CQ_TRIAL_CYCLES 3
+/*
+ * The window's default, in cycles. A workload that alternates between two
+ * domains every 2 cycles (2 s at interval 1) leaves the EWMA swinging by
+ * (1 - b^2) / (1 + b^2) around the middle, b = 1 - 2 / (window + 1): with 8
+ * that is 0.23 of locality at most, 0.32 with the jitter of real cycles,
+ * below the 0.40 a second move within return_window needs (twice the
+ * default threshold). A steady switch of domains is then followed after 4
+ * cycles (gain 1 - 2 b^k >= 0.20), 5 within return_window (>= 0.40); a
+ * workload that starts after a pause is followed at once, as the window
+ * starts with it.
+ */
+#define IP_WINDOW_DEFAULT 8
 
 /* Copies a name (a device, an action list) into a fixed field, cut to fit. */
 static void scopy(char *dst, size_t size, const char *src)
@@ -75,6 +87,7 @@ void ip_policy_config_init(struct ip_policy_config *c)
 	c->idle_domain = IP_IDLE_EFFICIENCY;
 	c->idle_grace_s = 30;
 	c->return_window_s = 60;
+	c->window = IP_WINDOW_DEFAULT;
 	c->rt_priority = 50;
 	c->completion_threads = IP_CQ_MODE_AUTO;
 	cpuset_zero(&c->banned);
@@ -136,8 +149,10 @@ void ip_history_init(struct ip_history *h)
 
 void ip_history_free(struct ip_history *h)
 {
-	for (size_t i = 0; i < h->nr; i++)
+	for (size_t i = 0; i < h->nr; i++) {
 		free(h->irqs[i].orig);
+		free(h->irqs[i].win);
+	}
 	free(h->irqs);
 	free(h->threads);
 	free(h->rq);
@@ -206,6 +221,7 @@ void ip_history_drop(struct ip_history *h, unsigned irq)
 	if (!found)
 		return;
 	free(h->irqs[i].orig);
+	free(h->irqs[i].win);
 	memmove(&h->irqs[i], &h->irqs[i + 1], (h->nr - i - 1) * sizeof(*h->irqs));
 	h->nr--;
 }
@@ -304,6 +320,22 @@ static int record_stall(struct ip_history *h, const char *device, uint64_t now)
 	if (!e)
 		return -ENOMEM;
 	e->last_stall_ns = now;
+	return 0;
+}
+
+static int window_store(struct ip_irq_hist *e, const struct ip_vec_state *st)
+{
+	if (e->win_nd != st->nd || !e->win) {
+		double *nv = realloc(e->win, 2 * (size_t)st->nd * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		e->win = nv;
+		e->win_nd = st->nd;
+	}
+	memcpy(e->win, st->win, 2 * (size_t)st->nd * sizeof(*e->win));
+	e->win_n = st->n;
+	e->win_hd = true;
 	return 0;
 }
 
@@ -418,21 +450,42 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 	}
 	for (int i = 0; i < p->nr_states; i++) {
 		const struct ip_vec_state *st = &p->states[i];
+		bool found;
+		size_t j;
 
-		if (st->idle) {
+		if (st->idle || st->win) {
 			struct ip_irq_hist *e = ip_history_get(h, st->irq);
 
 			if (!e)
 				return -ENOMEM;
-			if (!e->idle_since_ns)
+			if (st->idle && !e->idle_since_ns)
 				e->idle_since_ns = now;
-		} else {
-			bool found;
-			size_t j = hist_pos(h, st->irq, &found);
-
-			if (found)
-				h->irqs[j].idle_since_ns = 0;
+			if (st->win && window_store(e, st) < 0)
+				return -ENOMEM;
 		}
+		j = hist_pos(h, st->irq, &found);
+		if (!found)
+			continue;
+		if (!st->idle)
+			h->irqs[j].idle_since_ns = 0;
+		if (st->win_end)
+			h->irqs[j].win_n = 0;
+	}
+	/* A vector we moved is handled in its new domain from now on: the
+	 * handled half of its window starts there, not from the samples of a
+	 * placement that is gone (nor from the cycle that straddles the move,
+	 * which would make the new place look half as good as it is). */
+	for (int i = 0; i < p->nr_moves; i++) {
+		const struct ip_move *mv = &p->moves[i];
+		bool found;
+		size_t j = hist_pos(h, mv->irq, &found);
+		struct ip_irq_hist *e = found ? &h->irqs[j] : NULL;
+
+		if (!e || mv->failed)
+			continue;
+		e->win_hd = e->win && mv->domain >= 0 && mv->domain < e->win_nd;
+		for (int d = 0; e->win_hd && d < e->win_nd; d++)
+			e->win[e->win_nd + d] = d == mv->domain;
 	}
 	return 0;
 }
@@ -446,6 +499,8 @@ void ip_plan_free(struct ip_plan *p)
 	free(p->kept);
 	free(p->rq);
 	free(p->notes);
+	for (int i = 0; i < p->nr_states; i++)
+		free(p->states[i].win);
 	free(p->states);
 	free(p->cq);
 	free(p->cq_obs);
@@ -504,6 +559,7 @@ struct cand {
 	int busiest;	  /* busiest submitter, -1 */
 	ip_cpuset from;	  /* where its interrupts were handled */
 	bool dwell_applies;
+	int state; /* index into the plan's states, -1 */
 	struct ip_why why;
 	/* The placement an IRQ thread of a managed vector should get. */
 	bool thread_direct;
@@ -579,14 +635,20 @@ static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool e
 	k->why = *why;
 }
 
-static void add_state(struct ctx *c, unsigned irq, bool idle)
+/* Returns the state's index, or -1 on ENOMEM. */
+static int add_state(struct ctx *c, unsigned irq, bool idle)
 {
+	struct ip_vec_state *st;
+
 	c->p->states =
 		grow(c->p->states, &c->p->nr_states, &c->g.states, sizeof(*c->p->states), &c->err);
 	if (c->err)
-		return;
-	c->p->states[c->p->nr_states].irq = irq;
-	c->p->states[c->p->nr_states++].idle = idle;
+		return -1;
+	st = &c->p->states[c->p->nr_states];
+	memset(st, 0, sizeof(*st));
+	st->irq = irq;
+	st->idle = idle;
+	return c->p->nr_states++;
 }
 
 static int cpu_domain(const struct ctx *c, int cpu)
@@ -975,6 +1037,52 @@ static struct ip_why *cand_why(struct ctx *c, int qi, const char *devs, struct c
 }
 
 /*
+ * The window: the shares of this cycle (c->sh, c->hd) become their EWMA
+ * over the vector's last cycles, which the rest of the decision judges by
+ * and which the plan's state carries into the history. The first sample
+ * (of the daemon, or after a cycle without submissions) starts it: there
+ * is no earlier workload to weigh against. The handled half starts again
+ * after a move of ours, as it describes a placement that is gone.
+ */
+static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand *cd)
+{
+	int nd = c->t->nr_domains, win = c->cfg->window > 0 ? c->cfg->window : 1;
+	/* A pause of two cycles or more ends the window (one empty cycle can be
+	 * a starved submitter, not a new workload). */
+	bool paused = e && e->idle_since_ns && c->now >= e->idle_since_ns &&
+		      (c->now - e->idle_since_ns) / NS_PER_S >= 1.5 * c->m->interval_s;
+	bool have = e && e->win && e->win_n > 0 && e->win_nd == nd && !paused;
+	/* A sample weighs by the time it covers, not one cycle each: a starved
+	 * daemon's samples come irregularly (0.3 s, then 1.7 s), and counting
+	 * each as a cycle let a few short ones inside one phase of an
+	 * alternating load swing the average past a second move's threshold.
+	 * Weighed by time, the average follows the load as a continuous EWMA of
+	 * time constant (window + 1) / 2 cycles does, however it is sampled. */
+	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
+	double a = 1 - pow(1 - 2.0 / (win + 1), k), *w;
+	struct ip_vec_state *st;
+
+	if (cd->state < 0 || nd <= 0)
+		return;
+	w = malloc(2 * (size_t)nd * sizeof(*w));
+	if (!w) {
+		c->err = -ENOMEM;
+		return;
+	}
+	for (int d = 0; d < nd; d++) {
+		w[d] = have ? a * c->sh[d] + (1 - a) * e->win[d] : c->sh[d];
+		w[nd + d] = have && e->win_hd ? a * c->hd[d] + (1 - a) * e->win[nd + d] : c->hd[d];
+		c->sh[d] = w[d];
+		c->hd[d] = w[nd + d];
+	}
+	st = &c->p->states[cd->state];
+	free(st->win);
+	st->win = w;
+	st->nd = nd;
+	st->n = have && e->win_n < win ? e->win_n + 1 : have ? win : 1;
+}
+
+/*
  * The submitter placement of vector @qi, judged against the handled
  * shares already in c->hd (of the vector, or of its thread). Fills the
  * candidate's target and reason; kind is MOVE when locality would rise
@@ -1012,6 +1120,10 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 	}
 	for (int d = 0; d < t->nr_domains; d++)
 		c->sh[d] /= total;
+	if (!for_thread)
+		window_apply(c, e, cd);
+	if (c->err)
+		return;
 	D = dominant_domain(c, c->sh);
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
 		if (cpu_domain(c, cpu) == D && (busiest < 0 || c->sub[cpu] > c->sub[busiest]))
@@ -1083,10 +1195,15 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 	cpuset_zero(&span);
 	if (e)
 		span_domains(c, &e->from, &span);
-	bool returning = e && e->last_move_ns && c->now >= e->last_move_ns &&
-			 (c->now - e->last_move_ns) / NS_PER_S < cfg->return_window_s &&
-			 cpuset_intersects(&span, &elig) && !(cur_dom >= 0 && cur_dom == TD);
-	if (returning && !for_thread)
+	/* Hysteresis: a vector that moved within return_window needs twice the
+	 * threshold to move again. Moving back is what an alternating workload
+	 * asks for most, but an onward move so soon is as much a sign of a
+	 * workload the window has not settled on. */
+	bool recent = e && e->last_move_ns && c->now >= e->last_move_ns &&
+		      (c->now - e->last_move_ns) / NS_PER_S < cfg->return_window_s &&
+		      !(cur_dom >= 0 && cur_dom == TD);
+	bool returning = recent && cpuset_intersects(&span, &elig);
+	if (recent && !for_thread)
 		thr *= 2;
 
 	if (cd->gain + EPS < thr || cd->gain <= EPS) {
@@ -1131,6 +1248,26 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 	}
 	w->share = now_loc;
 	w->handled = c->hd[TD];
+}
+
+/* Whether the vector's interrupts (c->hd) are handled mostly in a domain of
+ * more capacity than the least of the usable ones. */
+static bool above_min_capacity(const struct ctx *c)
+{
+	int cur = dominant_domain(c, c->hd);
+	bool any = false;
+	unsigned mincap = 0;
+
+	for (int d = 0; d < c->t->nr_domains; d++) {
+		ip_cpuset el;
+
+		domain_eligible(c, d, &el);
+		if (!cpuset_empty(&el) && (!any || c->t->domains[d].capacity < mincap)) {
+			mincap = c->t->domains[d].capacity;
+			any = true;
+		}
+	}
+	return any && cur >= 0 && c->t->domains[cur].capacity > mincap;
 }
 
 /* Submitters idle: back to the efficiency domain after the grace time. */
@@ -1218,7 +1355,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 							     : IP_MANAGED_NO;
 	char devs[64];
 	struct ip_why *w;
-	bool admin_only = false, have_counts;
+	bool admin_only = false, have_counts, quiet;
 	double total;
 	int nthreads = 0;
 
@@ -1228,6 +1365,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	cd->fixed_cpu = -1;
 	cd->busiest = -1;
 	cd->thread_busiest = -1;
+	cd->state = -1;
 	cd->storage = info->nr_devs > 0;
 	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
 	resolve_rules(c, q, e, &r);
@@ -1336,7 +1474,12 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 		}
 		return;
 	}
-	add_state(c, q->irq, total <= 0);
+	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
+	 * second wakes that core for nothing. */
+	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
+	cd->state = add_state(c, q->irq, quiet);
+	if (c->err)
+		return;
 	if (cd->managed) {
 		const struct ip_irq_thread *th = NULL;
 		struct cand tmp;
@@ -1363,10 +1506,23 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 		return;
 	}
 	handled_by_vector(c, qi, &cd->from);
-	if (total <= 0)
+	if (total <= 0) {
 		idle_placement(c, qi, devs, cd, e);
-	else
+	} else if (quiet && above_min_capacity(c)) {
+		/* Trickle on a fast core: following its submitters is fine where
+		 * that costs less (min_rate keeps it from going up); otherwise it
+		 * counts as idle and goes back to the idle domain after the grace. */
+		struct cand before = *cd;
+
 		submitter_placement(c, qi, devs, cd, e, false);
+		if (cd->kind != CAND_MOVE && !c->err) {
+			*cd = before;
+			handled_by_vector(c, qi, &cd->from);
+			idle_placement(c, qi, devs, cd, e);
+		}
+	} else {
+		submitter_placement(c, qi, devs, cd, e, false);
+	}
 	/* Per-queue completion threads (irqpilot_cq) are placed by their own
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
@@ -1416,6 +1572,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv->to = to;
 	mv->fallback = fallback;
 	mv->ioapic = is_ioapic(q);
+	mv->domain = cpu_domain(c, cpuset_first(&to));
 	mv->why = cd->why;
 	/* Later choices this cycle see the interrupts where they will be. */
 	if (cd->rate > 0) {
