@@ -107,6 +107,44 @@ check "... and says so in the log" grep -q "reload rejected, keeping the running
 cp "$conf.good" "$conf"
 check "reload of a good file" "$ctl" reload
 
+# --- isolation and banned CPUs at run time ---------------------------------------
+# CPUs fenced off while the daemon runs: the vector leaves them the next cycle.
+# cpuset.cpus.isolated is as kernel/cgroup/cpuset.c prints it ("%*pbl\n", "\n"
+# when empty; cpuset_common_seq_show(), FILE_ISOLATED_CPULIST).
+mkdir -p "$root/sys/fs/cgroup"
+check "the vector sits in the performance domain" wait_for "$limit" affinity_in '[67]'
+on=$(cat "$root/proc/irq/37/smp_affinity_list")
+other=$((13 - on))
+echo "$on" >"$root/sys/fs/cgroup/cpuset.cpus.isolated"
+check "CPU $on made isolated (cgroup v2 partition): the vector leaves it" wait_for "$limit" affinity_is "$other"
+# (from: where it was handled in the cycle's interval, which may hold both CPUs)
+check "... logged with its reason" wait_for "$limit" grep -Eq "moved 37 ufshcd [0-9,-]+ → $other: on isolated or nohz_full CPU $on, moved off at once" "$log"
+echo >"$root/sys/fs/cgroup/cpuset.cpus.isolated"
+run "irqctl ban $other" "$ctl" ban "$other"
+check "... says the set and that a reload keeps it" grep -q "CPUs $other banned; banned now: $other (kept across reload" "$tmp/out"
+check "the banned CPU is left" wait_for "$limit" affinity_is "$on"
+if wait_for "$limit" grep -Eq "moved 37 ufshcd [0-9,-]+ → $on: on banned CPU $other, moved off at once" "$log"; then
+	ok "... logged with its reason"
+else
+	bad "... logged with its reason"
+	grep "moved 37" "$log"
+fi
+"$ctl" ban 0-7 >"$tmp/out" 2>&1
+check "banning every online CPU is refused (exit 1)" test $? -eq 1
+check "... saying why" grep -q "would ban every online CPU" "$tmp/out"
+"$ctl" ban 0-99 >"$tmp/out" 2>&1
+check "banning CPUs the machine lacks is refused" test $? -eq 1
+check "... saying which" grep -q "no CPU 8-99 on this machine (possible: 0-7)" "$tmp/out"
+"$ctl" ban 4- >"$tmp/out" 2>&1
+check "a malformed CPU list is a usage error (exit 2)" test $? -eq 2
+"$ctl" unban 3 >"$tmp/out" 2>&1
+check "unban of a CPU that is not banned fails" grep -q "CPU 3 is not banned (banned: $other)" "$tmp/out"
+check "reload keeps the run-time ban" "$ctl" reload
+sleep 1
+check "... the vector stays off it" affinity_is "$on"
+run "... and unban still finds it banned" "$ctl" unban "$other"
+check "... now none is" grep -q "banned now: none" "$tmp/out"
+
 # --- who may do what ----------------------------------------------------------
 chmod 755 "$rt"
 chmod 666 "$rt/control"
@@ -119,6 +157,8 @@ if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
 	check "... and is told why" grep -q "only root may do that" "$tmp/out"
 	$nobody "$ctl" dry-run on >/dev/null 2>&1
 	check "nobody may not toggle dry run" test $? -eq 4
+	$nobody "$ctl" ban 5 >"$tmp/out" 2>&1
+	check "nobody may not ban (exit 4)" test $? -eq 4
 else
 	echo "ok - nobody checks skipped: needs root and setpriv"
 fi

@@ -118,7 +118,7 @@ if [ "$userns" = yes ]; then
 	for who in root nobody; do
 		pre=""
 		[ "$who" = nobody ] && pre=$nobody
-		for verb in "dry-run on" "pin 37 0" "unpin 37" "reload" "capture $state/ns"; do
+		for verb in "dry-run on" "pin 37 0" "unpin 37" "reload" "capture $state/ns" "ban 5" "unban 5"; do
 			# shellcheck disable=SC2086
 			refused "$who in a user namespace: $verb is refused" "another user namespace" \
 				$pre unshare -U -r "$ctl" $verb
@@ -132,6 +132,8 @@ else
 fi
 refused "nobody may not write: dry-run on" "only root may do that" $nobody "$ctl" dry-run on
 refused "nobody may not capture" "only root may do that" $nobody "$ctl" capture "$state/x"
+refused "nobody may not ban" "only root may do that" $nobody "$ctl" ban 5
+refused "nobody may not unban" "only root may do that" $nobody "$ctl" unban 5
 check "... state unchanged" unchanged
 
 # --- admin_group ---------------------------------------------------------------

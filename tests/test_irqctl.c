@@ -26,6 +26,7 @@ static const char *const *examples(enum ip_arg_shape shape)
 	static const char *const object[] = { "irqs", "cpus", "domains", "devices", "threads", "ir", "dev", NULL };
 	static const char *const target[] = { "45", "0", "sda", "nvme0q1", "0000:00:1f.2", "ahci[0000:00:1f.2]", "json", NULL };
 	static const char *const target_cpus[] = { "45 0-3", "nvme0q1 0,2,4,6,12", "7 1023", NULL };
+	static const char *const cpus[] = { "4-7", "0,2,4,6,12", "1023", "0-7:2", NULL };
 	static const char *const on_off[] = { "on", "off", NULL };
 	static const char *const dir_count[] = { "/var/tmp/cap", "/var/tmp/cap 3", "/tmp/x 100000", "rel/dir 2", NULL };
 
@@ -42,6 +43,8 @@ static const char *const *examples(enum ip_arg_shape shape)
 		return on_off;
 	case IP_ARGS_DIR_COUNT:
 		return dir_count;
+	case IP_ARGS_CPUS:
+		return cpus;
 	}
 	return NULL;
 }
@@ -82,6 +85,9 @@ static void same_request(const struct ip_request *a, const struct ip_request *b)
 			assert_int_equal(a->target.irq, b->target.irq);
 		else
 			assert_string_equal(a->target.name, b->target.name);
+		break;
+	case IP_ARGS_CPUS:
+		assert_true(cpuset_equal(&a->cpus, &b->cpus));
 		break;
 	case IP_ARGS_ON_OFF:
 		assert_int_equal(a->on, b->on);
@@ -205,6 +211,10 @@ static void test_irqctl_refuses(void **state)
 	refused_by_irqctl("show d", "ambiguous object 'd'");
 	refused_by_irqctl("pin 45 3-1", "pin: bad CPU list '3-1'");
 	refused_by_irqctl("pin 45 0-99999", "names a CPU above 1023");
+	refused_by_irqctl("ban", "ban: missing argument; usage: irqctl ban CPULIST");
+	refused_by_irqctl("ban 4-", "ban: bad CPU list '4-'");
+	refused_by_irqctl("unban 4 5", "unban: too many arguments; usage: irqctl unban CPULIST");
+	refused_by_irqctl("un 4", "'un' is ambiguous");
 	refused_by_irqctl("explain ../sda", "'../sda' is neither an IRQ number nor a device name");
 	refused_by_irqctl("explain 045", "leading zero");
 	refused_by_irqctl("dry-run maybe", "dry-run takes 'on' or 'off', not 'maybe'");
@@ -328,6 +338,15 @@ static void test_render(void **state)
 
 	out = render(IP_VERB_PIN, 0, "{\"v\":1,\"ok\":true,\"data\":{\"irq\":37,\"cpus\":\"4-5\"}}");
 	assert_string_equal(out, "IRQ 37 pinned to 4-5 until unpinned or restart\n");
+	free(out);
+
+	out = render(IP_VERB_BAN, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"cpus\":\"4-7\",\"banned\":\"2,4-7\",\"kept_on_reload\":true}}");
+	assert_string_equal(out, "CPUs 4-7 banned; banned now: 2,4-7 (kept across reload, until unbanned or restart)\n");
+	free(out);
+	out = render(IP_VERB_UNBAN, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"cpus\":\"5\",\"banned\":\"\",\"kept_on_reload\":true}}");
+	assert_string_equal(out, "CPUs 5 unbanned; banned now: none (kept across reload, until unbanned or restart)\n");
 	free(out);
 }
 

@@ -550,6 +550,70 @@ static void test_no_sparse_irq(void **state)
 	ip_root_free(r);
 }
 
+/*
+ * Isolation changes at run time without a hot-plug: the sampler reads the
+ * isolated and nohz_full sets every sample, so the cycle after CPUs 4-7
+ * become a cgroup v2 isolated partition, the snapshot says so. The files
+ * are as the kernel prints them: "%*pbl\n" of the mask, "\n" when empty
+ * (kernel/cgroup/cpuset.c, cpuset_common_seq_show(), FILE_ISOLATED_CPULIST;
+ * drivers/base/cpu.c, print_cpus_isolated(), print_cpus_nohz_full()).
+ */
+static void test_isolation_reread_every_sample(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-iso-XXXXXX", cmd[600], root[64], cg[96];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cg, sizeof(cg), "%s/sys/fs/cgroup", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", cg);
+	assert_int_equal(system(cmd), 0);
+	put(root, "sys/fs/cgroup/cpuset.cpus.isolated", "\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_true(cpuset_empty(&snap.topo.isolated));
+	assert_false(snap.topo.cpus[5].isolated);
+	ip_snapshot_free(&snap);
+
+	put(root, "sys/fs/cgroup/cpuset.cpus.isolated", "4-7\n");
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_string_equal(cpuset_str(&snap.topo.isolated), "4-7");
+	assert_true(snap.topo.cpus[5].isolated);
+	assert_false(snap.topo.cpus[3].isolated);
+	/* the domains stay: isolation does not change what a CPU is */
+	assert_true(snap.topo.nr_domains >= 2);
+	ip_snapshot_free(&snap);
+
+	/* the partition back to member; boot-time isolation and nohz_full */
+	put(root, "sys/fs/cgroup/cpuset.cpus.isolated", "\n");
+	put(root, "sys/devices/system/cpu/isolated", "7\n");
+	put(root, "sys/devices/system/cpu/nohz_full", "6\n");
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_string_equal(cpuset_str(&snap.topo.isolated), "7");
+	assert_string_equal(cpuset_str(&snap.topo.nohz_full), "6");
+	assert_true(snap.topo.cpus[6].nohz_full && !snap.topo.cpus[5].isolated);
+	ip_snapshot_free(&snap);
+
+	/* garbled: the sample fails and says which file, never drops the isolation */
+	put(root, "sys/fs/cgroup/cpuset.cpus.isolated", "4-\n");
+	assert_true(ip_sampler_sample(s, &snap, &d) < 0);
+	assert_non_null(strstr(d.msg, "cpuset.cpus.isolated"));
+	ip_snapshot_free(&snap);
+
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_vector_cache),
 		cmocka_unit_test(test_fast_path_same_model),
 		cmocka_unit_test(test_no_sparse_irq),
+		cmocka_unit_test(test_isolation_reread_every_sample),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

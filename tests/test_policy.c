@@ -928,6 +928,192 @@ static void test_banned_cpus(void **state)
 	free(tb);
 }
 
+/* Phone with its vector on mid CPU 5 where fio submits on CPU 4, one cycle
+ * in (the move to 5 is in the history, so its dwell holds). */
+static struct tb *phone_on_5(const struct ip_policy_config *cfg, struct ip_history *h,
+			     struct ip_plan *p)
+{
+	struct tb *tb = phone(5000);
+
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 4, 5000);
+	step(tb, cfg, h, 1000 * S, p);
+	assert_int_equal(p->nr_moves, 1);
+	assert_set(&p->moves[0].to, "5");
+	return tb;
+}
+
+static const struct ip_thread_action *thread_of_irq(const struct ip_plan *p, unsigned irq)
+{
+	for (int i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].irq == irq)
+			return &p->threads[i];
+	return NULL;
+}
+
+/*
+ * CPU 5 becomes isolated while the vector sits there (a cgroup v2
+ * partition made isolated; the sampler re-reads it every cycle): it
+ * leaves in the next cycle, although it moved 1 s ago (dwell 10 s) and
+ * its submitters' domain is where it is (nothing to gain by the
+ * threshold), to the usable CPU of its own domain; its thread follows.
+ */
+static void test_move_off_isolated_same_domain(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct tb *tb;
+	const struct ip_thread_action *ta;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb = phone_on_5(&cfg, &h, &p);
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_moves, 0); /* settled: without isolation it stays */
+	tb_isolate(tb, "5");
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_int_equal(p.moves[0].why.code, IP_R_OFF_ISOLATED);
+	assert_set(&p.moves[0].to, "4");
+	assert_set(&p.moves[0].why.set, "5");
+	assert_set(&p.moves[0].why.domain, "4-5");
+	assert_false(p.moves[0].why.other_domain);
+	assert_int_equal(p.moves[0].why.cpu, 4);
+	assert_contains(REASON(&p.moves[0]), "on isolated or nohz_full CPU 5, moved off at once");
+	assert_contains(REASON(&p.moves[0]), "mid domain 4-5, CPU 4");
+	ta = thread_of_irq(&p, 45);
+	assert_non_null(ta);
+	assert_true(ta->set_affinity);
+	assert_set(&ta->to, "4");
+	assert_int_equal(ta->why.code, IP_R_FOLLOWS_MOVE);
+	/* gone: not moved again */
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
+ * The whole mid domain isolated: to the domain nearest by capacity, which
+ * is efficiency (400) against performance (1024) from mid 700, and
+ * performance when mid is 900.
+ */
+static void test_move_off_nearest_domain(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct tb *tb;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	for (int pass = 0; pass < 2; pass++) {
+		ip_history_init(&h);
+		tb = phone_on_5(&cfg, &h, &p);
+		if (pass == 1)
+			tb->doms[1].capacity = 900;
+		tb_isolate(tb, "4-5");
+		step(tb, &cfg, &h, 1001 * S, &p);
+		assert_int_equal(p.nr_moves, 1);
+		assert_int_equal(p.moves[0].why.code, IP_R_OFF_ISOLATED);
+		assert_true(p.moves[0].why.other_domain);
+		assert_set(&p.moves[0].why.set2, "4-5");
+		if (pass == 0) {
+			assert_set(&p.moves[0].why.domain, "0-3");
+			assert_int_equal(p.moves[0].why.capacity, 400);
+			assert_true(cpuset_subset(&p.moves[0].to, &p.moves[0].why.domain));
+			assert_contains(REASON(&p.moves[0]),
+					"no usable CPU left in its domain 4-5 (capacity 700), to the nearest by capacity: efficiency domain 0-3 (capacity 400)");
+		} else {
+			assert_set(&p.moves[0].why.domain, "6-7");
+			assert_int_equal(p.moves[0].why.capacity, 1024);
+			assert_true(cpuset_subset(&p.moves[0].to, &p.moves[0].why.domain));
+		}
+		assert_int_equal(cpuset_count(&p.moves[0].to), 1);
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		free(tb);
+	}
+}
+
+/* The banned set grows at run time (irqctl ban): the same, code off-banned;
+ * with granularity = domain the usable rest of the domain. */
+static void test_move_off_banned(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct tb *tb;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb = phone_on_5(&cfg, &h, &p);
+	cfg.banned = L("5");
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_int_equal(p.moves[0].why.code, IP_R_OFF_BANNED);
+	assert_set(&p.moves[0].to, "4");
+	assert_set(&p.moves[0].why.set, "5");
+	assert_contains(REASON(&p.moves[0]), "on banned CPU 5, moved off at once");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* domain granularity, the vector on 4-5 and 5 banned: 4 alone */
+	ip_policy_config_init(&cfg);
+	cfg.granularity = IP_GRAN_DOMAIN;
+	ip_history_init(&h);
+	tb = phone(5000);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 4, 5000);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "4-5");
+	/* tb_apply put the effective on 4: a wider affinity is judged by its effective CPU */
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	cfg.banned = L("4");
+	step(tb, &cfg, &h, 1002 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_int_equal(p.moves[0].why.code, IP_R_OFF_BANNED);
+	assert_set(&p.moves[0].to, "5");
+	assert_int_equal(p.moves[0].why.cpu, -1);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* A kernel-managed vector on a CPU now isolated is explained, never written. */
+static void test_move_off_managed_untouched(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct tb *tb = phone(5000);
+	int qi = tb_irq_index(tb, 45);
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb->irqs[qi].info->managed = IP_MANAGED_MODE;
+	tb->irqs[qi].info->affinity = L("5");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 5);
+	tb_rate(tb, qi, 5, 5000);
+	tb_isolate(tb, "4-5");
+	step(tb, &cfg, &h, 1000 * S, &p);
+	step(tb, &cfg, &h, 1001 * S, &p);
+	assert_null(find_move(&p, 45));
+	assert_int_equal(find_kept(&p, 45)->why.code, IP_R_MANAGED_READONLY);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
 static void test_granularity_domain(void **state)
 {
 	struct tb *tb = phone(5000);
@@ -2327,6 +2513,10 @@ int main(void)
 		cmocka_unit_test(test_managed_nvme),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_banned_cpus),
+		cmocka_unit_test(test_move_off_isolated_same_domain),
+		cmocka_unit_test(test_move_off_nearest_domain),
+		cmocka_unit_test(test_move_off_banned),
+		cmocka_unit_test(test_move_off_managed_untouched),
 		cmocka_unit_test(test_granularity_domain),
 		cmocka_unit_test(test_min_rate_energy),
 		cmocka_unit_test(test_idle_return),

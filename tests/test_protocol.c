@@ -128,6 +128,13 @@ static void test_decode_verbs(void **state)
 	assert_int_equal(r.verb, IP_VERB_UNPIN);
 	assert_int_equal(r.target.irq, 45);
 
+	r = ok("v1 ban 4-7");
+	assert_int_equal(r.verb, IP_VERB_BAN);
+	assert_string_equal(cpuset_str(&r.cpus), "4-7");
+	r = ok("v1 unban 5,7");
+	assert_int_equal(r.verb, IP_VERB_UNBAN);
+	assert_string_equal(cpuset_str(&r.cpus), "5,7");
+
 	r = ok("v1 dry-run on");
 	assert_int_equal(r.verb, IP_VERB_DRY_RUN);
 	assert_true(r.on);
@@ -202,6 +209,12 @@ static void test_decode_request_errors(void **state)
 	refused("v1 pin 45 3-1", -EINVAL, "bad CPU list '3-1'");
 	refused("v1 pin 45 x", -EINVAL, "bad CPU list 'x'");
 	refused("v1 pin 45 0-1024", -EINVAL, "names a CPU above 1023");
+	refused("v1 ban", -EINVAL, "usage: ban CPULIST");
+	refused("v1 ban 1 2", -EINVAL, "wrong number of arguments (2) to ban");
+	refused("v1 ban 3-1", -EINVAL, "bad CPU list '3-1'");
+	refused("v1 ban cpu5", -EINVAL, "bad CPU list 'cpu5'");
+	refused("v1 unban 0-1024", -EINVAL, "names a CPU above 1023");
+	refused("v1 unban", -EINVAL, "usage: unban CPULIST");
 	refused("v1 explain 045", -EINVAL, "IRQ number '045' has a leading zero");
 	refused("v1 explain 99999999999", -EINVAL, "IRQ number '99999999999' is out of range");
 	refused("v1 explain 2147483648", -EINVAL, "out of range");
@@ -308,6 +321,18 @@ static void test_encode_round_trip(void **state)
 
 	r = (struct ip_request){ .verb = IP_VERB_UNPIN, .target = { .is_irq = true, .irq = 0 } };
 	round_trip(&r, "v1 unpin 0");
+	r = (struct ip_request){ .verb = IP_VERB_BAN };
+	assert_int_equal(cpuset_parse_list(&r.cpus, "6,4-5"), 0);
+	round_trip(&r, "v1 ban 4-6");
+	r.verb = IP_VERB_UNBAN;
+	round_trip(&r, "v1 unban 4-6");
+	/* an empty list is not a request */
+	cpuset_zero(&r.cpus);
+	{
+		char buf[64];
+
+		assert_int_equal(ip_proto_encode(&r, buf, sizeof(buf)), -EINVAL);
+	}
 	r = (struct ip_request){ .verb = IP_VERB_DRY_RUN, .on = true };
 	round_trip(&r, "v1 dry-run on");
 	r.on = false;
@@ -359,7 +384,8 @@ static void test_access(void **state)
 	static const char *const readers[] = { "v1 status", "v1 show irqs", "v1 explain 45",
 					       "v1 top json" };
 	static const char *const writers[] = { "v1 pin 45 0-3", "v1 unpin 45", "v1 dry-run on",
-					       "v1 reload", "v1 capture /tmp/c 2" };
+					       "v1 reload", "v1 capture /tmp/c 2", "v1 ban 4-7",
+					       "v1 unban 4" };
 	const struct ip_peer root = { .uid = 0, .same_userns = true };
 	/* "unshare -U -r": uid 0 inside, and the kernel may even show 0 when
 	 * root made the namespace; it is still not the daemon's namespace */

@@ -97,6 +97,10 @@ struct ip_daemon {
 	int cap_fd; /* cap_dir, opened below state_dir */
 	int cap_left, cap_step;
 	struct ip_sampler *cap_sampler;
+	/* irqctl ban / unban: changes to the policy file's [cpus] banned
+	 * (conf_banned), kept across a reload, lost at restart. The policy's
+	 * banned set is (conf_banned | ban_add) & ~ban_del. */
+	ip_cpuset conf_banned, ban_add, ban_del;
 };
 
 int ip_daemon_run(const struct ip_daemon_opts *o);
@@ -104,6 +108,8 @@ int ip_daemon_run(const struct ip_daemon_opts *o);
 int ip_daemon_restore(const struct ip_daemon_opts *o);
 /* Sample again soon (hot-plug, irqctl pin): within @delay_us. */
 void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
+/* The policy's banned set from the file's and irqctl's (see ban_add). */
+void ip_daemon_apply_bans(struct ip_daemon *d);
 /* Loads the policy file; on success it replaces the running one. */
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
 

@@ -167,6 +167,13 @@ enum ip_reason {
 	/* why a device is held back from irqpilot_cq (detail of NOTE_CQ_HELD) */
 	IP_R_HOLD_TRIAL,	   /* ios, ios_before, hold_s */
 	IP_R_HOLD_STALL,	   /* hwq, limit_s (window), hold_s */
+	/* a vector moved off a CPU it may no longer use, whatever dwell,
+	 * threshold, window and max_moves say: set (its CPUs that are now
+	 * isolated or banned), domain, cls, cpu (-1: the whole domain);
+	 * other_domain: none left in its own domain set2, the nearest by
+	 * capacity (capacity, from capacity2) */
+	IP_R_OFF_ISOLATED,	   /* isolated or nohz_full (also at run time) */
+	IP_R_OFF_BANNED,	   /* the banned set ([cpus] banned, irqctl ban) */
 	IP_R_COUNT
 };
 
@@ -234,6 +241,8 @@ struct ip_why {
 	bool for_thread;       /* the placement of a thread, not of a vector */
 	bool returning;	       /* IP_R_BELOW_THRESHOLD: moving back, twice the threshold */
 	bool trimmed;	       /* IP_R_PIN: the pin lost unusable CPUs */
+	bool other_domain;     /* IP_R_OFF_*: not in its own domain */
+	unsigned capacity, capacity2; /* IP_R_OFF_*: of the target domain, of its own */
 };
 
 /* ---- history: what earlier cycles did ------------------------------- */

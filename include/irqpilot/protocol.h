@@ -29,6 +29,7 @@ struct ip_root;
  *   v1 explain IRQ                 v1 unpin IRQ
  *   v1 top                         v1 dry-run on|off
  *   v1 reload                      v1 capture /ABS/DIR [SAMPLES]
+ *   v1 ban CPULIST                 v1 unban CPULIST
  *
  * IRQ is a decimal IRQ number or a device- or IRQ-name-like token ("sda",
  * "nvme0q1", "0000:00:1f.2", "LOC"). "json" is taken as the flag only when
@@ -66,6 +67,8 @@ enum ip_verb {
 	IP_VERB_DRY_RUN,
 	IP_VERB_RELOAD,
 	IP_VERB_CAPTURE,
+	IP_VERB_BAN,	/* the daemon's banned set, at run time */
+	IP_VERB_UNBAN,
 	_IP_VERB_MAX,
 };
 
@@ -90,7 +93,7 @@ struct ip_request {
 	bool json;
 	enum ip_object object;		/* show */
 	struct ip_target target;	/* explain, pin, unpin */
-	ip_cpuset cpus;			/* pin; never empty */
+	ip_cpuset cpus;			/* pin, ban, unban; never empty */
 	bool on;			/* dry-run */
 	char path[IP_PROTO_PATH_MAX];	/* capture; absolute */
 	unsigned int samples;		/* capture; 0 = the daemon's default */
@@ -104,6 +107,7 @@ enum ip_arg_shape {
 	IP_ARGS_TARGET_CPUS,	/* IRQ or name, CPU list */
 	IP_ARGS_ON_OFF,
 	IP_ARGS_DIR_COUNT,	/* absolute directory, optional sample count */
+	IP_ARGS_CPUS,		/* CPU list */
 };
 
 /* One entry of the command table: the whole grammar of one verb. */
@@ -151,8 +155,8 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size);
 /* The IRQ argument rules of the decoder, for clients validating input. */
 int ip_proto_parse_target(const char *word, struct ip_target *t, struct ip_diag *d);
 
-/* The command's admin flag: pin, unpin, dry-run, reload and capture change
- * the daemon's state. */
+/* The command's admin flag: pin, unpin, dry-run, reload, capture, ban and
+ * unban change the daemon's state. */
 bool ip_proto_is_mutating(const struct ip_request *r);
 
 /* No [control] admin_group. */

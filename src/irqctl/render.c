@@ -468,6 +468,15 @@ static void render_change(FILE *f, enum ip_verb verb, json_object *d)
 		fprintf(f, "capturing %lld samples into %s, one per cycle\n", inum(d, "samples", 0),
 			str(d, "capture", "?"));
 		break;
+	case IP_VERB_BAN:
+	case IP_VERB_UNBAN: {
+		const char *b = str(d, "banned", "");
+
+		fprintf(f, "CPUs %s %s; banned now: %s (kept across reload, until unbanned or restart)\n",
+			str(d, "cpus", "?"), verb == IP_VERB_BAN ? "banned" : "unbanned",
+			*b ? b : "none");
+		break;
+	}
 	default:
 		break;
 	}

@@ -420,6 +420,69 @@ static void do_pin(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 	}
 }
 
+/*
+ * irqctl ban / unban: the banned set at run time. Vectors on a newly
+ * banned CPU move off in the next cycle (the policy's off-banned). Kept
+ * across a reload; a restart goes back to the policy file. Nothing
+ * changes on an error.
+ */
+static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
+{
+	const struct ip_step *st = ip_engine_last(d->engine);
+	const struct ip_topology *t = st && st->model.cur ? &st->model.cur->topo : NULL;
+	const ip_cpuset *banned = &d->cfg.policy.banned;
+	char list[IP_CPULIST_MAX];
+	ip_cpuset x, left;
+	struct ip_json j;
+	bool ban = req->verb == IP_VERB_BAN;
+
+	if (!t) {
+		ip_proto_reply_error(out, EAGAIN, "no sample of the CPUs yet; try again after the first cycle");
+		return;
+	}
+	cpuset_andnot(&x, &req->cpus, &t->possible);
+	if (!cpuset_empty(&x)) {
+		cpuset_format_list(&x, list, sizeof(list));
+		ip_proto_reply_error(out, EINVAL, "no CPU %s on this machine (possible: %s)", list,
+				     cpuset_str(&t->possible));
+		return;
+	}
+	if (ban) {
+		cpuset_or(&x, banned, &req->cpus);
+		cpuset_andnot(&left, &t->online, &x);
+		if (cpuset_empty(&left)) {
+			cpuset_format_list(&req->cpus, list, sizeof(list));
+			ip_proto_reply_error(out, EINVAL,
+					     "banning %s would ban every online CPU (online %s, banned %s); nothing changed",
+					     list, cpuset_str(&t->online), cpuset_empty(banned) ? "none" : cpuset_str(banned));
+			return;
+		}
+		cpuset_or(&d->ban_add, &d->ban_add, &req->cpus);
+		cpuset_andnot(&d->ban_del, &d->ban_del, &req->cpus);
+	} else {
+		cpuset_andnot(&x, &req->cpus, banned);
+		if (!cpuset_empty(&x)) {
+			cpuset_format_list(&x, list, sizeof(list));
+			ip_proto_reply_error(out, ENOENT, "CPU %s is not banned (banned: %s); nothing changed",
+					     list, cpuset_empty(banned) ? "none" : cpuset_str(banned));
+			return;
+		}
+		cpuset_or(&d->ban_del, &d->ban_del, &req->cpus);
+		cpuset_andnot(&d->ban_add, &d->ban_add, &req->cpus);
+	}
+	ip_daemon_apply_bans(d);
+	cpuset_format_list(&req->cpus, list, sizeof(list));
+	ip_log(&d->log, LOG_NOTICE, "CPUs %s %s by irqctl; banned now: %s", list,
+	       ban ? "banned" : "unbanned", cpuset_empty(banned) ? "none" : cpuset_str(banned));
+	ip_daemon_kick(d, 0);
+	ip_proto_reply_begin(&j, out);
+	ip_json_string(&j, "cpus", list);
+	ip_json_cpuset(&j, "banned", banned);
+	/* said in the reply, so that a script need not guess */
+	ip_json_bool(&j, "kept_on_reload", true);
+	ip_proto_reply_end(&j);
+}
+
 static void do_dry_run(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
 	ip_engine_set_dry_run(d->engine, req->on);
@@ -510,6 +573,10 @@ void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *
 		break;
 	case IP_VERB_CAPTURE:
 		do_capture(d, req, out);
+		break;
+	case IP_VERB_BAN:
+	case IP_VERB_UNBAN:
+		do_ban(d, req, out);
 		break;
 	default:
 		ip_proto_reply_error(out, EINVAL, "unknown request");

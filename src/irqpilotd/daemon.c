@@ -528,6 +528,12 @@ static int resolve_admin_group(const struct ip_config *c, gid_t *gid, struct ip_
 	return 0;
 }
 
+void ip_daemon_apply_bans(struct ip_daemon *d)
+{
+	cpuset_or(&d->cfg.policy.banned, &d->conf_banned, &d->ban_add);
+	cpuset_andnot(&d->cfg.policy.banned, &d->cfg.policy.banned, &d->ban_del);
+}
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
@@ -547,6 +553,10 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	d->admin_gid = admin_gid;
 	ip_engine_config_from(&d->cfg.policy, &d->cfg);
 	d->cfg.policy.interval_s = interval_s(d);
+	/* irqctl ban / unban outlive a reload: a container runtime that banned
+	 * its CPUs must not see them used again because the admin edited the file */
+	d->conf_banned = d->cfg.policy.banned;
+	ip_daemon_apply_bans(d);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
 	if (!d->o.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
@@ -1126,6 +1136,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	eo.overrides = d.cfg.overrides;
 	ip_engine_config_from(&d.cfg.policy, &d.cfg);
 	d.cfg.policy.interval_s = interval_s(&d);
+	d.conf_banned = d.cfg.policy.banned;
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
 	if (ret < 0)
 		goto out;

@@ -24,6 +24,8 @@
 #define NS_PER_S 1000000000.0
 /* Pins go first when the move budget is shared out. */
 #define GAIN_PIN 1e9
+/* ... after moves off CPUs that became isolated or banned. */
+#define GAIN_OFF 2e9
 #define EPS 1e-9
 /* A trial attach must reach this share of the I/O rate before it. */
 #define IP_CQ_TRIAL_KEEP 0.95
@@ -549,7 +551,8 @@ struct resolved {
 struct cand {
 	int idx; /* into cur->irqs */
 	enum cand_kind kind;
-	bool managed, explain, storage, banned, named;
+	bool managed, explain, storage, banned, named, pinned;
+	bool off;	  /* leaving an isolated/banned CPU: no dwell, no budget */
 	double gain;
 	double rate;	  /* interrupts/s */
 	int td;		  /* target domain, -1 */
@@ -1344,7 +1347,7 @@ static bool is_ioapic(const struct ip_irq *q)
 }
 
 /* Pass 1: what each vector should do, before budget and dwell. */
-static void evaluate(struct ctx *c, int qi, struct cand *cd)
+static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[qi];
 	const struct ip_irq_info *info = ip_irq_info(q);
@@ -1405,6 +1408,7 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	if (r.have_pin) {
 		ip_cpuset trimmed;
 
+		cd->pinned = true;
 		cpuset_and(&trimmed, &r.pin, &c->eligible);
 		if (cpuset_empty(&trimmed)) {
 			struct ip_why n;
@@ -1525,6 +1529,124 @@ static void evaluate(struct ctx *c, int qi, struct cand *cd)
 	}
 	/* Per-queue completion threads (irqpilot_cq) are placed by their own
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
+}
+
+/*
+ * The domain nearest to @from by capacity that has a usable CPU: the
+ * least difference of capacity, then the same package, then the lower
+ * capacity (the cheaper of two equally near), then topology order.
+ */
+static int nearest_domain(const struct ctx *c, int from)
+{
+	const struct ip_domain *f = &c->t->domains[from];
+	int best = -1;
+	unsigned bdiff = 0;
+
+	for (int d = 0; d < c->t->nr_domains; d++) {
+		const struct ip_domain *x = &c->t->domains[d];
+		unsigned diff = x->capacity > f->capacity ? x->capacity - f->capacity
+							  : f->capacity - x->capacity;
+		ip_cpuset el;
+
+		domain_eligible(c, d, &el);
+		if (d == from || cpuset_empty(&el))
+			continue;
+		if (best >= 0) {
+			const struct ip_domain *b = &c->t->domains[best];
+			bool same = f->package >= 0 && x->package == f->package;
+			bool bsame = f->package >= 0 && b->package == f->package;
+
+			if (diff > bdiff || (diff == bdiff && (bsame && !same)) ||
+			    (diff == bdiff && same == bsame && x->capacity >= b->capacity))
+				continue;
+		}
+		best = d;
+		bdiff = diff;
+	}
+	return best;
+}
+
+/*
+ * A vector on a CPU that is now isolated, nohz_full or banned leaves it
+ * this cycle, whatever dwell, threshold and window say: an admin who
+ * fences CPUs off at run time (a cgroup v2 isolated partition, irqctl ban)
+ * wants them quiet now. Where it goes (as issue 14 asks): the least loaded
+ * usable CPU of its own domain (nearest first on a tie), else of the domain
+ * nearest by capacity, so that the step is the smallest that leaves; the
+ * policy's own move of this cycle, if any, waits for the dwell after it.
+ * Kernel-managed vectors are never written; pins are already trimmed to
+ * usable CPUs; ban rules leave the vector alone.
+ */
+static void move_off(struct ctx *c, int qi, struct cand *cd)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	const ip_cpuset *cur = irq_placement(q);
+	ip_cpuset bad, iso, el;
+	int from = -1, D, TD;
+	bool isolated = false;
+	char devs[64];
+	struct ip_why *w;
+
+	if (!cd->storage || cd->managed || cd->banned || cd->pinned || c->err)
+		return;
+	cpuset_and(&bad, cur, &c->t->online);
+	cpuset_andnot(&bad, &bad, &c->eligible);
+	if (cpuset_empty(&bad))
+		return;
+	cpuset_zero(&iso);
+	CPUSET_FOREACH(cpu, &bad) {
+		if (is_isolated(c, cpu)) {
+			cpuset_set(&iso, cpu);
+			isolated = true;
+		}
+		if (from < 0)
+			from = cpu;
+	}
+	if (isolated)
+		from = cpuset_first(&iso);
+	line_devices(c, q, devs, sizeof(devs));
+	D = cpu_domain(c, from);
+	TD = D;
+	if (D >= 0)
+		domain_eligible(c, D, &el);
+	if (D < 0 || cpuset_empty(&el)) {
+		TD = D >= 0 ? nearest_domain(c, D) : -1;
+		if (TD < 0) {
+			/* Without a usable CPU there is nowhere to go: keep, and say so. */
+			cd->kind = CAND_KEEP;
+			cand_why(c, qi, devs, cd, false, IP_R_NO_USABLE_CPU);
+			return;
+		}
+		domain_eligible(c, TD, &el);
+	}
+	cd->kind = CAND_MOVE;
+	cd->off = true;
+	cd->dwell_applies = false;
+	cd->gain = GAIN_OFF;
+	cd->td = TD;
+	cd->target = el;
+	cd->single = c->cfg->granularity == IP_GRAN_CPU;
+	cd->fixed_cpu = cd->single ? least_loaded(c, &el, from, qi) : -1;
+	cd->busiest = -1;
+	if (cpuset_empty(&cd->from))
+		handled_by_vector(c, qi, &cd->from);
+	w = cand_why(c, qi, devs, cd, false, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
+	w->set = isolated ? iso : bad;
+	w->domain = c->t->domains[TD].cpus;
+	w->cls = c->t->domains[TD].cls;
+	w->cpu = cd->fixed_cpu;
+	w->capacity = c->t->domains[TD].capacity;
+	w->other_domain = TD != D;
+	if (D >= 0) {
+		w->set2 = c->t->domains[D].cpus;
+		w->capacity2 = c->t->domains[D].capacity;
+	}
+}
+
+static void evaluate(struct ctx *c, int qi, struct cand *cd)
+{
+	evaluate_placement(c, qi, cd);
+	move_off(c, qi, cd);
 }
 
 static int cmp_gain(const void *a, const void *b)
@@ -2304,6 +2426,13 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		}
 		if (cd->kind != CAND_MOVE)
 			continue;
+		if (cd->off) {
+			/* no dwell, no budget: the CPU is not the policy's to use */
+			emit_move(&c, cd);
+			if (cd->moved)
+				moves++;
+			continue;
+		}
 		if (cd->dwell_applies && e && e->last_move_ns && now_ns >= e->last_move_ns &&
 		    (now_ns - e->last_move_ns) / NS_PER_S < cfg->dwell_s) {
 			why_init(&why, IP_R_DWELL);

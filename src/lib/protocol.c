@@ -42,6 +42,10 @@ static const struct ip_command commands[_IP_VERB_MAX] = {
 	[IP_VERB_RELOAD] = { "reload", IP_ARGS_NONE, true, "reload", "re-read the configuration" },
 	[IP_VERB_CAPTURE] = { "capture", IP_ARGS_DIR_COUNT, true, "capture DIR [SAMPLES]",
 			      "record a replay series into DIR (an absolute path on the daemon's side)" },
+	[IP_VERB_BAN] = { "ban", IP_ARGS_CPUS, true, "ban CPULIST",
+			  "never place a vector on CPULIST; those there move off" },
+	[IP_VERB_UNBAN] = { "unban", IP_ARGS_CPUS, true, "unban CPULIST",
+			    "let the policy use CPULIST again" },
 };
 
 static const struct {
@@ -53,6 +57,7 @@ static const struct {
 	[IP_ARGS_TARGET_CPUS] = { 2, 2 },
 	[IP_ARGS_ON_OFF] = { 1, 1 },
 	[IP_ARGS_DIR_COUNT] = { 1, 2 },
+	[IP_ARGS_CPUS] = { 1, 1 },
 };
 
 static const char *const object_names[_IP_OBJ_MAX] = {
@@ -259,6 +264,21 @@ static int check_version(const char *w, struct ip_diag *d)
 			   IP_PROTO_VERSION);
 }
 
+/* A CPU list argument: canonical or not, never empty. */
+static int parse_cpus(const char *word, ip_cpuset *s, struct ip_diag *d)
+{
+	int err = cpuset_parse_list(s, word);
+
+	if (err == -ERANGE)
+		return ip_diag_set(d, -EINVAL, "CPU list '%.40s' names a CPU above %d", word,
+				   IP_CPU_MAX - 1);
+	if (err < 0)
+		return ip_diag_set(d, -EINVAL, "bad CPU list '%.40s' (expected e.g. 0-3,6)", word);
+	if (cpuset_empty(s))
+		return ip_diag_set(d, -EINVAL, "empty CPU list '%.40s'", word);
+	return 0;
+}
+
 int ip_proto_parse_args(struct ip_request *r, char *const *arg, int nargs, struct ip_diag *d)
 {
 	const struct ip_command *c = ip_proto_command(r->verb);
@@ -285,16 +305,9 @@ int ip_proto_parse_args(struct ip_request *r, char *const *arg, int nargs, struc
 		err = ip_proto_parse_target(arg[0], &r->target, d);
 		if (err < 0)
 			return err;
-		err = cpuset_parse_list(&r->cpus, arg[1]);
-		if (err == -ERANGE)
-			return ip_diag_set(d, -EINVAL, "CPU list '%.40s' names a CPU above %d",
-					   arg[1], IP_CPU_MAX - 1);
-		if (err < 0)
-			return ip_diag_set(d, -EINVAL, "bad CPU list '%.40s' (expected e.g. 0-3,6)",
-					   arg[1]);
-		if (cpuset_empty(&r->cpus))
-			return ip_diag_set(d, -EINVAL, "empty CPU list '%.40s'", arg[1]);
-		return 0;
+		return parse_cpus(arg[1], &r->cpus, d);
+	case IP_ARGS_CPUS:
+		return parse_cpus(arg[0], &r->cpus, d);
 	case IP_ARGS_ON_OFF:
 		if (strcmp(arg[0], "on") != 0 && strcmp(arg[0], "off") != 0)
 			return ip_diag_set(d, -EINVAL, "%s takes 'on' or 'off', not '%.40s'", c->name,
@@ -426,6 +439,13 @@ int ip_proto_encode(const struct ip_request *r, char *buf, size_t size)
 		}
 		if (commands[r->verb].args != IP_ARGS_TARGET_CPUS)
 			break;
+		if (cpuset_empty(&r->cpus))
+			return -EINVAL;
+		cpuset_format_list(&r->cpus, list, sizeof(list));
+		put(&o, " ");
+		put(&o, list);
+		break;
+	case IP_ARGS_CPUS:
 		if (cpuset_empty(&r->cpus))
 			return -EINVAL;
 		cpuset_format_list(&r->cpus, list, sizeof(list));

@@ -566,6 +566,9 @@ static const struct reason_def {
 	/* details of cq-held */
 	{ IP_R_HOLD_TRIAL, "hold-trial", NO_ID("detail") },
 	{ IP_R_HOLD_STALL, "hold-stall", NO_ID("detail") },
+	/* a vector moved off a CPU fenced off */
+	{ IP_R_OFF_ISOLATED, "off-isolated", "c1019fb70c854db1b2e4bed36b6a4594" },
+	{ IP_R_OFF_BANNED, "off-banned", "eafdb9638acd45f09a39a578f26e1696" },
 };
 _Static_assert(ARRAY_SIZE(reasons) == IP_R_COUNT,
 	       "each enum ip_reason needs its row in reasons[], with its MESSAGE_ID or NO_ID(why)");
@@ -912,6 +915,21 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		put(l, "queue %u stalled twice within %.0f s (held for %d s)", w->hwq, w->limit_s,
 		    w->hold_s);
 		break;
+	case IP_R_OFF_ISOLATED:
+	case IP_R_OFF_BANNED:
+		put(l, "on %s CPU %s, moved off at once (no dwell, threshold or budget)",
+		    code == IP_R_OFF_ISOLATED ? "isolated or nohz_full" : "banned",
+		    set_str(b1, &w->set));
+		if (w->other_domain)
+			put(l, "; no usable CPU left in its domain %s (capacity %u), to the nearest by capacity: %s domain %s (capacity %u)",
+			    set_str(b2, &w->set2), w->capacity2, cls, set_str(b1, &w->domain),
+			    w->capacity);
+		else
+			put(l, "; to %s of its %s domain %s", w->cpu >= 0 ? "the least loaded usable CPU" : "the usable CPUs",
+			    cls, set_str(b1, &w->domain));
+		if (w->cpu >= 0)
+			put(l, ", CPU %d", w->cpu);
+		break;
 	}
 }
 
@@ -1096,6 +1114,20 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 	case IP_R_CQ_NEEDED:
 		o->num(o, "share", w->share);
 		o->set(o, "domain", &w->domain);
+		break;
+	case IP_R_OFF_ISOLATED:
+	case IP_R_OFF_BANNED:
+		o->set(o, "unusable", &w->set);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->integer(o, "capacity", w->capacity);
+		if (w->cpu >= 0)
+			o->integer(o, "cpu", w->cpu);
+		o->flag(o, "other_domain", w->other_domain);
+		if (w->other_domain) {
+			o->set(o, "from_domain", &w->set2);
+			o->integer(o, "from_capacity", w->capacity2);
+		}
 		break;
 	default:
 		break;

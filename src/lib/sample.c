@@ -1236,8 +1236,11 @@ static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 
 	if (ret < 0)
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
+	/* Isolation changes without a hot-plug or a uevent (a cgroup v2
+	 * partition made isolated): its few small files are read every
+	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
 	if (s->have_topo && s->online_sig && strcmp(online, s->online_sig) == 0)
-		return 0;
+		return ip_topology_refresh_isolation(s->root, &s->topo, NULL, d);
 	/* CPUs came or went: everything keyed by CPU must be read again. */
 	ip_sampler_invalidate(s);
 	ret = ip_topology_sample(s->root, &s->opts.overrides, &s->topo, d);

@@ -256,7 +256,14 @@ unsigned ip_parse_osrelease(const char *text, size_t len)
 	return a ? IP_KERNEL_VERSION(a, b, c) : 0;
 }
 
-static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
+/*
+ * The isolated and nohz_full sets. Unlike the rest of the topology they
+ * change while the machine runs (a cgroup v2 partition becomes isolated),
+ * so ip_topology_refresh_isolation() reads them every cycle: four small
+ * files. Into @iso and @nohz, and @out_ci when not NULL.
+ */
+static int read_isolated_sets(struct ip_root *r, ip_cpuset *iso, ip_cpuset *nohz,
+			      struct cmdline_info *out_ci, struct ip_diag *d)
 {
 	struct cmdline_info ci;
 	ip_cpuset cg;
@@ -264,28 +271,60 @@ static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_di
 	int ret;
 
 	read_cmdline(r, &ci);
+	if (out_ci)
+		*out_ci = ci;
 
-	ret = read_optional_list(r, CPU_DIR "isolated", &t->isolated, &found, d);
+	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, d);
 	if (ret < 0)
 		return ret;
 	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
 	 * says the admin wants interrupts kept off N, so the command line
 	 * always adds to it. */
 	if (ci.have_isolcpus)
-		cpuset_or(&t->isolated, &t->isolated, &ci.isolcpus);
+		cpuset_or(iso, iso, &ci.isolcpus);
 	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
 	 * show up in the boot-time list. */
 	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, d);
 	if (ret < 0)
 		return ret;
-	cpuset_or(&t->isolated, &t->isolated, &cg);
+	cpuset_or(iso, iso, &cg);
 
-	ret = read_optional_list(r, CPU_DIR "nohz_full", &t->nohz_full, &found, d);
+	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, d);
 	if (ret < 0)
 		return ret;
 	if (!found && ci.have_nohz_full)
-		t->nohz_full = ci.nohz_full;
+		*nohz = ci.nohz_full;
+	return 0;
+}
 
+int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, bool *changed,
+				  struct ip_diag *d)
+{
+	ip_cpuset iso, nohz;
+	int ret = read_isolated_sets(r, &iso, &nohz, NULL, d);
+
+	if (changed)
+		*changed = false;
+	if (ret < 0)
+		return ret; /* @t keeps the sets it had */
+	if (changed)
+		*changed = !cpuset_equal(&iso, &t->isolated) || !cpuset_equal(&nohz, &t->nohz_full);
+	t->isolated = iso;
+	t->nohz_full = nohz;
+	for (int c = 0; t->cpus && c < t->nr_cpus; c++) {
+		t->cpus[c].isolated = cpuset_test(&iso, c);
+		t->cpus[c].nohz_full = cpuset_test(&nohz, c);
+	}
+	return 0;
+}
+
+static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
+{
+	struct cmdline_info ci;
+	int ret = read_isolated_sets(r, &t->isolated, &t->nohz_full, &ci, d);
+
+	if (ret < 0)
+		return ret;
 	{
 		_cleanup_free_ char *rel = NULL;
 		size_t n;
