@@ -419,7 +419,12 @@ static int write_textfile(const char *path, const char *text, size_t len)
 
 	if (!tmp)
 		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* The directory may belong to another user (node_exporter's is
+	 * prometheus'): root must not write through a link planted under
+	 * the temporary name, so it is made anew, O_EXCL. */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	/* node_exporter runs as its own user; the text is what any client
