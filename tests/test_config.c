@@ -299,7 +299,7 @@ static void test_structure_errors(void **state)
 			  "(known: [daemon], [cpus], [policy], [control], [device NAME], [irq NAME])");
 	assert_error("[daemon]\nintervall = 2\n",
 		     NAME ":2: unknown key 'intervall' in [daemon] (known: interval, dry_run, "
-			  "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu)");
+			  "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu, metrics_textfile)");
 	assert_error("[irq nvme0q1]\nrq_affinity = 1\n",
 		     NAME ":2: rq_affinity: only in [device] sections, not [irq]");
 	assert_error("[irq nvme0q1]\ncompletion_threads = yes\n",
@@ -447,7 +447,7 @@ static void test_control_admin_group(void **state)
 		     NAME ":2: admin_group: '' is not a group name (letters, digits, '_', '-', '.', at most 32)");
 	assert_error("[daemon]\nadmin_group = adm\n",
 		     NAME ":2: unknown key 'admin_group' in [daemon] (known: interval, dry_run, restore_on_exit, "
-			  "log_level, coexist, top_wakeups_per_irq, top_thread_cpu)");
+			  "log_level, coexist, top_wakeups_per_irq, top_thread_cpu, metrics_textfile)");
 	assert_error("[control]\ninterval = 2\n",
 		     NAME ":2: unknown key 'interval' in [control] (known: admin_group)");
 	assert_error("[control x]\n", NAME ":1: [control] takes no name, found 'x'");
@@ -509,7 +509,7 @@ static void test_load_file(void **state)
 	assert_int_equal(write(fd, "x = 1\n", 6), 6);
 	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s:3: unknown key 'x' in [daemon] (known: interval, dry_run, "
-		 "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu)", path);
+		 "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu, metrics_textfile)", path);
 	assert_string_equal(d.msg, msg);
 	assert_true(c.daemon.interval_s == 3);
 
@@ -670,6 +670,9 @@ static void test_table_refuses(void **state)
 		case IP_CONF_GROUP:
 			bad[0] = "a/b";
 			break;
+		case IP_CONF_PATH:
+			bad[0] = "relative/metrics.prom";
+			break;
 		}
 		for (int b = 0; b < 2 && bad[b]; b++) {
 			struct ip_config c;
@@ -721,6 +724,8 @@ static const char *other_value(const struct ip_config_key *k, char *buf, size_t 
 		return "2";
 	case IP_CONF_GROUP:
 		return "irq-admins";
+	case IP_CONF_PATH:
+		return "/var/lib/prometheus/node-exporter/irqpilot.prom";
 	}
 	return NULL;
 }

@@ -29,6 +29,7 @@ enum ip_completion_threads {
 	IP_COMPLETION_NO,
 };
 
+#define IP_CONF_PATH_MAX 256 /* a path setting, including the NUL */
 struct ip_daemon_config {
 	double interval_s; /* sampling period, 0.1 .. 3600 */
 	bool dry_run;
@@ -40,6 +41,9 @@ struct ip_daemon_config {
 	double top_wakeups_per_irq;
 	/* ... or uses more than this percent of a CPU (0 = never warn). */
 	double top_thread_cpu;
+	/* node_exporter's textfile collector: where each cycle's metrics are
+	 * written (atomically, by a rename); "" = nowhere. Absolute. */
+	char metrics_textfile[IP_CONF_PATH_MAX];
 };
 
 /* [control]: who may change the daemon's state through irqctl. */
@@ -96,6 +100,7 @@ enum ip_config_type {
 	IP_CONF_ENUM,	/* int-sized enum: one of choices' names */
 	IP_CONF_CPUS,	/* ip_cpuset: a CPU list */
 	IP_CONF_GROUP,	/* char[IP_GROUP_NAME_MAX]: a group name */
+	IP_CONF_PATH,	/* char[IP_CONF_PATH_MAX]: an absolute file path */
 };
 
 /* One enum setting's names, in the order parse errors list them. */

@@ -12,6 +12,7 @@
 #include "irqpilot/cqclient.h"
 #include "irqpilot/engine.h"
 #include "irqpilot/log.h"
+#include "irqpilot/metrics.h"
 #include "irqpilot/protocol.h"
 #include "irqpilot/root.h"
 
@@ -101,6 +102,11 @@ struct ip_daemon {
 	 * (conf_banned), kept across a reload, lost at restart. The policy's
 	 * banned set is (conf_banned | ban_add) & ~ban_del. */
 	ip_cpuset conf_banned, ban_add, ban_del;
+	/* irqctl metrics and [daemon] metrics_textfile: counters over the
+	 * daemon's life (they survive a reload); textfile_failed while its
+	 * last write failed, so that a failure is logged once */
+	struct ip_metrics metrics;
+	bool textfile_failed;
 };
 
 int ip_daemon_run(const struct ip_daemon_opts *o);
@@ -115,5 +121,11 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
 
 /* control.c: one request, one reply written to @out. */
 void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *out);
+/* control.c: the metrics as irqctl metrics prints them (malloc()ed), or
+ * NULL when out of memory. */
+char *ip_control_metrics_text(struct ip_daemon *d, size_t *len);
+/* control.c: writes them to [daemon] metrics_textfile, if set; a failure
+ * is logged once, until a write succeeds again. */
+void ip_control_metrics_textfile(struct ip_daemon *d);
 
 #endif

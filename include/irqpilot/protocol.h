@@ -28,6 +28,7 @@ struct ip_root;
  *   v1 show irqs|cpus|domains|devices|threads
  *   v1 explain IRQ                 v1 unpin IRQ
  *   v1 top                         v1 dry-run on|off
+ *   v1 metrics
  *   v1 reload                      v1 capture /ABS/DIR [SAMPLES]
  *   v1 ban CPULIST                 v1 unban CPULIST
  *
@@ -62,6 +63,7 @@ enum ip_verb {
 	IP_VERB_SHOW,
 	IP_VERB_EXPLAIN,
 	IP_VERB_TOP,
+	IP_VERB_METRICS,
 	IP_VERB_PIN,
 	IP_VERB_UNPIN,
 	IP_VERB_DRY_RUN,

@@ -6,6 +6,7 @@
 
 #include "irqpilot/apply.h"
 #include "irqpilot/json.h"
+#include "irqpilot/metrics.h"
 #include "irqpilot/model.h"
 #include "irqpilot/policy.h"
 
@@ -100,5 +101,19 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 /* The plan, one line a decision, and what applying it did. */
 void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
 			 bool dry_run);
+
+/* ---- metrics ------------------------------------------------------------ */
+
+/*
+ * @mx in the Prometheus text exposition format 0.0.4, the text of irqctl
+ * metrics and of [daemon] metrics_textfile: a HELP and a TYPE line per
+ * family, counters named *_total, seconds and ratios 0..1, label values
+ * escaped (ip_report_prom_escape).
+ */
+void ip_report_metrics_text(FILE *f, const struct ip_metrics *mx);
+/* A label value as the format writes it between its double quotes:
+ * backslash, double quote and newline as \\, \" and \n. Returns @buf,
+ * which is cut at @size (at a whole escape). */
+const char *ip_report_prom_escape(const char *s, char *buf, size_t size);
 
 #endif

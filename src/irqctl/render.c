@@ -516,6 +516,10 @@ void ctl_render(FILE *f, const struct ip_request *r, json_object *data)
 	case IP_VERB_TOP:
 		render_top(f, data);
 		break;
+	case IP_VERB_METRICS:
+		/* report.c's text as the daemon made it, for a scraper or a pipe */
+		fputs(str(data, "text", ""), f);
+		break;
 	default:
 		render_change(f, r->verb, data);
 		break;

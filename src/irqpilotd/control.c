@@ -2,9 +2,11 @@
 /* The control socket's requests: what irqctl asks, answered from the last
  * cycle's model and plan. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
@@ -367,6 +369,106 @@ static void do_top(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 	ip_proto_reply_end(&j);
 }
 
+/* ---- metrics ----------------------------------------------------------- */
+
+/* Counts and rates of the kind status and show already give anyone who may
+ * connect: no pid, path or setting beyond them. */
+char *ip_control_metrics_text(struct ip_daemon *d, size_t *len)
+{
+	struct timespec ts;
+	char *text = NULL;
+	FILE *f;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		d->metrics.cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	f = open_memstream(&text, len);
+	if (!f)
+		return NULL;
+	ip_report_metrics_text(f, &d->metrics);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static void do_metrics(struct ip_daemon *d, FILE *out)
+{
+	_cleanup_free_ char *text = NULL;
+	struct ip_json j;
+	size_t len;
+
+	text = ip_control_metrics_text(d, &len);
+	if (!text) {
+		ip_proto_reply_error(out, ENOMEM, "out of memory");
+		return;
+	}
+	ip_proto_reply_begin(&j, out);
+	ip_json_string(&j, "text", text);
+	ip_proto_reply_end(&j);
+}
+
+/* Written beside the file and renamed over it, so that the textfile
+ * collector reads the last whole text or the one before, never half of
+ * one; the temporary name does not end in .prom, so it is never read. */
+static int write_textfile(const char *path, const char *text, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *tmp = ip_asprintf("%.*s/.%s.tmp", (int)(slash - path), path, slash + 1);
+	int fd, err = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	/* The directory may belong to another user (node_exporter's is
+	 * prometheus'): root must not write through a link planted under
+	 * the temporary name, so it is made anew, O_EXCL. */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	/* node_exporter runs as its own user; the text is what any client
+	 * of the socket may read */
+	if (fchmod(fd, 0644) < 0)
+		err = -errno;
+	for (size_t off = 0; !err && off < len;) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+void ip_control_metrics_textfile(struct ip_daemon *d)
+{
+	const char *path = d->cfg.daemon.metrics_textfile;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int ret;
+
+	if (!path[0])
+		return;
+	text = ip_control_metrics_text(d, &len);
+	ret = text ? write_textfile(path, text, len) : -ENOMEM;
+	if (ret < 0 && !d->textfile_failed)
+		ip_log(&d->log, LOG_ERR, "metrics_textfile %s: %s; the daemon goes on without it%s", path,
+		       strerror(-ret), ret == -EROFS || ret == -EACCES ? " (is its directory in the unit's ReadWritePaths=?)" : "");
+	else if (ret == 0 && d->textfile_failed)
+		ip_log(&d->log, LOG_NOTICE, "metrics_textfile %s written again", path);
+	d->textfile_failed = ret < 0;
+}
+
 /* ---- changes ----------------------------------------------------------- */
 
 /* What a change did, as data: a number and a string, either left out. */
@@ -560,6 +662,9 @@ void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *
 		break;
 	case IP_VERB_TOP:
 		do_top(d, req, out);
+		break;
+	case IP_VERB_METRICS:
+		do_metrics(d, out);
 		break;
 	case IP_VERB_PIN:
 	case IP_VERB_UNPIN:

@@ -111,6 +111,7 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			  dry ? "dry run: would have " : "", jf->message);
 		if (!dry) {
 			d->moves_total++;
+			ip_metrics_move(&d->metrics, m);
 			d->last_move_cycle = d->cycles;
 			snprintf(d->last_move, sizeof(d->last_move), "%u %s → %s", m->irq, m->name,
 				 cpuset_str(&m->to));
@@ -243,6 +244,20 @@ static void notify_status(struct ip_daemon *d, const struct ip_step *st)
 	} else {
 		sd_notify(0, status);
 	}
+}
+
+/* The cycle in the counters (their one owner is d->metrics), then in the
+ * textfile, if one is set. */
+static void cycle_metrics(struct ip_daemon *d, const struct ip_step *st, uint64_t start_ns)
+{
+	int steered;
+
+	if (ip_metrics_update(&d->metrics, st) < 0)
+		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's metrics are incomplete");
+	count_vectors(d, st, &steered, &d->metrics.managed);
+	d->metrics.cycle_s = (double)(mono_ns() - start_ns) / 1e9;
+	d->metrics.have_cycle = true;
+	ip_control_metrics_textfile(d);
 }
 
 static bool storage_active(const struct ip_step *st)
@@ -449,6 +464,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct ip_daemon *d = userdata;
 	struct ip_diag diag = { "" };
 	struct ip_step *st;
+	uint64_t start_ns = mono_ns();
 	double next_s;
 	int ret;
 
@@ -475,6 +491,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		capture_step(d);
 		save_state(d);
 		notify_status(d, st);
+		cycle_metrics(d, st, start_ns);
 		/* Back off only after a few quiet cycles in a row, so a pause
 		 * of one interval does not cost the next ten seconds; any I/O
 		 * brings the short interval back at once. */
@@ -561,6 +578,8 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	if (!d->o.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
 	d->log.level = d->cfg.daemon.log_level;
+	/* a new metrics_textfile's first failure is news */
+	d->textfile_failed = false;
 	/* [cpus] may have changed the capacity classes */
 	ip_engine_invalidate(d->engine);
 	ip_daemon_kick(d, 0);
@@ -1026,6 +1045,7 @@ static void daemon_free(struct ip_daemon *d)
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 	free(d->logged);
+	ip_metrics_free(&d->metrics);
 	free(d->socket_path);
 	free(d->lock_path);
 	free(d->state_path);

@@ -103,6 +103,8 @@ static const struct ip_config_key keys[] = {
 	{ B(DAEMON), "top_thread_cpu", IP_CONF_NUMBER, .min = 0, .max = 100, .def = "20",
 	  CFG(daemon.top_thread_cpu),
 	  .doc = "warn of an IRQ thread using more percent of a CPU (0 = never)" },
+	{ B(DAEMON), "metrics_textfile", IP_CONF_PATH, .optional = true, CFG(daemon.metrics_textfile),
+	  .doc = "file the metrics are written to each cycle, for node_exporter's textfile collector" },
 
 	{ B(CONTROL), "admin_group", IP_CONF_GROUP, .optional = true,
 	  CFG(control.admin_group), .doc = "group whose members may change the daemon's state" },
@@ -230,6 +232,7 @@ union value {
 	int i;
 	ip_cpuset set;
 	char group[IP_GROUP_NAME_MAX];
+	char path[IP_CONF_PATH_MAX];
 };
 
 void ip_config_init(struct ip_config *c)
@@ -651,6 +654,34 @@ static bool parse_group(struct ip_config_parser *p, const char *key, const char 
 	return true;
 }
 
+/* A file the daemon writes: absolute, because the daemon's working
+ * directory is not the one the file was written in, and nothing a log line
+ * or a rename's temporary name could not carry. */
+static bool parse_path(struct ip_config_parser *p, const char *key, const char *v, char *out, size_t size)
+{
+	size_t n = strlen(v);
+
+	if (v[0] != '/') {
+		perr(p, "%s: '%.64s' is not an absolute path (it must start with '/')", key, v);
+		return false;
+	}
+	if (n >= size) {
+		perr(p, "%s: the path is longer than %zu bytes", key, size - 1);
+		return false;
+	}
+	if (v[n - 1] == '/') {
+		perr(p, "%s: '%.64s' names a directory, not a file", key, v);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) {
+			perr(p, "%s: the path has a control character", key);
+			return false;
+		}
+	memcpy(out, v, n + 1);
+	return true;
+}
+
 /* Parses @v as key @k into *@out (a union value); false after perr(). */
 static bool parse_value(struct ip_config_parser *p, const struct ip_config_key *k, const char *v,
 			void *out)
@@ -670,6 +701,8 @@ static bool parse_value(struct ip_config_parser *p, const struct ip_config_key *
 		return parse_cpus(p, k->key, v, k->allow_empty, &val->set);
 	case IP_CONF_GROUP:
 		return parse_group(p, k->key, v, val->group, sizeof(val->group));
+	case IP_CONF_PATH:
+		return parse_path(p, k->key, v, val->path, sizeof(val->path));
 	}
 	return false;
 }
@@ -694,6 +727,9 @@ static void store_value(const struct ip_config_key *k, const void *in, void *fie
 		break;
 	case IP_CONF_GROUP:
 		memcpy(field, val->group, sizeof(val->group));
+		break;
+	case IP_CONF_PATH:
+		memcpy(field, val->path, sizeof(val->path));
 		break;
 	}
 	if (k->has_flag)
@@ -908,6 +944,7 @@ static bool is_set(const struct ip_config_key *k, const void *field)
 	case IP_CONF_ENUM:
 		return *(const int *)field != -1;
 	case IP_CONF_GROUP:
+	case IP_CONF_PATH:
 		return *(const char *)field != '\0';
 	default:
 		return true;
@@ -937,6 +974,7 @@ static void dump_key(FILE *f, const struct ip_config_key *k, const void *field)
 		fprintf(f, "%s = %s\n", k->key, buf);
 		break;
 	case IP_CONF_GROUP:
+	case IP_CONF_PATH:
 		fprintf(f, "%s = %s\n", k->key, (const char *)field);
 		break;
 	}
@@ -1006,6 +1044,7 @@ static bool key_equal(const struct ip_config_key *k, const void *fa, const void 
 	case IP_CONF_CPUS:
 		return cpuset_equal(fa, fb);
 	case IP_CONF_GROUP:
+	case IP_CONF_PATH:
 		return !strcmp(fa, fb);
 	}
 	return false;

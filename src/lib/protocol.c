@@ -34,6 +34,8 @@ static const struct ip_command commands[_IP_VERB_MAX] = {
 	[IP_VERB_EXPLAIN] = { "explain", IP_ARGS_TARGET, false, "explain IRQ|DEVICE",
 			      "why an IRQ or a device's vectors are placed so" },
 	[IP_VERB_TOP] = { "top", IP_ARGS_NONE, false, "top", "live rates, redrawn until Ctrl-C" },
+	[IP_VERB_METRICS] = { "metrics", IP_ARGS_NONE, false, "metrics",
+			      "counters and gauges in the Prometheus text format" },
 	[IP_VERB_PIN] = { "pin", IP_ARGS_TARGET_CPUS, true, "pin IRQ CPULIST",
 			  "keep IRQ on CPULIST (e.g. 0-3,6) over the policy" },
 	[IP_VERB_UNPIN] = { "unpin", IP_ARGS_TARGET, true, "unpin IRQ", "hand IRQ back to the policy" },

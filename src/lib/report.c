@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* report: the model and the plan as JSON, text and journal fields. */
+#include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1630,4 +1631,197 @@ void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n)
 	if (n->device[0])
 		jf_add(jf, "IRQPILOT_DEVICE=%s", n->device);
 	jf_why(jf, &n->why);
+}
+
+/* ---- metrics: Prometheus text exposition format 0.0.4 ------------------- */
+
+const char *ip_report_prom_escape(const char *s, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	if (!size)
+		return buf;
+	for (; *s; s++) {
+		const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n" : NULL;
+		size_t n = esc ? 2 : 1;
+
+		if (o + n >= size)
+			break;
+		if (esc)
+			memcpy(buf + o, esc, 2);
+		else
+			buf[o] = *s;
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The families in one table, so that a name, its type and its help cannot
+ * be written one way in one place and another in the next. */
+enum prom_family {
+	PF_CYCLES,
+	PF_CYCLE_SECONDS,
+	PF_CPU_SECONDS,
+	PF_MANAGED,
+	PF_MOVES,
+	PF_APPLY_ERRORS,
+	PF_LOCALITY,
+	PF_INTERRUPTS,
+	PF_SUBMISSIONS,
+	PF_CQ_LOADED,
+	PF_CQ_COMPLETIONS,
+	PF_CQ_RATE,
+	PF_CQ_WAKEUPS,
+	PF_CQ_STALLS,
+	PF_CQ_MAX_WAIT,
+	PF_COUNT,
+};
+
+static const struct {
+	const char *name, *type, *help;
+} prom_families[PF_COUNT] = {
+	[PF_CYCLES] = { "irqpilot_cycles_total", "counter", "Sampling cycles the daemon completed." },
+	[PF_CYCLE_SECONDS] = { "irqpilot_cycle_duration_seconds", "gauge",
+			       "How long the last cycle took: sample, derive, decide, act, report." },
+	[PF_CPU_SECONDS] = { "irqpilot_cpu_seconds_total", "counter",
+			     "User and system CPU time the daemon used." },
+	[PF_MANAGED] = { "irqpilot_managed_vectors", "gauge",
+			 "Storage vectors whose affinity the kernel manages (never moved)." },
+	[PF_MOVES] = { "irqpilot_moves_total", "counter", "Vectors moved, by the reason code of the move." },
+	[PF_APPLY_ERRORS] = { "irqpilot_apply_errors_total", "counter",
+			      "Writes of affinities, priorities, rq_affinity and irqpilot_cq attaches that failed, by errno." },
+	[PF_LOCALITY] = { "irqpilot_completion_locality_ratio", "gauge",
+			  "Share of a device's completions whose interrupt fired in the domain of the CPU that submitted the I/O, last cycle." },
+	[PF_INTERRUPTS] = { "irqpilot_interrupts_total", "counter",
+			    "Interrupts of a device's vectors, by the CPU domain that handled them." },
+	[PF_SUBMISSIONS] = { "irqpilot_submissions_total", "counter",
+			     "I/O submissions of a device, by the CPU domain that submitted them." },
+	[PF_CQ_LOADED] = { "irqpilot_cq_loaded", "gauge", "1 when the irqpilot_cq module answered in the last cycle." },
+	[PF_CQ_COMPLETIONS] = { "irqpilot_cq_completions_total", "counter",
+				"Completions run by an irqpilot_cq completion thread." },
+	[PF_CQ_RATE] = { "irqpilot_cq_completions_per_second", "gauge",
+			 "Completions per second of an irqpilot_cq completion thread, last cycle." },
+	[PF_CQ_WAKEUPS] = { "irqpilot_cq_wakeups_total", "counter",
+			    "Wakeups of an irqpilot_cq completion thread." },
+	[PF_CQ_STALLS] = { "irqpilot_cq_stalls_total", "counter",
+			   "Stalls irqpilot_cq reported: a request waited too long for its completion thread." },
+	[PF_CQ_MAX_WAIT] = { "irqpilot_cq_max_wait_seconds", "gauge",
+			     "The longest a request waited for an irqpilot_cq completion thread, as the module reports it." },
+};
+
+static void prom_head(FILE *f, enum prom_family pf)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", prom_families[pf].name, prom_families[pf].help,
+		prom_families[pf].name, prom_families[pf].type);
+}
+
+/* Doubles as Go's ParseFloat reads them; 15 digits keep whole counts
+ * exact up to 10^15 and never round a growing counter down. */
+static void prom_double(FILE *f, enum prom_family pf, const char *labels, double v)
+{
+	fprintf(f, "%s%s %.15g\n", prom_families[pf].name, labels, v);
+}
+
+static void prom_uint(FILE *f, enum prom_family pf, const char *labels, uint64_t v)
+{
+	fprintf(f, "%s%s %" PRIu64 "\n", prom_families[pf].name, labels, v);
+}
+
+/* {k1="v1",k2="v2"} with the values escaped; @k2 may be NULL. */
+static const char *prom_labels(char *buf, size_t size, const char *k1, const char *v1, const char *k2,
+			       const char *v2)
+{
+	char e1[256], e2[IP_CPULIST_MAX * 2];
+
+	ip_report_prom_escape(v1, e1, sizeof(e1));
+	if (k2)
+		snprintf(buf, size, "{%s=\"%s\",%s=\"%s\"}", k1, e1, k2, ip_report_prom_escape(v2, e2, sizeof(e2)));
+	else
+		snprintf(buf, size, "{%s=\"%s\"}", k1, e1);
+	return buf;
+}
+
+static const char *errno_label(int e, char *buf, size_t size)
+{
+	const char *name = strerrorname_np(e);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "%d", e);
+	return buf;
+}
+
+void ip_report_metrics_text(FILE *f, const struct ip_metrics *mx)
+{
+	char lb[IP_CPULIST_MAX * 2 + 512], q[16], en[16];
+
+	prom_head(f, PF_CYCLES);
+	prom_uint(f, PF_CYCLES, "", mx->cycles);
+	prom_head(f, PF_CYCLE_SECONDS);
+	if (mx->have_cycle)
+		prom_double(f, PF_CYCLE_SECONDS, "", mx->cycle_s);
+	prom_head(f, PF_CPU_SECONDS);
+	prom_double(f, PF_CPU_SECONDS, "", mx->cpu_s);
+	prom_head(f, PF_MANAGED);
+	prom_uint(f, PF_MANAGED, "", (uint64_t)MAX(mx->managed, 0));
+
+	prom_head(f, PF_MOVES);
+	for (int r = 0; r < IP_R_COUNT; r++)
+		if (mx->moves[r])
+			prom_uint(f, PF_MOVES, prom_labels(lb, sizeof(lb), "reason", ip_reason_code((enum ip_reason)r), NULL, NULL),
+				  mx->moves[r]);
+	prom_head(f, PF_APPLY_ERRORS);
+	for (int e = 1; e < IP_METRICS_ERRNO_MAX; e++)
+		if (mx->apply_errors[e])
+			prom_uint(f, PF_APPLY_ERRORS,
+				  prom_labels(lb, sizeof(lb), "errno", errno_label(e, en, sizeof(en)), NULL, NULL),
+				  mx->apply_errors[e]);
+
+	prom_head(f, PF_LOCALITY);
+	for (size_t i = 0; i < mx->nr_dev; i++)
+		prom_double(f, PF_LOCALITY, prom_labels(lb, sizeof(lb), "device", mx->dev[i].device, NULL, NULL),
+			    mx->dev[i].locality);
+	prom_head(f, PF_INTERRUPTS);
+	for (size_t i = 0; i < mx->nr_devdom; i++)
+		prom_uint(f, PF_INTERRUPTS,
+			  prom_labels(lb, sizeof(lb), "device", mx->devdom[i].device, "domain", mx->devdom[i].domain),
+			  mx->devdom[i].interrupts);
+	prom_head(f, PF_SUBMISSIONS);
+	for (size_t i = 0; i < mx->nr_devdom; i++)
+		prom_double(f, PF_SUBMISSIONS,
+			    prom_labels(lb, sizeof(lb), "device", mx->devdom[i].device, "domain", mx->devdom[i].domain),
+			    mx->devdom[i].submissions);
+
+	prom_head(f, PF_CQ_LOADED);
+	prom_uint(f, PF_CQ_LOADED, "", mx->cq_loaded);
+	for (int pf = PF_CQ_COMPLETIONS; pf <= PF_CQ_MAX_WAIT; pf++) {
+		prom_head(f, (enum prom_family)pf);
+		for (size_t i = 0; i < mx->nr_cq; i++) {
+			const struct ip_metrics_cq *c = &mx->cq[i];
+
+			snprintf(q, sizeof(q), "%u", c->hwq);
+			prom_labels(lb, sizeof(lb), "device", c->disk, "queue", q);
+			switch (pf) {
+			case PF_CQ_COMPLETIONS:
+				prom_uint(f, pf, lb, c->completions);
+				break;
+			case PF_CQ_WAKEUPS:
+				prom_uint(f, pf, lb, c->wakeups);
+				break;
+			case PF_CQ_STALLS:
+				prom_uint(f, pf, lb, c->stalls);
+				break;
+			/* gauges only of the threads there now */
+			case PF_CQ_RATE:
+				if (c->present && c->have_rate)
+					prom_double(f, pf, lb, c->rate);
+				break;
+			case PF_CQ_MAX_WAIT:
+				if (c->present)
+					prom_double(f, pf, lb, (double)c->max_wait_ns / 1e9);
+				break;
+			}
+		}
+	}
 }
