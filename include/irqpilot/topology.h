@@ -91,10 +91,9 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
  * Read again only the sets that change at run time: the isolated CPUs
  * (sysfs isolated, isolcpus=, cgroup v2 cpuset.cpus.isolated) and
  * nohz_full, into @t and its cpus[]. Domains do not depend on them. On
- * error @t is left as it was. @changed (may be NULL): the sets differ.
+ * error @t is left as it was.
  */
-int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, bool *changed,
-				  struct ip_diag *d);
+int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d);
 /* Recompute classes and domains (e.g. after overrides changed). */
 int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov, struct ip_diag *d);
 void ip_topology_free(struct ip_topology *t);

@@ -1240,7 +1240,7 @@ static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 	 * partition made isolated): its few small files are read every
 	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
 	if (s->have_topo && s->online_sig && strcmp(online, s->online_sig) == 0)
-		return ip_topology_refresh_isolation(s->root, &s->topo, NULL, d);
+		return ip_topology_refresh_isolation(s->root, &s->topo, d);
 	/* CPUs came or went: everything keyed by CPU must be read again. */
 	ip_sampler_invalidate(s);
 	ret = ip_topology_sample(s->root, &s->opts.overrides, &s->topo, d);

@@ -297,18 +297,13 @@ static int read_isolated_sets(struct ip_root *r, ip_cpuset *iso, ip_cpuset *nohz
 	return 0;
 }
 
-int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, bool *changed,
-				  struct ip_diag *d)
+int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	ip_cpuset iso, nohz;
 	int ret = read_isolated_sets(r, &iso, &nohz, NULL, d);
 
-	if (changed)
-		*changed = false;
 	if (ret < 0)
 		return ret; /* @t keeps the sets it had */
-	if (changed)
-		*changed = !cpuset_equal(&iso, &t->isolated) || !cpuset_equal(&nohz, &t->nohz_full);
 	t->isolated = iso;
 	t->nohz_full = nohz;
 	for (int c = 0; t->cpus && c < t->nr_cpus; c++) {
