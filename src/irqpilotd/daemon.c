@@ -448,7 +448,7 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 	size_t len;
 	bool same;
 
-	if (ip_root_read(d->root, "/proc/diskstats", &text, &len) < 0 ||
+	if (ip_root_read(d->root, "proc/diskstats", &text, &len) < 0 ||
 	    ip_parse_diskstats(text, len, add_ios, &ios, &diag) < 0) {
 		d->probe_valid = false;
 		return false;
