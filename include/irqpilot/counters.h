@@ -27,4 +27,17 @@ const char *ip_counters_describe(const struct ip_counters *c);
 int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		       struct ip_diag *d);
 
+/*
+ * The idle wakeup (perfwake.h), only while perf counts submissions: one
+ * block:block_bio_queue event per online CPU, filtered to the tracked
+ * devices, whose fd becomes readable at the first bio after arming.
+ * _count() gives how many fds there are (0: none; _why() says why) and
+ * *gen, which changes whenever they are reopened (devices, CPUs). Arming
+ * arms all or, on an error, none.
+ */
+int ip_counters_wake_count(const struct ip_counters *c, unsigned *gen);
+int ip_counters_wake_fd(const struct ip_counters *c, int i);
+int ip_counters_wake_arm(struct ip_counters *c, bool on);
+const char *ip_counters_wake_why(const struct ip_counters *c);
+
 #endif

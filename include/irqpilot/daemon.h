@@ -77,6 +77,12 @@ struct ip_daemon {
 	 * last look (valid while idle), and when the last full cycle ran. */
 	bool probe_valid;
 	uint64_t probe_ios, last_step_usec;
+	/* The perf idle wakeup (idle.h): a source per fd of the counters'
+	 * (wake_gen: which set), enabled only while armed. */
+	sd_event_source **wake_src;
+	int nr_wake_src;
+	unsigned wake_gen;
+	bool wake_armed;
 	bool ready;
 	struct ip_client *clients; /* the connection table, oldest first */
 	int nr_clients;

@@ -42,6 +42,9 @@ void ip_sampler_invalidate(struct ip_sampler *s);
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq);
 /* Describe the submission source in use, e.g. "perf tracepoints". */
 const char *ip_sampler_submit_source(const struct ip_sampler *s);
+struct ip_counters;
+/* The submission counters it samples, for their idle wakeup (counters.h). */
+struct ip_counters *ip_sampler_counters(struct ip_sampler *s);
 
 /*
  * Something the operator should hear once (a truncated per_cpu_count that

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
+#include "irqpilot/counters.h"
 #include "irqpilot/daemon.h"
+#include "irqpilot/idle.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
 #include "irqpilot/report.h"
@@ -432,13 +434,13 @@ static int add_ios(void *ctx, const struct ip_diskstat *ds)
 }
 
 /*
- * The idle back-off: a full cycle reads every IRQ, thread and queue; while
- * no storage I/O is done, one runs only every IP_IDLE_INTERVAL_S. Between
- * them, /proc/diskstats (one small file, every disk's completed I/Os, also
- * polled ones that raise no interrupt) is read at the configured interval,
- * and a change starts a full cycle at once: a burst after idle waits at most
- * one interval for the cycle that places it (the issue measured 13 s). True
- * when the full cycle can wait; false also when the file cannot be read.
+ * The idle back-off (idle.h), where no perf wakeup is open: between full
+ * cycles every IP_IDLE_INTERVAL_S, /proc/diskstats (one small file, every
+ * disk's completed I/Os, also polled ones that raise no interrupt) is read
+ * at the configured interval, and a change starts a full cycle at once: a
+ * burst after idle waits at most one interval for the cycle that places it
+ * (the issue measured 13 s). True when the full cycle can wait; false also
+ * when the file cannot be read.
  */
 static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 {
@@ -446,17 +448,112 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 	struct ip_diag diag = { "" };
 	uint64_t ios = 0;
 	size_t len;
-	bool same;
+	bool quiet;
 
 	if (ip_root_read(d->root, "proc/diskstats", &text, &len) < 0 ||
 	    ip_parse_diskstats(text, len, add_ios, &ios, &diag) < 0) {
 		d->probe_valid = false;
 		return false;
 	}
-	same = d->probe_valid && ios == d->probe_ios;
+	quiet = ip_idle_probe_quiet(d->probe_valid, d->probe_ios, ios, usec, d->last_step_usec,
+				    IP_IDLE_INTERVAL_S);
 	d->probe_ios = ios;
 	d->probe_valid = true;
-	return same && usec < d->last_step_usec + (uint64_t)(IP_IDLE_INTERVAL_S * USEC_PER_SEC);
+	return quiet;
+}
+
+/* ---- the perf wakeup: no timer while idle ---------------------------- */
+
+static struct ip_counters *daemon_counters(struct ip_daemon *d)
+{
+	return ip_sampler_counters(ip_engine_sampler(d->engine));
+}
+
+static void wake_sources_free(struct ip_daemon *d)
+{
+	for (int i = 0; i < d->nr_wake_src; i++)
+		sd_event_source_disable_unref(d->wake_src[i]);
+	free(d->wake_src);
+	d->wake_src = NULL;
+	d->nr_wake_src = 0;
+}
+
+static void wake_disarm(struct ip_daemon *d)
+{
+	if (!d->wake_armed)
+		return;
+	for (int i = 0; i < d->nr_wake_src; i++)
+		sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_OFF);
+	(void)ip_counters_wake_arm(daemon_counters(d), false);
+	d->wake_armed = false;
+}
+
+static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	/* disarmed at once: the cycles that follow run on the timer, and a
+	 * wakeup per bio would cost more than the cycle */
+	wake_disarm(d);
+	ip_log(&d->log, LOG_DEBUG, "storage I/O started: a cycle now");
+	ip_daemon_kick(d, 0);
+	return 0;
+}
+
+/* The event sources follow the counters' fds, which perf reopens when the
+ * devices or CPUs change. Returns how many are usable (0: back off). */
+static int wake_sync(struct ip_daemon *d)
+{
+	struct ip_counters *c = daemon_counters(d);
+	unsigned gen;
+	int n = ip_counters_wake_count(c, &gen);
+
+	if (n == d->nr_wake_src && gen == d->wake_gen)
+		return n;
+	wake_disarm(d);
+	wake_sources_free(d);
+	d->wake_gen = gen;
+	if (n <= 0)
+		return 0;
+	d->wake_src = calloc(n, sizeof(*d->wake_src));
+	for (int i = 0; d->wake_src && i < n; i++) {
+		int ret = sd_event_add_io(d->ev, &d->wake_src[i], ip_counters_wake_fd(c, i), EPOLLIN, on_wake, d);
+
+		if (ret >= 0)
+			ret = sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_OFF);
+		d->nr_wake_src = i + 1;
+		if (ret < 0) {
+			ip_log(&d->log, LOG_WARNING, "idle wakeup: event source: %s; backing off on a timer instead",
+			       strerror(-ret));
+			wake_sources_free(d);
+			return 0;
+		}
+	}
+	if (!d->wake_src)
+		return 0;
+	return n;
+}
+
+/* True when armed: the timer can stop. */
+static bool wake_arm(struct ip_daemon *d)
+{
+	int ret = ip_counters_wake_arm(daemon_counters(d), true);
+
+	if (ret < 0) {
+		unsigned suppressed;
+
+		if (ip_log_ratelimit(&d->log, "wake", mono_ns(), 1, &suppressed))
+			ip_log(&d->log, LOG_WARNING, "idle wakeup: arming the perf events: %s; backing off on a timer instead",
+			       strerror(-ret));
+		return false;
+	}
+	for (int i = 0; i < d->nr_wake_src; i++)
+		sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_ON);
+	d->wake_armed = true;
+	return true;
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -468,8 +565,11 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	double next_s;
 	int ret;
 
-	/* a capture samples at the configured interval */
-	if (d->idle && !d->cap_dir && idle_probe_quiet(d, usec)) {
+	/* Run while armed, the timer was kicked (a uevent, a client): a full
+	 * cycle, at the interval until the next quiet ones. */
+	wake_disarm(d);
+	if (ip_idle_wait(d->idle, d->cap_dir != NULL, d->nr_wake_src) == IP_WAIT_PROBE &&
+	    idle_probe_quiet(d, usec)) {
 		next_s = interval_s(d);
 		goto rearm;
 	}
@@ -484,6 +584,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		next_s = interval_s(d);
 	} else {
 		bool was_idle = d->idle;
+		enum ip_wait wait;
 
 		d->cycles++;
 		cq_connect(d, st);
@@ -499,12 +600,22 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		d->idle = d->quiet_cycles >= IP_IDLE_AFTER_CYCLES;
 		if (!d->idle)
 			d->probe_valid = false;
-		if (d->idle != was_idle && d->idle)
+		wait = ip_idle_wait(d->idle, d->cap_dir != NULL, wake_sync(d));
+		if (d->idle != was_idle && wait == IP_WAIT_EVENT)
+			ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
+			       d->nr_wake_src);
+		else if (d->idle != was_idle && d->idle)
 			ip_log(&d->log, LOG_DEBUG,
-			       "no storage I/O: a full cycle every %.0f s, /proc/diskstats every %.1f s",
-			       MAX(IP_IDLE_INTERVAL_S, interval_s(d)), interval_s(d));
+			       "no storage I/O: a full cycle every %.0f s, /proc/diskstats every %.1f s (no perf wakeup: %s)",
+			       MAX(IP_IDLE_INTERVAL_S, interval_s(d)), interval_s(d),
+			       ip_counters_wake_why(daemon_counters(d)) ?: "not opened");
 		else if (d->idle != was_idle)
 			ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", interval_s(d));
+		if (wait == IP_WAIT_EVENT && wake_arm(d)) {
+			/* nothing due: ip_daemon_kick() or a wakeup enables it */
+			sd_event_source_set_enabled(s, SD_EVENT_OFF);
+			return 0;
+		}
 		next_s = interval_s(d);
 	}
 rearm:
@@ -1024,6 +1135,7 @@ static void daemon_free(struct ip_daemon *d)
 {
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->listen_src);
+	wake_sources_free(d);
 	cq_disconnect(d);
 	sd_device_monitor_unref(d->monitor);
 	if (d->listen_fd >= 0) {

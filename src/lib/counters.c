@@ -10,6 +10,7 @@
 #include "irqpilot/counters.h"
 #include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
+#include "irqpilot/perfwake.h"
 #include "irqpilot/procfs.h"
 
 /* One device's perf counters: one fd per CPU per event, -1 where none. */
@@ -31,6 +32,12 @@ struct ip_counters {
 	int nr_cpus;
 	int nr_perf;
 	struct perf_dev *perf;
+	/* The idle wakeup: one block_bio_queue event per online CPU, armed by
+	 * the daemon while it has no timer; rebuilt (wake_gen++) with perf. */
+	struct ip_perf_wake *wake;
+	int nr_wake;
+	unsigned wake_gen;
+	int wake_err; /* why there is none although perf counts: -errno */
 	/* task sampling */
 	struct task_io *tasks;
 	int nr_tasks;
@@ -62,8 +69,20 @@ int ip_counters_new(bool live, struct ip_counters **out)
 	return 0;
 }
 
+static void wake_close(struct ip_counters *c)
+{
+	for (int i = 0; i < c->nr_wake; i++)
+		ip_perf_wake_close(&c->wake[i]);
+	free(c->wake);
+	c->wake = NULL;
+	if (c->nr_wake)
+		c->wake_gen++;
+	c->nr_wake = 0;
+}
+
 static void perf_close(struct ip_counters *c)
 {
+	wake_close(c);
 	for (int i = 0; i < c->nr_perf; i++) {
 		for (int k = 0; k < c->nr_cpus; k++) {
 			if (c->perf[i].submit_fd[k] >= 0)
@@ -202,6 +221,90 @@ static int open_tracepoint(long long id, int cpu, unsigned major, unsigned minor
 	return fd;
 }
 
+/*
+ * Any tracked device's first bio after arming wakes the daemon: the same
+ * tracepoint that counts submissions, so what wakes it is what the next
+ * cycle measures (every bio passes block_bio_queue once, polled I/O too;
+ * passthrough commands pass neither it nor /proc/diskstats). The kernel
+ * takes a filter of at most a page (strndup_user(..., PAGE_SIZE)): past
+ * that, any block device's I/O wakes it, which costs a cycle, not a miss.
+ */
+static int wake_setup(struct ip_counters *c, long long qid, const struct ip_snapshot *snap)
+{
+	size_t cap = 4000, len = 0;
+	_cleanup_free_ char *filter = malloc(cap);
+	struct perf_event_attr attr;
+	int ret = 0;
+
+	if (!filter)
+		return -ENOMEM;
+	filter[0] = '\0';
+	for (int i = 0; i < snap->storage.nr_devs && filter; i++) {
+		const struct ip_blockdev *b = &snap->storage.devs[i];
+		int n = snprintf(filter + len, cap - len, "%sdev == %u", i ? " || " : "",
+				 (b->major << 20) | b->minor);
+
+		if (n < 0 || (size_t)n >= cap - len) {
+			free(filter);
+			filter = NULL;
+		} else {
+			len += n;
+		}
+	}
+	c->wake = calloc(snap->topo.nr_cpus ? snap->topo.nr_cpus : 1, sizeof(*c->wake));
+	if (!c->wake)
+		return -ENOMEM;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = (uint64_t)qid;
+	c->wake_gen++;
+	CPUSET_FOREACH(cpu, &snap->topo.online) {
+		if (cpu >= snap->topo.nr_cpus)
+			break;
+		ret = ip_perf_wake_open(&c->wake[c->nr_wake], &attr, -1, cpu, filter && len ? filter : NULL);
+		if (ret < 0)
+			break;
+		c->nr_wake++;
+	}
+	if (ret < 0)
+		wake_close(c);
+	c->wake_err = ret;
+	return ret;
+}
+
+int ip_counters_wake_count(const struct ip_counters *c, unsigned *gen)
+{
+	if (gen)
+		*gen = c->wake_gen;
+	return c->submit_src == IP_SRC_PERF ? c->nr_wake : 0;
+}
+
+int ip_counters_wake_fd(const struct ip_counters *c, int i)
+{
+	return i >= 0 && i < c->nr_wake ? c->wake[i].fd : -EBADF;
+}
+
+int ip_counters_wake_arm(struct ip_counters *c, bool on)
+{
+	int ret = 0;
+
+	for (int i = 0; i < c->nr_wake && ret >= 0; i++)
+		ret = ip_perf_wake_arm(&c->wake[i], on);
+	/* half armed would miss I/O started on the other CPUs */
+	for (int i = 0; ret < 0 && i < c->nr_wake; i++)
+		(void)ip_perf_wake_arm(&c->wake[i], false);
+	return ret;
+}
+
+const char *ip_counters_wake_why(const struct ip_counters *c)
+{
+	if (c->submit_src != IP_SRC_PERF)
+		return "submissions are not counted by perf events";
+	if (c->wake_err < 0)
+		return strerror(-c->wake_err);
+	return c->nr_wake ? NULL : "no online CPU";
+}
+
 static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_snapshot *snap)
 {
 	long long qid, cid;
@@ -244,6 +347,8 @@ static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_
 			p->complete_fd[cpu] = fd;
 		}
 	}
+	/* without the wakeup the daemon backs off on a timer instead */
+	(void)wake_setup(c, qid, snap);
 	return 0;
 }
 

@@ -282,6 +282,11 @@ const char *ip_sampler_submit_source(const struct ip_sampler *s)
 	return ip_counters_describe(s->counters);
 }
 
+struct ip_counters *ip_sampler_counters(struct ip_sampler *s)
+{
+	return s->counters;
+}
+
 /* ---- /proc/interrupts ------------------------------------------------ */
 
 struct irq_ctx {
