@@ -89,6 +89,9 @@ void ip_policy_config_free(struct ip_policy_config *c);
  * returns it, or NULL on ENOMEM. @match is copied. */
 struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match);
 struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match);
+/* Whether an [irq NAME] rule names the line (its number or one of its
+ * comma-separated action names), as the policy matches them. */
+bool ip_policy_irq_named(const struct ip_policy_config *cfg, unsigned irq, const char *actions);
 
 /* A second stall of a completion thread within this detaches its device ... */
 #define IP_CQ_STALL_WINDOW_S 60
