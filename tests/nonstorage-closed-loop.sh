@@ -96,6 +96,25 @@ n=$(writes 52)
 # the test's own write counts too: 1 (ours) + 1 (theirs) + 1 (ours)
 check "... one write of ours after the other one's (written: $n)" test "$n" -eq 3
 
+# --- the pinned IRQ vanishes (its driver freed it) -----------------------------
+# The stand-in kernel rewrites /proc/interrupts; it stops first so that it
+# cannot put the line back. kernel/irq/irqdesc.c frees /sys/kernel/irq/45 and
+# kernel/irq/proc.c (unregister_irq_proc) /proc/irq/45 with the descriptor.
+kill "$standin_pid" 2>/dev/null
+wait "$standin_pid" 2>/dev/null
+grep -v '^ *45:' "$root/proc/interrupts" >"$root/proc/interrupts.new"
+mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+rm -rf "$root/proc/irq/45" "$root/sys/kernel/irq/45"
+gone="IRQ 45, pinned to 2-3 by irqctl pin, is not in /proc/interrupts"
+check "a vanished pinned IRQ gets a note" wait_for "$limit" grep -q "$gone" "$log"
+# without I/O the idle back-off stretches the cycle to 10 s: a few cycles
+check "3 more cycles run" wait_cycles 3
+n=$(grep -c "$gone" "$log")
+check "... said once (said: $n)" test "$n" -eq 1
+n=$(grep -c "warning\|error" "$log")
+check "... and no warning or error repeats (lines: $n)" test "$n" -eq 0
+check "the daemon still answers" "$ctl" status
+
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"
 	cat "$log"

@@ -164,6 +164,7 @@ enum ip_reason {
 	IP_R_NOTE_ALL_ISOLATED,	   /* devices, cpu, tier */
 	IP_R_NOTE_DOMAIN_ISOLATED, /* devices, domain, cpu, tier */
 	IP_R_NOTE_PIN_UNUSABLE,	   /* irq, set, src */
+	IP_R_NOTE_PIN_GONE,	   /* irq, set: an irqctl pin's IRQ is not in /proc/interrupts */
 	IP_R_NOTE_CQ_KEPT,	   /* device, ios, ios_before: a trial kept */
 	IP_R_NOTE_CQ_HELD,	   /* device; detail, the hold's numbers */
 	IP_R_NOTE_STALL_NO_TARGET, /* device, hwq, cpu, wait_ms */

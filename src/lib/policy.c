@@ -2419,6 +2419,19 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		}
 		cands[nr++] = cd;
 	}
+	/* A pin by number whose IRQ is gone has nothing to place: said once
+	 * (the log keeps notes once), where a write would fail every cycle. */
+	for (size_t i = 0; c.h && i < c.h->nr && !c.err; i++) {
+		const struct ip_irq_hist *e = &c.h->irqs[i];
+		struct ip_why w;
+
+		if (!e->have_pin || ip_snapshot_irq(c.s, e->irq))
+			continue;
+		why_init(&w, IP_R_NOTE_PIN_GONE);
+		w.irq = e->irq;
+		w.set = e->pin;
+		add_note(&c, NULL, &w);
+	}
 	if (nr)
 		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */
 
