@@ -56,7 +56,8 @@ EOF
 mkdir -p "$root/irqpilot"
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
-"$watch" "$root/proc/irq/52/smp_affinity_list" "$root/proc/irq/45/smp_affinity_list" >"$tmp/writes" &
+"$watch" "$root/proc/irq/52/smp_affinity_list" "$root/proc/irq/45/smp_affinity_list" \
+	"$root/proc/irq/60/smp_affinity_list" >"$tmp/writes" &
 pids="$pids $!"
 wait_for "$limit" grep -q watching "$tmp/writes" || bad "count-writes starts"
 
@@ -95,6 +96,21 @@ check "10 more cycles run" wait_cycles 10
 n=$(writes 52)
 # the test's own write counts too: 1 (ours) + 1 (theirs) + 1 (ours)
 check "... one write of ours after the other one's (written: $n)" test "$n" -eq 3
+
+# --- irqctl pin NAME, unpin NAME ------------------------------------------------
+run "irqctl pin msm_drm 4-5 (IRQ 60 by its action name)" "$ctl" pin msm_drm 4-5
+check "... answers with the IRQ it found" grep -qx "IRQ 60 pinned to 4-5 until unpinned or restart" "$tmp/out"
+check "... and it is written" wait_for "$limit" affinity_is 60 4-5
+"$ctl" pin no_such_irq 1 >"$tmp/out" 2>&1
+check "pin of a name no line has fails" test $? -ne 0
+check "... saying so" grep -q "no IRQ named 'no_such_irq' in /proc/interrupts" "$tmp/out"
+run "irqctl unpin msm_drm" "$ctl" unpin msm_drm
+check "... hands back the original affinity" grep -qx "IRQ 60 unpinned: back to its original affinity 0-7" "$tmp/out"
+check "... which is in the file" affinity_is 60 0-7
+check "5 more cycles run" wait_cycles 5
+n=$(writes 60)
+check "... and nothing writes it again: the pin and the restore (written: $n)" test "$n" -eq 2
+check "... still 0-7" affinity_is 60 0-7
 
 # --- the pinned IRQ vanishes (its driver freed it) -----------------------------
 # The stand-in kernel rewrites /proc/interrupts; it stops first so that it

@@ -416,6 +416,20 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	return 0;
 }
 
+int ip_engine_restore_irq(struct ip_engine *e, unsigned irq, struct ip_apply_results *res)
+{
+	int ret;
+
+	if (e->opts.simulate) {
+		memset(res, 0, sizeof(*res));
+		return 0;
+	}
+	ret = ip_apply_restore_irq(e->root, &e->hist, &e->ops, irq, res);
+	if (ret >= 0)
+		forget_written(e, res);
+	return ret;
+}
+
 int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)
 {
 	int ret;
