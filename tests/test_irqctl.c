@@ -340,6 +340,20 @@ static void test_render(void **state)
 	assert_string_equal(out, "IRQ 37 pinned to 4-5 until unpinned or restart\n");
 	free(out);
 
+	/* a name that two lines carry pins both */
+	out = render(IP_VERB_PIN, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"irq\":61,\"name\":\"eth0\",\"cpus\":\"2\","
+		     "\"irqs\":[{\"irq\":61},{\"irq\":62}]}}");
+	assert_string_equal(out, "IRQ 61 pinned to 2 until unpinned or restart\n"
+				 "IRQ 62 pinned to 2 until unpinned or restart\n");
+	free(out);
+	out = render(IP_VERB_UNPIN, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"irq\":60,\"name\":\"msm_drm\","
+		     "\"irqs\":[{\"irq\":60,\"restored\":\"0-7\"},{\"irq\":37,\"restored\":null}]}}");
+	assert_string_equal(out, "IRQ 60 unpinned: back to its original affinity 0-7\n"
+				 "IRQ 37 unpinned: the policy places it again\n");
+	free(out);
+
 	out = render(IP_VERB_BAN, 0,
 		     "{\"v\":1,\"ok\":true,\"data\":{\"cpus\":\"4-7\",\"banned\":\"2,4-7\",\"kept_on_reload\":true}}");
 	assert_string_equal(out, "CPUs 4-7 banned; banned now: 2,4-7 (kept across reload, until unbanned or restart)\n");

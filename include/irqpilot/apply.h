@@ -130,5 +130,9 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
  */
 int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out);
+/* The same for IRQ @irq alone (irqctl unpin of a non-storage IRQ); no
+ * result when nothing was recorded for it. */
+int ip_apply_restore_irq(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+			 unsigned irq, struct ip_apply_results *out);
 
 #endif

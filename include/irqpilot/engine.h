@@ -68,6 +68,9 @@ bool ip_engine_dry_run(const struct ip_engine *e);
 void ip_engine_invalidate(struct ip_engine *e);
 struct ip_history *ip_engine_history(struct ip_engine *e);
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e);
+/* Writes back what IRQ @irq had before our first write, if anything was
+ * recorded (irqctl unpin of an IRQ the policy does not place). */
+int ip_engine_restore_irq(struct ip_engine *e, unsigned irq, struct ip_apply_results *res);
 struct ip_root *ip_engine_root(struct ip_engine *e);
 /* The writers the engine uses. */
 const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e);

@@ -89,6 +89,9 @@ void ip_policy_config_free(struct ip_policy_config *c);
  * returns it, or NULL on ENOMEM. @match is copied. */
 struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match);
 struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match);
+/* Whether an [irq NAME] rule names the line (its number or one of its
+ * comma-separated action names), as the policy matches them. */
+bool ip_policy_irq_named(const struct ip_policy_config *cfg, unsigned irq, const char *actions);
 
 /* A second stall of a completion thread within this detaches its device ... */
 #define IP_CQ_STALL_WINDOW_S 60
@@ -161,6 +164,7 @@ enum ip_reason {
 	IP_R_NOTE_ALL_ISOLATED,	   /* devices, cpu, tier */
 	IP_R_NOTE_DOMAIN_ISOLATED, /* devices, domain, cpu, tier */
 	IP_R_NOTE_PIN_UNUSABLE,	   /* irq, set, src */
+	IP_R_NOTE_PIN_GONE,	   /* irq, set: an irqctl pin's IRQ is not in /proc/interrupts */
 	IP_R_NOTE_CQ_KEPT,	   /* device, ios, ios_before: a trial kept */
 	IP_R_NOTE_CQ_HELD,	   /* device; detail, the hold's numbers */
 	IP_R_NOTE_STALL_NO_TARGET, /* device, hwq, cpu, wait_ms */

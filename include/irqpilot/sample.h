@@ -20,9 +20,13 @@ struct ip_sampler;
 
 struct ip_sampler_opts {
 	struct ip_cpu_overrides overrides;
-	/* IRQ action-name globs to track besides storage ([irq NAME] rules). */
-	const char *const *extra_irqs;
-	int nr_extra_irqs;
+	/* Whether a line that is not a storage vector is tracked all the
+	 * same (named by an [irq NAME] rule or an irqctl pin): its affinity
+	 * and per-CPU counts are read every sample, so that the policy can
+	 * tell whether it already sits where it should. @actions is the
+	 * line's action names as /proc/interrupts gives them. NULL: none. */
+	bool (*track)(void *ctx, unsigned irq, const char *actions);
+	void *track_ctx;
 	/* Live submission counters (perf tracepoints, task sampling) are only
 	 * meaningful on the live root; off for fixtures and replays. */
 	bool live_counters;
@@ -40,6 +44,9 @@ void ip_sampler_invalidate(struct ip_sampler *s);
 /* irqpilotd wrote the affinity of @irq: the next sample reads its
  * effective affinity again rather than trust what it read before. */
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq);
+/* What opts.track says has changed (a pin, a reload): the next sample
+ * reads all of /proc/interrupts and asks it again for every line. */
+void ip_sampler_retrack(struct ip_sampler *s);
 /* Describe the submission source in use, e.g. "perf tracepoints". */
 const char *ip_sampler_submit_source(const struct ip_sampler *s);
 struct ip_counters;

@@ -450,12 +450,25 @@ static void render_change(FILE *f, enum ip_verb verb, json_object *d)
 {
 	switch (verb) {
 	case IP_VERB_PIN:
-		fprintf(f, "IRQ %lld pinned to %s until unpinned or restart\n", inum(d, "irq", -1),
-			str(d, "cpus", "?"));
+	case IP_VERB_UNPIN: {
+		json_object *irqs = get(d, "irqs");
+		size_t n = irqs && json_object_is_type(irqs, json_type_array) ? json_object_array_length(irqs) : 0;
+
+		/* one line per IRQ: a name may stand for several */
+		for (size_t i = 0; i < (n ? n : 1); i++) {
+			json_object *q = n ? json_object_array_get_idx(irqs, i) : d;
+
+			if (verb == IP_VERB_PIN)
+				fprintf(f, "IRQ %lld pinned to %s until unpinned or restart\n", inum(q, "irq", -1),
+					str(d, "cpus", "?"));
+			else if (get(q, "restored"))
+				fprintf(f, "IRQ %lld unpinned: back to its original affinity %s\n",
+					inum(q, "irq", -1), str(q, "restored", "?"));
+			else
+				fprintf(f, "IRQ %lld unpinned: the policy places it again\n", inum(q, "irq", -1));
+		}
 		break;
-	case IP_VERB_UNPIN:
-		fprintf(f, "IRQ %lld unpinned: the policy places it again\n", inum(d, "irq", -1));
-		break;
+	}
 	case IP_VERB_DRY_RUN:
 		fputs(flag(d, "dry_run") ? "dry run on: nothing will be written\n"
 					 : "dry run off: the plan is applied from the next cycle\n",

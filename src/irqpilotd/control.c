@@ -484,42 +484,157 @@ static void changed(FILE *out, const char *nkey, unsigned n, const char *skey, c
 	ip_proto_reply_end(&j);
 }
 
-static void do_pin(struct ip_daemon *d, const struct ip_request *req, FILE *out)
+/* Whether @name is one of the line's action names ("mmc0, sym53c8xx" has two). */
+static bool has_action(const char *actions, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = actions; p && *p;) {
+		size_t n = strcspn(p, ",");
+		size_t m = n;
+
+		while (m && p[m - 1] == ' ')
+			m--;
+		if (m == len && strncmp(p, name, len) == 0)
+			return true;
+		p += n;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The IRQs a pin or unpin acts on: the number, or every line with an
+ * action name equal to NAME (a driver that names all its vectors alike
+ * gets them all). Returns how many, 0 after an error reply.
+ */
+static int pin_targets(struct ip_daemon *d, const struct ip_request *req, FILE *out, unsigned *irqs, int max)
 {
 	const struct ip_step *st = ip_engine_last(d->engine);
+	const struct ip_snapshot *s = st ? st->model.cur : NULL;
+	int n = 0;
+
+	if (req->target.is_irq) {
+		if (s && !ip_snapshot_irq(s, req->target.irq)) {
+			ip_proto_reply_error(out, ENOENT, "no IRQ %u in /proc/interrupts", req->target.irq);
+			return 0;
+		}
+		irqs[0] = req->target.irq;
+		return 1;
+	}
+	if (!s) {
+		ip_proto_reply_error(out, EAGAIN, "no sample yet to find IRQs named '%s' in; try again",
+				     req->target.name);
+		return 0;
+	}
+	for (int i = 0; i < s->nr_irqs; i++) {
+		if (!has_action(s->irqs[i].actions, req->target.name))
+			continue;
+		if (n == max) {
+			ip_proto_reply_error(out, E2BIG, "more than %d IRQs are named '%s'", max,
+					     req->target.name);
+			return 0;
+		}
+		irqs[n++] = s->irqs[i].irq;
+	}
+	if (!n)
+		ip_proto_reply_error(out, ENOENT, "no IRQ named '%s' in /proc/interrupts", req->target.name);
+	return n;
+}
+
+/*
+ * An unpinned IRQ that no storage vector or [irq] rule claims goes back
+ * to what it had before our first write; the rest the policy places.
+ */
+static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool *did)
+{
+	const struct ip_step *st = ip_engine_last(d->engine);
+	const struct ip_irq *q = st ? ip_snapshot_irq(st->model.cur, irq) : NULL;
+	struct ip_apply_results res;
+
+	*did = false;
+	if (!q || ip_irq_info(q)->nr_devs > 0 || ip_policy_irq_named(&d->cfg.policy, irq, q->actions))
+		return;
+	if (ip_engine_restore_irq(d->engine, irq, &res) < 0) {
+		ip_log(&d->log, LOG_ERR, "IRQ %u: out of memory restoring its original affinity", irq);
+		return;
+	}
+	for (int i = 0; i < res.n; i++) {
+		ip_log(&d->log, res.r[i].outcome == IP_APPLY_OK ? LOG_INFO : LOG_WARNING, "unpin: %s",
+		       res.r[i].msg);
+		if (res.r[i].outcome == IP_APPLY_OK) {
+			*restored = res.r[i].written;
+			*did = true;
+		}
+	}
+	ip_apply_results_free(&res);
+}
+
+static void do_pin(struct ip_daemon *d, const struct ip_request *req, FILE *out)
+{
 	struct ip_history *h = ip_engine_history(d->engine);
-	unsigned irq = req->target.irq;
+	unsigned irqs[64];
+	int n = pin_targets(d, req, out, irqs, (int)ARRAY_SIZE(irqs));
+	struct ip_json j;
 
-	if (!req->target.is_irq) {
-		ip_proto_reply_error(out, EINVAL, "pin takes an IRQ number, not '%s'", req->target.name);
+	if (!n)
 		return;
-	}
-	if (st && !ip_snapshot_irq(st->model.cur, irq)) {
-		ip_proto_reply_error(out, ENOENT, "no IRQ %u in /proc/interrupts", irq);
-		return;
-	}
-	if (req->verb == IP_VERB_PIN) {
-		if (ip_history_pin(h, irq, &req->cpus) < 0) {
-			ip_proto_reply_error(out, ENOMEM, "out of memory");
+	if (req->verb == IP_VERB_UNPIN) {
+		int pinned = 0;
+
+		for (int i = 0; i < n; i++) {
+			const struct ip_irq_hist *e = ip_history_find(h, irqs[i]);
+
+			pinned += e && e->have_pin;
+		}
+		if (!pinned) {
+			if (req->target.is_irq)
+				ip_proto_reply_error(out, ENOENT, "IRQ %u is not pinned", irqs[0]);
+			else
+				ip_proto_reply_error(out, ENOENT, "no IRQ named '%s' is pinned", req->target.name);
 			return;
 		}
-		ip_log(&d->log, LOG_NOTICE, "IRQ %u pinned to %s by irqctl", irq, cpuset_str(&req->cpus));
-		ip_daemon_kick(d, 0);
-		changed(out, "irq", irq, "cpus", cpuset_str(&req->cpus));
-		return;
 	}
-	{
-		const struct ip_irq_hist *e = ip_history_find(h, irq);
+	ip_proto_reply_begin(&j, out);
+	ip_json_uint(&j, "irq", irqs[0]);
+	if (!req->target.is_irq)
+		ip_json_string(&j, "name", req->target.name);
+	if (req->verb == IP_VERB_PIN)
+		ip_json_string(&j, "cpus", cpuset_str(&req->cpus));
+	ip_json_array_begin(&j, "irqs");
+	for (int i = 0; i < n; i++) {
+		const struct ip_irq_hist *e = ip_history_find(h, irqs[i]);
+		ip_cpuset restored;
+		bool did;
 
-		if (!e || !e->have_pin) {
-			ip_proto_reply_error(out, ENOENT, "IRQ %u is not pinned", irq);
-			return;
+		if (req->verb == IP_VERB_PIN) {
+			if (ip_history_pin(h, irqs[i], &req->cpus) < 0) {
+				ip_log(&d->log, LOG_ERR, "IRQ %u: out of memory: not pinned", irqs[i]);
+				continue;
+			}
+			ip_log(&d->log, LOG_NOTICE, "IRQ %u pinned to %s by irqctl", irqs[i], cpuset_str(&req->cpus));
+			ip_json_object_begin(&j, NULL);
+			ip_json_uint(&j, "irq", irqs[i]);
+			ip_json_object_end(&j);
+			continue;
 		}
-		ip_history_unpin(h, irq);
-		ip_log(&d->log, LOG_NOTICE, "IRQ %u unpinned by irqctl", irq);
-		ip_daemon_kick(d, 0);
-		changed(out, "irq", irq, NULL, NULL);
+		if (!e || !e->have_pin)
+			continue;
+		ip_history_unpin(h, irqs[i]);
+		ip_log(&d->log, LOG_NOTICE, "IRQ %u unpinned by irqctl", irqs[i]);
+		release(d, irqs[i], &restored, &did);
+		ip_json_object_begin(&j, NULL);
+		ip_json_uint(&j, "irq", irqs[i]);
+		if (did)
+			ip_json_cpuset(&j, "restored", &restored);
+		else
+			ip_json_null(&j, "restored");
+		ip_json_object_end(&j);
 	}
+	ip_json_array_end(&j);
+	ip_proto_reply_end(&j);
+	ip_daemon_kick(d, 0);
 }
 
 /*

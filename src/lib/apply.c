@@ -1039,3 +1039,22 @@ int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_ap
 	}
 	return 0;
 }
+
+int ip_apply_restore_irq(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+			 unsigned irq, struct ip_apply_results *out)
+{
+	/* get() of an entry that find() found allocates nothing */
+	struct ip_irq_hist *e = ip_history_find(h, irq) ? ip_history_get(h, irq) : NULL;
+	/* restore_irqs() over a history of this one entry: the same write,
+	 * classification and dropping of the record as at exit */
+	struct ip_history one = { .irqs = e, .nr = e ? 1 : 0 };
+	struct actx a = {.r = r, .h = &one, .ops = ops, .out = out, .modes_known = -1};
+
+	memset(out, 0, sizeof(*out));
+	restore_irqs(&a);
+	if (a.err) {
+		ip_apply_results_free(out);
+		return a.err;
+	}
+	return 0;
+}

@@ -26,7 +26,32 @@ struct ip_engine {
 		uint64_t at_ns, wait_ns;
 	} *stalls;
 	size_t nr_stalls;
+	uint64_t pin_sig; /* of the pinned IRQ numbers the sampler tracks */
 };
+
+/*
+ * A line named by an [irq NAME] rule or pinned with irqctl pin is tracked
+ * like a storage vector: without its sampled affinity the policy could not
+ * tell that it already sits where it should, and would write it every
+ * cycle.
+ */
+static bool engine_tracks(void *ctx, unsigned irq, const char *actions)
+{
+	const struct ip_engine *e = ctx;
+	const struct ip_irq_hist *h = ip_history_find(&e->hist, irq);
+
+	return (h && h->have_pin) || ip_policy_irq_named(e->cfg, irq, actions);
+}
+
+static uint64_t pins_sig(const struct ip_history *h)
+{
+	uint64_t sig = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < h->nr; i++)
+		if (h->irqs[i].have_pin)
+			sig = (sig ^ h->irqs[i].irq) * UINT64_C(1099511628211);
+	return sig;
+}
 
 /*
  * A fixture or replay tree has files but no threads: its PIDs are not this
@@ -91,12 +116,15 @@ int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const s
 		ip_engine_ops_for_root(r, &e->ops);
 	so.live_counters = e->opts.live_counters;
 	so.overrides = e->opts.overrides;
+	so.track = engine_tracks;
+	so.track_ctx = e;
 	ret = ip_sampler_new(r, &so, &e->sampler);
 	if (ret < 0) {
 		free(e);
 		return ret;
 	}
 	ip_history_init(&e->hist);
+	e->pin_sig = pins_sig(&e->hist);
 	*out = e;
 	return 0;
 }
@@ -141,6 +169,8 @@ void ip_engine_set_root(struct ip_engine *e, struct ip_root *r)
 void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg)
 {
 	e->cfg = cfg;
+	/* its [irq NAME] rules may name other lines */
+	ip_sampler_retrack(e->sampler);
 }
 
 void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
@@ -329,6 +359,11 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 
 	step_clear(e);
 	snapshot_free(cur);
+	/* irqctl pin and unpin change the history between steps */
+	if (pins_sig(&e->hist) != e->pin_sig) {
+		e->pin_sig = pins_sig(&e->hist);
+		ip_sampler_retrack(e->sampler);
+	}
 	ret = ip_sampler_sample(e->sampler, cur, d);
 	if (ret < 0)
 		return ret;
@@ -379,6 +414,20 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 		return ip_diag_set(d, ret, "apply: %s", strerror(-ret));
 	*out = st;
 	return 0;
+}
+
+int ip_engine_restore_irq(struct ip_engine *e, unsigned irq, struct ip_apply_results *res)
+{
+	int ret;
+
+	if (e->opts.simulate) {
+		memset(res, 0, sizeof(*res));
+		return 0;
+	}
+	ret = ip_apply_restore_irq(e->root, &e->hist, &e->ops, irq, res);
+	if (ret >= 0)
+		forget_written(e, res);
+	return ret;
 }
 
 int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)

@@ -688,16 +688,16 @@ static void line_devices(const struct ctx *c, const struct ip_irq *q, char *buf,
 
 /* ---- rules ---- */
 
-static bool irq_rule_matches(const struct ip_rule *r, const struct ip_irq *q)
+static bool irq_rule_matches(const struct ip_rule *r, unsigned irq, const char *actions)
 {
 	char num[12], buf[256];
-	const char *p, *np = fmt_uint(num, q->irq); /* for globs such as "45" or "4*" */
+	const char *p, *np = fmt_uint(num, irq); /* for globs such as "45" or "4*" */
 	if (fnmatch(r->match, np, 0) == 0)
 		return true;
-	if (!q->actions)
+	if (!actions)
 		return false;
 	/* Each action name on its own: "mmc0, sym53c8xx" matches "mmc*". */
-	p = q->actions;
+	p = actions;
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
@@ -713,6 +713,14 @@ static bool irq_rule_matches(const struct ip_rule *r, const struct ip_irq *q)
 		while (*p == ',' || *p == ' ')
 			p++;
 	}
+	return false;
+}
+
+bool ip_policy_irq_named(const struct ip_policy_config *cfg, unsigned irq, const char *actions)
+{
+	for (int k = 0; cfg && k < cfg->nr_irq_rules; k++)
+		if (irq_rule_matches(&cfg->irq_rules[k], irq, actions))
+			return true;
 	return false;
 }
 
@@ -755,7 +763,7 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 	for (int k = 0; k < cfg->nr_irq_rules; k++) {
 		const struct ip_rule *ru = &cfg->irq_rules[k];
 
-		if (!irq_rule_matches(ru, q))
+		if (!irq_rule_matches(ru, q->irq, q->actions))
 			continue;
 		r->named = true;
 		if (ru->ban)
@@ -2410,6 +2418,19 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 			cap = ncap;
 		}
 		cands[nr++] = cd;
+	}
+	/* A pin by number whose IRQ is gone has nothing to place: said once
+	 * (the log keeps notes once), where a write would fail every cycle. */
+	for (size_t i = 0; c.h && i < c.h->nr && !c.err; i++) {
+		const struct ip_irq_hist *e = &c.h->irqs[i];
+		struct ip_why w;
+
+		if (!e->have_pin || ip_snapshot_irq(c.s, e->irq))
+			continue;
+		why_init(&w, IP_R_NOTE_PIN_GONE);
+		w.irq = e->irq;
+		w.set = e->pin;
+		add_note(&c, NULL, &w);
 	}
 	if (nr)
 		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */

@@ -561,6 +561,7 @@ static const struct reason_def {
 	{ IP_R_NOTE_ALL_ISOLATED, "all-isolated", "ab9b8fe2babc48529d324e6de39fabef" },
 	{ IP_R_NOTE_DOMAIN_ISOLATED, "domain-isolated", "08dc48134094421f9b1bbe400cbed70d" },
 	{ IP_R_NOTE_PIN_UNUSABLE, "pin-unusable", "76492086598f499286a97aeded0751bc" },
+	{ IP_R_NOTE_PIN_GONE, "pin-irq-gone", "e97c4a332dc04d9f93fe8e0ca830283a" },
 	{ IP_R_NOTE_CQ_KEPT, "cq-trial-kept", "5d7601383e604beca56e7d31efa3db6c" },
 	{ IP_R_NOTE_CQ_HELD, "cq-held", "141233971b1243afb2c8e02f28c98a85" },
 	{ IP_R_NOTE_STALL_NO_TARGET, "stall-no-target", "9cd1f16bf9914a8c870199eafe031b53" },
@@ -895,6 +896,11 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_NOTE_PIN_UNUSABLE:
 		put(l, "pin %s of %s for IRQ %u has no usable CPU (all isolated, nohz_full, banned or offline); ignored",
 		    set_str(b1, &w->set), src_str(s, w), w->irq);
+		break;
+	case IP_R_NOTE_PIN_GONE:
+		put(l, "IRQ %u, pinned to %s by irqctl pin, is not in /proc/interrupts (freed or never there); "
+		       "the pin waits for an IRQ %u until irqctl unpin %u",
+		    w->irq, set_str(b1, &w->set), w->irq, w->irq);
 		break;
 	case IP_R_NOTE_CQ_KEPT:
 		put(l, "%s stays on irqpilot_cq: %.0f I/Os per second attached, %.0f before", device, w->ios,
@@ -1539,6 +1545,7 @@ static void jf_why(struct ip_journal *jf, const struct ip_why *w)
 		case IP_R_FOLLOWS_MOVE:
 		case IP_R_FOLLOWS:
 		case IP_R_NOTE_PIN_UNUSABLE:
+		case IP_R_NOTE_PIN_GONE:
 			jf_add(jf, "IRQPILOT_VECTOR=%u", w->irq);
 			jf_add(jf, "IRQPILOT_CPUS=%s", cpuset_str(&w->set));
 			break;

@@ -14,7 +14,6 @@
  * lines of every other IRQ are carried over from the last full scan.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +245,15 @@ void ip_sampler_invalidate(struct ip_sampler *s)
 	s->irq_sig = 0;
 }
 
+void ip_sampler_retrack(struct ip_sampler *s)
+{
+	/* Between full scans a line keeps the tracked flag of the last one;
+	 * a line that changed sides moves its load between the held
+	 * untracked sum and its own counts, so that sum restarts too. */
+	s->force_full = true;
+	s->tracked_changed = true;
+}
+
 void ip_sampler_free(struct ip_sampler *s)
 {
 	if (!s)
@@ -314,10 +322,7 @@ static bool is_tracked(const struct irq_ctx *c, unsigned irq, const char *action
 		else
 			hi = mid - 1;
 	}
-	for (int i = 0; i < c->opts->nr_extra_irqs; i++)
-		if (fnmatch(c->opts->extra_irqs[i], actions, 0) == 0)
-			return true;
-	return false;
+	return c->opts->track && c->opts->track(c->opts->track_ctx, irq, actions);
 }
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
