@@ -310,7 +310,7 @@ static void save_state(struct ip_daemon *d)
 
 	if (!d->state)
 		return;
-	if (ip_state_save(d->state, ip_engine_history(d->engine), &diag) < 0 &&
+	if (ip_state_save(d->state, ip_engine_originals(d->engine), &diag) < 0 &&
 	    ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
 }
@@ -1091,7 +1091,7 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 
 	if (ret < 0)
 		return ret;
-	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_history(d->engine), &bad,
+	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), &bad,
 			    diag);
 	if (ret == -ENOENT) {
 		diag->msg[0] = '\0';
@@ -1228,7 +1228,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *st = NULL;
 	struct ip_apply_ops ops;
-	struct ip_history h;
+	struct ip_originals orig;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
 	int ret, failed = 0;
@@ -1247,8 +1247,8 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		ip_state_close(st);
 		return IP_EXIT_FAILURE;
 	}
-	ip_history_init(&h);
-	ret = ip_state_load(st, ip_state_pid_max(r), &h, &bad, &diag);
+	ip_originals_init(&orig);
+	ret = ip_state_load(st, ip_state_pid_max(r), &orig, &bad, &diag);
 	if (ret == -ENOENT) {
 		printf("irqpilotd: nothing to restore (no %s)\n", ip_state_path(st));
 		ret = 0;
@@ -1275,7 +1275,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 			ip_state_path(st), aside);
 	}
 	ip_engine_ops_for_root(r, &ops);
-	ret = ip_apply_restore(r, &h, &ops, &res);
+	ret = ip_apply_restore(r, &orig, &ops, &res);
 	for (int i = 0; i < res.n; i++) {
 		/* a vanished IRQ or thread has nothing left to restore */
 		bool bad_one = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
@@ -1285,13 +1285,13 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	}
 	ip_apply_results_free(&res);
 	/* what failed stays recorded */
-	if (ip_state_save(st, &h, &diag) < 0) {
+	if (ip_state_save(st, &orig, &diag) < 0) {
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		failed++;
 	}
 out:
 	ip_state_bads_free(&bad);
-	ip_history_free(&h);
+	ip_originals_free(&orig);
 	ip_root_free(r);
 	ip_state_close(st);
 	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;

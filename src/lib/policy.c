@@ -151,13 +151,9 @@ void ip_history_init(struct ip_history *h)
 
 void ip_history_free(struct ip_history *h)
 {
-	for (size_t i = 0; i < h->nr; i++) {
-		free(h->irqs[i].orig);
+	for (size_t i = 0; i < h->nr; i++)
 		free(h->irqs[i].win);
-	}
 	free(h->irqs);
-	free(h->threads);
-	free(h->rq);
 	ip_strv_free(h->logged, h->nr_logged);
 	free(h->cq);
 	free(h->cqdev);
@@ -222,7 +218,6 @@ void ip_history_drop(struct ip_history *h, unsigned irq)
 
 	if (!found)
 		return;
-	free(h->irqs[i].orig);
 	free(h->irqs[i].win);
 	memmove(&h->irqs[i], &h->irqs[i + 1], (h->nr - i - 1) * sizeof(*h->irqs));
 	h->nr--;
