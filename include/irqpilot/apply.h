@@ -148,7 +148,7 @@ enum ip_apply_outcome {
 	IP_APPLY_VANISHED, /* ENOENT (IRQ, device) or ESRCH (thread): dropped */
 	IP_APPLY_RETRY,	   /* EINVAL, ERANGE: bad or offline CPU, planned again next cycle */
 	IP_APPLY_NO_SPACE, /* ENOSPC: no vector space on the CPU; the next one is tried */
-	IP_APPLY_FAILED,   /* anything else: logged once per object */
+	IP_APPLY_FAILED,   /* anything else: planned again; the daemon says it once per object */
 	IP_APPLY_SKIPPED,  /* known managed: not written */
 };
 const char *ip_apply_outcome_name(enum ip_apply_outcome o);
@@ -163,7 +163,6 @@ struct ip_apply_result {
 	pid_t pid;	 /* threads */
 	char device[32]; /* rq_affinity */
 	int err;	 /* the negative errno, 0 on success */
-	bool log;	 /* false when this object's failure was already logged */
 	ip_cpuset written;
 	int value; /* rq_affinity value, or thread priority */
 	bool have_effective;

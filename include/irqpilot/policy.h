@@ -304,8 +304,6 @@ struct ip_cqdev_hist {
 struct ip_history {
 	size_t nr, alloc;
 	struct ip_irq_hist *irqs; /* sorted by irq */
-	size_t nr_logged;
-	char **logged; /* objects whose unexpected error was already logged */
 	size_t nr_cq;
 	struct ip_cq_hist *cq;
 	size_t nr_cqdev;
@@ -326,8 +324,6 @@ const struct ip_cq_hist *ip_history_cq_find(const struct ip_history *h, pid_t pi
 struct ip_cq_hist *ip_history_cq_get(struct ip_history *h, pid_t pid);
 const struct ip_cqdev_hist *ip_history_cqdev_find(const struct ip_history *h, const char *device);
 struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *device);
-/* True the first time @key ("irq 45", "pid 812") is passed; records it. */
-bool ip_history_log_once(struct ip_history *h, const char *key);
 
 struct ip_plan;
 /* Records what the plan did (moves not marked failed by apply, the

@@ -365,7 +365,6 @@ static struct ip_apply_result *add_result(struct actx *a, enum ip_apply_what wha
 	res = &a->out->r[a->out->n++];
 	memset(res, 0, sizeof(*res));
 	res->what = what;
-	res->log = true;
 	return res;
 }
 
@@ -386,12 +385,6 @@ static const char *fmt_set(char *buf, size_t size, const ip_cpuset *s)
 	if (need >= size && size > 4)
 		strcpy(buf + size - 4, "...");
 	return buf;
-}
-
-/* Sets res->log: an unexpected failure is logged once per object. */
-static void log_once(struct actx *a, struct ip_apply_result *res, const char *key)
-{
-	res->log = a->dry_run ? true : ip_history_log_once(a->h, key);
 }
 
 /* Write-ahead: the original just added to the history reaches the disk
@@ -506,7 +499,7 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	ip_cpuset try = mv->to;
 	int next = -1, err;
 	bool added = false;
-	char b1[128], key[32];
+	char b1[128];
 
 	if (!res || !path) {
 		a->err = -ENOMEM;
@@ -555,8 +548,6 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 			ip_originals_drop_irq(a->o, mv->irq);
 			res->err = err;
 			res->outcome = IP_APPLY_FAILED;
-			snprintf(key, sizeof(key), "irq %u record", mv->irq);
-			log_once(a, res, key);
 			msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
 			     mv->irq, strerror(-err));
 			mv->failed = true;
@@ -606,8 +597,6 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		     fmt_set(b1, sizeof(b1), &mv->to));
 		break;
 	default:
-		snprintf(key, sizeof(key), "irq %u", mv->irq);
-		log_once(a, res, key);
 		msgf(res, "writing %s to %s failed: %s", fmt_set(b1, sizeof(b1), &try), path,
 		     strerror(-err));
 		break;
@@ -678,8 +667,6 @@ static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned ir
 static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
 			   const char *what)
 {
-	char key[48];
-
 	switch (res->outcome) {
 	case IP_APPLY_VANISHED:
 		msgf(res, "thread %d %s is gone", ta->pid, ta->comm);
@@ -689,8 +676,6 @@ static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct i
 		     ta->comm, what, strerror(-res->err));
 		break;
 	default:
-		snprintf(key, sizeof(key), "pid %d %s", ta->pid, what);
-		log_once(a, res, key);
 		if (res->msg[0])
 			break;
 		msgf(res, "setting the %s of thread %d %s failed: %s", what, ta->pid, ta->comm,
@@ -815,7 +800,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	_cleanup_free_ char *path = ip_asprintf("sys/block/%s/queue/rq_affinity", ra->device);
 	long long cur = ra->from;
 	bool added = false;
-	char val[16], key[64];
+	char val[16];
 
 	if (!res || !path) {
 		a->err = -ENOMEM;
@@ -842,8 +827,6 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 			if (res->err < 0) {
 				a->o->nr_rq--;
 				res->outcome = IP_APPLY_FAILED;
-				snprintf(key, sizeof(key), "rq %s record", ra->device);
-				log_once(a, res, key);
 				msgf(res, "%s not written: its original could not be recorded first: %s",
 				     path, strerror(-res->err));
 				ra->failed = true;
@@ -867,8 +850,6 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		msgf(res, "%s refused %s (%s)", path, val, strerror(-res->err));
 		break;
 	default:
-		snprintf(key, sizeof(key), "rq %s", ra->device);
-		log_once(a, res, key);
 		msgf(res, "writing %s to %s failed: %s", val, path, strerror(-res->err));
 		break;
 	}
@@ -887,7 +868,6 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 	struct ip_apply_result *res = add_result(a, IP_APPLY_CQ);
 	const char *verb = ca->attach ? "attach" : "detach";
 	bool added = false;
-	char key[64];
 
 	if (!res)
 		return;
@@ -911,8 +891,6 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 		if (res->err < 0) {
 			ip_originals_drop_cq(a->o, ca->device);
 			res->outcome = IP_APPLY_FAILED;
-			snprintf(key, sizeof(key), "cq attach %s record", ca->device);
-			log_once(a, res, key);
 			msgf(res, "%s not attached: the attach could not be recorded first: %s",
 			     ca->device, strerror(-res->err));
 			ca->failed = true;
@@ -933,9 +911,7 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 		     ca->attach ? "to" : "from");
 		return;
 	}
-	/* A refused attach is planned again every cycle: log it once. */
-	snprintf(key, sizeof(key), "cq %s %s", verb, ca->device);
-	log_once(a, res, key);
+	/* A refused attach is planned again every cycle: the daemon says it once. */
 	msgf(res, "%s of %s (%u:%u) failed: %s", verb, ca->device, ca->major, ca->minor,
 	     cq_strerror(res->err));
 	ca->failed = true;

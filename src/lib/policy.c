@@ -154,7 +154,6 @@ void ip_history_free(struct ip_history *h)
 	for (size_t i = 0; i < h->nr; i++)
 		free(h->irqs[i].win);
 	free(h->irqs);
-	ip_strv_free(h->logged, h->nr_logged);
 	free(h->cq);
 	free(h->cqdev);
 	memset(h, 0, sizeof(*h));
@@ -289,25 +288,6 @@ struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *dev
 	memset(&nv[h->nr_cqdev], 0, sizeof(*nv));
 	scopy(nv[h->nr_cqdev].device, sizeof(nv->device), device);
 	return &nv[h->nr_cqdev++];
-}
-
-bool ip_history_log_once(struct ip_history *h, const char *key)
-{
-	char **nv, *k;
-
-	for (size_t i = 0; i < h->nr_logged; i++)
-		if (strcmp(h->logged[i], key) == 0)
-			return false;
-	k = strdup(key);
-	nv = k ? realloc(h->logged, (h->nr_logged + 1) * sizeof(*nv)) : NULL;
-	if (!nv) {
-		/* Out of memory: better to log twice than never. */
-		free(k);
-		return true;
-	}
-	h->logged = nv;
-	h->logged[h->nr_logged++] = k;
-	return true;
 }
 
 static int record_stall(struct ip_history *h, const char *device, uint64_t now)
