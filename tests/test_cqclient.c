@@ -244,6 +244,7 @@ static void test_apply_cq(void **state)
 	struct ip_apply_ops ops = { .write = fake_write, .set_affinity = fake_affinity,
 				    .set_scheduler = fake_sched, .cq = fake_cq, .ctx = &f };
 	struct ip_history h;
+	struct ip_originals o;
 	struct ip_plan p = { 0 };
 	struct ip_apply_results res;
 	struct ip_thread_action *ta;
@@ -264,6 +265,7 @@ static void test_apply_cq(void **state)
 	fclose(sf);
 	assert_int_equal(ip_root_open(dir, &r), 0);
 	ip_history_init(&h);
+	ip_originals_init(&o);
 	plan_cq(&p, "sda", 0, true);
 	plan_cq(&p, "sdb", 16, false);
 	/* a completion thread placement goes through set_affinity */
@@ -279,14 +281,14 @@ static void test_apply_cq(void **state)
 	cpuset_parse_list(&ta->to, "2");
 
 	/* dry run: nothing called */
-	assert_int_equal(ip_apply(&p, r, &h, &ops, true, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &o, &ops, true, &res), 0);
 	assert_int_equal(f.nr, 0);
 	assert_int_equal(f.nr_aff, 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_DRY_RUN);
 	assert_non_null(strstr(res.r[0].msg, "would attach sda (8:0) to irqpilot_cq"));
 	ip_apply_results_free(&res);
 
-	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &o, &ops, false, &res), 0);
 	assert_int_equal(f.nr, 2);
 	assert_true(f.calls[0].attach);
 	assert_int_equal(f.calls[1].minor, 16);
@@ -302,6 +304,10 @@ static void test_apply_cq(void **state)
 	assert_int_equal(ip_history_commit(&h, &p, 10), 0);
 	assert_true(ip_history_cqdev_find(&h, "sda")->attached_by_us);
 	assert_false(ip_history_cqdev_find(&h, "sdb")->attached_by_us);
+	/* the attach is an original for restore; the detach of sdb is not */
+	assert_int_equal(o.nr_cq, 1);
+	assert_non_null(ip_originals_cq(&o, "sda"));
+	assert_int_equal(ip_originals_cq(&o, "sda")->major, 8);
 	assert_non_null(ip_history_cq_find(&h, 900));
 	assert_string_equal(cpuset_str(&ip_history_cq_find(&h, 900)->placement), "2");
 
@@ -312,25 +318,27 @@ static void test_apply_cq(void **state)
 	p.cq[0].minor = 32;
 	snprintf(p.cq[0].device, sizeof(p.cq[0].device), "sdc");
 	p.nr_threads = 0;
-	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &o, &ops, false, &res), 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_FAILED);
-	assert_true(res.r[0].log);
 	assert_true(p.cq[0].failed);
 	assert_non_null(strstr(res.r[0].msg, "attach of sdc (8:32) failed"));
 	ip_apply_results_free(&res);
 	p.cq[0].failed = false;
-	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
-	assert_false(res.r[0].log);
+	assert_int_equal(ip_apply(&p, r, &h, &o, &ops, false, &res), 0);
+	/* refused again, reported again: the daemon says it once */
+	assert_int_equal(res.r[0].outcome, IP_APPLY_FAILED);
+	assert_int_equal(res.r[0].err, -EOPNOTSUPP);
 	ip_apply_results_free(&res);
 	assert_int_equal(ip_history_commit(&h, &p, 20), 0);
 	/* the write-ahead record of the refused attach is withdrawn */
-	assert_non_null(ip_history_cqdev_find(&h, "sdc"));
-	assert_false(ip_history_cqdev_find(&h, "sdc")->attached_by_us);
+	assert_null(ip_originals_cq(&o, "sdc"));
+	/* and the policy never took it as attached */
+	assert_null(ip_history_cqdev_find(&h, "sdc"));
 
 	/* the module went away meanwhile */
 	p.cq[0].failed = false;
 	f.err = -IP_CQ_ABSENT;
-	assert_int_equal(ip_apply(&p, r, &h, &ops, false, &res), 0);
+	assert_int_equal(ip_apply(&p, r, &h, &o, &ops, false, &res), 0);
 	assert_int_equal(res.r[0].outcome, IP_APPLY_VANISHED);
 	assert_non_null(strstr(res.r[0].msg, "irqpilot_cq is not loaded"));
 	ip_apply_results_free(&res);
@@ -338,15 +346,16 @@ static void test_apply_cq(void **state)
 	/* restore detaches what we attached, and only that */
 	f.nr = 0;
 	f.err = 0;
-	assert_int_equal(ip_apply_restore(r, &h, &ops, &res), 0);
+	assert_int_equal(ip_apply_restore(r, &o, &ops, &res), 0);
 	assert_int_equal(f.nr, 1);
 	assert_int_equal(f.calls[0].minor, 0);
 	assert_false(f.calls[0].attach);
-	assert_false(ip_history_cqdev_find(&h, "sda")->attached_by_us);
+	assert_int_equal(o.nr_cq, 0);
 	ip_apply_results_free(&res);
 
 	ip_plan_free(&p);
 	ip_history_free(&h);
+	ip_originals_free(&o);
 	ip_root_free(r);
 	unlink(sub);
 	snprintf(sub, sizeof(sub), "%s/proc/900", dir);

@@ -519,9 +519,6 @@ static void test_history_basics(void **state)
 	ip_history_drop(&h, 30);
 	assert_null(ip_history_find(&h, 30));
 	assert_int_equal(h.nr, 2);
-	assert_true(ip_history_log_once(&h, "irq 45"));
-	assert_false(ip_history_log_once(&h, "irq 45"));
-	assert_true(ip_history_log_once(&h, "pid 700"));
 	ip_history_free(&h);
 }
 

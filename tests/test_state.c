@@ -71,16 +71,13 @@ static struct ip_state *open_state(void)
 
 static void test_round_trip(void **state)
 {
-	struct ip_history h, back;
+	struct ip_originals h, back;
 	struct ip_diag d = { "" };
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *s = open_state();
-	struct ip_irq_hist *e;
-	struct ip_cqdev_hist *cq;
 
-	ip_history_init(&h);
-	e = ip_history_get(&h, 45);
-	e->orig = strdup("0-3");
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
 	h.threads = calloc(1, sizeof(*h.threads));
 	h.nr_threads = 1;
 	/* comm may hold spaces, ')' and backslashes */
@@ -92,17 +89,14 @@ static void test_round_trip(void **state)
 	h.nr_rq = 1;
 	snprintf(h.rq[0].device, sizeof(h.rq[0].device), "sda");
 	h.rq[0].value = 1;
-	cq = ip_history_cqdev_get(&h, "sdb");
-	cq->major = 8;
-	cq->minor = 16;
-	cq->attached_by_us = true;
+	assert_int_equal(ip_originals_add_cq(&h, "sdb", 8, 16), 1);
 	assert_int_equal(ip_state_save(s, &h, &d), 0);
 	assert_non_null(strstr(slurp(path), "thread 812 45 4711 irq/45-a\\x20b)\\x5cc affinity 0-3,8\n"));
 
-	ip_history_init(&back);
+	ip_originals_init(&back);
 	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
 	assert_int_equal(bad.n, 0);
-	assert_string_equal(ip_history_find(&back, 45)->orig, "0-3");
+	assert_string_equal(ip_originals_irq(&back, 45), "0-3");
 	assert_int_equal(back.nr_threads, 1);
 	assert_int_equal(back.threads[0].pid, 812);
 	assert_string_equal(back.threads[0].comm, "irq/45-a b)\\c");
@@ -112,22 +106,21 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.threads[0].priority, 50);
 	assert_int_equal(back.nr_rq, 1);
 	assert_string_equal(back.rq[0].device, "sda");
-	assert_non_null(ip_history_cqdev_find(&back, "sdb"));
-	assert_true(ip_history_cqdev_find(&back, "sdb")->attached_by_us);
-	assert_int_equal(ip_history_cqdev_find(&back, "sdb")->minor, 16);
-	ip_history_free(&back);
-	ip_history_free(&h);
+	assert_non_null(ip_originals_cq(&back, "sdb"));
+	assert_int_equal(ip_originals_cq(&back, "sdb")->minor, 16);
+	ip_originals_free(&back);
+	ip_originals_free(&h);
 	ip_state_close(s);
 }
 
 static void test_nothing_left_removes_the_file(void **state)
 {
-	struct ip_history h;
+	struct ip_originals h;
 	struct ip_diag d = { "" };
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *s = open_state();
 
-	ip_history_init(&h);
+	ip_originals_init(&h);
 	put(path, "irq 45 0-3\n");
 	assert_int_equal(ip_state_save(s, &h, &d), 0);
 	assert_int_equal(access(path, F_OK), -1);
@@ -164,7 +157,7 @@ static void test_invalid_records(void **state)
 	};
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 	char text[4096] = "# irqpilot state 2\nirq 45 0-3\n";
-	struct ip_history h;
+	struct ip_originals h;
 	struct ip_state_bads bad = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
@@ -172,25 +165,25 @@ static void test_invalid_records(void **state)
 		strcat(text, "\n");
 	}
 	strcat(text, "rq sda 2\n");
-	ip_history_init(&h);
+	ip_originals_init(&h);
 	assert_int_equal(ip_state_parse(text, strlen(text), 32768, &h, &bad), 0);
 	assert_int_equal(bad.n, n);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(bad.v[i].lineno, (int)i + 3);
 		assert_string_equal(bad.v[i].why, cases[i].why);
 	}
-	assert_string_equal(ip_history_find(&h, 45)->orig, "0-3");
+	assert_string_equal(ip_originals_irq(&h, 45), "0-3");
 	assert_int_equal(h.nr_rq, 1);
 	assert_int_equal(h.rq[0].value, 2);
 	assert_int_equal(h.nr_threads, 0);
 	ip_state_bads_free(&bad);
-	ip_history_free(&h);
+	ip_originals_free(&h);
 }
 
 /* Item 6: no link is followed, neither to read nor to write. */
 static void test_links_refused(void **state)
 {
-	struct ip_history h;
+	struct ip_originals h;
 	struct ip_diag d = { "" };
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *s = open_state();
@@ -198,18 +191,18 @@ static void test_links_refused(void **state)
 
 	put(victim, "precious\n");
 	assert_int_equal(symlink(victim, path), 0);
-	ip_history_init(&h);
+	ip_originals_init(&h);
 	assert_int_equal(ip_state_load(s, 0, &h, &bad, &d), -ELOOP);
 	assert_non_null(strstr(d.msg, "symbolic link"));
 	unlink(path);
 	/* a planted temporary file: replaced, its target untouched */
 	snprintf(tmp, sizeof(tmp), "%s/state.tmp", dir);
 	assert_int_equal(symlink(victim, tmp), 0);
-	ip_history_get(&h, 45)->orig = strdup("0-3");
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
 	assert_int_equal(ip_state_save(s, &h, &d), 0);
 	assert_string_equal(slurp(victim), "precious\n");
 	assert_non_null(strstr(slurp(path), "irq 45 0-3\n"));
-	ip_history_free(&h);
+	ip_originals_free(&h);
 	ip_state_close(s);
 }
 
@@ -239,14 +232,14 @@ static void test_runtime_dir_checked(void **state)
 /* --restore moves an unparsable file aside; it is never deleted. */
 static void test_set_aside(void **state)
 {
-	struct ip_history h;
+	struct ip_originals h;
 	struct ip_diag d = { "" };
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *s = open_state();
 	char *aside = NULL;
 
 	put(path, "irq 45 0-3\nirq x y\n");
-	ip_history_init(&h);
+	ip_originals_init(&h);
 	assert_int_equal(ip_state_load(s, 0, &h, &bad, &d), 0);
 	assert_int_equal(bad.n, 1);
 	assert_int_equal(bad.v[0].lineno, 2);
@@ -257,7 +250,7 @@ static void test_set_aside(void **state)
 	unlink(aside);
 	free(aside);
 	ip_state_bads_free(&bad);
-	ip_history_free(&h);
+	ip_originals_free(&h);
 	ip_state_close(s);
 }
 

@@ -12,11 +12,82 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "irqpilot/cpuset.h"
 #include "irqpilot/policy.h"
 #include "irqpilot/root.h"
+
+/* ---- originals: what restore puts back ------------------------------ */
+
+/*
+ * Every setting irqpilotd changed, as it was before its first change. One
+ * owner: ip_apply() adds an original before the first write to its object
+ * (and makes it durable first, through ops->record), ip_apply_restore()
+ * writes them back and drops what it restored, and state.h persists and
+ * loads them. The policy never sees them.
+ */
+struct ip_irq_orig {
+	unsigned irq;
+	char *list; /* smp_affinity_list before our first write, owned */
+};
+
+/* A thread is pid + comm + start time (field 22 of /proc/PID/stat): once
+ * an IRQ thread exits its pid may be reused, and restore must then leave
+ * the new process alone. */
+struct ip_thread_orig {
+	pid_t pid;
+	unsigned irq;
+	char comm[64];
+	uint64_t start;
+	bool have_affinity, have_sched;
+	ip_cpuset allowed;
+	int policy, priority;
+};
+
+struct ip_rq_orig {
+	char device[32];
+	int value;
+};
+
+/* A device we attached to irqpilot_cq: detached again on restore. */
+struct ip_cq_orig {
+	char device[32];
+	unsigned major, minor;
+};
+
+struct ip_originals {
+	size_t nr_irqs;
+	struct ip_irq_orig *irqs; /* sorted by irq */
+	size_t nr_threads;
+	struct ip_thread_orig *threads;
+	size_t nr_rq;
+	struct ip_rq_orig *rq;
+	size_t nr_cq;
+	struct ip_cq_orig *cq;
+};
+
+void ip_originals_init(struct ip_originals *o);
+void ip_originals_free(struct ip_originals *o);
+bool ip_originals_empty(const struct ip_originals *o);
+/* The recorded smp_affinity_list of @irq, or NULL. */
+const char *ip_originals_irq(const struct ip_originals *o, unsigned irq);
+/* Records @list for @irq unless one is recorded (the first one is the
+ * original). 0, or -ENOMEM. */
+int ip_originals_add_irq(struct ip_originals *o, unsigned irq, const char *list);
+void ip_originals_drop_irq(struct ip_originals *o, unsigned irq);
+/* The thread pid + start + comm, created empty (nothing to restore) if it
+ * is not recorded; NULL on ENOMEM. */
+struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, unsigned irq,
+					   const char *comm, uint64_t start);
+/* Records rq_affinity @value of @device unless one is; 1 when added, 0
+ * when one was recorded already, -ENOMEM. */
+int ip_originals_add_rq(struct ip_originals *o, const char *device, int value);
+const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device);
+int ip_originals_add_cq(struct ip_originals *o, const char *device, unsigned major, unsigned minor);
+void ip_originals_drop_cq(struct ip_originals *o, const char *device);
 
 /*
  * Everything that writes goes through these, so tests can inject failures
@@ -30,11 +101,11 @@ struct ip_apply_ops {
 	 * module support, every attach fails with -ENOTSUP. */
 	int (*cq)(void *ctx, unsigned major, unsigned minor, bool attach);
 	void *ctx;
-	/* Write-ahead: makes the originals in @h durable (the state file,
+	/* Write-ahead: makes the originals in @o durable (the state file,
 	 * fsync'd). Called when an original was added, before the write it
 	 * guards; when it fails, that write is not made. NULL: nothing to
 	 * persist (tests, --oneshot). */
-	int (*record)(void *record_ctx, const struct ip_history *h);
+	int (*record)(void *record_ctx, const struct ip_originals *o);
 	void *record_ctx;
 };
 
@@ -77,7 +148,7 @@ enum ip_apply_outcome {
 	IP_APPLY_VANISHED, /* ENOENT (IRQ, device) or ESRCH (thread): dropped */
 	IP_APPLY_RETRY,	   /* EINVAL, ERANGE: bad or offline CPU, planned again next cycle */
 	IP_APPLY_NO_SPACE, /* ENOSPC: no vector space on the CPU; the next one is tried */
-	IP_APPLY_FAILED,   /* anything else: logged once per object */
+	IP_APPLY_FAILED,   /* anything else: planned again; the daemon says it once per object */
 	IP_APPLY_SKIPPED,  /* known managed: not written */
 };
 const char *ip_apply_outcome_name(enum ip_apply_outcome o);
@@ -92,7 +163,6 @@ struct ip_apply_result {
 	pid_t pid;	 /* threads */
 	char device[32]; /* rq_affinity */
 	int err;	 /* the negative errno, 0 on success */
-	bool log;	 /* false when this object's failure was already logged */
 	ip_cpuset written;
 	int value; /* rq_affinity value, or thread priority */
 	bool have_effective;
@@ -114,25 +184,26 @@ void ip_apply_results_free(struct ip_apply_results *res);
  * Carries out @p under @r. Moves and thread actions that did not happen
  * are marked failed in @p (so ip_history_commit() does not record them);
  * a move that fell back to another CPU after ENOSPC gets its new target.
- * Managed vectors, read-backs and original settings go into @h. With
- * @dry_run nothing is written and @h is left alone. Returns 0, or -ENOMEM;
+ * What it learns of a vector (managed, where the kernel put it, gone) goes
+ * into the policy's @h; the original settings into @o. With @dry_run
+ * nothing is written and neither is changed. Returns 0, or -ENOMEM;
  * failures of single actions are results, not errors.
  */
-int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
+int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct ip_originals *o,
 	     const struct ip_apply_ops *ops, bool dry_run, struct ip_apply_results *out);
 
 /*
- * Writes back every original setting recorded in @h. A record is dropped
+ * Writes back every original setting recorded in @o. A record is dropped
  * only once its object was restored, or is gone: an IRQ or device that
  * vanished, a thread that exited or whose pid now names another process
  * (pid, comm and start time are compared). A failed restore keeps its
  * record, for a later --restore.
  */
-int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+int ip_apply_restore(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out);
 /* The same for IRQ @irq alone (irqctl unpin of a non-storage IRQ); no
  * result when nothing was recorded for it. */
-int ip_apply_restore_irq(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+int ip_apply_restore_irq(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 			 unsigned irq, struct ip_apply_results *out);
 
 #endif

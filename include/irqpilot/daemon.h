@@ -51,10 +51,22 @@ struct ip_daemon_opts {
 	double interval_s;   /* --interval, 0 = the policy file's */
 };
 
-/* A move or thread action already logged, so each is logged once. */
-struct ip_logged_target {
-	unsigned key;
-	ip_cpuset to;
+/*
+ * What the daemon already said, so that each message is logged once: the
+ * one "log once" of irqpilotd (daemon.c's said()). @key names what it is
+ * about ("irq 45", a note's text), @what what was said of it (a move's
+ * target, an error's errno); the same key with a new @what is said again.
+ * An entry about an object (obj) is pruned once the object is gone from a
+ * snapshot, so a new IRQ, thread or disk of the same name is news again.
+ */
+enum ip_said_obj { IP_SAID_NONE = 0, IP_SAID_IRQ, IP_SAID_PID, IP_SAID_DEV };
+
+struct ip_said {
+	enum ip_said_obj obj;
+	unsigned irq;
+	pid_t pid;
+	char device[32];
+	char *key, *what; /* owned */
 };
 
 struct ip_daemon {
@@ -90,8 +102,8 @@ struct ip_daemon {
 	unsigned cycles, moves_total;
 	char last_move[IP_REASON_MAX];
 	unsigned last_move_cycle; /* the cycle that made it, for "within N cycles" */
-	struct ip_logged_target *logged;
-	size_t nr_logged;
+	struct ip_said *said;
+	size_t nr_said;
 	/* irqpilot_cq: the client (live.cq) and its event source while the
 	 * module is loaded; cq_absent_logged so its absence is said once. The
 	 * engine's writers attach on live.cq, owned (apply.h): closing it, or

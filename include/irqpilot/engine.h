@@ -57,7 +57,7 @@ void ip_engine_set_root(struct ip_engine *e, struct ip_root *r);
 void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cfg);
 void ip_engine_set_dry_run(struct ip_engine *e, bool dry_run);
 /* Write-ahead of the originals (struct ip_apply_ops.record). */
-void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
+void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_originals *o),
 			  void *ctx);
 /* The context of the real writers (struct ip_apply_live, borrowed): where
  * irqpilot_cq attaches go. Ignored when the engine writes into a tree or
@@ -66,7 +66,10 @@ void ip_engine_set_live(struct ip_engine *e, struct ip_apply_live *live);
 bool ip_engine_dry_run(const struct ip_engine *e);
 /* Drop cached topology and storage: hot-plug. */
 void ip_engine_invalidate(struct ip_engine *e);
+/* The policy's memory (policy.h). */
 struct ip_history *ip_engine_history(struct ip_engine *e);
+/* The original settings, for restore and the state file (apply.h). */
+struct ip_originals *ip_engine_originals(struct ip_engine *e);
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e);
 /* Writes back what IRQ @irq had before our first write, if anything was
  * recorded (irqctl unpin of an IRQ the policy does not place). */
@@ -94,7 +97,7 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 /* The last completed step, or NULL. */
 const struct ip_step *ip_engine_last(const struct ip_engine *e);
 /* Write back every original setting (SIGTERM, --restore), also in a dry
- * run; records whose restore failed stay in the history. */
+ * run; records whose restore failed stay in the originals. */
 int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res);
 
 #endif

@@ -264,7 +264,6 @@ struct ip_irq_hist {
 	ip_cpuset pin;
 	bool have_effective; /* read back after the last write */
 	ip_cpuset effective;
-	char *orig; /* its smp_affinity_list before our first write, owned */
 	/* The policy's window: per domain, the EWMA of the submission shares
 	 * (win[0..win_nd)) and of the handled shares (win[win_nd..2*win_nd)),
 	 * over win_n cycles (capped at the window). Owned. win_n = 0: no
@@ -272,24 +271,6 @@ struct ip_irq_hist {
 	double *win;
 	int win_nd, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
-};
-
-/* A thread is pid + comm + start time (field 22 of /proc/PID/stat): once
- * an IRQ thread exits its pid may be reused, and restore must then leave
- * the new process alone. */
-struct ip_thread_orig {
-	pid_t pid;
-	unsigned irq;
-	char comm[64];
-	uint64_t start;
-	bool have_affinity, have_sched;
-	ip_cpuset allowed;
-	int policy, priority;
-};
-
-struct ip_rq_orig {
-	char device[32];
-	int value;
 };
 
 /* A completion thread we placed (irqpilot_cq). */
@@ -303,7 +284,7 @@ struct ip_cq_hist {
 struct ip_cqdev_hist {
 	char device[32];
 	unsigned major, minor;
-	bool attached_by_us;	/* detached again on restore */
+	bool attached_by_us;	/* by a plan of ours (restore: struct ip_originals) */
 	uint64_t attached_ns;	/* when we last attached it, 0 = never */
 	uint64_t last_stall_ns; /* the last stall event, 0 = none */
 	uint64_t hold_until_ns; /* auto attaches it again only after this */
@@ -318,15 +299,15 @@ struct ip_cqdev_hist {
 	int trial_n;
 };
 
+/*
+ * The policy's memory, written by ip_history_commit() (and irqctl pin, and
+ * apply's findings about a vector: managed, where the kernel put it). The
+ * original settings restore puts back are not here: they are apply's and
+ * the state file's (struct ip_originals, apply.h).
+ */
 struct ip_history {
 	size_t nr, alloc;
 	struct ip_irq_hist *irqs; /* sorted by irq */
-	size_t nr_threads;
-	struct ip_thread_orig *threads;
-	size_t nr_rq;
-	struct ip_rq_orig *rq;
-	size_t nr_logged;
-	char **logged; /* objects whose unexpected error was already logged */
 	size_t nr_cq;
 	struct ip_cq_hist *cq;
 	size_t nr_cqdev;
@@ -347,8 +328,6 @@ const struct ip_cq_hist *ip_history_cq_find(const struct ip_history *h, pid_t pi
 struct ip_cq_hist *ip_history_cq_get(struct ip_history *h, pid_t pid);
 const struct ip_cqdev_hist *ip_history_cqdev_find(const struct ip_history *h, const char *device);
 struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *device);
-/* True the first time @key ("irq 45", "pid 812") is passed; records it. */
-bool ip_history_log_once(struct ip_history *h, const char *key);
 
 struct ip_plan;
 /* Records what the plan did (moves not marked failed by apply, the

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "irqpilot/diag.h"
-#include "irqpilot/policy.h"
+#include "irqpilot/apply.h"
 #include "irqpilot/root.h"
 
 /*
@@ -54,10 +54,10 @@ struct ip_state_bads {
 void ip_state_bads_free(struct ip_state_bads *b);
 
 /*
- * Pure: adds the records of @text to @h and every line that is not a
+ * Pure: adds the records of @text to @o and every line that is not a
  * valid record to @bad. Pids must be below @pid_max. Returns 0 or -ENOMEM.
  */
-int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_history *h,
+int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_originals *o,
 		   struct ip_state_bads *bad);
 
 /* /proc/sys/kernel/pid_max under @r, or IP_STATE_PID_LIMIT. */
@@ -72,22 +72,22 @@ void ip_state_close(struct ip_state *s);
 /* DIR/state, for messages. */
 const char *ip_state_path(const struct ip_state *s);
 
-/* Adds the recorded originals to @h, the lines that are not valid records
+/* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not
  * owned by the euid or writable by others. */
-int ip_state_load(struct ip_state *s, long pid_max, struct ip_history *h, struct ip_state_bads *bad,
+int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, struct ip_state_bads *bad,
 		  struct ip_diag *d);
 
-/* Replaces the file with the originals in @h (fsync'd), or removes it
+/* Replaces the file with the originals in @o (fsync'd), or removes it
  * when nothing is recorded. Does nothing when the file already holds
  * exactly that. */
-int ip_state_save(struct ip_state *s, const struct ip_history *h, struct ip_diag *d);
+int ip_state_save(struct ip_state *s, const struct ip_originals *o, struct ip_diag *d);
 
 /* Renames the state file to "state.invalid-YYYYmmddTHHMMSS" (UTC), never
  * over an existing file; *@aside gets the new path. */
 int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d);
 
 /* An ip_apply_ops.record: ip_state_save() of @ctx, an ip_state. */
-int ip_state_record(void *ctx, const struct ip_history *h);
+int ip_state_record(void *ctx, const struct ip_originals *o);
 
 #endif

@@ -66,36 +66,139 @@ void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us)
 
 /* ---- reporting a cycle ---------------------------------------------- */
 
-static bool logged_before(struct ip_daemon *d, unsigned key, const ip_cpuset *to)
-{
-	struct ip_logged_target *nv;
+/*
+ * Entries about no object (a note of the whole machine) cannot be pruned
+ * by existence; they are few (one per distinct text), and past this many
+ * the oldest goes, which at worst says an old note once more.
+ */
+#define SAID_UNBOUND_MAX 256
 
-	for (size_t i = 0; i < d->nr_logged; i++)
-		if (d->logged[i].key == key) {
-			if (cpuset_equal(&d->logged[i].to, to))
-				return true;
-			d->logged[i].to = *to;
+static void said_free(struct ip_said *e)
+{
+	free(e->key);
+	free(e->what);
+}
+
+static void said_remove(struct ip_daemon *d, size_t i)
+{
+	said_free(&d->said[i]);
+	memmove(&d->said[i], &d->said[i + 1], (d->nr_said - i - 1) * sizeof(*d->said));
+	d->nr_said--;
+}
+
+/*
+ * The daemon's one "log once": true when @what was not yet said about
+ * @key (and records it). @obj, @irq, @pid and @device name the object the
+ * entry dies with (struct ip_said). Out of memory: true, better said twice
+ * than never.
+ */
+static bool said(struct ip_daemon *d, enum ip_said_obj obj, unsigned irq, pid_t pid,
+		 const char *device, const char *key, const char *what)
+{
+	struct ip_said *nv;
+	char *w;
+	size_t unbound = 0;
+
+	for (size_t i = 0; i < d->nr_said; i++) {
+		struct ip_said *e = &d->said[i];
+
+		unbound += e->obj == IP_SAID_NONE;
+		if (strcmp(e->key, key) != 0)
+			continue;
+		if (strcmp(e->what, what) == 0)
 			return false;
+		w = strdup(what);
+		if (w) {
+			free(e->what);
+			e->what = w;
 		}
-	nv = realloc(d->logged, sizeof(*nv) * (d->nr_logged + 1));
+		return true;
+	}
+	if (obj == IP_SAID_NONE && unbound >= SAID_UNBOUND_MAX)
+		for (size_t i = 0; i < d->nr_said; i++)
+			if (d->said[i].obj == IP_SAID_NONE) {
+				said_remove(d, i);
+				break;
+			}
+	nv = realloc(d->said, (d->nr_said + 1) * sizeof(*nv));
 	if (!nv)
-		return false;
-	d->logged = nv;
-	d->logged[d->nr_logged].key = key;
-	d->logged[d->nr_logged].to = *to;
-	d->nr_logged++;
+		return true;
+	d->said = nv;
+	nv = &nv[d->nr_said];
+	memset(nv, 0, sizeof(*nv));
+	nv->obj = obj;
+	nv->irq = irq;
+	nv->pid = pid;
+	snprintf(nv->device, sizeof(nv->device), "%s", device ? device : "");
+	nv->key = strdup(key);
+	nv->what = strdup(what);
+	if (!nv->key || !nv->what) {
+		said_free(nv);
+		return true;
+	}
+	d->nr_said++;
+	return true;
+}
+
+static bool snapshot_has_pid(const struct ip_snapshot *s, pid_t pid)
+{
+	for (int i = 0; i < s->nr_threads; i++)
+		if (s->threads[i].pid == pid)
+			return true;
+	for (int i = 0; i < s->nr_cq; i++)
+		if (s->cq[i].pid == pid)
+			return true;
 	return false;
+}
+
+static bool snapshot_has_dev(const struct ip_snapshot *s, const char *name)
+{
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		if (strcmp(s->storage.devs[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* What was said about an IRQ, thread or disk that is gone goes with it:
+ * a later object of that number or name is another one. */
+static void said_prune(struct ip_daemon *d, const struct ip_snapshot *s)
+{
+	for (size_t i = d->nr_said; i-- > 0;) {
+		const struct ip_said *e = &d->said[i];
+		bool gone = (e->obj == IP_SAID_IRQ && !ip_snapshot_irq(s, e->irq)) ||
+			    (e->obj == IP_SAID_PID && !snapshot_has_pid(s, e->pid)) ||
+			    (e->obj == IP_SAID_DEV && !snapshot_has_dev(s, e->device));
+
+		if (gone)
+			said_remove(d, i);
+	}
+}
+
+/* A failure apply reports as IP_APPLY_FAILED is planned again every cycle:
+ * it is said once per object and error. */
+static bool result_said(struct ip_daemon *d, const struct ip_apply_result *r)
+{
+	char key[96], what[32];
+
+	snprintf(key, sizeof(key), "apply %d irq %u pid %d dev %s", r->what, r->irq, (int)r->pid,
+		 r->device);
+	snprintf(what, sizeof(what), "%d", r->err);
+	if (r->what == IP_APPLY_RQ || r->what == IP_APPLY_CQ)
+		return said(d, IP_SAID_DEV, 0, 0, r->device, key, what);
+	if (r->what == IP_APPLY_IRQ)
+		return said(d, IP_SAID_IRQ, r->irq, 0, NULL, key, what);
+	return said(d, IP_SAID_PID, 0, r->pid, NULL, key, what);
 }
 
 static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 {
-	struct ip_history *h = ip_engine_history(d->engine);
 	const struct ip_plan *p = &st->plan;
 	bool dry = ip_engine_dry_run(d->engine);
 	/* one entry's text and fields; large (two CPU lists), so not on the stack */
 	struct ip_journal *jf = malloc(sizeof(*jf));
 	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
 
+	said_prune(d, st->model.cur);
 	if (note)
 		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
 	if (!jf) {
@@ -104,8 +207,10 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	}
 	for (int i = 0; st->decided && i < p->nr_moves; i++) {
 		const struct ip_move *m = &p->moves[i];
+		char key[32];
 
-		if (m->failed || logged_before(d, m->irq, &m->to))
+		snprintf(key, sizeof(key), "irq %u", m->irq);
+		if (m->failed || !said(d, IP_SAID_IRQ, m->irq, 0, NULL, key, cpuset_str(&m->to)))
 			continue;
 		ip_report_move_journal(jf, m);
 		/* a dry run's move did not happen: not the catalog's event */
@@ -121,11 +226,13 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 	}
 	for (int i = 0; st->decided && i < p->nr_threads; i++) {
 		const struct ip_thread_action *t = &p->threads[i];
-		ip_cpuset key = t->to;
+		char key[32], what[IP_CPULIST_MAX + 16];
 
-		/* priority changes count as their own target */
-		cpuset_set(&key, IP_CPU_MAX - 1 - (t->set_sched ? t->priority : 0));
-		if (t->failed || logged_before(d, 0x80000000u | (unsigned)t->pid, &key))
+		/* a priority change is a target of its own */
+		snprintf(key, sizeof(key), "pid %d", (int)t->pid);
+		snprintf(what, sizeof(what), "%s prio %d", cpuset_str(&t->to),
+			 t->set_sched ? t->priority : 0);
+		if (t->failed || !said(d, IP_SAID_PID, 0, t->pid, NULL, key, what))
 			continue;
 		ip_report_thread_journal(jf, t);
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
@@ -153,8 +260,10 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 		}
 	for (int i = 0; st->decided && i < p->nr_notes; i++) {
-		ip_report_note_journal(jf, &p->notes[i]);
-		if (ip_history_log_once(h, jf->message))
+		const struct ip_note *n = &p->notes[i];
+
+		ip_report_note_journal(jf, n);
+		if (said(d, n->device[0] ? IP_SAID_DEV : IP_SAID_NONE, 0, 0, n->device, jf->message, ""))
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 	}
 	free(jf);
@@ -164,7 +273,7 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		char w[640];
 
 		if (ip_blockdev_unsteerable(b) &&
-		    ip_history_log_once(h, ip_report_discovery(b, w, sizeof(w))))
+		    said(d, IP_SAID_DEV, 0, 0, b->name, ip_report_discovery(b, w, sizeof(w)), ""))
 			ip_log(&d->log, LOG_WARNING, "%s", w);
 	}
 	for (int i = 0; i < st->results.n; i++) {
@@ -173,8 +282,12 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		char key[64];
 
 		if (r->outcome == IP_APPLY_OK || r->outcome == IP_APPLY_DRY_RUN ||
-		    r->outcome == IP_APPLY_SKIPPED || !r->log)
+		    r->outcome == IP_APPLY_SKIPPED ||
+		    (r->outcome == IP_APPLY_FAILED && !result_said(d, r)))
 			continue;
+		/* Not a second "log once": what may repeat (a CPU refused, no
+		 * vector space, a vanished object: each can change cycle by
+		 * cycle) is not deduplicated but limited to 3 a minute. */
 		snprintf(key, sizeof(key), "apply %d %u %d", r->what, r->irq, (int)r->pid);
 		if (ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
 			ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
@@ -312,7 +425,7 @@ static void save_state(struct ip_daemon *d)
 
 	if (!d->state)
 		return;
-	if (ip_state_save(d->state, ip_engine_history(d->engine), &diag) < 0 &&
+	if (ip_state_save(d->state, ip_engine_originals(d->engine), &diag) < 0 &&
 	    ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
 }
@@ -1156,7 +1269,9 @@ static void daemon_free(struct ip_daemon *d)
 	sd_event_unref(d->ev);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
-	free(d->logged);
+	for (size_t i = 0; i < d->nr_said; i++)
+		said_free(&d->said[i]);
+	free(d->said);
 	ip_metrics_free(&d->metrics);
 	free(d->socket_path);
 	free(d->lock_path);
@@ -1203,7 +1318,7 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 
 	if (ret < 0)
 		return ret;
-	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_history(d->engine), &bad,
+	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), &bad,
 			    diag);
 	if (ret == -ENOENT) {
 		diag->msg[0] = '\0';
@@ -1340,7 +1455,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_state_bads bad = { 0 };
 	struct ip_state *st = NULL;
 	struct ip_apply_ops ops;
-	struct ip_history h;
+	struct ip_originals orig;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
 	int ret, failed = 0;
@@ -1359,8 +1474,8 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		ip_state_close(st);
 		return IP_EXIT_FAILURE;
 	}
-	ip_history_init(&h);
-	ret = ip_state_load(st, ip_state_pid_max(r), &h, &bad, &diag);
+	ip_originals_init(&orig);
+	ret = ip_state_load(st, ip_state_pid_max(r), &orig, &bad, &diag);
 	if (ret == -ENOENT) {
 		printf("irqpilotd: nothing to restore (no %s)\n", ip_state_path(st));
 		ret = 0;
@@ -1387,7 +1502,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 			ip_state_path(st), aside);
 	}
 	ip_engine_ops_for_root(r, &ops);
-	ret = ip_apply_restore(r, &h, &ops, &res);
+	ret = ip_apply_restore(r, &orig, &ops, &res);
 	for (int i = 0; i < res.n; i++) {
 		/* a vanished IRQ or thread has nothing left to restore */
 		bool bad_one = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
@@ -1397,13 +1512,13 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	}
 	ip_apply_results_free(&res);
 	/* what failed stays recorded */
-	if (ip_state_save(st, &h, &diag) < 0) {
+	if (ip_state_save(st, &orig, &diag) < 0) {
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		failed++;
 	}
 out:
 	ip_state_bads_free(&bad);
-	ip_history_free(&h);
+	ip_originals_free(&orig);
 	ip_root_free(r);
 	ip_state_close(st);
 	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;

@@ -166,9 +166,172 @@ enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err)
 
 /* ---- results ---- */
 
+/* ---- originals ---- */
+
+void ip_originals_init(struct ip_originals *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void ip_originals_free(struct ip_originals *o)
+{
+	for (size_t i = 0; i < o->nr_irqs; i++)
+		free(o->irqs[i].list);
+	free(o->irqs);
+	free(o->threads);
+	free(o->rq);
+	free(o->cq);
+	memset(o, 0, sizeof(*o));
+}
+
+bool ip_originals_empty(const struct ip_originals *o)
+{
+	return !o->nr_irqs && !o->nr_threads && !o->nr_rq && !o->nr_cq;
+}
+
+/* Index of @irq, or where it would be inserted (with *found false). */
+static size_t orig_irq_pos(const struct ip_originals *o, unsigned irq, bool *found)
+{
+	size_t lo = 0, hi = o->nr_irqs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->irqs[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < o->nr_irqs && o->irqs[lo].irq == irq;
+	return lo;
+}
+
+const char *ip_originals_irq(const struct ip_originals *o, unsigned irq)
+{
+	bool found;
+	size_t i = orig_irq_pos(o, irq, &found);
+
+	return found ? o->irqs[i].list : NULL;
+}
+
+int ip_originals_add_irq(struct ip_originals *o, unsigned irq, const char *list)
+{
+	bool found;
+	size_t i = orig_irq_pos(o, irq, &found);
+	struct ip_irq_orig *nv;
+	char *copy;
+
+	if (found)
+		return 0;
+	copy = strdup(list);
+	nv = copy ? realloc(o->irqs, (o->nr_irqs + 1) * sizeof(*nv)) : NULL;
+	if (!nv) {
+		free(copy);
+		return -ENOMEM;
+	}
+	o->irqs = nv;
+	memmove(&nv[i + 1], &nv[i], (o->nr_irqs - i) * sizeof(*nv));
+	nv[i] = (struct ip_irq_orig){ .irq = irq, .list = copy };
+	o->nr_irqs++;
+	return 0;
+}
+
+void ip_originals_drop_irq(struct ip_originals *o, unsigned irq)
+{
+	bool found;
+	size_t i = orig_irq_pos(o, irq, &found);
+
+	if (!found)
+		return;
+	free(o->irqs[i].list);
+	memmove(&o->irqs[i], &o->irqs[i + 1], (o->nr_irqs - i - 1) * sizeof(*o->irqs));
+	o->nr_irqs--;
+}
+
+struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, unsigned irq,
+					   const char *comm, uint64_t start)
+{
+	struct ip_thread_orig *nv;
+
+	for (size_t i = 0; i < o->nr_threads; i++)
+		if (o->threads[i].pid == pid && o->threads[i].start == start &&
+		    strcmp(o->threads[i].comm, comm) == 0)
+			return &o->threads[i];
+	nv = realloc(o->threads, (o->nr_threads + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	o->threads = nv;
+	nv = &nv[o->nr_threads++];
+	memset(nv, 0, sizeof(*nv));
+	nv->pid = pid;
+	nv->irq = irq;
+	nv->start = start;
+	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
+	return nv;
+}
+
+int ip_originals_add_rq(struct ip_originals *o, const char *device, int value)
+{
+	struct ip_rq_orig *nv;
+
+	for (size_t i = 0; i < o->nr_rq; i++)
+		if (strcmp(o->rq[i].device, device) == 0)
+			return 0;
+	nv = realloc(o->rq, (o->nr_rq + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	o->rq = nv;
+	snprintf(nv[o->nr_rq].device, sizeof(nv->device), "%s", device);
+	nv[o->nr_rq++].value = value;
+	return 1;
+}
+
+const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device)
+{
+	for (size_t i = 0; i < o->nr_cq; i++)
+		if (strcmp(o->cq[i].device, device) == 0)
+			return &o->cq[i];
+	return NULL;
+}
+
+int ip_originals_add_cq(struct ip_originals *o, const char *device, unsigned major, unsigned minor)
+{
+	struct ip_cq_orig *nv;
+
+	for (size_t i = 0; i < o->nr_cq; i++)
+		if (strcmp(o->cq[i].device, device) == 0) {
+			o->cq[i].major = major;
+			o->cq[i].minor = minor;
+			return 0;
+		}
+	nv = realloc(o->cq, (o->nr_cq + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	o->cq = nv;
+	memset(&nv[o->nr_cq], 0, sizeof(*nv));
+	snprintf(nv[o->nr_cq].device, sizeof(nv->device), "%s", device);
+	nv[o->nr_cq].major = major;
+	nv[o->nr_cq].minor = minor;
+	o->nr_cq++;
+	return 1;
+}
+
+void ip_originals_drop_cq(struct ip_originals *o, const char *device)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < o->nr_cq; i++)
+		if (strcmp(o->cq[i].device, device) != 0)
+			o->cq[k++] = o->cq[i];
+	o->nr_cq = k;
+}
+
+/* ---- apply ---- */
+
 struct actx {
 	struct ip_root *r;
-	struct ip_history *h;
+	struct ip_history *h; /* the policy's: managed, read-backs; NULL on restore */
+	struct ip_originals *o;
 	const struct ip_apply_ops *ops;
 	bool dry_run;
 	struct ip_apply_results *out;
@@ -202,7 +365,6 @@ static struct ip_apply_result *add_result(struct actx *a, enum ip_apply_what wha
 	res = &a->out->r[a->out->n++];
 	memset(res, 0, sizeof(*res));
 	res->what = what;
-	res->log = true;
 	return res;
 }
 
@@ -225,17 +387,11 @@ static const char *fmt_set(char *buf, size_t size, const ip_cpuset *s)
 	return buf;
 }
 
-/* Sets res->log: an unexpected failure is logged once per object. */
-static void log_once(struct actx *a, struct ip_apply_result *res, const char *key)
-{
-	res->log = a->dry_run ? true : ip_history_log_once(a->h, key);
-}
-
 /* Write-ahead: the original just added to the history reaches the disk
  * before the write it guards. */
 static int record(struct actx *a)
 {
-	return a->ops->record ? a->ops->record(a->ops->record_ctx, a->h) : 0;
+	return a->ops->record ? a->ops->record(a->ops->record_ctx, a->o) : 0;
 }
 
 /*
@@ -335,26 +491,15 @@ static int write_irq_list(struct actx *a, unsigned irq, const ip_cpuset *set)
 	return a->ops->write(a->ops->ctx, a->r, path, buf);
 }
 
-static void forget_orig(struct actx *a, unsigned irq)
-{
-	struct ip_irq_hist *he = ip_history_get(a->h, irq);
-
-	if (he) {
-		free(he->orig);
-		he->orig = NULL;
-	}
-}
-
 static void apply_move(struct actx *a, struct ip_move *mv)
 {
 	const struct ip_irq_hist *e = ip_history_find(a->h, mv->irq);
 	struct ip_apply_result *res = add_result(a, IP_APPLY_IRQ);
 	_cleanup_free_ char *path = ip_asprintf("proc/irq/%u/smp_affinity_list", mv->irq);
-	_cleanup_free_ char *orig = NULL;
 	ip_cpuset try = mv->to;
 	int next = -1, err;
 	bool added = false;
-	char b1[128], key[32];
+	char b1[128];
 
 	if (!res || !path) {
 		a->err = -ENOMEM;
@@ -384,29 +529,25 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	}
 	/* The original, read before the first write, is what restore puts back;
 	 * it is on disk before that write. */
-	if (!(e && e->orig)) {
-		struct ip_irq_hist *he;
+	if (!ip_originals_irq(a->o, mv->irq)) {
+		_cleanup_free_ char *orig = NULL;
+		char buf[IP_CPULIST_MAX];
 
 		if (ip_root_read_line(a->r, path, &orig) < 0) {
-			char buf[IP_CPULIST_MAX];
-
 			cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
-			orig = strdup(buf);
+			free(orig);
+			orig = NULL;
 		}
-		he = ip_history_get(a->h, mv->irq);
-		if (!he || !orig) {
+		if (ip_originals_add_irq(a->o, mv->irq, orig ? orig : buf) < 0) {
 			a->err = -ENOMEM;
 			return;
 		}
-		he->orig = TAKE_PTR(orig);
 		added = true;
 		err = record(a);
 		if (err < 0) {
-			forget_orig(a, mv->irq);
+			ip_originals_drop_irq(a->o, mv->irq);
 			res->err = err;
 			res->outcome = IP_APPLY_FAILED;
-			snprintf(key, sizeof(key), "irq %u record", mv->irq);
-			log_once(a, res, key);
 			msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
 			     mv->irq, strerror(-err));
 			mv->failed = true;
@@ -429,7 +570,7 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	res->outcome = ip_apply_classify(IP_APPLY_IRQ, err);
 	/* nothing changed: there is no original to keep */
 	if (added && res->outcome != IP_APPLY_OK)
-		forget_orig(a, mv->irq);
+		ip_originals_drop_irq(a->o, mv->irq);
 	switch (res->outcome) {
 	case IP_APPLY_OK:
 		mv->to = try;
@@ -444,6 +585,7 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		break;
 	case IP_APPLY_VANISHED:
 		ip_history_drop(a->h, mv->irq);
+		ip_originals_drop_irq(a->o, mv->irq);
 		msgf(res, "IRQ %u vanished (%s is gone); dropped", mv->irq, path);
 		break;
 	case IP_APPLY_RETRY:
@@ -455,8 +597,6 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		     fmt_set(b1, sizeof(b1), &mv->to));
 		break;
 	default:
-		snprintf(key, sizeof(key), "irq %u", mv->irq);
-		log_once(a, res, key);
 		msgf(res, "writing %s to %s failed: %s", fmt_set(b1, sizeof(b1), &try), path,
 		     strerror(-err));
 		break;
@@ -491,14 +631,14 @@ static int thread_identity(struct ip_root *r, pid_t pid, char *comm, size_t size
 }
 
 /* Drops the threads with nothing left to restore. */
-static void prune_threads(struct ip_history *h)
+static void prune_threads(struct ip_originals *o)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < h->nr_threads; i++)
-		if (h->threads[i].have_affinity || h->threads[i].have_sched)
-			h->threads[k++] = h->threads[i];
-	h->nr_threads = k;
+	for (size_t i = 0; i < o->nr_threads; i++)
+		if (o->threads[i].have_affinity || o->threads[i].have_sched)
+			o->threads[k++] = o->threads[i];
+	o->nr_threads = k;
 }
 
 /* The original of this very thread; a record for an earlier process with
@@ -506,38 +646,27 @@ static void prune_threads(struct ip_history *h)
 static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned irq, const char *comm,
 					  uint64_t start)
 {
-	struct ip_history *h = a->h;
+	struct ip_originals *o = a->o;
 	struct ip_thread_orig *nv;
 
-	for (size_t i = 0; i < h->nr_threads; i++) {
-		nv = &h->threads[i];
+	for (size_t i = 0; i < o->nr_threads; i++) {
+		nv = &o->threads[i];
 		if (nv->pid != pid)
 			continue;
 		if (nv->start == start && strcmp(nv->comm, comm) == 0)
 			return nv;
 		nv->have_affinity = nv->have_sched = false;
 	}
-	prune_threads(h);
-	nv = realloc(h->threads, (h->nr_threads + 1) * sizeof(*nv));
-	if (!nv) {
+	prune_threads(o);
+	nv = ip_originals_thread(o, pid, irq, comm, start);
+	if (!nv)
 		a->err = -ENOMEM;
-		return NULL;
-	}
-	h->threads = nv;
-	nv = &nv[h->nr_threads++];
-	memset(nv, 0, sizeof(*nv));
-	nv->pid = pid;
-	nv->irq = irq;
-	nv->start = start;
-	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
 	return nv;
 }
 
 static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
 			   const char *what)
 {
-	char key[48];
-
 	switch (res->outcome) {
 	case IP_APPLY_VANISHED:
 		msgf(res, "thread %d %s is gone", ta->pid, ta->comm);
@@ -547,8 +676,6 @@ static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct i
 		     ta->comm, what, strerror(-res->err));
 		break;
 	default:
-		snprintf(key, sizeof(key), "pid %d %s", ta->pid, what);
-		log_once(a, res, key);
 		if (res->msg[0])
 			break;
 		msgf(res, "setting the %s of thread %d %s failed: %s", what, ta->pid, ta->comm,
@@ -656,15 +783,15 @@ static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 		else
 			thread_failure(a, ta, res, "priority");
 	}
-	prune_threads(a->h);
+	prune_threads(a->o);
 }
 
-static struct ip_rq_orig *rq_orig_find(struct ip_history *h, const char *dev)
+static bool rq_recorded(const struct ip_originals *o, const char *dev)
 {
-	for (size_t i = 0; i < h->nr_rq; i++)
-		if (strcmp(h->rq[i].device, dev) == 0)
-			return &h->rq[i];
-	return NULL;
+	for (size_t i = 0; i < o->nr_rq; i++)
+		if (strcmp(o->rq[i].device, dev) == 0)
+			return true;
+	return false;
 }
 
 static void apply_rq(struct actx *a, struct ip_rq_action *ra)
@@ -673,7 +800,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	_cleanup_free_ char *path = ip_asprintf("sys/block/%s/queue/rq_affinity", ra->device);
 	long long cur = ra->from;
 	bool added = false;
-	char val[16], key[64];
+	char val[16];
 
 	if (!res || !path) {
 		a->err = -ENOMEM;
@@ -687,27 +814,19 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		msgf(res, "would write %s to %s", val, path);
 		return;
 	}
-	if (!rq_orig_find(a->h, ra->device)) {
-		struct ip_rq_orig *nv;
-
+	if (!rq_recorded(a->o, ra->device)) {
 		if (ip_root_read_long(a->r, path, &cur) < 0)
 			cur = ra->from;
 		if (cur >= 0 && cur <= 2) {
-			nv = realloc(a->h->rq, (a->h->nr_rq + 1) * sizeof(*a->h->rq));
-			if (!nv) {
+			if (ip_originals_add_rq(a->o, ra->device, (int)cur) < 0) {
 				a->err = -ENOMEM;
 				return;
 			}
-			a->h->rq = nv;
-			snprintf(nv[a->h->nr_rq].device, sizeof(nv->device), "%s", ra->device);
-			nv[a->h->nr_rq++].value = (int)cur;
 			added = true;
 			res->err = record(a);
 			if (res->err < 0) {
-				a->h->nr_rq--;
+				a->o->nr_rq--;
 				res->outcome = IP_APPLY_FAILED;
-				snprintf(key, sizeof(key), "rq %s record", ra->device);
-				log_once(a, res, key);
 				msgf(res, "%s not written: its original could not be recorded first: %s",
 				     path, strerror(-res->err));
 				ra->failed = true;
@@ -719,7 +838,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
 	/* the original we added is the last entry: nothing changed, drop it */
 	if (added && res->outcome != IP_APPLY_OK)
-		a->h->nr_rq--;
+		a->o->nr_rq--;
 	switch (res->outcome) {
 	case IP_APPLY_OK:
 		msgf(res, "wrote %s to %s", val, path);
@@ -731,8 +850,6 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		msgf(res, "%s refused %s (%s)", path, val, strerror(-res->err));
 		break;
 	default:
-		snprintf(key, sizeof(key), "rq %s", ra->device);
-		log_once(a, res, key);
 		msgf(res, "writing %s to %s failed: %s", val, path, strerror(-res->err));
 		break;
 	}
@@ -750,9 +867,7 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 {
 	struct ip_apply_result *res = add_result(a, IP_APPLY_CQ);
 	const char *verb = ca->attach ? "attach" : "detach";
-	struct ip_cqdev_hist *e = NULL;
 	bool added = false;
-	char key[64];
 
 	if (!res)
 		return;
@@ -766,53 +881,49 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 	}
 	/* An attach is recorded before it is made, so --restore detaches a
 	 * device attached just before a kill -9. */
-	if (ca->attach) {
-		e = ip_history_cqdev_get(a->h, ca->device);
-		if (!e) {
+	if (ca->attach && !ip_originals_cq(a->o, ca->device)) {
+		if (ip_originals_add_cq(a->o, ca->device, ca->major, ca->minor) < 0) {
 			a->err = -ENOMEM;
 			return;
 		}
-		if (!e->attached_by_us) {
-			e->major = ca->major;
-			e->minor = ca->minor;
-			e->attached_by_us = added = true;
-			res->err = record(a);
-			if (res->err < 0) {
-				e->attached_by_us = false;
-				res->outcome = IP_APPLY_FAILED;
-				snprintf(key, sizeof(key), "cq attach %s record", ca->device);
-				log_once(a, res, key);
-				msgf(res, "%s not attached: the attach could not be recorded first: %s",
-				     ca->device, strerror(-res->err));
-				ca->failed = true;
-				return;
-			}
+		added = true;
+		res->err = record(a);
+		if (res->err < 0) {
+			ip_originals_drop_cq(a->o, ca->device);
+			res->outcome = IP_APPLY_FAILED;
+			msgf(res, "%s not attached: the attach could not be recorded first: %s",
+			     ca->device, strerror(-res->err));
+			ca->failed = true;
+			return;
 		}
 	}
 	res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, ca->major, ca->minor, ca->attach)
 			      : -ENOTSUP;
 	res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
 	if (added && res->outcome != IP_APPLY_OK)
-		e->attached_by_us = false;
+		ip_originals_drop_cq(a->o, ca->device);
+	/* detached: nothing left to undo (the state file follows at the end
+	 * of the cycle, as a detach needs no write-ahead) */
+	if (!ca->attach && res->outcome == IP_APPLY_OK)
+		ip_originals_drop_cq(a->o, ca->device);
 	if (res->outcome == IP_APPLY_OK) {
 		msgf(res, "%sed %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major, ca->minor,
 		     ca->attach ? "to" : "from");
 		return;
 	}
-	/* A refused attach is planned again every cycle: log it once. */
-	snprintf(key, sizeof(key), "cq %s %s", verb, ca->device);
-	log_once(a, res, key);
+	/* A refused attach is planned again every cycle: the daemon says it once. */
 	msgf(res, "%s of %s (%u:%u) failed: %s", verb, ca->device, ca->major, ca->minor,
 	     cq_strerror(res->err));
 	ca->failed = true;
 }
 
-int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
+int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct ip_originals *o,
 	     const struct ip_apply_ops *ops, bool dry_run, struct ip_apply_results *out)
 {
 	struct actx a = {
 		.r = r,
 		.h = h,
+		.o = o,
 		.ops = ops,
 		.dry_run = dry_run,
 		.out = out,
@@ -841,38 +952,42 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h,
 
 static void restore_irqs(struct actx *a)
 {
-	struct ip_history *h = a->h;
+	struct ip_originals *o = a->o;
+	size_t k = 0;
 
-	for (size_t i = 0; i < h->nr && !a->err; i++) {
-		struct ip_irq_hist *e = &h->irqs[i];
-		struct ip_apply_result *res;
+	for (size_t i = 0; i < o->nr_irqs; i++) {
+		struct ip_irq_orig *e = &o->irqs[i];
+		struct ip_apply_result *res = NULL;
 		_cleanup_free_ char *path = NULL;
 
-		if (!e->orig)
+		if (a->err) {
+			o->irqs[k++] = *e; /* not tried: kept */
 			continue;
+		}
 		res = add_result(a, IP_APPLY_IRQ);
 		path = ip_asprintf("proc/irq/%u/smp_affinity_list", e->irq);
 		if (!res || !path) {
 			a->err = -ENOMEM;
-			return;
+			o->irqs[k++] = *e;
+			continue;
 		}
 		res->irq = e->irq;
-		cpuset_parse_list(&res->written, e->orig);
-		res->err = a->ops->write(a->ops->ctx, a->r, path, e->orig);
+		cpuset_parse_list(&res->written, e->list);
+		res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
 		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
 		if (res->outcome == IP_APPLY_OK)
-			msgf(res, "restored %s to %s", path, e->orig);
+			msgf(res, "restored %s to %s", path, e->list);
 		else if (res->outcome == IP_APPLY_VANISHED)
 			msgf(res, "IRQ %u is gone (%s): nothing to restore", e->irq, path);
 		else
 			msgf(res, "restoring %s to %s failed: %s; the original is kept", path,
-			     e->orig, strerror(-res->err));
+			     e->list, strerror(-res->err));
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
-			continue;
-		free(e->orig);
-		e->orig = NULL;
-		e->placed = false;
+			o->irqs[k++] = *e;
+		else
+			free(e->list);
 	}
+	o->nr_irqs = k;
 }
 
 /* The thread recorded, or a result saying why it is skipped. */
@@ -906,11 +1021,11 @@ static bool same_thread(struct actx *a, const struct ip_thread_orig *o)
 
 static void restore_threads(struct actx *a)
 {
-	struct ip_history *h = a->h;
+	struct ip_originals *orig = a->o;
 	char b1[128];
 
-	for (size_t i = 0; i < h->nr_threads && !a->err; i++) {
-		struct ip_thread_orig *o = &h->threads[i];
+	for (size_t i = 0; i < orig->nr_threads && !a->err; i++) {
+		struct ip_thread_orig *o = &orig->threads[i];
 		struct ip_apply_result *res;
 
 		if (!same_thread(a, o)) {
@@ -954,22 +1069,22 @@ static void restore_threads(struct actx *a)
 				o->have_sched = false;
 		}
 	}
-	prune_threads(h);
+	prune_threads(orig);
 }
 
 static void restore_cq(struct actx *a)
 {
-	struct ip_history *h = a->h;
+	struct ip_originals *o = a->o;
+	size_t k = 0;
 
-	for (size_t i = 0; i < h->nr_cqdev && !a->err; i++) {
-		struct ip_cqdev_hist *e = &h->cqdev[i];
-		struct ip_apply_result *res;
+	for (size_t i = 0; i < o->nr_cq; i++) {
+		struct ip_cq_orig *e = &o->cq[i];
+		struct ip_apply_result *res = a->err ? NULL : add_result(a, IP_APPLY_CQ);
 
-		if (!e->attached_by_us)
+		if (!res) {
+			o->cq[k++] = *e; /* not tried: kept */
 			continue;
-		res = add_result(a, IP_APPLY_CQ);
-		if (!res)
-			return;
+		}
 		snprintf(res->device, sizeof(res->device), "%s", e->device);
 		res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, e->major, e->minor, false) : -ENOTSUP;
 		res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
@@ -986,17 +1101,18 @@ static void restore_cq(struct actx *a)
 			else
 				msgf(res, "%s is not attached to irqpilot_cq: %s", e->device,
 				     cq_strerror(res->err));
-			e->attached_by_us = false;
 		} else {
 			msgf(res, "detaching %s from irqpilot_cq failed: %s; kept for --restore",
 			     e->device, cq_strerror(res->err));
+			o->cq[k++] = *e;
 		}
 	}
+	o->nr_cq = k;
 }
 
 static void restore_rq(struct actx *a)
 {
-	struct ip_history *h = a->h;
+	struct ip_originals *h = a->o;
 	size_t k = 0;
 
 	for (size_t i = 0; i < h->nr_rq; i++) {
@@ -1023,10 +1139,10 @@ static void restore_rq(struct actx *a)
 	h->nr_rq = k;
 }
 
-int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+int ip_apply_restore(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out)
 {
-	struct actx a = {.r = r, .h = h, .ops = ops, .out = out, .modes_known = -1};
+	struct actx a = {.r = r, .o = o, .ops = ops, .out = out, .modes_known = -1};
 
 	memset(out, 0, sizeof(*out));
 	restore_irqs(&a);
@@ -1040,18 +1156,24 @@ int ip_apply_restore(struct ip_root *r, struct ip_history *h, const struct ip_ap
 	return 0;
 }
 
-int ip_apply_restore_irq(struct ip_root *r, struct ip_history *h, const struct ip_apply_ops *ops,
+int ip_apply_restore_irq(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 			 unsigned irq, struct ip_apply_results *out)
 {
-	/* get() of an entry that find() found allocates nothing */
-	struct ip_irq_hist *e = ip_history_find(h, irq) ? ip_history_get(h, irq) : NULL;
-	/* restore_irqs() over a history of this one entry: the same write,
+	bool found;
+	size_t i = orig_irq_pos(o, irq, &found);
+	/* restore_irqs() over a view of this one record: the same write,
 	 * classification and dropping of the record as at exit */
-	struct ip_history one = { .irqs = e, .nr = e ? 1 : 0 };
-	struct actx a = {.r = r, .h = &one, .ops = ops, .out = out, .modes_known = -1};
+	struct ip_irq_orig copy = found ? o->irqs[i] : (struct ip_irq_orig){ 0 };
+	struct ip_originals one = { .irqs = &copy, .nr_irqs = found ? 1 : 0 };
+	struct actx a = {.r = r, .o = &one, .ops = ops, .out = out, .modes_known = -1};
 
 	memset(out, 0, sizeof(*out));
 	restore_irqs(&a);
+	if (found && one.nr_irqs == 0) {
+		/* restored or gone: restore_irqs() freed the list */
+		memmove(&o->irqs[i], &o->irqs[i + 1], (o->nr_irqs - i - 1) * sizeof(*o->irqs));
+		o->nr_irqs--;
+	}
 	if (a.err) {
 		ip_apply_results_free(out);
 		return a.err;

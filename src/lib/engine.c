@@ -12,7 +12,8 @@ struct ip_engine {
 	struct ip_engine_opts opts;
 	struct ip_apply_ops ops;
 	struct ip_sampler *sampler;
-	struct ip_history hist;
+	struct ip_history hist;	 /* the policy's memory */
+	struct ip_originals orig; /* apply's, for restore and the state file */
 	struct ip_snapshot snap[2];
 	int cur;          /* index of the newest snapshot in snap[] */
 	int nr_snaps;     /* 0, 1 or 2 valid */
@@ -125,6 +126,7 @@ int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const s
 	}
 	ip_history_init(&e->hist);
 	e->pin_sig = pins_sig(&e->hist);
+	ip_originals_init(&e->orig);
 	*out = e;
 	return 0;
 }
@@ -155,6 +157,7 @@ void ip_engine_free(struct ip_engine *e)
 	for (int i = 0; i < 2; i++)
 		snapshot_free(&e->snap[i]);
 	ip_history_free(&e->hist);
+	ip_originals_free(&e->orig);
 	ip_sampler_free(e->sampler);
 	free(e->stalls);
 	free(e);
@@ -173,7 +176,7 @@ void ip_engine_set_config(struct ip_engine *e, const struct ip_policy_config *cf
 	ip_sampler_retrack(e->sampler);
 }
 
-void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_history *h),
+void ip_engine_set_record(struct ip_engine *e, int (*fn)(void *ctx, const struct ip_originals *o),
 			  void *ctx)
 {
 	e->ops.record = fn;
@@ -204,6 +207,11 @@ void ip_engine_invalidate(struct ip_engine *e)
 struct ip_history *ip_engine_history(struct ip_engine *e)
 {
 	return &e->hist;
+}
+
+struct ip_originals *ip_engine_originals(struct ip_engine *e)
+{
+	return &e->orig;
 }
 
 struct ip_sampler *ip_engine_sampler(struct ip_engine *e)
@@ -313,6 +321,24 @@ static void forget_written(struct ip_engine *e, const struct ip_apply_results *r
 			ip_sampler_forget_irq(e->sampler, res->r[i].irq);
 }
 
+/* What restore put back (or found gone) is no longer where the policy put
+ * it: the next decision starts from what is, not from our placement. The
+ * policy's memory is the policy's; the engine, which runs both, tells it. */
+static void forget_placed(struct ip_engine *e, const struct ip_apply_results *res)
+{
+	for (int i = 0; i < res->n; i++) {
+		const struct ip_apply_result *r = &res->r[i];
+
+		if (r->outcome != IP_APPLY_OK && r->outcome != IP_APPLY_VANISHED)
+			continue;
+		/* found, so the _get()s allocate nothing */
+		if (r->what == IP_APPLY_IRQ && ip_history_find(&e->hist, r->irq))
+			ip_history_get(&e->hist, r->irq)->placed = false;
+		if (r->what == IP_APPLY_CQ && ip_history_cqdev_find(&e->hist, r->device))
+			ip_history_cqdev_get(&e->hist, r->device)->attached_by_us = false;
+	}
+}
+
 int ip_engine_stall(struct ip_engine *e, unsigned major, unsigned minor, int hwq, uint64_t at_ns,
 		    uint64_t wait_ns)
 {
@@ -400,11 +426,11 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	st->decided = true;
 	if (e->opts.simulate) {
 		/* nothing is written; the history takes the plan as done */
-		ret = ip_apply(&st->plan, e->root, &e->hist, &e->ops, true, &st->results);
+		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, true, &st->results);
 		if (ret >= 0)
 			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
 	} else {
-		ret = ip_apply(&st->plan, e->root, &e->hist, &e->ops, e->opts.dry_run, &st->results);
+		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, e->opts.dry_run, &st->results);
 		if (ret >= 0)
 			forget_written(e, &st->results);
 		if (ret >= 0 && !e->opts.dry_run)
@@ -424,7 +450,7 @@ int ip_engine_restore_irq(struct ip_engine *e, unsigned irq, struct ip_apply_res
 		memset(res, 0, sizeof(*res));
 		return 0;
 	}
-	ret = ip_apply_restore_irq(e->root, &e->hist, &e->ops, irq, res);
+	ret = ip_apply_restore_irq(e->root, &e->orig, &e->ops, irq, res);
 	if (ret >= 0)
 		forget_written(e, res);
 	return ret;
@@ -440,8 +466,10 @@ int ip_engine_restore(struct ip_engine *e, struct ip_apply_results *res)
 		memset(res, 0, sizeof(*res));
 		return 0;
 	}
-	ret = ip_apply_restore(e->root, &e->hist, &e->ops, res);
-	if (ret >= 0)
+	ret = ip_apply_restore(e->root, &e->orig, &e->ops, res);
+	if (ret >= 0) {
 		forget_written(e, res);
+		forget_placed(e, res);
+	}
 	return ret;
 }

@@ -151,14 +151,9 @@ void ip_history_init(struct ip_history *h)
 
 void ip_history_free(struct ip_history *h)
 {
-	for (size_t i = 0; i < h->nr; i++) {
-		free(h->irqs[i].orig);
+	for (size_t i = 0; i < h->nr; i++)
 		free(h->irqs[i].win);
-	}
 	free(h->irqs);
-	free(h->threads);
-	free(h->rq);
-	ip_strv_free(h->logged, h->nr_logged);
 	free(h->cq);
 	free(h->cqdev);
 	memset(h, 0, sizeof(*h));
@@ -222,7 +217,6 @@ void ip_history_drop(struct ip_history *h, unsigned irq)
 
 	if (!found)
 		return;
-	free(h->irqs[i].orig);
 	free(h->irqs[i].win);
 	memmove(&h->irqs[i], &h->irqs[i + 1], (h->nr - i - 1) * sizeof(*h->irqs));
 	h->nr--;
@@ -294,25 +288,6 @@ struct ip_cqdev_hist *ip_history_cqdev_get(struct ip_history *h, const char *dev
 	memset(&nv[h->nr_cqdev], 0, sizeof(*nv));
 	scopy(nv[h->nr_cqdev].device, sizeof(nv->device), device);
 	return &nv[h->nr_cqdev++];
-}
-
-bool ip_history_log_once(struct ip_history *h, const char *key)
-{
-	char **nv, *k;
-
-	for (size_t i = 0; i < h->nr_logged; i++)
-		if (strcmp(h->logged[i], key) == 0)
-			return false;
-	k = strdup(key);
-	nv = k ? realloc(h->logged, (h->nr_logged + 1) * sizeof(*nv)) : NULL;
-	if (!nv) {
-		/* Out of memory: better to log twice than never. */
-		free(k);
-		return true;
-	}
-	h->logged = nv;
-	h->logged[h->nr_logged++] = k;
-	return true;
 }
 
 static int record_stall(struct ip_history *h, const char *device, uint64_t now)

@@ -31,17 +31,6 @@ void ip_state_bads_free(struct ip_state_bads *b)
 
 /* ---- the pure parser ---- */
 
-static bool anything(const struct ip_history *h)
-{
-	for (size_t i = 0; i < h->nr; i++)
-		if (h->irqs[i].orig)
-			return true;
-	for (size_t i = 0; i < h->nr_cqdev; i++)
-		if (h->cqdev[i].attached_by_us)
-			return true;
-	return h->nr_threads || h->nr_rq;
-}
-
 /* Digits only, no sign, no blanks: strtoul() would take "-1" as ULONG_MAX. */
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
@@ -118,35 +107,12 @@ static bool sched_ok(uint64_t policy, uint64_t prio)
 	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
 }
 
-static struct ip_thread_orig *thread_slot(struct ip_history *h, pid_t pid, uint64_t start,
-					  const char *comm, unsigned irq)
-{
-	struct ip_thread_orig *nv;
-
-	for (size_t i = 0; i < h->nr_threads; i++)
-		if (h->threads[i].pid == pid && h->threads[i].start == start &&
-		    strcmp(h->threads[i].comm, comm) == 0)
-			return &h->threads[i];
-	nv = realloc(h->threads, sizeof(*nv) * (h->nr_threads + 1));
-	if (!nv)
-		return NULL;
-	h->threads = nv;
-	nv = &h->threads[h->nr_threads++];
-	memset(nv, 0, sizeof(*nv));
-	nv->pid = pid;
-	nv->irq = irq;
-	nv->start = start;
-	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
-	return nv;
-}
-
 /* 0, -ENOMEM, or 1 with @why set for a line that is not a valid record. */
-static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, const char **why)
+static int parse_record(struct ip_originals *h, char **tok, int nt, long pid_max, const char **why)
 {
 	uint64_t a, b, c, dd;
 
 	if (strcmp(tok[0], "irq") == 0) {
-		struct ip_irq_hist *e;
 		ip_cpuset s;
 
 		if (nt != 3)
@@ -155,12 +121,8 @@ static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, 
 			return *why = "IRQ number out of range", 1;
 		if (cpuset_parse_list(&s, tok[2]) < 0 || cpuset_empty(&s))
 			return *why = "not a CPU list", 1;
-		e = ip_history_get(h, (unsigned)a);
-		if (!e)
-			return -ENOMEM;
-		if (!e->orig && !(e->orig = strdup(tok[2])))
-			return -ENOMEM;
-		return 0;
+		/* the first record of an IRQ wins, as it did when written */
+		return ip_originals_add_irq(h, (unsigned)a, tok[2]);
 	}
 	if (strcmp(tok[0], "thread") == 0) {
 		struct ip_thread_orig *o;
@@ -180,7 +142,7 @@ static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, 
 		if (strcmp(tok[5], "affinity") == 0 && nt == 7) {
 			if (cpuset_parse_list(&s, tok[6]) < 0 || cpuset_empty(&s))
 				return *why = "not a CPU list", 1;
-			o = thread_slot(h, (pid_t)a, c, comm, (unsigned)b);
+			o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
 			if (!o)
 				return -ENOMEM;
 			o->have_affinity = true;
@@ -193,7 +155,7 @@ static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, 
 			if (!parse_u64(tok[6], 7, &dd) || !parse_u64(tok[7], 99, &prio) ||
 			    !sched_ok(dd, prio))
 				return *why = "scheduling policy or priority out of range", 1;
-			o = thread_slot(h, (pid_t)a, c, comm, (unsigned)b);
+			o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
 			if (!o)
 				return -ENOMEM;
 			o->have_sched = true;
@@ -204,11 +166,9 @@ static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, 
 		return *why = "thread: want 'affinity CPULIST' or 'sched POLICY PRIORITY'", 1;
 	}
 	if (strcmp(tok[0], "cq") == 0) {
-		struct ip_cqdev_hist *e;
-
 		if (nt != 3)
 			return *why = "cq: want 'cq DEVICE MAJOR:MINOR'", 1;
-		if (!device_ok(tok[1], sizeof(e->device)))
+		if (!device_ok(tok[1], sizeof(((struct ip_cq_orig *)0)->device)))
 			return *why = "not a block device name", 1;
 		{
 			char *colon = strchr(tok[2], ':');
@@ -221,34 +181,16 @@ static int parse_record(struct ip_history *h, char **tok, int nt, long pid_max, 
 				return *colon = ':', *why = "not MAJOR:MINOR", 1;
 			*colon = ':';
 		}
-		e = ip_history_cqdev_get(h, tok[1]);
-		if (!e)
-			return -ENOMEM;
-		e->major = (unsigned)a;
-		e->minor = (unsigned)b;
-		e->attached_by_us = true;
-		return 0;
+		return ip_originals_add_cq(h, tok[1], (unsigned)a, (unsigned)b) < 0 ? -ENOMEM : 0;
 	}
 	if (strcmp(tok[0], "rq") == 0) {
-		struct ip_rq_orig *nv;
-
 		if (nt != 3)
 			return *why = "rq: want 'rq DEVICE 0|1|2'", 1;
-		if (!device_ok(tok[1], sizeof(nv->device)))
+		if (!device_ok(tok[1], sizeof(((struct ip_rq_orig *)0)->device)))
 			return *why = "not a block device name", 1;
 		if (!parse_u64(tok[2], 2, &a))
 			return *why = "rq_affinity out of range (0-2)", 1;
-		for (size_t i = 0; i < h->nr_rq; i++)
-			if (strcmp(h->rq[i].device, tok[1]) == 0)
-				return 0;
-		nv = realloc(h->rq, sizeof(*nv) * (h->nr_rq + 1));
-		if (!nv)
-			return -ENOMEM;
-		h->rq = nv;
-		snprintf(nv[h->nr_rq].device, sizeof(nv->device), "%s", tok[1]);
-		nv[h->nr_rq].value = (int)a;
-		h->nr_rq++;
-		return 0;
+		return ip_originals_add_rq(h, tok[1], (int)a) < 0 ? -ENOMEM : 0;
 	}
 	return *why = "unknown record", 1;
 }
@@ -275,7 +217,7 @@ static int add_bad(struct ip_state_bads *bad, int lineno, const char *why, const
 #define LINE_MAX_LEN (IP_CPULIST_MAX + 256)
 #define MAX_TOKENS 9
 
-int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_history *h,
+int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_originals *h,
 		   struct ip_state_bads *bad)
 {
 	char *line = malloc(LINE_MAX_LEN + 1);
@@ -393,7 +335,7 @@ const char *ip_state_path(const struct ip_state *s)
 	return s->path;
 }
 
-int ip_state_load(struct ip_state *s, long pid_max, struct ip_history *h, struct ip_state_bads *bad,
+int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, struct ip_state_bads *bad,
 		  struct ip_diag *d)
 {
 	int fd = openat(s->dirfd, IP_STATE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -443,7 +385,7 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_history *h, struct
 	return 0;
 }
 
-static char *format(const struct ip_history *h)
+static char *format(const struct ip_originals *h)
 {
 	char *text = NULL;
 	size_t size = 0;
@@ -452,9 +394,8 @@ static char *format(const struct ip_history *h)
 	if (!f)
 		return NULL;
 	fprintf(f, "# irqpilot state 2: original settings, for irqpilotd --restore\n");
-	for (size_t i = 0; i < h->nr; i++)
-		if (h->irqs[i].orig)
-			fprintf(f, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].orig);
+	for (size_t i = 0; i < h->nr_irqs; i++)
+		fprintf(f, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].list);
 	for (size_t i = 0; i < h->nr_threads; i++) {
 		const struct ip_thread_orig *o = &h->threads[i];
 		char comm[64 * 4 + 1];
@@ -470,9 +411,8 @@ static char *format(const struct ip_history *h)
 	for (size_t i = 0; i < h->nr_rq; i++)
 		fprintf(f, "rq %s %d\n", h->rq[i].device, h->rq[i].value);
 	/* a device we attached to irqpilot_cq is detached on restore */
-	for (size_t i = 0; i < h->nr_cqdev; i++)
-		if (h->cqdev[i].attached_by_us)
-			fprintf(f, "cq %s %u:%u\n", h->cqdev[i].device, h->cqdev[i].major, h->cqdev[i].minor);
+	for (size_t i = 0; i < h->nr_cq; i++)
+		fprintf(f, "cq %s %u:%u\n", h->cq[i].device, h->cq[i].major, h->cq[i].minor);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;
@@ -495,12 +435,12 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int ip_state_save(struct ip_state *s, const struct ip_history *h, struct ip_diag *d)
+int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_diag *d)
 {
 	_cleanup_free_ char *text = NULL;
 	int fd, ret;
 
-	if (!anything(h)) {
+	if (ip_originals_empty(h)) {
 		if (s->have_written && !s->written)
 			return 0;
 		if (unlinkat(s->dirfd, IP_STATE_NAME, 0) < 0 && errno != ENOENT)
@@ -572,7 +512,7 @@ int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d)
 	return ip_diag_set(d, -EEXIST, "%s: too many files set aside", s->path);
 }
 
-int ip_state_record(void *ctx, const struct ip_history *h)
+int ip_state_record(void *ctx, const struct ip_originals *h)
 {
 	struct ip_diag d = { "" };
 

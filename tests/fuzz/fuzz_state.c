@@ -13,12 +13,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ip_state_bads bad = { 0 };
-	struct ip_history h;
+	struct ip_originals h;
 
-	ip_history_init(&h);
+	ip_originals_init(&h);
 	if (ip_state_parse((const char *)data, size, 32768, &h, &bad) < 0)
 		abort();
-	for (size_t i = 0; i < h.nr; i++)
+	for (size_t i = 0; i < h.nr_irqs; i++)
 		if (h.irqs[i].irq >= IP_STATE_IRQ_MAX)
 			abort();
 	for (size_t i = 0; i < h.nr_threads; i++) {
@@ -35,13 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strchr(h.rq[i].device, '/') || !strcmp(h.rq[i].device, "..") ||
 		    h.rq[i].value < 0 || h.rq[i].value > 2)
 			abort();
-	for (size_t i = 0; i < h.nr_cqdev; i++)
-		if (strchr(h.cqdev[i].device, '/') || h.cqdev[i].major > 4095)
+	for (size_t i = 0; i < h.nr_cq; i++)
+		if (strchr(h.cq[i].device, '/') || h.cq[i].major > 4095)
 			abort();
 	for (size_t i = 0; i < bad.n; i++)
 		if (bad.v[i].lineno <= 0 || !bad.v[i].why[0])
 			abort();
 	ip_state_bads_free(&bad);
-	ip_history_free(&h);
+	ip_originals_free(&h);
 	return 0;
 }
