@@ -82,7 +82,7 @@ echo "0 0" >"$load"
 			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
 		fi
 		# new state; prints the whole I/Os added this turn
-		n=$(awk -v t0="$prev" -v t1="$t" -v spec="$spec" -v out="$state.new" '
+		n=$(awk -v t0="$prev" -v t1="$t" -v spec="$spec" -v out="$state.new" -v gaps="$tmp/gaps" '
 			{ if ($1 == "total") old = tot = $2; else { c[$1] = $2; seen[$1] = 1 } }
 			END {
 				split(spec, w, " ")
@@ -96,6 +96,8 @@ echo "0 0" >"$load"
 						c[cpu] += rate * (e - s); seen[cpu] = 1
 						tot += rate * (e - s)
 					}
+				# a late turn, for A to tell a starved stand-in from the window
+				if (t1 - t0 > 0.5) printf "%.1f %.1f\n", t1, t1 - t0 >> gaps
 				for (x in seen) printf "%s %.3f\n", x, c[x] > out
 				printf "total %.3f\n", tot > out
 				print int(tot) - int(old)
@@ -147,8 +149,19 @@ t1=$(now)
 nA=$(awk -v a="$t0" -v b="$t1" '$1 > a && $1 <= b' "$tmp/timeline" | wc -l)
 echo "# A: $nA moves in 60 s of load alternating every 2 s between CPU 6 and CPU 4"
 awk -v a="$t0" -v b="$t1" '$1 > a && $1 <= b { print "#    " $0 }' "$tmp/timeline"
-if [ "$nA" -le 1 ]; then ok "alternating load: at most one move in 60 s ($nA)"; else
-	bad "alternating load: $nA moves in 60 s"
+# The premise: the daemon saw 2 s phases. A stand-in turn more than an
+# interval late (a starved host: load 6 on 2 CPUs did it) delivers a phase in
+# a clump, and a clump the window cannot tell from a longer phase; the
+# window's margin (policy.c, IP_WINDOW_DEFAULT) is for the jitter of real
+# cycles, not that. Such a run gives no verdict on A, and says so.
+late=$(awk -v a="$t0" -v b="$t1" '$1 > a && $1 <= b && $2 > m { m = $2 } END { printf "%.1f", m }' \
+	"$tmp/gaps" 2>/dev/null)
+if [ "$nA" -le 1 ]; then ok "alternating load: at most one move in 60 s ($nA)"
+elif awk -v l="${late:-0}" 'BEGIN { exit !(l > 1.0) }'; then
+	skip "alternating load: $nA moves in 60 s, but a stand-in turn came $late s late (starved host): no verdict"
+	grep -E 'moved 37' "$log" | sed 's/^/    /'
+else
+	bad "alternating load: $nA moves in 60 s (stand-in turns at most ${late:-0} s late)"
 	grep -E 'moved 37' "$log" | sed 's/^/    /'
 fi
 
