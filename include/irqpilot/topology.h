@@ -71,6 +71,10 @@ struct ip_topology {
 	/* proc/sys/kernel/osrelease as IP_KERNEL_VERSION(), 0 if unknown: blk-mq's
 	 * choice of completion CPU changed with it (6.9, af550e4c9682). */
 	unsigned kernel_version;
+	/* isolcpus= and nohz_full= of proc/cmdline, which cannot change while
+	 * the kernel runs: parsed with the topology, not at every refresh */
+	bool cmdline_have_isolcpus, cmdline_have_nohz_full;
+	ip_cpuset cmdline_isolcpus, cmdline_nohz_full;
 };
 
 #define IP_KERNEL_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
@@ -89,8 +93,8 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
 		       struct ip_diag *d);
 /*
  * Read again only the sets that change at run time: the isolated CPUs
- * (sysfs isolated, isolcpus=, cgroup v2 cpuset.cpus.isolated) and
- * nohz_full, into @t and its cpus[]. Domains do not depend on them. On
+ * (sysfs isolated, cgroup v2 cpuset.cpus.isolated; isolcpus= as parsed by
+ * ip_topology_sample()) and nohz_full, into @t and its cpus[]. Domains do not depend on them. On
  * error @t is left as it was.
  */
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d);

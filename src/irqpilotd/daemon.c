@@ -563,6 +563,15 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 	size_t len;
 	bool quiet;
 
+	/* At an interval of IP_IDLE_INTERVAL_S or more no timer-due cycle can
+	 * wait: the probe would read and parse a file only to run the full
+	 * cycle, which reads it again. A kick before then finds no baseline
+	 * and runs the full cycle too. */
+	if (interval_s(d) >= IP_IDLE_INTERVAL_S &&
+	    usec >= d->last_step_usec + (uint64_t)(IP_IDLE_INTERVAL_S * USEC_PER_SEC)) {
+		d->probe_valid = false;
+		return false;
+	}
 	if (ip_root_read(d->root, "proc/diskstats", &text, &len) < 0 ||
 	    ip_parse_diskstats(text, len, add_ios, &ios, &diag) < 0) {
 		d->probe_valid = false;

@@ -259,20 +259,16 @@ unsigned ip_parse_osrelease(const char *text, size_t len)
 /*
  * The isolated and nohz_full sets. Unlike the rest of the topology they
  * change while the machine runs (a cgroup v2 partition becomes isolated),
- * so ip_topology_refresh_isolation() reads them every cycle: four small
- * files. Into @iso and @nohz, and @out_ci when not NULL.
+ * so ip_topology_refresh_isolation() reads them every cycle: three small
+ * sysfs/cgroup files. The command line's part comes from @t, parsed once by
+ * ip_topology_sample(). Into @iso and @nohz.
  */
-static int read_isolated_sets(struct ip_root *r, ip_cpuset *iso, ip_cpuset *nohz,
-			      struct cmdline_info *out_ci, struct ip_diag *d)
+static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip_cpuset *iso, ip_cpuset *nohz,
+			      struct ip_diag *d)
 {
-	struct cmdline_info ci;
 	ip_cpuset cg;
 	bool found;
 	int ret;
-
-	read_cmdline(r, &ci);
-	if (out_ci)
-		*out_ci = ci;
 
 	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, d);
 	if (ret < 0)
@@ -280,8 +276,8 @@ static int read_isolated_sets(struct ip_root *r, ip_cpuset *iso, ip_cpuset *nohz
 	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
 	 * says the admin wants interrupts kept off N, so the command line
 	 * always adds to it. */
-	if (ci.have_isolcpus)
-		cpuset_or(iso, iso, &ci.isolcpus);
+	if (t->cmdline_have_isolcpus)
+		cpuset_or(iso, iso, &t->cmdline_isolcpus);
 	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
 	 * show up in the boot-time list. */
 	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, d);
@@ -292,15 +288,15 @@ static int read_isolated_sets(struct ip_root *r, ip_cpuset *iso, ip_cpuset *nohz
 	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, d);
 	if (ret < 0)
 		return ret;
-	if (!found && ci.have_nohz_full)
-		*nohz = ci.nohz_full;
+	if (!found && t->cmdline_have_nohz_full)
+		*nohz = t->cmdline_nohz_full;
 	return 0;
 }
 
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	ip_cpuset iso, nohz;
-	int ret = read_isolated_sets(r, &iso, &nohz, NULL, d);
+	int ret = read_isolated_sets(r, t, &iso, &nohz, d);
 
 	if (ret < 0)
 		return ret; /* @t keeps the sets it had */
@@ -316,8 +312,14 @@ int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, stru
 static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	struct cmdline_info ci;
-	int ret = read_isolated_sets(r, &t->isolated, &t->nohz_full, &ci, d);
+	int ret;
 
+	read_cmdline(r, &ci);
+	t->cmdline_have_isolcpus = ci.have_isolcpus;
+	t->cmdline_isolcpus = ci.isolcpus;
+	t->cmdline_have_nohz_full = ci.have_nohz_full;
+	t->cmdline_nohz_full = ci.nohz_full;
+	ret = read_isolated_sets(r, t, &t->isolated, &t->nohz_full, d);
 	if (ret < 0)
 		return ret;
 	{
