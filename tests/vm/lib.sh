@@ -252,3 +252,49 @@ vm_sum_in() {
 		}
 		print s }'
 }
+
+# --- one vector, its IRQ thread, two LLC domains ({0,1} and {2,3}: --smp 4,sockets=2,cores=2) ---
+# For scenarios that make the daemon move a single vector and then check that it was put back.
+# They set irq, thread, disk and fioargs; these set aff0 eff0 thr0 sch0 (the originals), fcpu
+# and dom (where fio runs).
+
+# What the daemon will record as original: taken again before each run.
+vm_vec_originals() {
+	aff0=$(vm_aff "$irq"); eff0=$(vm_eff "$irq")
+	thr0=$(vm_thread_cpus "$thread"); sch0=$(chrt -p "$thread" | tr '\n' ' ')
+	vm_log "originals: irq $irq affinity $aff0 effective $eff0; thread $thread cpus $thr0, $sch0"
+}
+# fio goes to the other domain than the vector's effective CPU, so there is something to move.
+vm_vec_fio_elsewhere() {
+	vm_fio_bg_stop
+	if vm_cpus_in "$(vm_eff "$irq")" 0-1; then fcpu=3; dom=2-3; else fcpu=1; dom=0-1; fi
+	vm_fio_bg "$fcpu" "${fioargs[@]}"
+	vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
+}
+# vm_vec_restored WHEN: the vector and the thread are as they were before the daemon.
+# The waits end on what is seen; their limits (30 s) only catch a daemon or kernel that did not
+# do it, however slowly TCG runs on a loaded host.
+vm_vec_restored() {
+	local a t s e
+	for _ in $(seq 1 300); do
+		a=$(vm_aff "$irq"); e=$(vm_eff "$irq"); t=$(vm_thread_cpus "$thread")
+		s=$(chrt -p "$thread" | tr '\n' ' ')
+		# After a write to smp_affinity the thread copies the effective affinity at its next
+		# wakeup (irq_thread_check_affinity), whatever was restored onto it; so it may also
+		# match the kernel's effective CPU, which may differ from before.
+		[ "$a" = "$aff0" ] && { [ "$t" = "$thr0" ] || [ "$t" = "$e" ]; } && [ "$s" = "$sch0" ] &&
+			{ vm_log "$1: affinity $a effective $e, thread cpus $t, $s"; return 0; }
+		sleep 0.1
+	done
+	vm_fail "$1: irq $irq affinity $a (was $aff0), effective $e, thread cpus $t (was $thr0), $s (was $sch0)"
+}
+# vm_vec_moved WHEN: the vector and its thread are in fio's domain.
+vm_vec_moved() {
+	local a t
+	for _ in $(seq 1 300); do
+		a=$(vm_aff "$irq"); t=$(vm_thread_cpus "$thread")
+		vm_cpus_in "$a" "$dom" && vm_cpus_in "$t" "$dom" && return 0
+		sleep 0.1
+	done
+	vm_fail "$1: irq $irq affinity $a (effective $(vm_eff "$irq")), thread $t not in $dom"
+}

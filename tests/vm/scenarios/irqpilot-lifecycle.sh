@@ -23,70 +23,28 @@ thread=$(vm_irq_thread "$irq")
 # A little I/O first, so the thread has run and follows the kernel's effective affinity.
 vm_fio --name=warm --filename="$disk" --direct=1 --ioengine=libaio --bs=4k --rw=randread \
 	--size=4M --io_size=1M || vm_fail "warm-up fio failed"
-# What the daemon will record as original: taken again before each run.
-originals() {
-	aff0=$(vm_aff "$irq"); eff0=$(vm_eff "$irq")
-	thr0=$(vm_thread_cpus "$thread"); sch0=$(chrt -p "$thread" | tr '\n' ' ')
-	vm_log "originals: irq $irq affinity $aff0 effective $eff0; thread $thread cpus $thr0, $sch0"
-}
-# fio goes to the other domain than the vector's effective CPU, so there is something to move.
-fio_elsewhere() {
-	vm_fio_bg_stop
-	if vm_cpus_in "$(vm_eff "$irq")" 0-1; then fcpu=3; dom=2-3; else fcpu=1; dom=0-1; fi
-	vm_fio_bg "$fcpu" "${fioargs[@]}"
-	vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
-}
 fioargs=(--name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k
 	--rw=randread --size=64M)
-
-# restored WHEN: the vector and the thread are as they were before the daemon.
-# The waits below end on what is seen; their limits (30 s, 120 s) only catch a daemon or kernel
-# that did not do it, however slowly TCG runs on a loaded host.
-restored() {
-	local a t s e
-	for _ in $(seq 1 300); do
-		a=$(vm_aff "$irq"); e=$(vm_eff "$irq"); t=$(vm_thread_cpus "$thread")
-		s=$(chrt -p "$thread" | tr '\n' ' ')
-		# After a write to smp_affinity the thread copies the effective affinity at its next
-		# wakeup (irq_thread_check_affinity), whatever was restored onto it; so it may also
-		# match the kernel's effective CPU, which may differ from before.
-		[ "$a" = "$aff0" ] && { [ "$t" = "$thr0" ] || [ "$t" = "$e" ]; } && [ "$s" = "$sch0" ] &&
-			{ vm_log "$1: affinity $a effective $e, thread cpus $t, $s"; return 0; }
-		sleep 0.1
-	done
-	vm_fail "$1: irq $irq affinity $a (was $aff0), effective $e, thread cpus $t (was $thr0), $s (was $sch0)"
-}
-
-moved_away() {
-	local a t
-	for _ in $(seq 1 300); do
-		a=$(vm_aff "$irq"); t=$(vm_thread_cpus "$thread")
-		vm_cpus_in "$a" "$dom" && vm_cpus_in "$t" "$dom" && return 0
-		sleep 0.1
-	done
-	vm_fail "$1: irq $irq affinity $a, thread $t not in $dom"
-}
-
 # 1. SIGTERM restores.
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2'
-fio_elsewhere
-originals
+vm_vec_fio_elsewhere
+vm_vec_originals
 vm_daemon_start /tmp/irqpilot.conf
 vm_wait_moves 0 120 >/dev/null || vm_fail "irqpilotd made no move in 120 s (fio on cpu $fcpu)"
-moved_away "first run"
+vm_vec_moved "first run"
 mv1="$(vm_aff "$irq") thread $(vm_thread_cpus "$thread")"
 vm_daemon_stop TERM || vm_fail "irqpilotd exited with status $? on SIGTERM"
 grep -q 'stopping on SIGTERM' "$VM_DLOG" || vm_fail "no 'stopping on SIGTERM' in the log"
-restored "after SIGTERM"
+vm_vec_restored "after SIGTERM"
 [ ! -e "$VM_RT/state" ] || vm_fail "$VM_RT/state left behind after a clean stop"
 
 # 2. SIGHUP with a broken policy file. The kernel may have picked another effective CPU on the
 # restore, so fio goes to the other domain again.
-fio_elsewhere
-originals
+vm_vec_fio_elsewhere
+vm_vec_originals
 vm_daemon_start /tmp/irqpilot.conf
 vm_wait_moves 0 120 >/dev/null || vm_fail "second run made no move in 120 s (fio on cpu $fcpu)"
-moved_away "second run"
+vm_vec_moved "second run"
 printf '[daemon]\ninterval = 1\n[policy]\ndwell = soon\n' >/tmp/irqpilot.conf
 kill -HUP "$VM_DAEMON_PID"
 for _ in $(seq 1 300); do grep -q 'reload rejected' "$VM_DLOG" && break; sleep 0.1; done
@@ -117,7 +75,7 @@ vm_fio --name=verify --filename="$disk" --direct=1 --ioengine=libaio --iodepth=1
 wiops=$FIO_WIOPS
 out=$("$IRQPILOTD" --restore --runtime-dir "$VM_RT" 2>&1) || vm_fail "irqpilotd --restore failed: $out"
 echo "$out"
-restored "after kill -9 and --restore"
+vm_vec_restored "after kill -9 and --restore"
 [ ! -e "$VM_RT/state" ] || vm_fail "--restore left $VM_RT/state behind"
 
 vm_pass "irq $irq orig $aff0 (thread $thr0): run 1 moved to $mv1, SIGTERM restored; broken SIGHUP rejected, still cycling ($c0 -> $c1); kill -9 at $mv2, verify 0 errors ($wiops IOPS), --restore restored"
