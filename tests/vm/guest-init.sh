@@ -1,9 +1,11 @@
 #!/bin/bash
 # irqpilot VM stage 2: PID 1 inside the guest after switch_root onto the host's / (read-only 9p).
-# Run by the initramfs that tests/vm/run-vm.sh generates. It finishes the mounts, loads the
+# Run by the initramfs that tests/vm/run-vm.sh generates (or, with run-vm.sh --systemd, by
+# irqpilot-vm.service under systemd). It finishes the mounts, loads the
 # drivers udev would have loaded, runs the scenario named in /run/irqpilot/out/job.sh from /tmp,
 # prints "IRQPILOT-RESULT: PASS|FAIL|SKIP <summary>" on the serial console and powers off.
-# It must never exit: PID 1 exiting panics the guest.
+# It must never exit: PID 1 exiting panics the guest (under systemd it ends the same way, so that
+# the verdict line is the console's last word either way).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C LC_ALL=C TERM=dumb
 
@@ -23,16 +25,25 @@ finish() {
 	done
 }
 
-mount -t proc proc /proc 2>/dev/null
-mount -t sysfs sysfs /sys 2>/dev/null
-mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm
-mount -t devpts -o gid=5,mode=620 devpts /dev/pts
-mount -t tmpfs -o mode=1777 shm /dev/shm
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
-mkdir -p /run/lock /run/irqpilot/state /tmp/var
+# --systemd: run by irqpilot-vm.service (tests/vm/systemd/) under systemd as PID 1, which has
+# mounted the API filesystems and started udev already; mounting them again would stack a second
+# devpts and /dev/shm over systemd's.
+under_systemd=0
+[ "${1:-}" = --systemd ] && under_systemd=1
+if [ $under_systemd -eq 0 ]; then
+	mount -t proc proc /proc 2>/dev/null
+	mount -t sysfs sysfs /sys 2>/dev/null
+	mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+	mkdir -p /dev/pts /dev/shm
+	mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+	mount -t tmpfs -o mode=1777 shm /dev/shm
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+fi
+# Not /run/irqpilot/state: that is the installed daemon's state file, which it refuses to read
+# when it is a directory (seen under --systemd: "refusing to start").
+mkdir -p /run/lock /tmp/var
 hostname irqpilot-vm 2>/dev/null
 
 echo "IRQPILOT-BOOTED $(cut -d' ' -f1 /proc/uptime) $(uname -r)"
@@ -56,6 +67,8 @@ for f in /sys/bus/pci/devices/*/modalias; do
 done
 [ ${#aliases[@]} -gt 0 ] && modprobe -q -a -b "${aliases[@]}" 2>/dev/null
 ls /sys/bus/pci/drivers/ahci >/dev/null 2>&1 && modprobe -q sd_mod
+# Under systemd, udev's coldplug may still be binding drivers when the scenario's service starts.
+[ $under_systemd -eq 1 ] && udevadm settle -t 60
 
 export VM_OUT VM_NAME VM_THROTTLE VM_DISKS VM_HOST_SRC VM_HOST_BUILD
 export VM_SRC=/run/irqpilot/src VM_BUILD=/run/irqpilot/build

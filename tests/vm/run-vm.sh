@@ -40,6 +40,10 @@
 #                       one host thread per vCPU (default), or all vCPUs on one thread. Under
 #                       multi, a vCPU can keep running code another vCPU already rewrote (see
 #                       kmod/tests/cq-unload.sh); single keeps code writes coherent.
+#   --systemd           boot systemd as the guest's PID 1 instead of guest-init.sh: the root is
+#                       an overlay (the host's / read-only below, a tmpfs above, as
+#                       systemd.volatile=overlay makes it), systemd starts irqpilot-vm.target
+#                       (tests/vm/systemd/), whose service runs the scenario. x86_64 only.
 #   --no-header         ignore the scenario's "# vm:" header line
 #   -v, --verbose       also copy the serial console to stderr while it runs
 #
@@ -58,6 +62,12 @@
 # It runs from the source tree with IRQPILOT_BUILD set to the build tree and the out dir as its
 # last argument; its output goes to OUT/host-check.log. Exit 0 keeps the PASS (its last line is
 # added to the summary), 77 makes it a SKIP, anything else a FAIL.
+#
+# And one to run on the host before the boot, e.g. to build what the guest installs:
+#   # host-prep: bash tests/vm/scenarios/irqpilot-systemd.sh --host-prep
+# Run the same way (the out dir, which the guest sees as /run/irqpilot/out, is its last
+# argument; output in OUT/host-prep.log). 77 makes the run a SKIP, anything else but 0 a FAIL,
+# both without booting.
 #
 # Exit status: 0 PASS, 77 SKIP, 1 FAIL (scenario failure, guest panic, Oops, BUG:, WARNING:,
 # hung task, RCU stall, or timeout), 2 usage or host setup error. The last line printed is the
@@ -96,6 +106,7 @@ src=""
 build="${IRQPILOT_BUILD:-}"
 verbose=0
 use_header=1
+systemd=0
 cli_disks=0
 tcg_threads=multi
 
@@ -130,6 +141,7 @@ parse_opts() {
 			case "${2:-}" in multi|single) tcg_threads=$2 ;; *) die "--tcg-threads multi|single" ;; esac
 			shift 2 ;;
 		--no-header) use_header=0; shift ;;
+		--systemd) systemd=1; shift ;;
 		-v|--verbose) verbose=1; shift ;;
 		-h|--help) sed -n '2,/^set -uo/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 		--) shift; break ;;
@@ -145,7 +157,7 @@ parse_opts() {
 find_scenario() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		--no-header|-v|--verbose|-h|--help|--need-rt) shift ;;
+		--no-header|-v|--verbose|-h|--help|--need-rt|--systemd) shift ;;
 		--) shift; break ;;
 		-*) shift 2 ;;
 		*) break ;;
@@ -157,10 +169,15 @@ find_scenario() {
 scenario_arg=$(find_scenario "$@")
 for a in "$@"; do [ "$a" = --no-header ] && use_header=0; done
 host_check=()
+host_prep=()
 if [ -n "$scenario_arg" ] && [ -f "$scenario_arg" ] && [ $use_header -eq 1 ]; then
 	hc=$(sed -n 's/^# host-check:[[:space:]]*//p' "$scenario_arg" | head -n1)
 	if [ -n "$hc" ]; then
 		eval "host_check=($hc)" || die "bad '# host-check:' header in $scenario_arg"
+	fi
+	hp=$(sed -n 's/^# host-prep:[[:space:]]*//p' "$scenario_arg" | head -n1)
+	if [ -n "$hp" ]; then
+		eval "host_prep=($hp)" || die "bad '# host-prep:' header in $scenario_arg"
 	fi
 	hdr=$(sed -n 's/^# vm:[[:space:]]*//p' "$scenario_arg" | head -n1)
 	if [ -n "$hdr" ]; then
@@ -249,6 +266,9 @@ if [ -z "$need_skip" ] && [ -n "$need_kernel" ] &&
 	[ "$(vm_kver_num "$kver")" -lt "$(vm_kver_num "$need_kernel")" ]; then
 	need_skip="needs kernel >= $need_kernel, guest runs $kver"
 fi
+if [ -z "$need_skip" ] && [ $systemd -eq 1 ] && [ -n "$uroot" ]; then
+	need_skip="--systemd boots the host's own systemd, which an $arch guest cannot run"
+fi
 if [ -n "$need_skip" ]; then
 	[ -n "$out" ] && mkdir -p "$out" && {
 		echo "SKIP $name: $need_skip"
@@ -265,7 +285,8 @@ fi
 initramfs_mods="virtio_pci 9pnet_virtio 9p"
 # A fetched kernel's modules are not in the host's /lib/modules: the guest puts an overlay on
 # /usr/lib (tmpfs over the read-only 9p) and binds the cached tree there.
-[ "$kroot" != "" ] && [ -z "$uroot" ] && initramfs_mods+=" overlay"
+# So does --systemd, for the whole root.
+{ [ "$kroot" != "" ] || [ $systemd -eq 1 ]; } && [ -z "$uroot" ] && initramfs_mods+=" overlay"
 
 init_script() {
 	cat <<'EOF'
@@ -279,9 +300,10 @@ fail() { echo "IRQPILOT-RESULT: FAIL initramfs: $*"; echo o > /proc/sysrq-trigge
 for m in $(cat /modules.order); do
 	insmod "/lib/modules/$m" || fail "insmod $m"
 done
-src=; build=; kmods=; uroot=
+src=; build=; kmods=; uroot=; systemd=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
+	irqpilot.systemd=1) systemd=1 ;;
 	irqpilot.uroot=*) uroot=${w#irqpilot.uroot=} ;;
 	irqpilot.kmods=*) kmods=${w#irqpilot.kmods=} ;;
 	irqpilot.src=*) src=${w#irqpilot.src=} ;;
@@ -293,7 +315,18 @@ done
 mkdir -p /newroot /host
 # cache=loose: the export is read-only and lives for one boot, and TCG makes every 9p round
 # trip expensive.
-if [ -z "$uroot" ]; then
+if [ -n "$systemd" ]; then
+	# systemd as PID 1 writes to /etc, /var and the rest of /: the host's / goes under an
+	# overlay whose upper layer is a tmpfs, as systemd.volatile=overlay would make it, so the
+	# guest may install packages and the host's files stay as they are.
+	mkdir -p /lower /ovl
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /lower ||
+		fail "mount 9p hostroot"
+	mount -t tmpfs -o mode=0755 ovl /ovl && mkdir -p /ovl/u /ovl/w || fail "tmpfs for the overlay"
+	mount -t overlay -o lowerdir=/lower,upperdir=/ovl/u,workdir=/ovl/w overlay /newroot ||
+		fail "overlay on /"
+	H=/lower
+elif [ -z "$uroot" ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /newroot ||
 		fail "mount 9p hostroot"
 	H=/newroot
@@ -310,6 +343,10 @@ mount -t tmpfs -o mode=0755 run /newroot/run || fail "tmpfs /run"
 if [ -n "$uroot" ]; then
 	# Its own usr/lib/modules is empty: the kernel's tree goes on it whole.
 	[ -n "$kmods" ] && { mount --bind "/host${kmods%/*}" /newroot/usr/lib/modules || fail "bind $kmods"; }
+elif [ -n "$kmods" ] && [ -n "$systemd" ]; then
+	# The root is writable already.
+	mkdir -p "/newroot/usr/lib/modules/${kmods##*/}" || fail "mkdir /usr/lib/modules"
+	mount --bind "/newroot$kmods" "/newroot/usr/lib/modules/${kmods##*/}" || fail "bind $kmods"
 elif [ -n "$kmods" ]; then
 	# The kernel's modules live in the host's cache, not its /lib/modules: a writable overlay
 	# on /usr/lib gets a modules/ directory to bind them on.
@@ -329,6 +366,21 @@ mount -t tmpfs -o mode=1777 tmp /newroot/tmp || fail "tmpfs /tmp"
 mount --move /dev /newroot/dev
 if [ -n "$uroot" ]; then mkdir -p /newroot/run/host && mount --move /host /newroot/run/host; fi
 umount /proc /sys 2>/dev/null
+if [ -n "$systemd" ]; then
+	# The target and the service that runs the scenario (systemd.unit= on the command line).
+	# The host may be a container image, and the guest would inherit what makes it one:
+	# systemd's detect_container() looks for /.dockerenv and /run/.containerenv (the units'
+	# ConditionVirtualization=!container would then keep irqpilotd from starting), and a
+	# policy-rc.d that exits 101 keeps dpkg from starting any service it installs. The
+	# whiteouts are in the tmpfs layer; the host's files stay.
+	rm -f /newroot/.dockerenv /newroot/run/.containerenv /newroot/usr/sbin/policy-rc.d
+	mkdir -p /newroot/etc/systemd/system || fail "mkdir /etc/systemd/system"
+	for u in irqpilot-vm.target irqpilot-vm.service; do
+		cp "/newroot/run/irqpilot/src/tests/vm/systemd/$u" /newroot/etc/systemd/system/ ||
+			fail "cp $u"
+	done
+	exec switch_root /newroot /lib/systemd/systemd
+fi
 exec switch_root /newroot /bin/bash /run/irqpilot/src/tests/vm/guest-init.sh
 fail "switch_root"
 EOF
@@ -370,7 +422,7 @@ build_initramfs() {
 	tmp=$(mktemp -d "$cache/build.XXXXXX") || die "mktemp in $cache"
 	mkdir -p "$tmp"/{bin,proc,sys,dev,newroot,lib/modules}
 	cp "$busybox" "$tmp/bin/busybox"
-	for a in sh mount umount mkdir cat insmod switch_root sleep echo; do
+	for a in sh mount umount mkdir cat cp rm insmod switch_root sleep echo; do
 		ln -s busybox "$tmp/bin/$a"
 	done
 	: >"$tmp/modules.order"
@@ -470,6 +522,29 @@ fi
 	printf 'VM_HOST_SRC=%q\nVM_HOST_BUILD=%q\nVM_THROTTLE=%q\nVM_DISKS=%q\n' \
 		"$src" "$build" "$throttle" "${disks[*]}"
 } >"$out/job.sh"
+
+# The host's half before the boot (# host-prep:): what it makes in $out the guest finds in
+# /run/irqpilot/out.
+if [ ${#host_prep[@]} -gt 0 ]; then
+	(cd "$src" && IRQPILOT_BUILD="$build" "${host_prep[@]}" "$out") >"$out/host-prep.log" 2>&1
+	hp_rc=$?
+	if [ $hp_rc -ne 0 ]; then
+		hp_line=$(tail -n1 "$out/host-prep.log")
+		case $hp_rc in
+		77) hp_verdict=SKIP; hp_why="host prep skipped: $hp_line" ;;
+		*) hp_verdict=FAIL; hp_why="host prep failed (exit $hp_rc): $hp_line" ;;
+		esac
+		{
+			echo "$hp_verdict $name: $hp_why"
+			echo "elapsed 0s boot ?s bootwall ?s kernel $kver arch $arch guest ? out $out"
+		} >"$out/result"
+		log "$name: not booted: $hp_why (see $out/host-prep.log)"
+		echo "$hp_verdict $name: $hp_why"
+		[ "$hp_verdict" = SKIP ] && exit 77
+		exit 1
+	fi
+	log "$name: host prep done ($out/host-prep.log)"
+fi
 
 # --- throttling (host side) --------------------------------------------------------------------
 # Each throttled vCPU thread gets its own group so every one is capped at PERCENT of a CPU, as a
@@ -651,6 +726,9 @@ cmdline="console=$console,115200 loglevel=5 panic=-1 mitigations=off"
 cmdline+=" irqpilot.src=$src irqpilot.build=$build"
 [ -n "$kroot" ] && cmdline+=" irqpilot.kmods=$kmods"
 [ -n "$uroot" ] && cmdline+=" irqpilot.uroot=$uroot"
+# systemd: only what the scenario needs (basic.target, not the host's multi-user services), and
+# no status lines in the middle of the scenario's on the console.
+[ $systemd -eq 1 ] && cmdline+=" irqpilot.systemd=1 systemd.unit=irqpilot-vm.target systemd.show_status=error"
 [ ${#append[@]} -gt 0 ] && cmdline+=" ${append[*]}"
 
 # shellcheck disable=SC2054 # the commas are qemu's
