@@ -2570,6 +2570,18 @@ static void test_numa_rehome(void **state)
 	ip_history_free(&h);
 	free(tb);
 
+	/* A garbled local_cpulist (storage.c leaves it empty and says so in
+	 * numa_note): the topology's CPUs of numa_node stand in. */
+	tb = numa_server(1, &qi);
+	cpuset_zero(&tb->devs[0].local_cpus);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "8");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
 	/* numa_node -1 (no NUMA, or firmware without _PXM): nothing moves. */
 	tb = numa_server(-1, &qi);
 	ip_history_init(&h);

@@ -159,6 +159,7 @@ void ip_report_json_devices(struct ip_json *j, const struct ip_model *m)
 		ip_json_int(j, "rq_affinity", b->rq_affinity);
 		ip_json_bool(j, "rotational", b->rotational);
 		ip_json_int(j, "numa_node", b->numa_node);
+		ip_json_string(j, "numa_note", b->numa_note[0] ? b->numa_note : NULL);
 		ip_json_string(j, "route", ip_vec_route_name(b->route));
 		ip_json_array_begin(j, "routes_tried");
 		for (int k = 1; k < IP_ROUTE_COUNT; k++)
