@@ -2497,6 +2497,220 @@ static void test_cq_stability(void **state)
 	free(tb);
 }
 
+/* ---- NUMA ---- */
+
+/*
+ * A two-socket server whose firmware describes no caches (no cache/ in
+ * sysfs, so no LLC to group by): one domain of 16 CPUs, node 0 = 0-7,
+ * node 1 = 8-15. sda's HBA sits on node 1 (numa_node 1, local_cpulist
+ * 8-15), or on none (@node -1: local_cpulist is every CPU). The vector is
+ * where the kernel left it, CPU 0.
+ */
+static struct tb *numa_server(int node, int *qi)
+{
+	struct tb *tb = tb_new(16);
+	int d;
+
+	for (int c = 8; c < 16; c++)
+		tb->cpus[c].node = 1;
+	tb_domain(tb, "0-15", 1024, IP_CLASS_PERFORMANCE, -1);
+	d = tb_dev(tb, "sda", 1);
+	tb->devs[d].numa_node = node;
+	tb->devs[d].local_cpus = L(node < 0 ? "0-15" : node ? "8-15" : "0-7");
+	*qi = tb_irq(tb, 60, "mpi3mr0-msix1", "PCI-MSIX-0000:5e:00.0", "0-15", 0);
+	tb_vec(tb, d, *qi, -1, NULL, false);
+	tb_rate(tb, *qi, 0, 3000);
+	tb_submit(tb, d, 2, 1500);
+	tb_submit(tb, d, 10, 1500);
+	return tb;
+}
+
+static void test_numa_rehome(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct ip_journal jf;
+	const struct ip_move *mv;
+	bool node_field = false;
+	int qi;
+	struct tb *tb = numa_server(1, &qi);
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	mv = find_move(&p, 60);
+	assert_non_null(mv);
+	assert_set(&mv->to, "8");
+	assert_set(&mv->fallback, "9-15");
+	assert_int_equal(mv->why.code, IP_R_NUMA_NODE);
+	assert_int_equal(mv->why.node, 1);
+	assert_int_equal(mv->why.nodes, 2);
+	assert_string_equal(
+		REASON(mv),
+		"moved 60 mpi3mr0-msix1 0 → 8: all of sda submissions on performance domain 0-15, which spans 2 NUMA nodes; handled on 0, off the device's node 1");
+	ip_report_move_journal(&jf, mv);
+	for (int i = 0; i < jf.nr; i++)
+		node_field |= strcmp(jf.fields[i], "IRQPILOT_NODE=1") == 0;
+	assert_true(node_field);
+	/* On the node it stays, however the submitters shift within the domain. */
+	for (int i = 1; i <= 20; i++) {
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, i % 2 ? 3 : 12, 3000);
+		step(tb, &cfg, &h, (1000 + 5 * i) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_int_equal(tb->moves_total, 1);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* A garbled local_cpulist (storage.c leaves it empty and says so in
+	 * numa_note): the topology's CPUs of numa_node stand in. */
+	tb = numa_server(1, &qi);
+	cpuset_zero(&tb->devs[0].local_cpus);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "8");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* numa_node -1 (no NUMA, or firmware without _PXM): nothing moves. */
+	tb = numa_server(-1, &qi);
+	ip_history_init(&h);
+	for (int i = 0; i < 5; i++) {
+		step(tb, &cfg, &h, (1000 + 5 * i) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_string_equal(REASON(find_kept(&p, 60)),
+			    "kept 60 mpi3mr0-msix1: already handled in performance domain 0-15 (all of sda submissions there)");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* Already on the device's node: nothing either. */
+	tb = numa_server(0, &qi);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	ip_policy_config_free(&cfg);
+}
+
+/*
+ * The same machine with two capacity classes, each spanning both nodes
+ * (performance 0-3,8-11; efficiency 4-7,12-15): the vector sits on an
+ * efficiency CPU and its submitters are on performance CPU 1 of node 0.
+ */
+static struct tb *numa_classes(int node, int *qi)
+{
+	struct tb *tb = tb_new(16);
+	int d;
+
+	for (int c = 8; c < 16; c++)
+		tb->cpus[c].node = 1;
+	tb_domain(tb, "0-3,8-11", 1024, IP_CLASS_PERFORMANCE, -1);
+	tb_domain(tb, "4-7,12-15", 512, IP_CLASS_EFFICIENCY, -1);
+	d = tb_dev(tb, "sda", 1);
+	tb->devs[d].numa_node = node;
+	tb->devs[d].local_cpus = L(node < 0 ? "0-15" : node ? "8-15" : "0-7");
+	*qi = tb_irq(tb, 60, "mpi3mr0-msix1", "PCI-MSIX-0000:5e:00.0", "4", 4);
+	tb_vec(tb, d, *qi, -1, NULL, false);
+	tb_rate(tb, *qi, 4, 3000);
+	tb_submit(tb, d, 1, 3000);
+	return tb;
+}
+
+static void test_numa_target(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	int qi;
+	struct tb *tb = numa_classes(1, &qi);
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 60);
+	assert_non_null(mv);
+	assert_set(&mv->to, "8");
+	assert_set(&mv->fallback, "9-11");
+	assert_int_equal(mv->why.code, IP_R_SUBMITTERS_ELSEWHERE);
+	assert_true(mv->why.numa);
+	assert_int_equal(mv->why.node, 1);
+	assert_contains(REASON(mv), "; on the device's NUMA node 1 (the domain spans 2 nodes)");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* Without a node the old choice: CPU 0, off the submitter's core. */
+	tb = numa_classes(-1, &qi);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 60);
+	assert_non_null(mv);
+	assert_set(&mv->to, "0");
+	assert_set(&mv->fallback, "1-3,8-11");
+	assert_false(mv->why.numa);
+	assert_null(strstr(REASON(mv), "NUMA"));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* Whole domain: the node's part of it. */
+	tb = numa_classes(1, &qi);
+	cfg.granularity = IP_GRAN_DOMAIN;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_set(&find_move(&p, 60)->to, "8-11");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	cfg.granularity = IP_GRAN_CPU;
+
+	/* Never onto an isolated or banned CPU for the node: with 8-10
+	 * isolated and 11 banned, none of the node's CPUs of the domain is
+	 * usable, and the domain is kept as it is. */
+	tb = numa_classes(1, &qi);
+	tb_isolate(tb, "8-10");
+	cfg.banned = L("11");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 60);
+	assert_non_null(mv);
+	assert_set(&mv->to, "0");
+	assert_set(&mv->fallback, "1-3");
+	assert_false(mv->why.numa);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	cpuset_zero(&cfg.banned);
+
+	/* With 9 alone usable on the node, 9 it is, and the fallback (no
+	 * vector space there) is the rest of the domain. */
+	tb = numa_classes(1, &qi);
+	tb_isolate(tb, "8,10-11");
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 60);
+	assert_non_null(mv);
+	assert_set(&mv->to, "9");
+	assert_set(&mv->fallback, "0-3");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	ip_policy_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2545,6 +2759,8 @@ int main(void)
 		cmocka_unit_test(test_cq_stall_is_an_input),
 		cmocka_unit_test(test_cq_stall_honours_banned),
 		cmocka_unit_test(test_cq_stability),
+		cmocka_unit_test(test_numa_rehome),
+		cmocka_unit_test(test_numa_target),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

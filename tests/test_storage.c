@@ -584,6 +584,62 @@ static void test_odd_devices_skipped(void **state)
 	rmtree(t);
 }
 
+/*
+ * local_cpulist and numa_node as drivers/pci/pci-sysfs.c writes them
+ * ("8-15\n", "%d\n"), then garbled: the device is still found, the
+ * garbled value reads as unknown, and numa_note says which file and why.
+ */
+static void test_numa_files(void **state)
+{
+	static const char *const cases[][3] = {
+		/* local_cpulist, numa_node, expected note ("" none) */
+		{ "8-15\n", "1\n", "" },
+		{ "0-15\n", "-1\n", "" },
+		{ "8-15,zz\n", "1\n", "local_cpulist: not a CPU list: \"8-15,zz\"" },
+		{ "8-15\n", "one\n", "numa_node: not a decimal number" },
+	};
+	struct ip_diag d = { { 0 } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = mktree();
+		const char *fn = "sys/devices/pci0000:00/0000:5e:00.0";
+		char rel[256];
+		struct ip_root *r;
+		struct ip_storage s;
+		const struct ip_blockdev *b;
+
+		pci_disk(t, "0000:5e:00.0", "mpi3mr", "sda", "8:0\n", 1, "60");
+		snprintf(rel, sizeof(rel), "%s/local_cpulist", fn);
+		put(t, rel, cases[i][0]);
+		snprintf(rel, sizeof(rel), "%s/numa_node", fn);
+		put(t, rel, cases[i][1]);
+		assert_int_equal(ip_root_open(t, &r), 0);
+		assert_int_equal(ip_storage_sample(r, NULL, 0, &s, &d), 0);
+		assert_int_equal(s.nr_devs, 1);
+		b = &s.devs[0];
+		if (!cases[i][2][0]) {
+			ip_cpuset want;
+
+			assert_int_equal(cpuset_parse_list(&want, cases[i][0]), 0);
+			assert_true(cpuset_equal(&b->local_cpus, &want));
+			assert_string_equal(b->numa_note, "");
+			assert_int_equal(b->numa_node, i == 0 ? 1 : -1);
+		} else {
+			assert_non_null(strstr(b->numa_note, cases[i][2]));
+			if (i == 2) {
+				assert_true(cpuset_empty(&b->local_cpus));
+				assert_int_equal(b->numa_node, 1);
+			} else {
+				assert_int_equal(b->numa_node, -1);
+			}
+		}
+		ip_storage_free(&s);
+		ip_root_free(r);
+		rmtree(t);
+	}
+}
+
 static void test_no_sys_block(void **state)
 {
 	char *t = mktree();
@@ -1194,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_qemu_intx_shared),
 		cmocka_unit_test(test_capture_ahci),
 		cmocka_unit_test(test_odd_devices_skipped),
+		cmocka_unit_test(test_numa_files),
 		cmocka_unit_test(test_no_sys_block),
 		cmocka_unit_test(test_class_block_fallback),
 		cmocka_unit_test(test_vector_mapping),

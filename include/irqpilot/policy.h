@@ -178,6 +178,10 @@ enum ip_reason {
 	 * capacity (capacity, from capacity2) */
 	IP_R_OFF_ISOLATED,	   /* isolated or nohz_full (also at run time) */
 	IP_R_OFF_BANNED,	   /* the banned set ([cpus] banned, irqctl ban) */
+	/* a vector already in its submitters' domain, which spans NUMA nodes,
+	 * handled only off its device's node: to that node's CPUs of the
+	 * domain. share, cls, domain, set (where it was handled), node, nodes */
+	IP_R_NUMA_NODE,
 	IP_R_COUNT
 };
 
@@ -247,6 +251,11 @@ struct ip_why {
 	bool trimmed;	       /* IP_R_PIN: the pin lost unusable CPUs */
 	bool other_domain;     /* IP_R_OFF_*: not in its own domain */
 	unsigned capacity, capacity2; /* IP_R_OFF_*: of the target domain, of its own */
+	/* A move (or thread placement) whose target domain spans NUMA nodes,
+	 * narrowed to the CPUs of its device's node (node, from numa_node and
+	 * local_cpulist); nodes: how many nodes the domain's usable CPUs span. */
+	bool numa;
+	int node, nodes;
 };
 
 /* ---- history: what earlier cycles did ------------------------------- */

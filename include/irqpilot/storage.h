@@ -69,6 +69,7 @@ struct ip_blockdev {
 	struct ip_vector *vectors;
 	ip_cpuset local_cpus; /* the bus device's local_cpulist, empty if none */
 	int numa_node;        /* -1 if none */
+	char numa_note[160];  /* why local_cpulist or numa_node could not be read, "" */
 	enum ip_vec_route route;  /* the route that found the vectors, NONE if none did */
 	unsigned routes_tried;    /* 1 << IP_ROUTE_* of every route looked at */
 	char route_note[160];     /* why a route could not be read ("unknown interrupt controller X") */

@@ -74,6 +74,7 @@ static void why_init(struct ip_why *w, enum ip_reason code)
 	memset(w, 0, sizeof(*w));
 	w->code = code;
 	w->cpu = -1;
+	w->node = -1;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -532,6 +533,7 @@ struct cand {
 	double rate;	  /* interrupts/s */
 	int td;		  /* target domain, -1 */
 	ip_cpuset target; /* set to choose from (single) or to write */
+	ip_cpuset wide;	  /* target before the NUMA preference, if one narrowed it */
 	bool single;	  /* choose one CPU of target */
 	int fixed_cpu;	  /* housekeeping CPU already chosen, -1 */
 	int busiest;	  /* busiest submitter, -1 */
@@ -1626,10 +1628,155 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 	}
 }
 
+/*
+ * The NUMA node of the devices on line @qi, or -1: a device without one
+ * (numa_node -1, or a machine without NUMA) says nothing, and devices on
+ * two nodes sharing a line leave no side to prefer. @local gets the CPUs
+ * the kernel calls local to them (local_cpulist), empty if none told.
+ */
+static int line_node(const struct ctx *c, int qi, ip_cpuset *local)
+{
+	const struct ip_irq_info *info = ip_irq_info(&c->s->irqs[qi]);
+	int node = -1;
+
+	cpuset_zero(local);
+	for (int i = 0; i < info->nr_devs; i++) {
+		const struct ip_blockdev *b;
+
+		if (info->devs[i] < 0 || info->devs[i] >= c->s->storage.nr_devs)
+			continue;
+		b = &c->s->storage.devs[info->devs[i]];
+		if (b->numa_node < 0)
+			continue;
+		if (node >= 0 && b->numa_node != node)
+			return -1;
+		node = b->numa_node;
+		if (cpuset_empty(local))
+			*local = b->local_cpus;
+		else if (!cpuset_empty(&b->local_cpus))
+			cpuset_and(local, local, &b->local_cpus);
+	}
+	return node;
+}
+
+/*
+ * When the usable CPUs of @set (a target domain) span NUMA nodes, keep
+ * those of the device's node: its DMA buffers, completion queues and
+ * request memory are allocated there, so a far node pays a remote access
+ * on every completion. The device's local_cpulist says which CPUs those
+ * are; a garbled or missing one falls back to the topology's node of each
+ * CPU. Only ever narrows @set, so an isolated or banned CPU never comes
+ * in; when none of the domain's CPUs are on the node @set is kept.
+ * Returns the node, or -1 when @set was left as it was; *nodes is the
+ * number of nodes @set spans.
+ */
+static int numa_prefer(const struct ctx *c, int qi, ip_cpuset *set, int *nodes)
+{
+	ip_cpuset local, near;
+	int node = line_node(c, qi, &local), seen[8], nseen = 0;
+
+	*nodes = 0;
+	if (node < 0)
+		return -1;
+	cpuset_zero(&near);
+	CPUSET_FOREACH(cpu, set) {
+		int n;
+		bool known = false;
+
+		if (cpu >= c->t->nr_cpus)
+			break;
+		n = c->t->cpus[cpu].node;
+		for (int i = 0; i < nseen && !known; i++)
+			known = seen[i] == n;
+		if (!known && nseen < (int)ARRAY_SIZE(seen))
+			seen[nseen++] = n;
+		if (cpuset_empty(&local) ? n == node : cpuset_test(&local, cpu))
+			cpuset_set(&near, cpu);
+	}
+	*nodes = nseen;
+	if (nseen < 2 || cpuset_empty(&near) || cpuset_equal(&near, set))
+		return -1;
+	*set = near;
+	return node;
+}
+
+/* The NUMA preference, on a move's target or a managed vector's thread's:
+ * not on pins (the admin chose) nor on a CPU already chosen (a housekeeping
+ * CPU nearest its isolated submitter, the nearest CPU off an isolated one). */
+static void numa_narrow(struct ctx *c, int qi, struct cand *cd)
+{
+	int node, nodes;
+
+	if (cd->pinned)
+		return;
+	if (cd->kind == CAND_MOVE && cd->td >= 0 && cd->fixed_cpu < 0) {
+		ip_cpuset wide = cd->target;
+
+		node = numa_prefer(c, qi, &cd->target, &nodes);
+		if (node >= 0) {
+			cd->wide = wide;
+			cd->why.numa = true;
+			cd->why.node = node;
+			cd->why.nodes = nodes;
+		}
+	}
+	if (cd->thread_direct) {
+		node = numa_prefer(c, qi, &cd->thread_target, &nodes);
+		if (node >= 0) {
+			cd->thread_why.numa = true;
+			cd->thread_why.node = node;
+			cd->thread_why.nodes = nodes;
+		}
+	}
+}
+
+/*
+ * A vector already in its submitters' domain but handled only on CPUs off
+ * its device's node (the kernel's first choice, before any move of ours,
+ * is often CPU 0) moves to that node's CPUs of the domain: the domain
+ * alone would never move it, being already placed. Once on the node it
+ * stays, so this cannot swing; dwell and max_moves hold as for any move.
+ */
+static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
+{
+	ip_cpuset elig, near;
+	int node, nodes;
+	struct ip_why *w;
+	double share = cd->why.share;
+	char devs[64];
+
+	if (cd->kind != CAND_KEEP || cd->why.code != IP_R_ALREADY_PLACED || !cd->storage ||
+	    cd->managed || cd->pinned || cd->banned || cd->td < 0 || cpuset_empty(&cd->from))
+		return;
+	domain_eligible(c, cd->td, &elig);
+	near = elig;
+	node = numa_prefer(c, qi, &near, &nodes);
+	if (node < 0 || cpuset_intersects(&cd->from, &near))
+		return;
+	cd->kind = CAND_MOVE;
+	cd->dwell_applies = true;
+	cd->gain = 0;
+	cd->target = near;
+	cd->wide = elig;
+	cd->single = c->cfg->granularity == IP_GRAN_CPU;
+	cd->fixed_cpu = -1;
+	scopy(devs, sizeof(devs), cd->why.devices);
+	w = cand_why(c, qi, devs, cd, false, IP_R_NUMA_NODE);
+	w->share = share;
+	w->cls = c->t->domains[cd->td].cls;
+	w->domain = c->t->domains[cd->td].cpus;
+	w->set = cd->from;
+	w->numa = true;
+	w->node = node;
+	w->nodes = nodes;
+}
+
 static void evaluate(struct ctx *c, int qi, struct cand *cd)
 {
 	evaluate_placement(c, qi, cd);
+	numa_rehome(c, qi, cd);
 	move_off(c, qi, cd);
+	numa_narrow(c, qi, cd);
 }
 
 static int cmp_gain(const void *a, const void *b)
@@ -1661,6 +1808,9 @@ static void emit_move(struct ctx *c, struct cand *cd)
 		cpuset_zero(&to);
 		cpuset_set(&to, cpu);
 		cpuset_andnot(&fallback, &cd->target, &to);
+		/* no room left on the device's node: the rest of the domain */
+		if (cpuset_empty(&fallback) && cd->why.numa)
+			cpuset_andnot(&fallback, &cd->wide, &to);
 	}
 	c->p->moves =
 		grow(c->p->moves, &c->p->nr_moves, &c->g.moves, sizeof(*c->p->moves), &c->err);

@@ -159,6 +159,7 @@ void ip_report_json_devices(struct ip_json *j, const struct ip_model *m)
 		ip_json_int(j, "rq_affinity", b->rq_affinity);
 		ip_json_bool(j, "rotational", b->rotational);
 		ip_json_int(j, "numa_node", b->numa_node);
+		ip_json_string(j, "numa_note", b->numa_note[0] ? b->numa_note : NULL);
 		ip_json_string(j, "route", ip_vec_route_name(b->route));
 		ip_json_array_begin(j, "routes_tried");
 		for (int k = 1; k < IP_ROUTE_COUNT; k++)
@@ -571,6 +572,8 @@ static const struct reason_def {
 	/* a vector moved off a CPU fenced off */
 	{ IP_R_OFF_ISOLATED, "off-isolated", "c1019fb70c854db1b2e4bed36b6a4594" },
 	{ IP_R_OFF_BANNED, "off-banned", "eafdb9638acd45f09a39a578f26e1696" },
+	/* within a domain that spans NUMA nodes */
+	{ IP_R_NUMA_NODE, "numa-node", "a2b0cf70a28546f1be6df7eb7d3f6af3" },
 };
 _Static_assert(ARRAY_SIZE(reasons) == IP_R_COUNT,
 	       "each enum ip_reason needs its row in reasons[], with its MESSAGE_ID or NO_ID(why)");
@@ -937,7 +940,15 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		if (w->cpu >= 0)
 			put(l, ", CPU %d", w->cpu);
 		break;
+	case IP_R_NUMA_NODE:
+		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
+		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
+		    set_str(b2, &w->set), w->node);
+		return;
 	}
+	/* once, on the record's own reason, not again on its detail */
+	if (w->numa && code == w->code)
+		put(l, "; on the device's NUMA node %d (the domain spans %d nodes)", w->node, w->nodes);
 }
 
 const char *ip_report_why(char *buf, size_t size, const struct ip_why *w)
@@ -1122,6 +1133,14 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		o->num(o, "share", w->share);
 		o->set(o, "domain", &w->domain);
 		break;
+	case IP_R_NUMA_NODE:
+		o->num(o, "share", w->share);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->set(o, "handled_on", &w->set);
+		o->integer(o, "node", w->node);
+		o->integer(o, "nodes", w->nodes);
+		break;
 	case IP_R_OFF_ISOLATED:
 	case IP_R_OFF_BANNED:
 		o->set(o, "unusable", &w->set);
@@ -1138,6 +1157,10 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		break;
 	default:
 		break;
+	}
+	if (w->numa && code == w->code && code != IP_R_NUMA_NODE) {
+		o->integer(o, "node", w->node);
+		o->integer(o, "nodes", w->nodes);
 	}
 	if (w->src == IP_FROM_RULE)
 		o->str(o, "rule", w->rule);

@@ -1380,14 +1380,25 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	free(text);
 	text = NULL;
 	cpuset_zero(&bd->local_cpus);
-	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0)
+	/* drivers/pci/pci-sysfs.c local_cpulist_show: a cpulist and "\n". A
+	 * garbled one is said, and the policy falls back to the topology's
+	 * CPUs of numa_node: the device is still steered. */
+	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0) {
 		cpuset_zero(&bd->local_cpus);
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: not a CPU list: \"%.*s\"", path,
+			 (int)strcspn(text, "\n") > 48 ? 48 : (int)strcspn(text, "\n"), text);
+	}
 	free(path);
 	path = ip_asprintf("%s/numa_node", b.path);
 	if (!path)
 		return -ENOMEM;
-	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v < 65536)
+	/* numa_node_show: "%d\n", -1 (NUMA_NO_NODE) when firmware gave none */
+	ret = ip_root_read_long(r, path, &v);
+	if (ret == 0 && v >= 0 && v < 65536)
 		bd->numa_node = (int)v;
+	else if ((ret == 0 && v != -1) || (ret < 0 && ret != -ENOENT && !bd->numa_note[0]))
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: %s", path,
+			 ret == -EINVAL ? "not a decimal number" : ret < 0 ? strerror(-ret) : "not a NUMA node");
 
 	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)
