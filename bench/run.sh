@@ -271,7 +271,7 @@ rm -rf "$d"
 # ---- placement in the VM: no daemon, irqbalance, irqpilotd --------------------
 vm_lines=()
 if [ "${BENCH_VM:-1}" = 1 ] && [ -x "$srcdir/tests/vm/run-vm.sh" ]; then
-	for sc in bench-single-vector bench-little-big; do
+	for sc in bench-single-vector bench-little-big bench-idle-wakeups; do
 		log "VM: $sc (QEMU/TCG, a few minutes)"
 		line=$(IRQPILOT_BUILD=$builddir "$srcdir/tests/vm/run-vm.sh" --out "$tmp/vm-$sc" \
 			"$srcdir/tests/vm/scenarios/$sc.sh" 2>/dev/null | tail -n1) || true
@@ -397,6 +397,8 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 		echo "\`tests/vm/run-vm.sh tests/vm/scenarios/SCENARIO.sh\`, one workload three ways in one boot"
 		echo "(bench/vm-compare.sh). Completions in 2-3: share of BLOCK softirqs in fio's domain."
 		echo "TCG on a loaded host makes IOPS and p99 noisy: read locality first."
+		echo "bench-idle-wakeups: both daemons idle on a real kernel (the generated trees above show"
+		echo "only irqpilotd's timer back-off; its perf wakeup needs the kernel's own disks)."
 		echo
 		for l in "${vm_lines[@]}"; do echo "- $l"; echo; done
 	else
