@@ -16,6 +16,8 @@
 #  6. systemctl stop puts back every original: the vector's affinity and the thread's CPUs and
 #     scheduling.
 #  7. With the service stopped and the socket listening, the first irqctl status starts it.
+#  8. dpkg --purge leaves nothing behind: no file of the package, no conffile, no state or runtime
+#     directory, no enablement symlink.
 set -u
 if [ "${1:-}" = --host-prep ]; then
 	# On the host, from the source tree: the packages, as CI's package stage builds them.
@@ -176,6 +178,33 @@ s=$(vm_irqctl status 2>&1) || vm_fail "the first irqctl status did not start the
 a=$(systemctl is-active irqpilotd.service)
 [ "$a" = active ] || vm_fail "irqctl status answered but irqpilotd.service is $a"
 vm_log "socket activation: irqctl status answered, irqpilotd.service $a"
-systemctl stop irqpilotd.service irqpilotd.socket
 
-vm_pass "irq $irq orig $aff0 (thread $thr0): dpkg -i enabled+started, READY+STATUS; watchdog restart $n0 -> $n1; moved to $mv1 under the sandbox; broken SIGHUP rejected; journal: $jsum; systemctl stop restored; socket-activated on irqctl status"
+# 8. Purge. The postrm removes /run/irqpilot, and this harness keeps its own mounts there
+# (src, build, and out: the host's writable 9p export). So dpkg runs in a private mount namespace
+# whose /run is a new tmpfs holding only what dpkg and systemctl need (/run/systemd, bound from the
+# real one) and a /run/irqpilot with what the service leaves there, for the postrm to remove.
+files=$(dpkg-query -L irqpilot) || vm_fail "dpkg-query -L irqpilot failed"
+out=$(unshare -m --propagation private bash -c '
+	set -e
+	mkdir -p /tmp/realrun
+	mount --rbind /run /tmp/realrun
+	mount -t tmpfs -o mode=0755 run /run
+	mkdir -p /run/systemd /run/lock /run/irqpilot
+	mount --rbind /tmp/realrun/systemd /run/systemd
+	touch /run/irqpilot/state /run/irqpilot/lock
+	DEBIAN_FRONTEND=noninteractive dpkg --purge irqpilot
+	if [ -e /run/irqpilot ]; then echo "purge left /run/irqpilot: $(ls -A /run/irqpilot)"; exit 1; fi
+' 2>&1) || { echo "$out"; vm_fail "dpkg --purge irqpilot failed: $(tail -n1 <<<"$out")"; }
+left=""
+while read -r f; do
+	# directories the package shares with others (/usr/share/man/man8, ...) stay
+	[ -e "$f" ] && [ ! -d "$f" ] && left+=" $f"
+done <<<"$files"
+for d in /etc/irqpilot /var/lib/irqpilot; do [ -e "$d" ] && left+=" $d"; done
+for l in /etc/systemd/system/*.wants/irqpilotd.*; do [ -e "$l" ] || [ -L "$l" ] && left+=" $l"; done
+[ -z "$left" ] || vm_fail "dpkg --purge left:$left"
+st=$(dpkg-query -W -f '${db:Status-Status}' irqpilot 2>/dev/null) || st=not-installed
+[ "$st" = not-installed ] || vm_fail "after the purge dpkg says irqpilot is $st"
+vm_log "purge: nothing of $(wc -l <<<"$files") paths left, dpkg status $st"
+
+vm_pass "irq $irq orig $aff0 (thread $thr0): dpkg -i enabled+started, READY+STATUS; watchdog restart $n0 -> $n1; moved to $mv1 under the sandbox; broken SIGHUP rejected; journal: $jsum; systemctl stop restored; socket-activated on irqctl status; purge left nothing"
