@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --systemd --disk ahci --append threadirqs --smp 4,sockets=2,cores=2 --timeout 600
+# vm: --systemd --disk ahci --append threadirqs --smp 4,sockets=2,cores=2 --timeout 900
 # host-prep: bash tests/vm/scenarios/irqpilot-systemd.sh --host-prep
 # The Debian package under a real systemd: the guest's PID 1 is systemd (run-vm.sh --systemd, the
 # root an overlay with a tmpfs upper layer), and the irqpilot .deb that scripts/build-deb makes on
