@@ -1170,9 +1170,9 @@ int ip_apply_restore_irq(struct ip_root *r, struct ip_originals *o, const struct
 	memset(out, 0, sizeof(*out));
 	restore_irqs(&a);
 	if (found && one.nr_irqs == 0) {
-		/* restored or gone: restore_irqs() freed the list */
-		memmove(&o->irqs[i], &o->irqs[i + 1], (o->nr_irqs - i - 1) * sizeof(*o->irqs));
-		o->nr_irqs--;
+		/* restored or gone: restore_irqs() freed the list it shared */
+		o->irqs[i].list = NULL;
+		ip_originals_drop_irq(o, irq);
 	}
 	if (a.err) {
 		ip_apply_results_free(out);
