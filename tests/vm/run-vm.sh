@@ -816,13 +816,25 @@ boot_once() {
 		if [ -z "$boot_wall" ]; then
 			local sz
 			sz=$(stat -c %s "$out/console.log" 2>/dev/null || echo 0)
+			local last rcu=""
 			if [ "$sz" != "$con_size" ]; then
 				con_size=$sz con_since=$now
-			elif [ $((now - con_since)) -ge "$stall_s" ]; then
-				local last
+				# The same stall, told by the guest kernel: a vCPU halted in
+				# native_safe_halt whose timer never fired ("timer wakeup didn't
+				# happen ... Possible timer handling issue on cpu=N").
+				rcu=$(grep -a -m1 -E 'rcu: INFO: .*detected stalls|self-detected stall' \
+					"$out/console.log" | cut -c1-120)
+			fi
+			if [ -n "$rcu" ] || [ $((now - con_since)) -ge "$stall_s" ]; then
 				last=$(tail -n1 "$out/console.log" | cut -c1-120)
-				boot_stalled="guest printed nothing for ${stall_s}s before booting, after: ${last:-(an empty console)}"
-				log "boot stalled after: ${last:-(an empty console)}"
+				if [ -n "$rcu" ]; then
+					sleep 5	# the kernel's own report of the stalled CPUs follows
+					boot_stalled="guest kernel stalled before booting: $rcu;"
+					boot_stalled+=" $(grep -a -m1 -E 'timer handling issue|NMI backtrace' "$out/console.log" | cut -c1-100)"
+				else
+					boot_stalled="guest printed nothing for ${stall_s}s before booting, after: ${last:-(an empty console)}"
+				fi
+				log "boot stalled: $boot_stalled"
 				stall_report | tee "$out/stall.txt" | sed 's/^/    run-vm: /' >&2
 				kill -TERM "$qemu_pid" 2>/dev/null
 				sleep 2
