@@ -10,7 +10,8 @@
 #
 # SCENARIO names are looked up in both directories. Each --guest adds a guest (ARCH and KERNEL
 # as run-vm.sh takes them, e.g. x86_64:default, x86_64:rt, x86_64:trixie); after "=" it names
-# the scenarios that guest runs, else it runs the ones named on the command line, else all.
+# the scenarios that guest runs, after "=-" the ones it leaves out of all, else it runs the ones
+# named on the command line, else all.
 # Without --guest: one guest, $ARCH:$KERNEL (default x86_64:default). A scenario that needs
 # another arch, an RT kernel or a newer kernel (its "# vm: --need-*" options) is a SKIP there.
 #
@@ -117,7 +118,16 @@ for g in "${guests[@]}"; do
 	garch=${g%%:*} gk=${g#*:}
 	[ "$garch" != "$g" ] || gk=default
 	gscen=()
-	if [[ $gk == *=* ]]; then
+	if [[ $gk == *=-* ]]; then
+		# "=-a,b": every scenario but those (each must exist, so a rename cannot go unseen).
+		IFS=, read -r -a names <<<"${gk#*=-}"
+		gk=${gk%%=*}
+		scenario_paths "${names[@]}"
+		for s in "${default_scen[@]}"; do
+			for x in "${SCEN[@]}"; do [ "$s" -ef "$x" ] && continue 2; done
+			gscen+=("$s")
+		done
+	elif [[ $gk == *=* ]]; then
 		IFS=, read -r -a names <<<"${gk#*=}"
 		gk=${gk%%=*}
 		scenario_paths "${names[@]}"
