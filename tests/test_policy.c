@@ -2060,7 +2060,7 @@ static void test_cq_auto_no_attach(void **state)
 
 	/* completion_threads = no for the device */
 	tb = ahci_vm(true, 1);
-	cfg.dev_rules[0].completion_threads = IP_CQ_MODE_NO;
+	cfg.dev_rules[0].completion_threads = IP_COMPLETION_NO;
 	ip_history_init(&h);
 	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
@@ -2206,14 +2206,14 @@ static void test_cq_yes_no(void **state)
 
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
-	cfg.completion_threads = IP_CQ_MODE_YES;
+	cfg.completion_threads = IP_COMPLETION_YES;
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_true(find_cq(&p, "sda")->attach);
 	assert_contains(cq_reason(&p, "sda"), "completion_threads = yes (the policy)");
 	/* attached now: a rule saying no detaches it */
 	tb_cq(tb, 0, 0, 900, "0-3");
-	ip_policy_add_dev_rule(&cfg, "sd*")->completion_threads = IP_CQ_MODE_NO;
+	ip_policy_add_dev_rule(&cfg, "sd*")->completion_threads = IP_COMPLETION_NO;
 	step(tb, &cfg, &h, 101 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_false(find_cq(&p, "sda")->attach);

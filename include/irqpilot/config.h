@@ -21,14 +21,6 @@
 #endif
 #define IP_CONFIG_DEFAULT_PATH SYSCONFDIR "/irqpilot/irqpilot.conf"
 
-/* Whether the kernel module runs block completions in per-domain threads. */
-enum ip_completion_threads {
-	IP_COMPLETION_INHERIT = -1, /* per-device only: use [policy] completion_threads */
-	IP_COMPLETION_AUTO = 0,
-	IP_COMPLETION_YES,
-	IP_COMPLETION_NO,
-};
-
 #define IP_CONF_PATH_MAX 256 /* a path setting, including the NUL */
 struct ip_daemon_config {
 	double interval_s; /* sampling period, 0.1 .. 3600 */
