@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/config.h"
 #include "irqpilot/policy.h"
 #include "reason-text.h"
 
@@ -2226,6 +2227,50 @@ static void test_cq_yes_no(void **state)
 	free(tb);
 }
 
+/*
+ * completion_threads as a user writes it: the file's [device] section is
+ * what the policy decides by, with nothing in between. The last matching
+ * section that sets it wins over an earlier one and over [policy].
+ */
+static void test_cq_from_file(void **state)
+{
+	static const char *const text[] = {
+		"[device \"sd*\"]\ncompletion_threads = yes\n",
+		"[policy]\ncompletion_threads = yes\n[device \"sd*\"]\ncompletion_threads = no\n",
+		"[policy]\ncompletion_threads = no\n[device \"sd*\"]\ncompletion_threads = no\n"
+		"[device sda]\nrq_affinity = 2\n[device \"s?a\"]\ncompletion_threads = yes\n",
+	};
+	static const char *const want[] = {
+		"completion_threads = yes (rule 'sd*')",
+		NULL,
+		"completion_threads = yes (rule 's?a')",
+	};
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		struct tb *tb = ahci_vm(false, 1);
+		struct ip_config c;
+		struct ip_diag d = { "" };
+		struct ip_history h;
+		struct ip_plan p = { 0 };
+
+		ip_config_init(&c);
+		assert_int_equal(ip_config_load_string(text[i], "test.conf", &c, &d), 0);
+		ip_history_init(&h);
+		step(tb, &c.policy, &h, 100 * S, &p);
+		if (want[i]) {
+			assert_non_null(find_cq(&p, "sda"));
+			assert_true(find_cq(&p, "sda")->attach);
+			assert_contains(cq_reason(&p, "sda"), want[i]);
+		} else {
+			assert_int_equal(p.nr_cq, 0);
+		}
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		ip_config_free(&c);
+		free(tb);
+	}
+}
+
 /* Auto detaches what it attached once the reason is gone, after the dwell. */
 static void test_cq_auto_detach(void **state)
 {
@@ -2753,6 +2798,7 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_no_attach),
 		cmocka_unit_test(test_cq_auto_single_vector),
 		cmocka_unit_test(test_cq_yes_no),
+		cmocka_unit_test(test_cq_from_file),
 		cmocka_unit_test(test_cq_auto_detach),
 		cmocka_unit_test(test_cq_trial_slower),
 		cmocka_unit_test(test_cq_per_queue_placement),
