@@ -74,7 +74,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.policy.rt_priority, 50);
 	assert_int_equal(c.policy.granularity, IP_GRAN_CPU);
 	assert_true(cpuset_empty(&c.policy.banned));
-	assert_int_equal(c.completion_threads, IP_COMPLETION_AUTO);
+	assert_int_equal(c.policy.completion_threads, IP_COMPLETION_AUTO);
 	assert_int_equal(c.policy.nr_dev_rules, 0);
 
 	/* An empty or comment-only file is the built-in defaults. */
@@ -160,7 +160,7 @@ static void test_every_key(void **state)
 	assert_true(c.policy.idle_grace_s == 0);
 	assert_true(c.policy.return_window_s == 120);
 	assert_int_equal(c.policy.rt_priority, 0);
-	assert_int_equal(c.completion_threads, IP_COMPLETION_NO);
+	assert_int_equal(c.policy.completion_threads, IP_COMPLETION_NO);
 
 	assert_int_equal(c.policy.nr_dev_rules, 2);
 	r = &c.policy.dev_rules[0];
@@ -170,15 +170,14 @@ static void test_every_key(void **state)
 	assert_false(r->ban);
 	assert_int_equal(r->rt_priority, 60);
 	assert_int_equal(r->rq_affinity, 2);
-	assert_string_equal(c.dev_extra[0].match, "mmcblk*");
-	assert_int_equal(c.dev_extra[0].completion_threads, IP_COMPLETION_YES);
+	assert_int_equal(r->completion_threads, IP_COMPLETION_YES);
 	r = &c.policy.dev_rules[1];
 	assert_string_equal(r->match, "sd[ab]");
 	assert_true(r->ban);
 	assert_false(r->have_pin);
 	assert_int_equal(r->rt_priority, -1);
 	assert_int_equal(r->rq_affinity, -1);
-	assert_int_equal(c.dev_extra[1].completion_threads, IP_COMPLETION_INHERIT);
+	assert_int_equal(r->completion_threads, IP_COMPLETION_INHERIT);
 
 	assert_int_equal(c.policy.nr_irq_rules, 2);
 	r = &c.policy.irq_rules[0];
@@ -190,9 +189,11 @@ static void test_every_key(void **state)
 	assert_true(c.policy.irq_rules[1].ban);
 
 	/* Globs: the last matching section that sets it wins. */
-	assert_int_equal(ip_config_completion_threads(&c, "mmcblk0"), IP_COMPLETION_YES);
-	assert_int_equal(ip_config_completion_threads(&c, "sda"), IP_COMPLETION_NO);
-	assert_int_equal(ip_config_completion_threads(&c, "nvme0n1"), IP_COMPLETION_NO);
+	assert_int_equal(ip_policy_completion_threads(&c.policy, "mmcblk0", &r), IP_COMPLETION_YES);
+	assert_ptr_equal(r, &c.policy.dev_rules[0]);
+	assert_int_equal(ip_policy_completion_threads(&c.policy, "sda", &r), IP_COMPLETION_NO);
+	assert_null(r);
+	assert_int_equal(ip_policy_completion_threads(&c.policy, "nvme0n1", NULL), IP_COMPLETION_NO);
 	ip_config_free(&c);
 }
 
@@ -385,7 +386,6 @@ static void test_error_keeps_old(void **state)
 	assert_int_equal(ip_config_load_string("[daemon]\ninterval = 7\n", NAME, &c, &d), 0);
 	assert_true(c.daemon.interval_s == 7);
 	assert_int_equal(c.policy.nr_dev_rules, 0);
-	assert_true(c.dev_extra == NULL);
 	ip_config_free(&c);
 	ip_config_free(&before);
 }

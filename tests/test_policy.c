@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/config.h"
 #include "irqpilot/policy.h"
 #include "reason-text.h"
 
@@ -2060,7 +2061,7 @@ static void test_cq_auto_no_attach(void **state)
 
 	/* completion_threads = no for the device */
 	tb = ahci_vm(true, 1);
-	cfg.dev_rules[0].completion_threads = IP_CQ_MODE_NO;
+	cfg.dev_rules[0].completion_threads = IP_COMPLETION_NO;
 	ip_history_init(&h);
 	warm(tb, &h);
 	step(tb, &cfg, &h, 100 * S, &p);
@@ -2206,14 +2207,14 @@ static void test_cq_yes_no(void **state)
 
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
-	cfg.completion_threads = IP_CQ_MODE_YES;
+	cfg.completion_threads = IP_COMPLETION_YES;
 	step(tb, &cfg, &h, 100 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_true(find_cq(&p, "sda")->attach);
 	assert_contains(cq_reason(&p, "sda"), "completion_threads = yes (the policy)");
 	/* attached now: a rule saying no detaches it */
 	tb_cq(tb, 0, 0, 900, "0-3");
-	ip_policy_add_dev_rule(&cfg, "sd*")->completion_threads = IP_CQ_MODE_NO;
+	ip_policy_add_dev_rule(&cfg, "sd*")->completion_threads = IP_COMPLETION_NO;
 	step(tb, &cfg, &h, 101 * S, &p);
 	assert_non_null(find_cq(&p, "sda"));
 	assert_false(find_cq(&p, "sda")->attach);
@@ -2224,6 +2225,50 @@ static void test_cq_yes_no(void **state)
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);
 	free(tb);
+}
+
+/*
+ * completion_threads as a user writes it: the file's [device] section is
+ * what the policy decides by, with nothing in between. The last matching
+ * section that sets it wins over an earlier one and over [policy].
+ */
+static void test_cq_from_file(void **state)
+{
+	static const char *const text[] = {
+		"[device \"sd*\"]\ncompletion_threads = yes\n",
+		"[policy]\ncompletion_threads = yes\n[device \"sd*\"]\ncompletion_threads = no\n",
+		"[policy]\ncompletion_threads = no\n[device \"sd*\"]\ncompletion_threads = no\n"
+		"[device sda]\nrq_affinity = 2\n[device \"s?a\"]\ncompletion_threads = yes\n",
+	};
+	static const char *const want[] = {
+		"completion_threads = yes (rule 'sd*')",
+		NULL,
+		"completion_threads = yes (rule 's?a')",
+	};
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		struct tb *tb = ahci_vm(false, 1);
+		struct ip_config c;
+		struct ip_diag d = { "" };
+		struct ip_history h;
+		struct ip_plan p = { 0 };
+
+		ip_config_init(&c);
+		assert_int_equal(ip_config_load_string(text[i], "test.conf", &c, &d), 0);
+		ip_history_init(&h);
+		step(tb, &c.policy, &h, 100 * S, &p);
+		if (want[i]) {
+			assert_non_null(find_cq(&p, "sda"));
+			assert_true(find_cq(&p, "sda")->attach);
+			assert_contains(cq_reason(&p, "sda"), want[i]);
+		} else {
+			assert_int_equal(p.nr_cq, 0);
+		}
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		ip_config_free(&c);
+		free(tb);
+	}
 }
 
 /* Auto detaches what it attached once the reason is gone, after the dwell. */
@@ -2753,6 +2798,7 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_no_attach),
 		cmocka_unit_test(test_cq_auto_single_vector),
 		cmocka_unit_test(test_cq_yes_no),
+		cmocka_unit_test(test_cq_from_file),
 		cmocka_unit_test(test_cq_auto_detach),
 		cmocka_unit_test(test_cq_trial_slower),
 		cmocka_unit_test(test_cq_per_queue_placement),

@@ -21,14 +21,6 @@
 #endif
 #define IP_CONFIG_DEFAULT_PATH SYSCONFDIR "/irqpilot/irqpilot.conf"
 
-/* Whether the kernel module runs block completions in per-domain threads. */
-enum ip_completion_threads {
-	IP_COMPLETION_INHERIT = -1, /* per-device only: use [policy] completion_threads */
-	IP_COMPLETION_AUTO = 0,
-	IP_COMPLETION_YES,
-	IP_COMPLETION_NO,
-};
-
 #define IP_CONF_PATH_MAX 256 /* a path setting, including the NUL */
 struct ip_daemon_config {
 	double interval_s; /* sampling period, 0.1 .. 3600 */
@@ -52,22 +44,15 @@ struct ip_control_config {
 	char admin_group[IP_GROUP_NAME_MAX]; /* "" = root only */
 };
 
-/*
- * What struct ip_rule has no field for. dev_extra[i] belongs to
- * policy.dev_rules[i]; both arrays always have policy.nr_dev_rules entries.
- */
-struct ip_dev_extra {
-	char *match; /* same glob as the rule, owned */
-	enum ip_completion_threads completion_threads;
-};
-
 struct ip_config {
 	struct ip_daemon_config daemon;
 	struct ip_control_config control;
 	struct ip_cpu_overrides overrides;
-	struct ip_policy_config policy; /* [cpus] banned lands in policy.banned */
-	enum ip_completion_threads completion_threads; /* never INHERIT */
-	struct ip_dev_extra *dev_extra;
+	/* [cpus] banned lands in policy.banned; [device] and [irq] sections are
+	 * policy.dev_rules and irq_rules. policy.interval_s is the one field
+	 * no key writes: irqpilotd sets it, from [daemon] interval or from
+	 * --interval. */
+	struct ip_policy_config policy;
 };
 
 /* ---- the keys ---------------------------------------------------------
@@ -112,9 +97,8 @@ struct ip_config_enum {
 
 /* Which struct a key's offset is into. */
 enum ip_config_base {
-	IP_CONF_BASE_CONFIG,	/* struct ip_config */
-	IP_CONF_BASE_RULE,	/* struct ip_rule of the section's rule */
-	IP_CONF_BASE_DEV_EXTRA, /* struct ip_dev_extra of the [device] rule */
+	IP_CONF_BASE_CONFIG, /* struct ip_config */
+	IP_CONF_BASE_RULE,   /* struct ip_rule of the section's rule */
 };
 
 struct ip_config_parser;
@@ -179,10 +163,5 @@ int ip_config_dump(const struct ip_config *c, FILE *f);
 /* Deep comparison, for the round-trip test and for logging what a reload
  * changed. */
 bool ip_config_equal(const struct ip_config *a, const struct ip_config *b);
-
-/* The completion_threads in force for block device @device: the last
- * matching [device] section that sets it, else the [policy] value. */
-enum ip_completion_threads ip_config_completion_threads(const struct ip_config *c,
-							 const char *device);
 
 #endif

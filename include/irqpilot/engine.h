@@ -78,15 +78,6 @@ struct ip_root *ip_engine_root(struct ip_engine *e);
 /* The writers the engine uses. */
 const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e);
 /*
- * Copies what only struct ip_config holds into the policy configuration
- * the engine decides with: completion_threads, per [device] section, and
- * the interval the window is counted in (the caller overrides it where a
- * command line does). Call
- * it after every load, before ip_engine_set_config().
- */
-void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c);
-
-/*
  * irqpilot_cq reported a stall of queue @hwq of @major:@minor at @at_ns: the
  * next step's snapshot carries it (struct ip_cq_thread.stalled_ns) for the
  * policy to act on. -ENOMEM if it could not be kept.

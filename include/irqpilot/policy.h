@@ -29,6 +29,18 @@ enum ip_idle_domain {
 };
 
 /*
+ * Whether a device's block completions go to irqpilot_cq's per-queue
+ * threads: the completion_threads key of [policy] and of [device]
+ * sections (irqpilot.conf(5)), which config.c stores here directly.
+ */
+enum ip_completion_threads {
+	IP_COMPLETION_INHERIT = -1, /* device rules only: the policy's */
+	IP_COMPLETION_AUTO = 0,
+	IP_COMPLETION_YES,
+	IP_COMPLETION_NO,
+};
+
+/*
  * One [device "GLOB"] or [irq "GLOB"] section. A device rule's glob is
  * matched against block device names (sda, nvme0n1); an IRQ rule's
  * against each action name of the line ("nvme0q1", "mmc0") and against
@@ -41,20 +53,8 @@ struct ip_rule {
 	bool ban;	 /* never touch the vector(s) or their threads */
 	int rt_priority; /* SCHED_FIFO priority of the IRQ threads, -1 = policy default */
 	int rq_affinity; /* device rules only: 0, 1 or 2; -1 = leave as is */
-	/* device rules only: enum ip_cq_mode, -1 = the policy's */
-	int completion_threads;
-};
-
-/*
- * Whether a device's block completions go to irqpilot_cq's per-queue
- * threads. Same values as config.h's enum ip_completion_threads, which the
- * caller copies into struct ip_policy_config and its device rules (see
- * ip_engine_config_from()).
- */
-enum ip_cq_mode {
-	IP_CQ_MODE_AUTO = 0,
-	IP_CQ_MODE_YES,
-	IP_CQ_MODE_NO,
+	/* device rules only; IP_COMPLETION_INHERIT = the policy's */
+	enum ip_completion_threads completion_threads;
 };
 
 struct ip_policy_config {
@@ -76,7 +76,7 @@ struct ip_policy_config {
 	double interval_s;
 	int rt_priority;	/* SCHED_FIFO priority of IRQ threads; 0 = leave */
 	ip_cpuset banned;	/* never placed on */
-	enum ip_cq_mode completion_threads;
+	enum ip_completion_threads completion_threads; /* never INHERIT */
 	int nr_dev_rules;
 	struct ip_rule *dev_rules;
 	int nr_irq_rules;
@@ -85,10 +85,17 @@ struct ip_policy_config {
 
 void ip_policy_config_init(struct ip_policy_config *c);
 void ip_policy_config_free(struct ip_policy_config *c);
-/* Appends a rule with no action (rt_priority = rq_affinity = -1) and
- * returns it, or NULL on ENOMEM. @match is copied. */
+/* Appends a rule with no action (rt_priority = rq_affinity = -1,
+ * completion_threads INHERIT) and returns it, or NULL on ENOMEM. @match is
+ * copied. */
 struct ip_rule *ip_policy_add_dev_rule(struct ip_policy_config *c, const char *match);
 struct ip_rule *ip_policy_add_irq_rule(struct ip_policy_config *c, const char *match);
+/* The completion_threads in force for block device @device: the last
+ * [device] rule that matches it and sets it (*@src, if @src is not NULL),
+ * else the policy's own (*@src = NULL). Never INHERIT. */
+enum ip_completion_threads ip_policy_completion_threads(const struct ip_policy_config *c,
+							 const char *device,
+							 const struct ip_rule **src);
 /* Whether an [irq NAME] rule names the line (its number or one of its
  * comma-separated action names), as the policy matches them. */
 bool ip_policy_irq_named(const struct ip_policy_config *cfg, unsigned irq, const char *actions);

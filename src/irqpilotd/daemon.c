@@ -801,7 +801,6 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ip_config_free(&d->cfg);
 	d->cfg = next;
 	d->admin_gid = admin_gid;
-	ip_engine_config_from(&d->cfg.policy, &d->cfg);
 	d->cfg.policy.interval_s = interval_s(d);
 	/* irqctl ban / unban outlive a reload: a container runtime that banned
 	 * its CPUs must not see them used again because the admin edited the file */
@@ -1390,7 +1389,6 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	eo.dry_run = o->dry_run || d.cfg.daemon.dry_run;
 	eo.live_counters = ip_root_is_live(d.root);
 	eo.overrides = d.cfg.overrides;
-	ip_engine_config_from(&d.cfg.policy, &d.cfg);
 	d.cfg.policy.interval_s = interval_s(&d);
 	d.conf_banned = d.cfg.policy.banned;
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);

@@ -363,8 +363,9 @@ int main(int argc, char **argv)
 		ip_config_free(&cfg);
 		return IP_EXIT_USAGE;
 	}
-	/* per-device completion_threads, resolved into the policy's terms */
-	ip_engine_config_from(&cfg.policy, &cfg);
+	/* The window is counted in the file's period; --interval here only
+	 * spaces the samples of --capture and --once. */
+	cfg.policy.interval_s = cfg.daemon.interval_s;
 	if (o.interval_s <= 0)
 		o.interval_s = cfg.daemon.interval_s;
 	if (o.mode == MODE_REPLAY) {

@@ -20,7 +20,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,7 +141,8 @@ static const struct ip_config_key keys[] = {
 	  .note = " (0 leaves the threads' priority alone)", .def = "50", CFG(policy.rt_priority),
 	  .doc = "SCHED_FIFO priority of storage IRQ threads" },
 	{ B(POLICY), "completion_threads", IP_CONF_ENUM, .choices = &completions, .def = "auto",
-	  CFG(completion_threads), .doc = "block completions in irqpilot_cq's per-queue threads" },
+	  CFG(policy.completion_threads),
+	  .doc = "block completions in irqpilot_cq's per-queue threads" },
 
 	{ RULES, "pin", IP_CONF_CPUS, RULE(pin), FLAG(struct ip_rule, have_pin), .optional = true,
 	  .check = check_pin, .doc = "CPUs the matching vectors always go to" },
@@ -153,9 +153,8 @@ static const struct ip_config_key keys[] = {
 	{ B(DEVICE), "rq_affinity", IP_CONF_INT, .min = 0, .max = 2, RULE(rq_affinity),
 	  .optional = true, .doc = "value for the device's queue/rq_affinity" },
 	{ B(DEVICE), "completion_threads", IP_CONF_ENUM, .choices = &completions,
-	  .base = IP_CONF_BASE_DEV_EXTRA,
-	  .offset = offsetof(struct ip_dev_extra, completion_threads),
-	  .optional = true, .doc = "the [policy] completion_threads for the matching devices" },
+	  RULE(completion_threads), .optional = true,
+	  .doc = "the [policy] completion_threads for the matching devices" },
 };
 
 #define NKEYS ARRAY_SIZE(keys)
@@ -191,28 +190,14 @@ static struct ip_rule *rule_at(const struct ip_config *c, enum ip_config_section
 	return s == IP_SECT_DEVICE ? &c->policy.dev_rules[i] : &c->policy.irq_rules[i];
 }
 
-/*
- * Where key @k of @c lives: in the configuration itself, or in rule @i of
- * section kind @s. NULL when the rule has no ip_dev_extra (rules made
- * outside this file), which reads as "unset".
- */
+/* Where key @k of @c lives: in the configuration itself, or in rule @i of
+ * section kind @s. */
 static void *key_field(const struct ip_config *c, const struct ip_config_key *k,
 		       enum ip_config_section s, int i)
 {
-	char *base;
+	char *base = k->base == IP_CONF_BASE_RULE ? (char *)rule_at(c, s, i) : (char *)c;
 
-	switch (k->base) {
-	case IP_CONF_BASE_CONFIG:
-		base = (char *)c;
-		break;
-	case IP_CONF_BASE_RULE:
-		base = (char *)rule_at(c, s, i);
-		break;
-	default:
-		base = c->dev_extra ? (char *)&c->dev_extra[i] : NULL;
-		break;
-	}
-	return base ? base + k->offset : NULL;
+	return base + k->offset;
 }
 
 static bool *key_flag(const struct ip_config_key *k, void *field)
@@ -250,16 +235,10 @@ void ip_config_init(struct ip_config *c)
 			abort();
 		store_value(&keys[i], &v, key_field(c, &keys[i], IP_SECT_NONE, 0));
 	}
-	c->dev_extra = NULL;
 }
 
 void ip_config_free(struct ip_config *c)
 {
-	if (c->dev_extra)
-		for (int i = 0; i < c->policy.nr_dev_rules; i++)
-			free(c->dev_extra[i].match);
-	free(c->dev_extra);
-	c->dev_extra = NULL;
 	ip_policy_config_free(&c->policy);
 }
 
@@ -314,28 +293,6 @@ static int *key_line(struct ip_config_parser *p, const struct ip_config_key *k)
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static int add_dev_rule(struct ip_config *c, const char *match)
-{
-	struct ip_dev_extra *x;
-	char *m;
-	int n = c->policy.nr_dev_rules;
-
-	x = realloc(c->dev_extra, (size_t)(n + 1) * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	c->dev_extra = x;
-	m = strdup(match);
-	if (!m)
-		return -ENOMEM;
-	if (!ip_policy_add_dev_rule(&c->policy, match)) {
-		free(m);
-		return -ENOMEM;
-	}
-	x[n].match = m;
-	x[n].completion_threads = IP_COMPLETION_INHERIT;
-	return n;
 }
 
 static void start_section(struct ip_config_parser *p, char *s, size_t len)
@@ -405,7 +362,9 @@ static void start_section(struct ip_config_parser *p, char *s, size_t len)
 		return;
 	}
 	if (k == IP_SECT_DEVICE) {
-		idx = add_dev_rule(p->cfg, name);
+		idx = ip_policy_add_dev_rule(&p->cfg->policy, name) ?
+			      p->cfg->policy.nr_dev_rules - 1 :
+			      -ENOMEM;
 	} else {
 		idx = ip_policy_add_irq_rule(&p->cfg->policy, name) ?
 			      p->cfg->policy.nr_irq_rules - 1 :
@@ -931,8 +890,6 @@ int ip_config_load_file(const char *path, bool explicit, struct ip_config *out,
 
 static bool is_set(const struct ip_config_key *k, const void *field)
 {
-	if (!field)
-		return false;
 	if (!k->optional)
 		return true;
 	if (k->has_flag)
@@ -1023,15 +980,15 @@ int ip_config_dump(const struct ip_config *c, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* Whether key @k is the same in @fa and @fb: both unset (a missing field
- * is unset, and an unset flagged value is not looked at), or equal. */
+/* Whether key @k is the same in @fa and @fb: both unset (an unset flagged
+ * value is not looked at), or equal. */
 static bool key_equal(const struct ip_config_key *k, const void *fa, const void *fb)
 {
 	bool sa = is_set(k, fa), sb = is_set(k, fb);
 
 	if (sa != sb)
 		return false;
-	if (!sa && (k->has_flag || !fa || !fb))
+	if (!sa && k->has_flag)
 		return true;
 	switch (k->type) {
 	case IP_CONF_BOOL:
@@ -1078,14 +1035,4 @@ bool ip_config_equal(const struct ip_config *a, const struct ip_config *b)
 	       a->policy.nr_irq_rules == b->policy.nr_irq_rules &&
 	       rules_equal(a, b, IP_SECT_DEVICE, a->policy.nr_dev_rules) &&
 	       rules_equal(a, b, IP_SECT_IRQ, a->policy.nr_irq_rules);
-}
-
-enum ip_completion_threads ip_config_completion_threads(const struct ip_config *c,
-							 const char *device)
-{
-	for (int i = c->policy.nr_dev_rules - 1; c->dev_extra && i >= 0; i--)
-		if (c->dev_extra[i].completion_threads != IP_COMPLETION_INHERIT &&
-		    !fnmatch(c->dev_extra[i].match, device, 0))
-			return c->dev_extra[i].completion_threads;
-	return c->completion_threads;
 }

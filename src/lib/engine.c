@@ -224,17 +224,6 @@ const struct ip_apply_ops *ip_engine_ops(const struct ip_engine *e)
 	return &e->ops;
 }
 
-void ip_engine_config_from(struct ip_policy_config *p, const struct ip_config *c)
-{
-	p->interval_s = c->daemon.interval_s;
-	p->completion_threads = (enum ip_cq_mode)c->completion_threads;
-	for (int i = 0; i < p->nr_dev_rules; i++)
-		p->dev_rules[i].completion_threads =
-			c->dev_extra && c->dev_extra[i].completion_threads != IP_COMPLETION_INHERIT
-				? (int)c->dev_extra[i].completion_threads
-				: -1;
-}
-
 struct ip_root *ip_engine_root(struct ip_engine *e)
 {
 	return e->root;

@@ -92,7 +92,7 @@ void ip_policy_config_init(struct ip_policy_config *c)
 	c->return_window_s = 60;
 	c->window = IP_WINDOW_DEFAULT;
 	c->rt_priority = 50;
-	c->completion_threads = IP_CQ_MODE_AUTO;
+	c->completion_threads = IP_COMPLETION_AUTO;
 	cpuset_zero(&c->banned);
 }
 
@@ -129,7 +129,7 @@ static struct ip_rule *rule_add(struct ip_rule **v, int *n, const char *match)
 	r->match = m;
 	r->rt_priority = -1;
 	r->rq_affinity = -1;
-	r->completion_threads = -1;
+	r->completion_threads = IP_COMPLETION_INHERIT;
 	return r;
 }
 
@@ -1975,19 +1975,24 @@ static void emit_rq(struct ctx *c)
 
 /* ---- per-queue completion threads (irqpilot_cq) ---- */
 
-static enum ip_cq_mode cq_mode(const struct ctx *c, const char *dev, const struct ip_rule **src)
+enum ip_completion_threads ip_policy_completion_threads(const struct ip_policy_config *c,
+							 const char *device,
+							 const struct ip_rule **src)
 {
-	enum ip_cq_mode mode = c->cfg->completion_threads;
+	enum ip_completion_threads mode = c->completion_threads;
+	const struct ip_rule *from = NULL;
 
-	*src = NULL;
-	for (int k = 0; k < c->cfg->nr_dev_rules; k++) {
-		const struct ip_rule *ru = &c->cfg->dev_rules[k];
+	for (int k = 0; k < c->nr_dev_rules; k++) {
+		const struct ip_rule *ru = &c->dev_rules[k];
 
-		if (ru->completion_threads >= 0 && fnmatch(ru->match, dev, 0) == 0) {
-			mode = (enum ip_cq_mode)ru->completion_threads;
-			*src = ru;
+		if (ru->completion_threads != IP_COMPLETION_INHERIT &&
+		    fnmatch(ru->match, device, 0) == 0) {
+			mode = ru->completion_threads;
+			from = ru;
 		}
 	}
+	if (src)
+		*src = from;
 	return mode;
 }
 
@@ -2392,7 +2397,8 @@ static void emit_cq(struct ctx *c)
 		const struct ip_blockdev *b = &c->s->storage.devs[d];
 		const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
 		const struct ip_rule *src;
-		enum ip_cq_mode mode = cq_mode(c, b->name, &src);
+		enum ip_completion_threads mode =
+			ip_policy_completion_threads(c->cfg, b->name, &src);
 		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
 		struct ip_why why, act;
 		const struct ip_cq_thread *again = stalled_again(c, d, e);
@@ -2411,12 +2417,12 @@ static void emit_cq(struct ctx *c)
 		why_init(&act, IP_R_CQ_MODE);
 		act.count = (int)mode;
 		why_src(&act, src, IP_FROM_POLICY);
-		if (mode == IP_CQ_MODE_NO) {
+		if (mode == IP_COMPLETION_NO) {
 			if (attached)
 				add_cq(c, b, false, &act);
 			continue;
 		}
-		if (mode == IP_CQ_MODE_YES) {
+		if (mode == IP_COMPLETION_YES) {
 			if (!attached)
 				add_cq(c, b, true, &act);
 			continue;

@@ -847,7 +847,7 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		break;
 	case IP_R_CQ_MODE:
 		/* the mode is the action's: attach for yes, detach for no */
-		put(l, "completion_threads = %s (%s)", w->count == IP_CQ_MODE_YES ? "yes" : "no",
+		put(l, "completion_threads = %s (%s)", w->count == IP_COMPLETION_YES ? "yes" : "no",
 		    src_str(s, w));
 		break;
 	case IP_R_CQ_TRIAL_FAILED:
