@@ -116,11 +116,18 @@ check "... still 0-7" affinity_is 60 0-7
 # The stand-in kernel rewrites /proc/interrupts; it stops first so that it
 # cannot put the line back. kernel/irq/irqdesc.c frees /sys/kernel/irq/45 and
 # kernel/irq/proc.c (unregister_irq_proc) /proc/irq/45 with the descriptor.
+# In the kernel's order: free_desc() unregisters /proc/irq/45 first, then
+# /sys/kernel/irq/45, then the descriptor leaves /proc/interrupts. A cycle
+# runs in between, when the line is there and its /proc/irq/45 is not: the
+# daemon must not write the pin then (the write fails with ENOENT, a
+# warning, and the pin was dropped with it).
 kill "$standin_pid" 2>/dev/null
 wait "$standin_pid" 2>/dev/null
+rm -rf "$root/proc/irq/45"
+check "a cycle runs while only /proc/irq/45 is gone" wait_cycles 1
+rm -rf "$root/sys/kernel/irq/45"
 grep -v '^ *45:' "$root/proc/interrupts" >"$root/proc/interrupts.new"
 mv "$root/proc/interrupts.new" "$root/proc/interrupts"
-rm -rf "$root/proc/irq/45" "$root/sys/kernel/irq/45"
 gone="IRQ 45, pinned to 2-3 by irqctl pin, is not in /proc/interrupts"
 check "a vanished pinned IRQ gets a note" wait_for "$limit" grep -q "$gone" "$log"
 # without I/O the idle back-off stretches the cycle to 10 s: a few cycles

@@ -1649,6 +1649,18 @@ static void test_pin_rule(void **state)
 	assert_null(find_move(&p, 45));
 	assert_contains(REASON(find_kept(&p, 45)), "pin 2-3 (rule 'sd*') has no usable CPU");
 	assert_non_null(find_note(&p, "pin 2-3 of rule 'sd*' for IRQ 45 has no usable CPU"));
+
+	/* A pinned IRQ whose /proc/irq/N is gone while its line is still in
+	 * /proc/interrupts is being freed: no write that would fail, and the
+	 * pin stays for the pin-irq-gone note. */
+	assert_int_equal(ip_history_pin(&h, 51, &one), 0);
+	tb->info[qi].have_proc = false; /* qi: eth1 (51) */
+	step(tb, &cfg, &h, 1004 * S, &p);
+	assert_null(find_move(&p, 51));
+	assert_true(ip_history_find(&h, 51)->have_pin);
+	tb->info[qi].have_proc = true;
+	step(tb, &cfg, &h, 1005 * S, &p);
+	assert_set(&find_move(&p, 51)->to, "1");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	ip_policy_config_free(&cfg);

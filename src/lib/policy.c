@@ -1359,6 +1359,13 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	resolve_rules(c, q, e, &r);
 	if (!cd->storage && !r.named && !(e && e->have_pin))
 		return;
+	/* A line whose /proc/irq/N is gone is being freed: free_desc()
+	 * (kernel/irq/irqdesc.c) unregisters /proc/irq/N before the descriptor
+	 * leaves /proc/interrupts. A write would fail with ENOENT and drop a
+	 * pin whose IRQ is merely gone (the pin-irq-gone note says that once
+	 * the line goes too). */
+	if (!cd->storage && !info->have_proc)
+		return;
 	cd->named = true;
 	line_devices(c, q, devs, sizeof(devs));
 	if (r.ban) {
