@@ -117,23 +117,23 @@ t0=$(date +%s)
 for g in "${guests[@]}"; do
 	garch=${g%%:*} gk=${g#*:}
 	[ "$garch" != "$g" ] || gk=default
-	gscen=()
-	if [[ $gk == *=-* ]]; then
-		# "=-a,b": every scenario but those (each must exist, so a rename cannot go unseen).
-		IFS=, read -r -a names <<<"${gk#*=-}"
+	gscen=("${default_scen[@]}")
+	if [[ $gk == *=* ]]; then
+		# "=a,b": those scenarios; "=-a,b": every scenario but those. Each named one must
+		# exist either way, so a rename cannot go unseen.
+		list=${gk#*=}
 		gk=${gk%%=*}
+		IFS=, read -r -a names <<<"${list#-}"
 		scenario_paths "${names[@]}"
-		for s in "${default_scen[@]}"; do
-			for x in "${SCEN[@]}"; do [ "$s" -ef "$x" ] && continue 2; done
-			gscen+=("$s")
-		done
-	elif [[ $gk == *=* ]]; then
-		IFS=, read -r -a names <<<"${gk#*=}"
-		gk=${gk%%=*}
-		scenario_paths "${names[@]}"
-		gscen=("${SCEN[@]}")
-	else
-		gscen=("${default_scen[@]}")
+		if [ "${list:0:1}" = - ]; then
+			gscen=()
+			for s in "${default_scen[@]}"; do
+				for x in "${SCEN[@]}"; do [ "$s" -ef "$x" ] && continue 2; done
+				gscen+=("$s")
+			done
+		else
+			gscen=("${SCEN[@]}")
+		fi
 	fi
 	glabel=$garch-$gk
 	mkdir -p "$root/$glabel"
