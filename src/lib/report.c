@@ -718,10 +718,11 @@ static void detail_text(struct line *l, const struct ip_why *w, const char *devi
 	}
 }
 
-static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+/* Why a vector is not ours to place, or there is nothing to place it by:
+ * rules, the kernel, missing evidence. */
+static bool why_unplaceable_text(struct line *l, const struct ip_why *w, enum ip_reason code)
 {
-	char b1[128], b2[128], p1[16], p2[16], d[80], s[80];
-	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+	char b1[128], d[80], s[80];
 
 	switch (code) {
 	case IP_R_NONE:
@@ -768,6 +769,20 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_NO_USABLE_CPU:
 		put(l, "no usable CPU in the submitter domain");
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a placeable vector stays: where it is is good enough, or a limit
+ * (threshold, min_rate, idle_domain, dwell, max_moves) holds it. */
+static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], p1[16], d[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_ALREADY_PLACED:
 		put(l, "already handled in %s domain %s (%s of %s submissions there)", cls,
 		    set_str(b1, &w->domain), share_str(p1, w->share), devices_str(d, w));
@@ -798,6 +813,20 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_BUDGET:
 		put(l, "move budget exhausted (max_moves %d per cycle)", w->count);
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a vector moves towards its submitters (or a pin), and to which
+ * CPUs of their domain. */
+static bool why_moves_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], b2[128], p1[16], p2[16], d[80], s[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_PIN:
 		put(l, "pinned by %s", src_str(s, w));
 		if (w->trimmed)
@@ -818,6 +847,46 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		put(l, "submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
 		    devices_str(d, w), w->since_s, w->limit_s, set_str(b1, &w->domain));
 		break;
+	case IP_R_NUMA_NODE:
+		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
+		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
+		    set_str(b2, &w->set), w->node);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* A move off CPUs the vector may no longer use: its own words, because it
+ * overrides dwell, threshold and budget and names where it goes instead. */
+static bool why_off_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], b2[128];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	if (code != IP_R_OFF_ISOLATED && code != IP_R_OFF_BANNED)
+		return false;
+	put(l, "on %s CPU %s, moved off at once (no dwell, threshold or budget)",
+	    code == IP_R_OFF_ISOLATED ? "isolated or nohz_full" : "banned", set_str(b1, &w->set));
+	if (w->other_domain)
+		put(l, "; no usable CPU left in its domain %s (capacity %u), to the nearest by capacity: %s domain %s (capacity %u)",
+		    set_str(b2, &w->set2), w->capacity2, cls, set_str(b1, &w->domain), w->capacity);
+	else
+		put(l, "; to %s of its %s domain %s", w->cpu >= 0 ? "the least loaded usable CPU" : "the usable CPUs",
+		    cls, set_str(b1, &w->domain));
+	if (w->cpu >= 0)
+		put(l, ", CPU %d", w->cpu);
+	return true;
+}
+
+/* Where an IRQ thread or a completion thread goes, and rq_affinity. */
+static bool why_thread_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], p1[16], s[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_FOLLOWS_MOVE:
 		put(l, "follows vector %u to %s", w->irq, set_str(b1, &w->set));
 		break;
@@ -845,6 +914,19 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_RQ_RULE:
 		put(l, "set by %s", src_str(s, w));
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a device is attached to irqpilot_cq or detached from it, and why
+ * completion_threads = auto wants it (the details of a trial). */
+static bool why_cq_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], b2[128], p1[16], s[80];
+
+	switch (code) {
 	case IP_R_CQ_MODE:
 		/* the mode is the action's: attach for yes, detach for no */
 		put(l, "completion_threads = %s (%s)", w->count == IP_COMPLETION_YES ? "yes" : "no",
@@ -885,6 +967,19 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		    stuck_str(w->stuck), set_str(b1, &w->set), share_str(p1, w->share),
 		    set_str(b2, &w->domain), stay_str(w->stay));
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Notes (said once, not an action on one object) and why a device is
+ * held back from irqpilot_cq (the details of NOTE_CQ_HELD). */
+static bool why_note_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], d[80], s[80];
+
+	switch (code) {
 	case IP_R_NOTE_FIRST_SAMPLE:
 		put(l, "first sample: no rates yet, only rules are applied");
 		break;
@@ -925,29 +1020,23 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		put(l, "queue %u stalled twice within %.0f s (held for %d s)", w->hwq, w->limit_s,
 		    w->hold_s);
 		break;
-	case IP_R_OFF_ISOLATED:
-	case IP_R_OFF_BANNED:
-		put(l, "on %s CPU %s, moved off at once (no dwell, threshold or budget)",
-		    code == IP_R_OFF_ISOLATED ? "isolated or nohz_full" : "banned",
-		    set_str(b1, &w->set));
-		if (w->other_domain)
-			put(l, "; no usable CPU left in its domain %s (capacity %u), to the nearest by capacity: %s domain %s (capacity %u)",
-			    set_str(b2, &w->set2), w->capacity2, cls, set_str(b1, &w->domain),
-			    w->capacity);
-		else
-			put(l, "; to %s of its %s domain %s", w->cpu >= 0 ? "the least loaded usable CPU" : "the usable CPUs",
-			    cls, set_str(b1, &w->domain));
-		if (w->cpu >= 0)
-			put(l, ", CPU %d", w->cpu);
-		break;
-	case IP_R_NUMA_NODE:
-		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
-		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
-		    set_str(b2, &w->set), w->node);
-		return;
+	default:
+		return false;
 	}
-	/* once, on the record's own reason, not again on its detail */
-	if (w->numa && code == w->code)
+	return true;
+}
+
+/* One family of codes per function, each saying whether @code is its own;
+ * the enum's order is not relied on, since codes are only ever appended. */
+static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	if (!why_unplaceable_text(l, w, code) && !why_stays_text(l, w, code) &&
+	    !why_moves_text(l, w, code) && !why_off_text(l, w, code) &&
+	    !why_thread_text(l, w, code, device) && !why_cq_text(l, w, code, device))
+		why_note_text(l, w, code, device);
+	/* once, on the record's own reason, not again on its detail; NUMA_NODE
+	 * names the node in its own words */
+	if (w->numa && code == w->code && code != IP_R_NUMA_NODE)
 		put(l, "; on the device's NUMA node %d (the domain spans %d nodes)", w->node, w->nodes);
 }
 
