@@ -1146,8 +1146,8 @@ struct why_out {
 	void *ctx;
 };
 
-/* The numbers of @code (the record's, or its detail's) from @w. */
-static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+/* The domain a placement rests on or goes to: its share, class and CPUs. */
+static void domain_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
 {
 	switch (code) {
 	case IP_R_ALREADY_PLACED:
@@ -1165,6 +1165,37 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		if (code == IP_R_QUEUE_SUBMITTERS)
 			o->integer(o, "queue", w->hwq);
 		break;
+	case IP_R_NUMA_NODE:
+		o->num(o, "share", w->share);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->set(o, "handled_on", &w->set);
+		o->integer(o, "node", w->node);
+		o->integer(o, "nodes", w->nodes);
+		break;
+	case IP_R_OFF_ISOLATED:
+	case IP_R_OFF_BANNED:
+		o->set(o, "unusable", &w->set);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->integer(o, "capacity", w->capacity);
+		if (w->cpu >= 0)
+			o->integer(o, "cpu", w->cpu);
+		o->flag(o, "other_domain", w->other_domain);
+		if (w->other_domain) {
+			o->set(o, "from_domain", &w->set2);
+			o->integer(o, "from_capacity", w->capacity2);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* The setting that held or placed it, and how far it was from it. */
+static void limit_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	switch (code) {
 	case IP_R_BELOW_THRESHOLD:
 		o->num(o, "gain", w->gain);
 		o->num(o, "threshold", w->threshold);
@@ -1192,6 +1223,15 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 	case IP_R_RT_PRIORITY:
 		o->integer(o, "rt_priority", w->prio);
 		break;
+	default:
+		break;
+	}
+}
+
+/* Completion threads: a trial's I/O rates, a stall, why auto wants one. */
+static void cq_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	switch (code) {
 	case IP_R_CQ_TRIAL_FAILED:
 	case IP_R_NOTE_CQ_KEPT:
 	case IP_R_HOLD_TRIAL:
@@ -1222,31 +1262,19 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		o->num(o, "share", w->share);
 		o->set(o, "domain", &w->domain);
 		break;
-	case IP_R_NUMA_NODE:
-		o->num(o, "share", w->share);
-		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
-		o->set(o, "domain", &w->domain);
-		o->set(o, "handled_on", &w->set);
-		o->integer(o, "node", w->node);
-		o->integer(o, "nodes", w->nodes);
-		break;
-	case IP_R_OFF_ISOLATED:
-	case IP_R_OFF_BANNED:
-		o->set(o, "unusable", &w->set);
-		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
-		o->set(o, "domain", &w->domain);
-		o->integer(o, "capacity", w->capacity);
-		if (w->cpu >= 0)
-			o->integer(o, "cpu", w->cpu);
-		o->flag(o, "other_domain", w->other_domain);
-		if (w->other_domain) {
-			o->set(o, "from_domain", &w->set2);
-			o->integer(o, "from_capacity", w->capacity2);
-		}
-		break;
 	default:
 		break;
 	}
+}
+
+/* The numbers of @code (the record's, or its detail's) from @w. Each code's
+ * own numbers are in exactly one of the three lists, so the keys come out
+ * in the same order whichever runs first. */
+static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	domain_numbers(o, w, code);
+	limit_numbers(o, w, code);
+	cq_numbers(o, w, code);
 	if (w->numa && code == w->code && code != IP_R_NUMA_NODE) {
 		o->integer(o, "node", w->node);
 		o->integer(o, "nodes", w->nodes);
