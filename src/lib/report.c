@@ -1350,7 +1350,9 @@ static const char *what_name(enum ip_apply_what w)
 	return "?";
 }
 
-void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res)
+/* The plan's records, one array per kind. Moves, thread and irqpilot_cq
+ * actions that apply marked failed are left out: "results" says why. */
+static void plan_json_moves(struct ip_json *j, const struct ip_plan *p)
 {
 	ip_json_array_begin(j, "moves");
 	for (int i = 0; p && i < p->nr_moves; i++) {
@@ -1368,6 +1370,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_threads(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "threads");
 	for (int i = 0; p && i < p->nr_threads; i++) {
 		const struct ip_thread_action *t = &p->threads[i];
@@ -1392,6 +1398,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_kept(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "kept");
 	for (int i = 0; p && i < p->nr_kept; i++) {
 		const struct ip_kept *k = &p->kept[i];
@@ -1404,6 +1414,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_rq(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "rq_affinity");
 	for (int i = 0; p && i < p->nr_rq; i++) {
 		ip_json_object_begin(j, NULL);
@@ -1414,22 +1428,29 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
-	for (int pass = 0; pass < 2; pass++) {
-		ip_json_array_begin(j, pass ? "detach" : "attach");
-		for (int i = 0; p && i < p->nr_cq; i++) {
-			const struct ip_cq_action *a = &p->cq[i];
+}
 
-			if (a->failed || a->attach != !pass)
-				continue;
-			ip_json_object_begin(j, NULL);
-			ip_json_string(j, "device", a->device);
-			if (a->attach)
-				ip_json_bool(j, "trial", a->trial);
-			ip_report_why_json(j, &a->why);
-			ip_json_object_end(j);
-		}
-		ip_json_array_end(j);
+/* The irqpilot_cq actions of one direction: "attach" or "detach". */
+static void plan_json_cq(struct ip_json *j, const struct ip_plan *p, const char *key, bool attach)
+{
+	ip_json_array_begin(j, key);
+	for (int i = 0; p && i < p->nr_cq; i++) {
+		const struct ip_cq_action *a = &p->cq[i];
+
+		if (a->failed || a->attach != attach)
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "device", a->device);
+		if (a->attach)
+			ip_json_bool(j, "trial", a->trial);
+		ip_report_why_json(j, &a->why);
+		ip_json_object_end(j);
 	}
+	ip_json_array_end(j);
+}
+
+static void plan_json_notes(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "notes");
 	for (int i = 0; p && i < p->nr_notes; i++) {
 		char text[IP_REASON_MAX];
@@ -1441,6 +1462,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_results(struct ip_json *j, const struct ip_apply_results *res)
+{
 	ip_json_array_begin(j, "results");
 	for (int i = 0; res && i < res->n; i++) {
 		const struct ip_apply_result *r = &res->r[i];
@@ -1460,6 +1485,18 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res)
+{
+	plan_json_moves(j, p);
+	plan_json_threads(j, p);
+	plan_json_kept(j, p);
+	plan_json_rq(j, p);
+	plan_json_cq(j, p, "attach", true);
+	plan_json_cq(j, p, "detach", false);
+	plan_json_notes(j, p);
+	plan_json_results(j, res);
 }
 
 void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
