@@ -358,12 +358,8 @@ static void text_rates(FILE *f, const char *label, const double *v, int n, doubl
 	fputc('\n', f);
 }
 
-void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source)
+static void text_topology(FILE *f, const struct ip_topology *t)
 {
-	const struct ip_snapshot *s = m->cur;
-	const struct ip_topology *t = &s->topo;
-	int n = t->nr_cpus;
-
 	fprintf(f, "CPUs: %d possible, online %s", cpuset_count(&t->possible), cpuset_str(&t->online));
 	if (!cpuset_empty(&t->isolated))
 		fprintf(f, ", isolated %s", cpuset_str(&t->isolated));
@@ -376,50 +372,108 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 		fprintf(f, "  %d %-11s cpus %-12s capacity %u\n", t->domains[i].id,
 			ip_cap_class_name(t->domains[i].cls), cpuset_str(&t->domains[i].cpus),
 			t->domains[i].capacity);
+}
 
-	fprintf(f, "Storage devices:%s\n", s->storage.nr_devs ? "" : " none backed by hardware");
-	for (int i = 0; i < s->storage.nr_devs; i++) {
-		const struct ip_blockdev *b = &s->storage.devs[i];
-		const struct ip_dev_rate *r = &m->dev[i];
+/* A device's hardware: its hw queues and the vectors that complete them. */
+static void text_device_layout(FILE *f, const struct ip_snapshot *s, const struct ip_blockdev *b)
+{
+	for (int q = 0; q < b->nr_queues; q++) {
+		const struct ip_hwqueue *hq = &b->queues[q];
 
-		fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
-			bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
-			b->nr_queues == 1 ? "" : "s");
-		{
-			char disc[640];
-
-			fprintf(f, "    %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
-				ip_report_discovery(b, disc, sizeof(disc)));
-		}
-		for (int q = 0; q < b->nr_queues; q++) {
-			const struct ip_hwqueue *hq = &b->queues[q];
-
-			fprintf(f, "    queue %d cpus %s", hq->index, cpuset_str(&hq->cpus));
-			if (hq->vector >= 0 && hq->vector < b->nr_vectors)
-				fprintf(f, " -> irq %u", b->vectors[hq->vector].irq);
-			fputc('\n', f);
-		}
-		for (int v = 0; v < b->nr_vectors; v++) {
-			const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
-			const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
-
-			fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
-				b->vectors[v].admin ? " (admin)" : "");
-			if (info->have_proc)
-				fprintf(f, " affinity %s", cpuset_str(&info->affinity));
-			if (info->have_effective)
-				fprintf(f, " effective %s", cpuset_str(&info->effective));
-			if (info->managed != IP_MANAGED_NO)
-				fprintf(f, " managed (%s)", ip_managed_why_str(info->managed));
-			fputc('\n', f);
-		}
-		if (m->prev) {
-			fprintf(f, "    submissions from %s:\n", ip_count_source_name(r->submit_src));
-			text_rates(f, "  submitted", r->submit, n, r->submit_total);
-			fprintf(f, "    completions from %s:\n", ip_count_source_name(r->complete_src));
-			text_rates(f, "  completed", r->complete, n, r->complete_total);
-		}
+		fprintf(f, "    queue %d cpus %s", hq->index, cpuset_str(&hq->cpus));
+		if (hq->vector >= 0 && hq->vector < b->nr_vectors)
+			fprintf(f, " -> irq %u", b->vectors[hq->vector].irq);
+		fputc('\n', f);
 	}
+	for (int v = 0; v < b->nr_vectors; v++) {
+		const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
+		const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
+
+		fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
+			b->vectors[v].admin ? " (admin)" : "");
+		if (info->have_proc)
+			fprintf(f, " affinity %s", cpuset_str(&info->affinity));
+		if (info->have_effective)
+			fprintf(f, " effective %s", cpuset_str(&info->effective));
+		if (info->managed != IP_MANAGED_NO)
+			fprintf(f, " managed (%s)", ip_managed_why_str(info->managed));
+		fputc('\n', f);
+	}
+}
+
+static void text_device(FILE *f, const struct ip_model *m, int i)
+{
+	const struct ip_snapshot *s = m->cur;
+	const struct ip_blockdev *b = &s->storage.devs[i];
+	const struct ip_dev_rate *r = &m->dev[i];
+	int n = s->topo.nr_cpus;
+	char disc[640];
+
+	fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
+		bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
+		b->nr_queues == 1 ? "" : "s");
+	fprintf(f, "    %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
+		ip_report_discovery(b, disc, sizeof(disc)));
+	text_device_layout(f, s, b);
+	if (m->prev) {
+		fprintf(f, "    submissions from %s:\n", ip_count_source_name(r->submit_src));
+		text_rates(f, "  submitted", r->submit, n, r->submit_total);
+		fprintf(f, "    completions from %s:\n", ip_count_source_name(r->complete_src));
+		text_rates(f, "  completed", r->complete, n, r->complete_total);
+	}
+}
+
+static void text_irq_threads(FILE *f, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	if (!s->nr_threads)
+		return;
+	fprintf(f, "IRQ threads:\n");
+	for (int i = 0; i < s->nr_threads; i++) {
+		const struct ip_irq_thread *th = &s->threads[i];
+
+		fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
+			th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
+			cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
+		if (m->thread[i].wakeups_per_irq >= 0)
+			fprintf(f, ", %.2f per interrupt", m->thread[i].wakeups_per_irq);
+		fputc('\n', f);
+	}
+}
+
+static void text_cq_threads(FILE *f, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	if (!s->nr_cq)
+		return;
+	fprintf(f, "Completion threads (irqpilot_cq):\n");
+	for (int i = 0; i < s->nr_cq; i++) {
+		const struct ip_cq_thread *ct = &s->cq[i];
+		struct ip_cq_rate r;
+
+		ip_model_cq_rate(m, i, &r, NULL);
+		fprintf(f, "  %d %s queue %u cpus %s", ct->pid,
+			ct->dev >= 0 ? s->storage.devs[ct->dev].name : ct->disk, ct->hwq,
+			cpuset_str(&ct->allowed));
+		if (r.have)
+			fprintf(f, ", %.0f completions/s", r.completions);
+		if (r.wakeups_per_completion >= 0)
+			fprintf(f, ", %.2f wakeups per completion", r.wakeups_per_completion);
+		fprintf(f, ", max wait %.0f us\n", ct->max_wait_ns / 1000.0);
+	}
+}
+
+void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source)
+{
+	const struct ip_snapshot *s = m->cur;
+	int n = s->topo.nr_cpus;
+
+	text_topology(f, &s->topo);
+	fprintf(f, "Storage devices:%s\n", s->storage.nr_devs ? "" : " none backed by hardware");
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		text_device(f, m, i);
 	if (m->prev) {
 		double total = 0;
 
@@ -430,36 +484,8 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 	} else {
 		fprintf(f, "Rates: need two samples\n");
 	}
-	if (s->nr_threads) {
-		fprintf(f, "IRQ threads:\n");
-		for (int i = 0; i < s->nr_threads; i++) {
-			const struct ip_irq_thread *th = &s->threads[i];
-
-			fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
-				th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
-				cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
-			if (m->thread[i].wakeups_per_irq >= 0)
-				fprintf(f, ", %.2f per interrupt", m->thread[i].wakeups_per_irq);
-			fputc('\n', f);
-		}
-	}
-	if (s->nr_cq) {
-		fprintf(f, "Completion threads (irqpilot_cq):\n");
-		for (int i = 0; i < s->nr_cq; i++) {
-			const struct ip_cq_thread *ct = &s->cq[i];
-			struct ip_cq_rate r;
-
-			ip_model_cq_rate(m, i, &r, NULL);
-			fprintf(f, "  %d %s queue %u cpus %s", ct->pid,
-				ct->dev >= 0 ? s->storage.devs[ct->dev].name : ct->disk, ct->hwq,
-				cpuset_str(&ct->allowed));
-			if (r.have)
-				fprintf(f, ", %.0f completions/s", r.completions);
-			if (r.wakeups_per_completion >= 0)
-				fprintf(f, ", %.2f wakeups per completion", r.wakeups_per_completion);
-			fprintf(f, ", max wait %.0f us\n", ct->max_wait_ns / 1000.0);
-		}
-	}
+	text_irq_threads(f, m);
+	text_cq_threads(f, m);
 }
 
 /* ---- the plan ------------------------------------------------------- */
