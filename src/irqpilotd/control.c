@@ -152,19 +152,12 @@ static void do_show(struct ip_daemon *d, const struct ip_request *req, FILE *out
 
 /* ---- explain ----------------------------------------------------------- */
 
-static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const struct ip_irq *q, struct ip_json *j)
+/* What the IRQ is, and where the kernel has it now. */
+static void explain_identity(struct ip_json *j, const struct ip_snapshot *s, const struct ip_irq *q,
+			     const struct ip_irq_hist *e)
 {
-	const struct ip_model *m = &st->model;
-	const struct ip_snapshot *s = m->cur;
 	const struct ip_irq_info *info = ip_irq_info(q);
-	const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), q->irq);
-	int i = (int)(q - s->irqs), nd = s->topo.nr_domains;
-	double *byd = calloc(nd ? nd : 1, sizeof(double)), total = 0, loc;
-	char wbuf[IP_REASON_MAX];
-	const struct ip_why *w = NULL;
-	const char *why = decision_for(st, q->irq, wbuf, sizeof(wbuf), &w);
 
-	ip_json_object_begin(j, NULL);
 	ip_json_uint(j, "irq", q->irq);
 	/* Untracked lines keep only their name: the sampler drops the rest. */
 	ip_json_string(j, "name", q->actions);
@@ -187,6 +180,16 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 	if (info->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
 		ip_json_string(j, "managed_reason",
 			       ip_managed_why_str(info->managed != IP_MANAGED_NO ? info->managed : e->managed));
+}
+
+/* The evidence for where it should be: how often it fires and where, and
+ * which domains submit the I/O it completes. */
+static void explain_rates(struct ip_json *j, const struct ip_model *m, const struct ip_irq *q)
+{
+	const struct ip_snapshot *s = m->cur;
+	int i = (int)(q - s->irqs), nd = s->topo.nr_domains;
+	double *byd = calloc(nd ? nd : 1, sizeof(double)), total = 0;
+
 	if (m->prev) {
 		int busy = busiest_cpu(m, i);
 
@@ -211,12 +214,16 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 			ip_json_object_end(j);
 		}
 		ip_json_array_end(j);
-	} else if (info->nr_devs) {
+	} else if (ip_irq_info(q)->nr_devs) {
 		ip_json_double(j, "submit_rate", 0);
 	}
-	loc = ip_report_locality(m, q->irq);
-	if (loc >= 0)
-		ip_json_double(j, "locality", loc);
+	free(byd);
+}
+
+static void explain_threads(struct ip_json *j, const struct ip_model *m, const struct ip_irq *q)
+{
+	const struct ip_snapshot *s = m->cur;
+
 	ip_json_array_begin(j, "threads");
 	for (int t = 0; t < s->nr_threads; t++) {
 		const struct ip_irq_thread *th = &s->threads[t];
@@ -233,14 +240,16 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
-	if (e && e->last_move_ns) {
-		ip_json_double(j, "last_move_ago_s", (double)(st->now_ns - e->last_move_ns) / 1e9);
-		ip_json_cpuset(j, "last_move_from", &e->from);
-	}
-	if (e && e->have_pin)
-		ip_json_cpuset(j, "pinned", &e->pin);
-	/* The plan's record: its code and numbers for scripts, and report.c's
-	 * line for people, so that irqctl needs no copy of the wording. */
+}
+
+/* The plan's record: its code and numbers for scripts, and report.c's
+ * line for people, so that irqctl needs no copy of the wording. */
+static void explain_decision(struct ip_json *j, const struct ip_step *st, const struct ip_irq *q)
+{
+	char wbuf[IP_REASON_MAX];
+	const struct ip_why *w = NULL;
+	const char *why = decision_for(st, q->irq, wbuf, sizeof(wbuf), &w);
+
 	if (why && w) {
 		ip_json_object_begin(j, "decision");
 		ip_json_string(j, "text", why);
@@ -249,8 +258,30 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 	} else {
 		ip_json_null(j, "decision");
 	}
+}
+
+static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const struct ip_irq *q, struct ip_json *j)
+{
+	const struct ip_model *m = &st->model;
+	const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), q->irq);
+	double loc;
+
+	ip_json_object_begin(j, NULL);
+	explain_identity(j, m->cur, q, e);
+	explain_rates(j, m, q);
+	loc = ip_report_locality(m, q->irq);
+	if (loc >= 0)
+		ip_json_double(j, "locality", loc);
+	explain_threads(j, m, q);
+	/* what irqpilot did to it, from the history */
+	if (e && e->last_move_ns) {
+		ip_json_double(j, "last_move_ago_s", (double)(st->now_ns - e->last_move_ns) / 1e9);
+		ip_json_cpuset(j, "last_move_from", &e->from);
+	}
+	if (e && e->have_pin)
+		ip_json_cpuset(j, "pinned", &e->pin);
+	explain_decision(j, st, q);
 	ip_json_object_end(j);
-	free(byd);
 }
 
 static void do_explain(struct ip_daemon *d, const struct ip_request *req, FILE *out)

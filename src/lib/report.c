@@ -358,12 +358,8 @@ static void text_rates(FILE *f, const char *label, const double *v, int n, doubl
 	fputc('\n', f);
 }
 
-void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source)
+static void text_topology(FILE *f, const struct ip_topology *t)
 {
-	const struct ip_snapshot *s = m->cur;
-	const struct ip_topology *t = &s->topo;
-	int n = t->nr_cpus;
-
 	fprintf(f, "CPUs: %d possible, online %s", cpuset_count(&t->possible), cpuset_str(&t->online));
 	if (!cpuset_empty(&t->isolated))
 		fprintf(f, ", isolated %s", cpuset_str(&t->isolated));
@@ -376,50 +372,108 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 		fprintf(f, "  %d %-11s cpus %-12s capacity %u\n", t->domains[i].id,
 			ip_cap_class_name(t->domains[i].cls), cpuset_str(&t->domains[i].cpus),
 			t->domains[i].capacity);
+}
 
-	fprintf(f, "Storage devices:%s\n", s->storage.nr_devs ? "" : " none backed by hardware");
-	for (int i = 0; i < s->storage.nr_devs; i++) {
-		const struct ip_blockdev *b = &s->storage.devs[i];
-		const struct ip_dev_rate *r = &m->dev[i];
+/* A device's hardware: its hw queues and the vectors that complete them. */
+static void text_device_layout(FILE *f, const struct ip_snapshot *s, const struct ip_blockdev *b)
+{
+	for (int q = 0; q < b->nr_queues; q++) {
+		const struct ip_hwqueue *hq = &b->queues[q];
 
-		fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
-			bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
-			b->nr_queues == 1 ? "" : "s");
-		{
-			char disc[640];
-
-			fprintf(f, "    %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
-				ip_report_discovery(b, disc, sizeof(disc)));
-		}
-		for (int q = 0; q < b->nr_queues; q++) {
-			const struct ip_hwqueue *hq = &b->queues[q];
-
-			fprintf(f, "    queue %d cpus %s", hq->index, cpuset_str(&hq->cpus));
-			if (hq->vector >= 0 && hq->vector < b->nr_vectors)
-				fprintf(f, " -> irq %u", b->vectors[hq->vector].irq);
-			fputc('\n', f);
-		}
-		for (int v = 0; v < b->nr_vectors; v++) {
-			const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
-			const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
-
-			fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
-				b->vectors[v].admin ? " (admin)" : "");
-			if (info->have_proc)
-				fprintf(f, " affinity %s", cpuset_str(&info->affinity));
-			if (info->have_effective)
-				fprintf(f, " effective %s", cpuset_str(&info->effective));
-			if (info->managed != IP_MANAGED_NO)
-				fprintf(f, " managed (%s)", ip_managed_why_str(info->managed));
-			fputc('\n', f);
-		}
-		if (m->prev) {
-			fprintf(f, "    submissions from %s:\n", ip_count_source_name(r->submit_src));
-			text_rates(f, "  submitted", r->submit, n, r->submit_total);
-			fprintf(f, "    completions from %s:\n", ip_count_source_name(r->complete_src));
-			text_rates(f, "  completed", r->complete, n, r->complete_total);
-		}
+		fprintf(f, "    queue %d cpus %s", hq->index, cpuset_str(&hq->cpus));
+		if (hq->vector >= 0 && hq->vector < b->nr_vectors)
+			fprintf(f, " -> irq %u", b->vectors[hq->vector].irq);
+		fputc('\n', f);
 	}
+	for (int v = 0; v < b->nr_vectors; v++) {
+		const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
+		const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
+
+		fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
+			b->vectors[v].admin ? " (admin)" : "");
+		if (info->have_proc)
+			fprintf(f, " affinity %s", cpuset_str(&info->affinity));
+		if (info->have_effective)
+			fprintf(f, " effective %s", cpuset_str(&info->effective));
+		if (info->managed != IP_MANAGED_NO)
+			fprintf(f, " managed (%s)", ip_managed_why_str(info->managed));
+		fputc('\n', f);
+	}
+}
+
+static void text_device(FILE *f, const struct ip_model *m, int i)
+{
+	const struct ip_snapshot *s = m->cur;
+	const struct ip_blockdev *b = &s->storage.devs[i];
+	const struct ip_dev_rate *r = &m->dev[i];
+	int n = s->topo.nr_cpus;
+	char disc[640];
+
+	fprintf(f, "  %s: %s on %s %s, rq_affinity %d, %d hw queue%s\n", b->name, b->driver,
+		bus_name(b->bus), b->bus_id, b->rq_affinity, b->nr_queues,
+		b->nr_queues == 1 ? "" : "s");
+	fprintf(f, "    %s%s\n", ip_blockdev_unsteerable(b) ? "warning: " : "",
+		ip_report_discovery(b, disc, sizeof(disc)));
+	text_device_layout(f, s, b);
+	if (m->prev) {
+		fprintf(f, "    submissions from %s:\n", ip_count_source_name(r->submit_src));
+		text_rates(f, "  submitted", r->submit, n, r->submit_total);
+		fprintf(f, "    completions from %s:\n", ip_count_source_name(r->complete_src));
+		text_rates(f, "  completed", r->complete, n, r->complete_total);
+	}
+}
+
+static void text_irq_threads(FILE *f, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	if (!s->nr_threads)
+		return;
+	fprintf(f, "IRQ threads:\n");
+	for (int i = 0; i < s->nr_threads; i++) {
+		const struct ip_irq_thread *th = &s->threads[i];
+
+		fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
+			th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
+			cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
+		if (m->thread[i].wakeups_per_irq >= 0)
+			fprintf(f, ", %.2f per interrupt", m->thread[i].wakeups_per_irq);
+		fputc('\n', f);
+	}
+}
+
+static void text_cq_threads(FILE *f, const struct ip_model *m)
+{
+	const struct ip_snapshot *s = m->cur;
+
+	if (!s->nr_cq)
+		return;
+	fprintf(f, "Completion threads (irqpilot_cq):\n");
+	for (int i = 0; i < s->nr_cq; i++) {
+		const struct ip_cq_thread *ct = &s->cq[i];
+		struct ip_cq_rate r;
+
+		ip_model_cq_rate(m, i, &r, NULL);
+		fprintf(f, "  %d %s queue %u cpus %s", ct->pid,
+			ct->dev >= 0 ? s->storage.devs[ct->dev].name : ct->disk, ct->hwq,
+			cpuset_str(&ct->allowed));
+		if (r.have)
+			fprintf(f, ", %.0f completions/s", r.completions);
+		if (r.wakeups_per_completion >= 0)
+			fprintf(f, ", %.2f wakeups per completion", r.wakeups_per_completion);
+		fprintf(f, ", max wait %.0f us\n", ct->max_wait_ns / 1000.0);
+	}
+}
+
+void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source)
+{
+	const struct ip_snapshot *s = m->cur;
+	int n = s->topo.nr_cpus;
+
+	text_topology(f, &s->topo);
+	fprintf(f, "Storage devices:%s\n", s->storage.nr_devs ? "" : " none backed by hardware");
+	for (int i = 0; i < s->storage.nr_devs; i++)
+		text_device(f, m, i);
 	if (m->prev) {
 		double total = 0;
 
@@ -430,36 +484,8 @@ void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_
 	} else {
 		fprintf(f, "Rates: need two samples\n");
 	}
-	if (s->nr_threads) {
-		fprintf(f, "IRQ threads:\n");
-		for (int i = 0; i < s->nr_threads; i++) {
-			const struct ip_irq_thread *th = &s->threads[i];
-
-			fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
-				th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
-				cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
-			if (m->thread[i].wakeups_per_irq >= 0)
-				fprintf(f, ", %.2f per interrupt", m->thread[i].wakeups_per_irq);
-			fputc('\n', f);
-		}
-	}
-	if (s->nr_cq) {
-		fprintf(f, "Completion threads (irqpilot_cq):\n");
-		for (int i = 0; i < s->nr_cq; i++) {
-			const struct ip_cq_thread *ct = &s->cq[i];
-			struct ip_cq_rate r;
-
-			ip_model_cq_rate(m, i, &r, NULL);
-			fprintf(f, "  %d %s queue %u cpus %s", ct->pid,
-				ct->dev >= 0 ? s->storage.devs[ct->dev].name : ct->disk, ct->hwq,
-				cpuset_str(&ct->allowed));
-			if (r.have)
-				fprintf(f, ", %.0f completions/s", r.completions);
-			if (r.wakeups_per_completion >= 0)
-				fprintf(f, ", %.2f wakeups per completion", r.wakeups_per_completion);
-			fprintf(f, ", max wait %.0f us\n", ct->max_wait_ns / 1000.0);
-		}
-	}
+	text_irq_threads(f, m);
+	text_cq_threads(f, m);
 }
 
 /* ---- the plan ------------------------------------------------------- */
@@ -718,10 +744,11 @@ static void detail_text(struct line *l, const struct ip_why *w, const char *devi
 	}
 }
 
-static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+/* Why a vector is not ours to place, or there is nothing to place it by:
+ * rules, the kernel, missing evidence. */
+static bool why_unplaceable_text(struct line *l, const struct ip_why *w, enum ip_reason code)
 {
-	char b1[128], b2[128], p1[16], p2[16], d[80], s[80];
-	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+	char b1[128], d[80], s[80];
 
 	switch (code) {
 	case IP_R_NONE:
@@ -768,6 +795,20 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_NO_USABLE_CPU:
 		put(l, "no usable CPU in the submitter domain");
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a placeable vector stays: where it is is good enough, or a limit
+ * (threshold, min_rate, idle_domain, dwell, max_moves) holds it. */
+static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], p1[16], d[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_ALREADY_PLACED:
 		put(l, "already handled in %s domain %s (%s of %s submissions there)", cls,
 		    set_str(b1, &w->domain), share_str(p1, w->share), devices_str(d, w));
@@ -798,6 +839,20 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_BUDGET:
 		put(l, "move budget exhausted (max_moves %d per cycle)", w->count);
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a vector moves towards its submitters (or a pin), and to which
+ * CPUs of their domain. */
+static bool why_moves_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], b2[128], p1[16], p2[16], d[80], s[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_PIN:
 		put(l, "pinned by %s", src_str(s, w));
 		if (w->trimmed)
@@ -818,6 +873,46 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		put(l, "submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
 		    devices_str(d, w), w->since_s, w->limit_s, set_str(b1, &w->domain));
 		break;
+	case IP_R_NUMA_NODE:
+		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
+		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
+		    set_str(b2, &w->set), w->node);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* A move off CPUs the vector may no longer use: its own words, because it
+ * overrides dwell, threshold and budget and names where it goes instead. */
+static bool why_off_text(struct line *l, const struct ip_why *w, enum ip_reason code)
+{
+	char b1[128], b2[128];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	if (code != IP_R_OFF_ISOLATED && code != IP_R_OFF_BANNED)
+		return false;
+	put(l, "on %s CPU %s, moved off at once (no dwell, threshold or budget)",
+	    code == IP_R_OFF_ISOLATED ? "isolated or nohz_full" : "banned", set_str(b1, &w->set));
+	if (w->other_domain)
+		put(l, "; no usable CPU left in its domain %s (capacity %u), to the nearest by capacity: %s domain %s (capacity %u)",
+		    set_str(b2, &w->set2), w->capacity2, cls, set_str(b1, &w->domain), w->capacity);
+	else
+		put(l, "; to %s of its %s domain %s", w->cpu >= 0 ? "the least loaded usable CPU" : "the usable CPUs",
+		    cls, set_str(b1, &w->domain));
+	if (w->cpu >= 0)
+		put(l, ", CPU %d", w->cpu);
+	return true;
+}
+
+/* Where an IRQ thread or a completion thread goes, and rq_affinity. */
+static bool why_thread_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], p1[16], s[80];
+	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
+
+	switch (code) {
 	case IP_R_FOLLOWS_MOVE:
 		put(l, "follows vector %u to %s", w->irq, set_str(b1, &w->set));
 		break;
@@ -845,6 +940,19 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	case IP_R_RQ_RULE:
 		put(l, "set by %s", src_str(s, w));
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Why a device is attached to irqpilot_cq or detached from it, and why
+ * completion_threads = auto wants it (the details of a trial). */
+static bool why_cq_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], b2[128], p1[16], s[80];
+
+	switch (code) {
 	case IP_R_CQ_MODE:
 		/* the mode is the action's: attach for yes, detach for no */
 		put(l, "completion_threads = %s (%s)", w->count == IP_COMPLETION_YES ? "yes" : "no",
@@ -885,6 +993,19 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		    stuck_str(w->stuck), set_str(b1, &w->set), share_str(p1, w->share),
 		    set_str(b2, &w->domain), stay_str(w->stay));
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* Notes (said once, not an action on one object) and why a device is
+ * held back from irqpilot_cq (the details of NOTE_CQ_HELD). */
+static bool why_note_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	char b1[128], d[80], s[80];
+
+	switch (code) {
 	case IP_R_NOTE_FIRST_SAMPLE:
 		put(l, "first sample: no rates yet, only rules are applied");
 		break;
@@ -925,29 +1046,23 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 		put(l, "queue %u stalled twice within %.0f s (held for %d s)", w->hwq, w->limit_s,
 		    w->hold_s);
 		break;
-	case IP_R_OFF_ISOLATED:
-	case IP_R_OFF_BANNED:
-		put(l, "on %s CPU %s, moved off at once (no dwell, threshold or budget)",
-		    code == IP_R_OFF_ISOLATED ? "isolated or nohz_full" : "banned",
-		    set_str(b1, &w->set));
-		if (w->other_domain)
-			put(l, "; no usable CPU left in its domain %s (capacity %u), to the nearest by capacity: %s domain %s (capacity %u)",
-			    set_str(b2, &w->set2), w->capacity2, cls, set_str(b1, &w->domain),
-			    w->capacity);
-		else
-			put(l, "; to %s of its %s domain %s", w->cpu >= 0 ? "the least loaded usable CPU" : "the usable CPUs",
-			    cls, set_str(b1, &w->domain));
-		if (w->cpu >= 0)
-			put(l, ", CPU %d", w->cpu);
-		break;
-	case IP_R_NUMA_NODE:
-		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
-		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
-		    set_str(b2, &w->set), w->node);
-		return;
+	default:
+		return false;
 	}
-	/* once, on the record's own reason, not again on its detail */
-	if (w->numa && code == w->code)
+	return true;
+}
+
+/* One family of codes per function, each saying whether @code is its own;
+ * the enum's order is not relied on, since codes are only ever appended. */
+static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code, const char *device)
+{
+	if (!why_unplaceable_text(l, w, code) && !why_stays_text(l, w, code) &&
+	    !why_moves_text(l, w, code) && !why_off_text(l, w, code) &&
+	    !why_thread_text(l, w, code, device) && !why_cq_text(l, w, code, device))
+		why_note_text(l, w, code, device);
+	/* once, on the record's own reason, not again on its detail; NUMA_NODE
+	 * names the node in its own words */
+	if (w->numa && code == w->code && code != IP_R_NUMA_NODE)
 		put(l, "; on the device's NUMA node %d (the domain spans %d nodes)", w->node, w->nodes);
 }
 
@@ -1057,8 +1172,8 @@ struct why_out {
 	void *ctx;
 };
 
-/* The numbers of @code (the record's, or its detail's) from @w. */
-static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+/* The domain a placement rests on or goes to: its share, class and CPUs. */
+static void domain_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
 {
 	switch (code) {
 	case IP_R_ALREADY_PLACED:
@@ -1076,6 +1191,37 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		if (code == IP_R_QUEUE_SUBMITTERS)
 			o->integer(o, "queue", w->hwq);
 		break;
+	case IP_R_NUMA_NODE:
+		o->num(o, "share", w->share);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->set(o, "handled_on", &w->set);
+		o->integer(o, "node", w->node);
+		o->integer(o, "nodes", w->nodes);
+		break;
+	case IP_R_OFF_ISOLATED:
+	case IP_R_OFF_BANNED:
+		o->set(o, "unusable", &w->set);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->integer(o, "capacity", w->capacity);
+		if (w->cpu >= 0)
+			o->integer(o, "cpu", w->cpu);
+		o->flag(o, "other_domain", w->other_domain);
+		if (w->other_domain) {
+			o->set(o, "from_domain", &w->set2);
+			o->integer(o, "from_capacity", w->capacity2);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* The setting that held or placed it, and how far it was from it. */
+static void limit_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	switch (code) {
 	case IP_R_BELOW_THRESHOLD:
 		o->num(o, "gain", w->gain);
 		o->num(o, "threshold", w->threshold);
@@ -1103,6 +1249,15 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 	case IP_R_RT_PRIORITY:
 		o->integer(o, "rt_priority", w->prio);
 		break;
+	default:
+		break;
+	}
+}
+
+/* Completion threads: a trial's I/O rates, a stall, why auto wants one. */
+static void cq_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	switch (code) {
 	case IP_R_CQ_TRIAL_FAILED:
 	case IP_R_NOTE_CQ_KEPT:
 	case IP_R_HOLD_TRIAL:
@@ -1133,31 +1288,19 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 		o->num(o, "share", w->share);
 		o->set(o, "domain", &w->domain);
 		break;
-	case IP_R_NUMA_NODE:
-		o->num(o, "share", w->share);
-		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
-		o->set(o, "domain", &w->domain);
-		o->set(o, "handled_on", &w->set);
-		o->integer(o, "node", w->node);
-		o->integer(o, "nodes", w->nodes);
-		break;
-	case IP_R_OFF_ISOLATED:
-	case IP_R_OFF_BANNED:
-		o->set(o, "unusable", &w->set);
-		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
-		o->set(o, "domain", &w->domain);
-		o->integer(o, "capacity", w->capacity);
-		if (w->cpu >= 0)
-			o->integer(o, "cpu", w->cpu);
-		o->flag(o, "other_domain", w->other_domain);
-		if (w->other_domain) {
-			o->set(o, "from_domain", &w->set2);
-			o->integer(o, "from_capacity", w->capacity2);
-		}
-		break;
 	default:
 		break;
 	}
+}
+
+/* The numbers of @code (the record's, or its detail's) from @w. Each code's
+ * own numbers are in exactly one of the three lists, so the keys come out
+ * in the same order whichever runs first. */
+static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reason code)
+{
+	domain_numbers(o, w, code);
+	limit_numbers(o, w, code);
+	cq_numbers(o, w, code);
 	if (w->numa && code == w->code && code != IP_R_NUMA_NODE) {
 		o->integer(o, "node", w->node);
 		o->integer(o, "nodes", w->nodes);
@@ -1233,7 +1376,9 @@ static const char *what_name(enum ip_apply_what w)
 	return "?";
 }
 
-void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res)
+/* The plan's records, one array per kind. Moves, thread and irqpilot_cq
+ * actions that apply marked failed are left out: "results" says why. */
+static void plan_json_moves(struct ip_json *j, const struct ip_plan *p)
 {
 	ip_json_array_begin(j, "moves");
 	for (int i = 0; p && i < p->nr_moves; i++) {
@@ -1251,6 +1396,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_threads(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "threads");
 	for (int i = 0; p && i < p->nr_threads; i++) {
 		const struct ip_thread_action *t = &p->threads[i];
@@ -1275,6 +1424,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_kept(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "kept");
 	for (int i = 0; p && i < p->nr_kept; i++) {
 		const struct ip_kept *k = &p->kept[i];
@@ -1287,6 +1440,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_rq(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "rq_affinity");
 	for (int i = 0; p && i < p->nr_rq; i++) {
 		ip_json_object_begin(j, NULL);
@@ -1297,22 +1454,29 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
-	for (int pass = 0; pass < 2; pass++) {
-		ip_json_array_begin(j, pass ? "detach" : "attach");
-		for (int i = 0; p && i < p->nr_cq; i++) {
-			const struct ip_cq_action *a = &p->cq[i];
+}
 
-			if (a->failed || a->attach != !pass)
-				continue;
-			ip_json_object_begin(j, NULL);
-			ip_json_string(j, "device", a->device);
-			if (a->attach)
-				ip_json_bool(j, "trial", a->trial);
-			ip_report_why_json(j, &a->why);
-			ip_json_object_end(j);
-		}
-		ip_json_array_end(j);
+/* The irqpilot_cq actions of one direction: "attach" or "detach". */
+static void plan_json_cq(struct ip_json *j, const struct ip_plan *p, const char *key, bool attach)
+{
+	ip_json_array_begin(j, key);
+	for (int i = 0; p && i < p->nr_cq; i++) {
+		const struct ip_cq_action *a = &p->cq[i];
+
+		if (a->failed || a->attach != attach)
+			continue;
+		ip_json_object_begin(j, NULL);
+		ip_json_string(j, "device", a->device);
+		if (a->attach)
+			ip_json_bool(j, "trial", a->trial);
+		ip_report_why_json(j, &a->why);
+		ip_json_object_end(j);
 	}
+	ip_json_array_end(j);
+}
+
+static void plan_json_notes(struct ip_json *j, const struct ip_plan *p)
+{
 	ip_json_array_begin(j, "notes");
 	for (int i = 0; p && i < p->nr_notes; i++) {
 		char text[IP_REASON_MAX];
@@ -1324,6 +1488,10 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+static void plan_json_results(struct ip_json *j, const struct ip_apply_results *res)
+{
 	ip_json_array_begin(j, "results");
 	for (int i = 0; res && i < res->n; i++) {
 		const struct ip_apply_result *r = &res->r[i];
@@ -1343,6 +1511,18 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
+}
+
+void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struct ip_apply_results *res)
+{
+	plan_json_moves(j, p);
+	plan_json_threads(j, p);
+	plan_json_kept(j, p);
+	plan_json_rq(j, p);
+	plan_json_cq(j, p, "attach", true);
+	plan_json_cq(j, p, "detach", false);
+	plan_json_notes(j, p);
+	plan_json_results(j, res);
 }
 
 void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
