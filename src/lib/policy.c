@@ -317,11 +317,8 @@ static int window_store(struct ip_irq_hist *e, const struct ip_vec_state *st)
 	return 0;
 }
 
-int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
+static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
-	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
-	uint64_t now = now_ns ? now_ns : 1;
-
 	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *mv = &p->moves[i];
 		struct ip_irq_hist *e;
@@ -336,6 +333,12 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		e->placed = true;
 		e->placement = mv->to;
 	}
+	return 0;
+}
+
+/* so that a managed vector is explained once, not every cycle */
+static int commit_managed_explained(struct ip_history *h, const struct ip_plan *p)
+{
 	for (int i = 0; i < p->nr_kept; i++) {
 		const struct ip_kept *k = &p->kept[i];
 		struct ip_irq_hist *e;
@@ -347,6 +350,11 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			return -ENOMEM;
 		e->managed_explained = true;
 	}
+	return 0;
+}
+
+static int commit_threads(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
@@ -367,22 +375,33 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		if (p->notes[i].why.code == IP_R_NOTE_STALL_NO_TARGET &&
 		    record_stall(h, p->notes[i].device, now) < 0)
 			return -ENOMEM;
+	return 0;
+}
+
+static int commit_cq_stall_hold(struct ip_history *h, const struct ip_cq_action *a, uint64_t now)
+{
+	/* held back even if the detach failed: auto must not retry */
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, a->device);
+
+	if (!e)
+		return -ENOMEM;
+	e->last_stall_ns = now;
+	e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
+	why_init(&e->hold, IP_R_HOLD_STALL);
+	e->hold.hwq = a->why.hwq;
+	e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
+	e->hold.hold_s = IP_CQ_STALL_HOLD_S;
+	return 0;
+}
+
+static int commit_cq_actions(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 		struct ip_cqdev_hist *e;
 
-		if (a->why.code == IP_R_CQ_STALLED) {
-			/* held back even if the detach failed: auto must not retry */
-			e = ip_history_cqdev_get(h, a->device);
-			if (!e)
-				return -ENOMEM;
-			e->last_stall_ns = now;
-			e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
-			why_init(&e->hold, IP_R_HOLD_STALL);
-			e->hold.hwq = a->why.hwq;
-			e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
-			e->hold.hold_s = IP_CQ_STALL_HOLD_S;
-		}
+		if (a->why.code == IP_R_CQ_STALLED && commit_cq_stall_hold(h, a, now) < 0)
+			return -ENOMEM;
 		if (a->failed)
 			continue;
 		e = ip_history_cqdev_get(h, a->device);
@@ -398,34 +417,51 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			e->trial_n = 0;
 		}
 	}
+	return 0;
+}
+
+/* A failed trial holds the module back and drops the reference it was
+ * judged against; otherwise the observation feeds the trial or the reference. */
+static void commit_cq_obs_one(struct ip_cqdev_hist *e, const struct ip_cq_obs *o, uint64_t now)
+{
+	if (o->verdict) {
+		e->trial = false;
+		if (o->verdict < 0) {
+			e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
+			why_init(&e->hold, IP_R_HOLD_TRIAL);
+			e->hold.ios = e->trial_n ? e->trial_sum / e->trial_n : 0;
+			e->hold.ios_before = e->ios_before;
+			e->hold.hold_s = IP_CQ_TRIAL_HOLD_S;
+			/* the next trial gets a reference of its own */
+			e->ios_before = 0;
+			e->before_n = 0;
+		}
+	} else if (o->attached && e->trial) {
+		e->trial_sum += o->ios;
+		e->trial_n++;
+	} else if (!o->attached && o->ios > 0) {
+		/* the reference the next trial is judged against */
+		e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
+		if (e->before_n < IP_CQ_TRIAL_CYCLES)
+			e->before_n++;
+	}
+}
+
+static int commit_cq_obs(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_cq_obs; i++) {
 		const struct ip_cq_obs *o = &p->cq_obs[i];
 		struct ip_cqdev_hist *e = ip_history_cqdev_get(h, o->device);
 
 		if (!e)
 			return -ENOMEM;
-		if (o->verdict) {
-			e->trial = false;
-			if (o->verdict < 0) {
-				e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
-				why_init(&e->hold, IP_R_HOLD_TRIAL);
-				e->hold.ios = e->trial_n ? e->trial_sum / e->trial_n : 0;
-				e->hold.ios_before = e->ios_before;
-				e->hold.hold_s = IP_CQ_TRIAL_HOLD_S;
-				/* the next trial gets a reference of its own */
-				e->ios_before = 0;
-				e->before_n = 0;
-			}
-		} else if (o->attached && e->trial) {
-			e->trial_sum += o->ios;
-			e->trial_n++;
-		} else if (!o->attached && o->ios > 0) {
-			/* the reference the next trial is judged against */
-			e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
-			if (e->before_n < IP_CQ_TRIAL_CYCLES)
-				e->before_n++;
-		}
+		commit_cq_obs_one(e, o, now);
 	}
+	return 0;
+}
+
+static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_states; i++) {
 		const struct ip_vec_state *st = &p->states[i];
 		bool found;
@@ -449,10 +485,15 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		if (st->win_end)
 			h->irqs[j].win_n = 0;
 	}
-	/* A vector we moved is handled in its new domain from now on: the
-	 * handled half of its window starts there, not from the samples of a
-	 * placement that is gone (nor from the cycle that straddles the move,
-	 * which would make the new place look half as good as it is). */
+	return 0;
+}
+
+/* A vector we moved is handled in its new domain from now on: the
+ * handled half of its window starts there, not from the samples of a
+ * placement that is gone (nor from the cycle that straddles the move,
+ * which would make the new place look half as good as it is). */
+static void restart_moved_windows(struct ip_history *h, const struct ip_plan *p)
+{
 	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *mv = &p->moves[i];
 		bool found;
@@ -465,6 +506,19 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		for (int d = 0; e->win_hd && d < e->win_nd; d++)
 			e->win[e->win_nd + d] = d == mv->domain;
 	}
+}
+
+int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
+{
+	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
+	uint64_t now = now_ns ? now_ns : 1;
+
+	/* the order matters: the window restart below sees the states' windows */
+	if (commit_moves(h, p, now) < 0 || commit_managed_explained(h, p) < 0 ||
+	    commit_threads(h, p, now) < 0 || commit_cq_actions(h, p, now) < 0 ||
+	    commit_cq_obs(h, p, now) < 0 || commit_states(h, p, now) < 0)
+		return -ENOMEM;
+	restart_moved_windows(h, p);
 	return 0;
 }
 
