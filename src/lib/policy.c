@@ -1065,16 +1065,29 @@ static void span_domains(const struct ctx *c, const ip_cpuset *set, ip_cpuset *o
 	}
 }
 
-/* The reason of a vector (or of its thread, @for_thread) about @qi. */
-static struct ip_why *cand_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
-			       bool for_thread, enum ip_reason code)
+/* The reason about vector @qi, in slot @w of its candidate. */
+static struct ip_why *why_about(struct ctx *c, int qi, const char *devs, struct ip_why *w,
+				enum ip_reason code)
 {
-	struct ip_why *w = for_thread ? &cd->thread_why : &cd->why;
-
 	why_init(w, code);
 	w->irq = c->s->irqs[qi].irq;
 	scopy(w->devices, sizeof(w->devices), devs);
-	w->for_thread = for_thread;
+	return w;
+}
+
+static struct ip_why *vector_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				 enum ip_reason code)
+{
+	return why_about(c, qi, devs, &cd->why, code);
+}
+
+/* The reason about the IRQ thread of (managed) vector @qi. */
+static struct ip_why *thread_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				 enum ip_reason code)
+{
+	struct ip_why *w = why_about(c, qi, devs, &cd->thread_why, code);
+
+	w->for_thread = true;
 	return w;
 }
 
@@ -1125,24 +1138,29 @@ static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand
 }
 
 /*
- * The submitter placement of vector @qi, judged against the handled
- * shares already in c->hd (of the vector, or of its thread). Fills the
- * candidate's target and reason; kind is MOVE when locality would rise
- * by the threshold.
+ * Where the submitters of a vector (or of a managed vector's thread) send
+ * it: the stages that vector_placement() and thread_placement() share.
  */
-static void submitter_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
-				const struct ip_irq_hist *e, bool for_thread)
-{
-	const struct ip_policy_config *cfg = c->cfg;
-	const struct ip_topology *t = c->t;
-	double total = 0, cur = 0, now_loc, thr, rate = cd->rate;
-	int D, TD, busiest = -1, cur_dom;
-	bool all_iso = true, substituted = false;
-	ip_cpuset elig, span;
-	struct ip_why *w;
-	enum ip_hk_tier how = IP_HK_LLC;
-	int hk = -1;
+struct sub_place {
+	int D;		   /* domain of most submissions */
+	int TD;		   /* target domain: D, or that of the housekeeping CPU */
+	int busiest;	   /* busiest submitter CPU, -1 */
+	int hk;		   /* housekeeping CPU standing in for isolated submitters, -1 */
+	enum ip_hk_tier how;
+	bool all_iso;	   /* every submitter is isolated */
+	bool substituted;  /* TD was chosen by housekeeping_cpu() */
+	ip_cpuset elig;	   /* usable CPUs of TD */
+	double now_loc;	   /* share of submissions in TD */
+	int cur_dom;	   /* domain that handles most interrupts now, -1 */
+};
 
+/* c->sh: each domain's share of the submissions; returns their total. */
+static double submitter_shares(struct ctx *c, bool *all_iso)
+{
+	const struct ip_topology *t = c->t;
+	double total = 0;
+
+	*all_iso = true;
 	for (int d = 0; d < t->nr_domains; d++)
 		c->sh[d] = 0;
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
@@ -1153,143 +1171,266 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 		c->sh[d] += c->sub[cpu];
 		total += c->sub[cpu];
 		if (!is_isolated(c, cpu))
-			all_iso = false;
+			*all_iso = false;
 	}
-	if (total <= 0) {
-		cd->kind = CAND_KEEP;
-		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_SUBMITTERS);
-		return;
-	}
-	for (int d = 0; d < t->nr_domains; d++)
-		c->sh[d] /= total;
-	if (!for_thread)
-		window_apply(c, e, cd);
-	if (c->err)
-		return;
-	D = dominant_domain(c, c->sh);
+	if (total > 0)
+		for (int d = 0; d < t->nr_domains; d++)
+			c->sh[d] /= total;
+	return total;
+}
+
+/*
+ * The target domain: that of most submissions, or, where its submitters are
+ * all isolated or it has no usable CPU, that of the nearest housekeeping
+ * CPU, which takes over the domain's share. False when there is none.
+ */
+static bool submitter_domain(struct ctx *c, int qi, struct sub_place *pl)
+{
+	const struct ip_topology *t = c->t;
+	ip_cpuset tier;
+
+	pl->busiest = -1;
+	pl->hk = -1;
+	pl->how = IP_HK_LLC;
+	pl->substituted = false;
+	pl->D = dominant_domain(c, c->sh);
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-		if (cpu_domain(c, cpu) == D && (busiest < 0 || c->sub[cpu] > c->sub[busiest]))
-			busiest = cpu;
-	if (all_iso)
+		if (cpu_domain(c, cpu) == pl->D && (pl->busiest < 0 || c->sub[cpu] > c->sub[pl->busiest]))
+			pl->busiest = cpu;
+	if (pl->all_iso)
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-			if (busiest < 0 || c->sub[cpu] > c->sub[busiest])
-				busiest = cpu;
-	domain_eligible(c, D, &elig);
-	TD = D;
-	if (all_iso || cpuset_empty(&elig)) {
-		ip_cpuset tier;
-
-		hk = housekeeping_cpu(c, busiest, qi, &tier, &how);
-		if (hk < 0) {
-			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, for_thread, IP_R_NO_HOUSEKEEPING);
-			return;
-		}
-		TD = cpu_domain(c, hk);
-		substituted = true;
-		if (TD != D) {
-			c->sh[TD] += c->sh[D];
-			c->sh[D] = 0;
-		}
-		domain_eligible(c, TD, &elig);
-		if (!for_thread) {
-			struct ip_why n;
-
-			why_init(&n, all_iso ? IP_R_NOTE_ALL_ISOLATED : IP_R_NOTE_DOMAIN_ISOLATED);
-			scopy(n.devices, sizeof(n.devices), devs);
-			n.irq = c->s->irqs[qi].irq;
-			n.cpu = hk;
-			n.tier = how;
-			n.domain = t->domains[D].cpus;
-			n.cls = t->domains[D].cls;
-			add_note(c, NULL, &n);
-		}
+			if (pl->busiest < 0 || c->sub[cpu] > c->sub[pl->busiest])
+				pl->busiest = cpu;
+	domain_eligible(c, pl->D, &pl->elig);
+	pl->TD = pl->D;
+	if (!pl->all_iso && !cpuset_empty(&pl->elig))
+		return true;
+	pl->hk = housekeeping_cpu(c, pl->busiest, qi, &tier, &pl->how);
+	if (pl->hk < 0)
+		return false;
+	pl->TD = cpu_domain(c, pl->hk);
+	pl->substituted = true;
+	if (pl->TD != pl->D) {
+		c->sh[pl->TD] += c->sh[pl->D];
+		c->sh[pl->D] = 0;
 	}
-	if (TD < 0) {
-		cd->kind = CAND_KEEP;
-		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_USABLE_CPU);
-		return;
-	}
-	for (int d = 0; d < t->nr_domains; d++)
+	domain_eligible(c, pl->TD, &pl->elig);
+	return true;
+}
+
+static void note_housekeeping(struct ctx *c, int qi, const char *devs, const struct sub_place *pl)
+{
+	const struct ip_topology *t = c->t;
+	struct ip_why n;
+
+	why_init(&n, pl->all_iso ? IP_R_NOTE_ALL_ISOLATED : IP_R_NOTE_DOMAIN_ISOLATED);
+	scopy(n.devices, sizeof(n.devices), devs);
+	n.irq = c->s->irqs[qi].irq;
+	n.cpu = pl->hk;
+	n.tier = pl->how;
+	n.domain = t->domains[pl->D].cpus;
+	n.cls = t->domains[pl->D].cls;
+	add_note(c, NULL, &n);
+}
+
+/* The gain in locality of a move to TD, judged against the handled shares in c->hd. */
+static void submitter_gain(struct ctx *c, struct cand *cd, struct sub_place *pl)
+{
+	double cur = 0;
+
+	for (int d = 0; d < c->t->nr_domains; d++)
 		cur += c->sh[d] * c->hd[d];
-	now_loc = c->sh[TD];
-	cd->gain = now_loc - cur;
-	cd->td = TD;
-	cd->busiest = busiest;
-	cur_dom = dominant_domain(c, c->hd);
+	pl->now_loc = c->sh[pl->TD];
+	cd->gain = pl->now_loc - cur;
+	cd->td = pl->TD;
+	cd->busiest = pl->busiest;
+	pl->cur_dom = dominant_domain(c, c->hd);
+}
 
-	if (for_thread) {
-		cd->thread_single = cfg->granularity == IP_GRAN_CPU;
-		if (hk >= 0 && cd->thread_single) {
-			cpuset_zero(&cd->thread_target);
-			cpuset_set(&cd->thread_target, hk);
-		} else {
-			cd->thread_target = elig;
-		}
-		cd->thread_busiest = busiest;
+static bool below_threshold(const struct cand *cd, double thr)
+{
+	return cd->gain + EPS < thr || cd->gain <= EPS;
+}
+
+/* Kept below the threshold: already where its submitters are, or not enough gain. */
+static enum ip_reason keep_code(const struct ctx *c, const struct sub_place *pl)
+{
+	return pl->cur_dom == pl->TD && c->hd[pl->TD] > 0.995 ? IP_R_ALREADY_PLACED
+							     : IP_R_BELOW_THRESHOLD;
+}
+
+static void keep_detail(const struct ctx *c, const struct cand *cd, const struct sub_place *pl,
+			double thr, struct ip_why *w)
+{
+	if (w->code == IP_R_ALREADY_PLACED) {
+		w->cls = c->t->domains[pl->TD].cls;
+		w->domain = c->t->domains[pl->TD].cpus;
+		w->share = pl->now_loc;
 	} else {
-		cd->single = cfg->granularity == IP_GRAN_CPU;
-		cd->fixed_cpu = cd->single ? hk : -1;
-		cd->target = elig;
+		w->gain = cd->gain;
+		w->threshold = thr;
 	}
+}
 
-	thr = cfg->move_threshold;
+static enum ip_reason move_code(const struct sub_place *pl)
+{
+	return pl->substituted ? IP_R_HOUSEKEEPING : IP_R_SUBMITTERS_ELSEWHERE;
+}
+
+static void move_detail(const struct ctx *c, const struct sub_place *pl, struct ip_why *w)
+{
+	const struct ip_topology *t = c->t;
+
+	if (pl->substituted) {
+		w->cls = t->domains[pl->D].cls;
+		w->domain = t->domains[pl->D].cpus;
+		w->cpu = pl->hk;
+		w->tier = pl->how;
+	} else {
+		w->cls = t->domains[pl->TD].cls;
+		w->domain = t->domains[pl->TD].cpus;
+	}
+	w->share = pl->now_loc;
+	w->handled = c->hd[pl->TD];
+}
+
+/* Hysteresis: a vector that moved within return_window needs twice the
+ * threshold to move again. Moving back is what an alternating workload
+ * asks for most, but an onward move so soon is as much a sign of a
+ * workload the window has not settled on. */
+static bool moved_recently(const struct ctx *c, const struct ip_irq_hist *e,
+			   const struct sub_place *pl)
+{
+	return e && e->last_move_ns && c->now >= e->last_move_ns &&
+	       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->return_window_s &&
+	       !(pl->cur_dom >= 0 && pl->cur_dom == pl->TD);
+}
+
+/* Whether @elig lies in a domain the vector was moved away from. */
+static bool returns_to(const struct ctx *c, const struct ip_irq_hist *e, const ip_cpuset *elig)
+{
+	ip_cpuset span;
+
 	cpuset_zero(&span);
 	if (e)
 		span_domains(c, &e->from, &span);
-	/* Hysteresis: a vector that moved within return_window needs twice the
-	 * threshold to move again. Moving back is what an alternating workload
-	 * asks for most, but an onward move so soon is as much a sign of a
-	 * workload the window has not settled on. */
-	bool recent = e && e->last_move_ns && c->now >= e->last_move_ns &&
-		      (c->now - e->last_move_ns) / NS_PER_S < cfg->return_window_s &&
-		      !(cur_dom >= 0 && cur_dom == TD);
-	bool returning = recent && cpuset_intersects(&span, &elig);
-	if (recent && !for_thread)
-		thr *= 2;
+	return cpuset_intersects(&span, elig);
+}
 
-	if (cd->gain + EPS < thr || cd->gain <= EPS) {
+/* A trickle is not worth waking a domain of more capacity for. */
+static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct sub_place *pl)
+{
+	const struct ip_domain *dom = c->t->domains;
+
+	return cd->rate < c->cfg->min_rate && pl->cur_dom >= 0 &&
+	       dom[pl->TD].capacity > dom[pl->cur_dom].capacity;
+}
+
+/*
+ * The submitter placement of vector @qi, judged against the handled
+ * shares already in c->hd and the vector's window. Fills the candidate's
+ * target and reason; kind is MOVE when locality would rise by the
+ * threshold.
+ */
+static void vector_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			     const struct ip_irq_hist *e)
+{
+	const struct ip_policy_config *cfg = c->cfg;
+	struct sub_place pl;
+	struct ip_why *w;
+	bool recent, returning;
+	double thr;
+
+	if (submitter_shares(c, &pl.all_iso) <= 0) {
 		cd->kind = CAND_KEEP;
-		if (cur_dom == TD && c->hd[TD] > 0.995) {
-			w = cand_why(c, qi, devs, cd, for_thread, IP_R_ALREADY_PLACED);
-			w->cls = t->domains[TD].cls;
-			w->domain = t->domains[TD].cpus;
-			w->share = now_loc;
-		} else {
-			w = cand_why(c, qi, devs, cd, for_thread, IP_R_BELOW_THRESHOLD);
-			w->gain = cd->gain;
-			w->threshold = thr;
-			if (returning && !for_thread) {
-				w->returning = true;
-				w->set = elig;
-				w->limit_s = cfg->return_window_s;
-			}
+		vector_why(c, qi, devs, cd, IP_R_NO_SUBMITTERS);
+		return;
+	}
+	window_apply(c, e, cd);
+	if (c->err)
+		return;
+	cd->kind = CAND_KEEP;
+	if (!submitter_domain(c, qi, &pl)) {
+		vector_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		return;
+	}
+	if (pl.substituted)
+		note_housekeeping(c, qi, devs, &pl);
+	if (pl.TD < 0) {
+		vector_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
+		return;
+	}
+	submitter_gain(c, cd, &pl);
+	cd->single = cfg->granularity == IP_GRAN_CPU;
+	cd->fixed_cpu = cd->single ? pl.hk : -1;
+	cd->target = pl.elig;
+	recent = moved_recently(c, e, &pl);
+	returning = recent && returns_to(c, e, &pl.elig);
+	thr = cfg->move_threshold;
+	if (recent)
+		thr *= 2;
+	if (below_threshold(cd, thr)) {
+		w = vector_why(c, qi, devs, cd, keep_code(c, &pl));
+		keep_detail(c, cd, &pl, thr, w);
+		if (returning && w->code == IP_R_BELOW_THRESHOLD) {
+			w->returning = true;
+			w->set = pl.elig;
+			w->limit_s = cfg->return_window_s;
 		}
 		return;
 	}
-	if (!for_thread && rate < cfg->min_rate && cur_dom >= 0 &&
-	    t->domains[TD].capacity > t->domains[cur_dom].capacity) {
-		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_TRICKLE);
-		w->rate = rate;
+	if (trickle_up(c, cd, &pl)) {
+		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
+		w->rate = cd->rate;
 		w->min_rate = cfg->min_rate;
 		return;
 	}
 	cd->kind = CAND_MOVE;
 	cd->dwell_applies = true;
-	if (substituted) {
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_HOUSEKEEPING);
-		w->cls = t->domains[D].cls;
-		w->domain = t->domains[D].cpus;
-		w->cpu = hk;
-		w->tier = how;
-	} else {
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_SUBMITTERS_ELSEWHERE);
-		w->cls = t->domains[TD].cls;
-		w->domain = t->domains[TD].cpus;
+	move_detail(c, &pl, vector_why(c, qi, devs, cd, move_code(&pl)));
+}
+
+/*
+ * The placement of a managed vector's IRQ thread by the vector's
+ * submitters, judged against where the thread may run (c->hd). Unlike a
+ * vector it has no window, no hysteresis and no trickle rule: only the
+ * thread_* fields, kind and thread_why of @cd say the result.
+ */
+static void thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd)
+{
+	struct sub_place pl;
+	struct ip_why *w;
+
+	cd->kind = CAND_KEEP;
+	if (submitter_shares(c, &pl.all_iso) <= 0) {
+		thread_why(c, qi, devs, cd, IP_R_NO_SUBMITTERS);
+		return;
 	}
-	w->share = now_loc;
-	w->handled = c->hd[TD];
+	if (!submitter_domain(c, qi, &pl)) {
+		thread_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		return;
+	}
+	if (pl.TD < 0) {
+		thread_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
+		return;
+	}
+	submitter_gain(c, cd, &pl);
+	cd->thread_single = c->cfg->granularity == IP_GRAN_CPU;
+	if (pl.hk >= 0 && cd->thread_single) {
+		cpuset_zero(&cd->thread_target);
+		cpuset_set(&cd->thread_target, pl.hk);
+	} else {
+		cd->thread_target = pl.elig;
+	}
+	cd->thread_busiest = pl.busiest;
+	if (below_threshold(cd, c->cfg->move_threshold)) {
+		w = thread_why(c, qi, devs, cd, keep_code(c, &pl));
+		keep_detail(c, cd, &pl, c->cfg->move_threshold, w);
+		return;
+	}
+	cd->kind = CAND_MOVE;
+	cd->dwell_applies = true;
+	move_detail(c, &pl, thread_why(c, qi, devs, cd, move_code(&pl)));
 }
 
 /* Whether the vector's interrupts (c->hd) are handled mostly in a domain of
@@ -1328,7 +1469,7 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 
 	cd->kind = CAND_KEEP;
 	if (cfg->idle_domain == IP_IDLE_STAY) {
-		cand_why(c, qi, devs, cd, false, IP_R_IDLE_STAY);
+		vector_why(c, qi, devs, cd, IP_R_IDLE_STAY);
 		return;
 	}
 	for (int d = 0; d < t->nr_domains; d++) {
@@ -1343,11 +1484,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	}
 	cur_dom = dominant_domain(c, c->hd);
 	if (!have_min || (cur_dom >= 0 && t->domains[cur_dom].capacity <= mincap)) {
-		cand_why(c, qi, devs, cd, false, IP_R_IDLE_EFFICIENT);
+		vector_why(c, qi, devs, cd, IP_R_IDLE_EFFICIENT);
 		return;
 	}
 	if (idle_for < cfg->idle_grace_s) {
-		w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_GRACE);
+		w = vector_why(c, qi, devs, cd, IP_R_IDLE_GRACE);
 		w->since_s = idle_for;
 		w->limit_s = cfg->idle_grace_s;
 		return;
@@ -1373,7 +1514,7 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	cd->single = cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = -1;
 	cd->busiest = -1;
-	w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_RETURN);
+	w = vector_why(c, qi, devs, cd, IP_R_IDLE_RETURN);
 	w->since_s = idle_for;
 	w->limit_s = cfg->idle_grace_s;
 	w->domain = t->domains[TD].cpus;
@@ -1425,7 +1566,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	if (r.ban) {
 		cd->banned = true;
 		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, false, IP_R_BANNED);
+		w = vector_why(c, qi, devs, cd, IP_R_BANNED);
 		why_src(w, r.ban, IP_FROM_RULE);
 		return;
 	}
@@ -1443,9 +1584,9 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		};
 
 		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, false,
-			     (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
-									   : IP_R_MANAGED_READONLY);
+		w = vector_why(c, qi, devs, cd,
+			       (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
+									     : IP_R_MANAGED_READONLY);
 		w->managed_why = mw;
 		w->explained = cd->explain;
 		w->has_thread = nthreads > 0;
@@ -1466,7 +1607,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 			add_note(c, NULL, &n);
 			if (!cd->managed) {
 				cd->kind = CAND_KEEP;
-				w = cand_why(c, qi, devs, cd, false, IP_R_PIN_UNUSABLE);
+				w = vector_why(c, qi, devs, cd, IP_R_PIN_UNUSABLE);
 				w->set = r.pin;
 				why_src(w, r.pin_rule, IP_FROM_PIN);
 			}
@@ -1475,7 +1616,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		if (cd->managed) {
 			cd->thread_direct = true;
 			cd->thread_target = trimmed;
-			w = cand_why(c, qi, devs, cd, true, IP_R_PIN);
+			w = thread_why(c, qi, devs, cd, IP_R_PIN);
 			w->set = r.pin;
 			w->set2 = trimmed;
 			why_src(w, r.pin_rule, IP_FROM_PIN);
@@ -1483,7 +1624,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		}
 		if (cpuset_equal(&info->affinity, &trimmed)) {
 			cd->kind = CAND_KEEP;
-			w = cand_why(c, qi, devs, cd, false, IP_R_PINNED);
+			w = vector_why(c, qi, devs, cd, IP_R_PINNED);
 			w->set = trimmed;
 			why_src(w, r.pin_rule, IP_FROM_PIN);
 			return;
@@ -1492,7 +1633,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		cd->gain = GAIN_PIN;
 		cd->target = trimmed;
 		handled_by_vector(c, qi, &cd->from);
-		w = cand_why(c, qi, devs, cd, false, IP_R_PIN);
+		w = vector_why(c, qi, devs, cd, IP_R_PIN);
 		w->set = r.pin;
 		w->set2 = trimmed;
 		w->trimmed = !cpuset_equal(&trimmed, &r.pin);
@@ -1505,7 +1646,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	if (!c->have_rates) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_RATES);
+			vector_why(c, qi, devs, cd, IP_R_NO_RATES);
 		}
 		return;
 	}
@@ -1513,14 +1654,14 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	if (admin_only) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_ADMIN_VECTOR);
+			vector_why(c, qi, devs, cd, IP_R_ADMIN_VECTOR);
 		}
 		return;
 	}
 	if (!have_counts) {
 		if (!cd->managed) {
 			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_COUNTS);
+			vector_why(c, qi, devs, cd, IP_R_NO_COUNTS);
 		}
 		return;
 	}
@@ -1542,7 +1683,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		/* The thread is judged by where it may run, like a vector by where it fired. */
 		handled_from_set(c, &th->allowed, NULL);
 		tmp = *cd;
-		submitter_placement(c, qi, devs, &tmp, e, true);
+		thread_placement(c, qi, devs, &tmp);
 		if (tmp.kind == CAND_MOVE) {
 			cd->thread_direct = true;
 			cd->thread_target = tmp.thread_target;
@@ -1564,14 +1705,14 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		 * counts as idle and goes back to the idle domain after the grace. */
 		struct cand before = *cd;
 
-		submitter_placement(c, qi, devs, cd, e, false);
+		vector_placement(c, qi, devs, cd, e);
 		if (cd->kind != CAND_MOVE && !c->err) {
 			*cd = before;
 			handled_by_vector(c, qi, &cd->from);
 			idle_placement(c, qi, devs, cd, e);
 		}
 	} else {
-		submitter_placement(c, qi, devs, cd, e, false);
+		vector_placement(c, qi, devs, cd, e);
 	}
 	/* Per-queue completion threads (irqpilot_cq) are placed by their own
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
@@ -1660,7 +1801,7 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 		if (TD < 0) {
 			/* Without a usable CPU there is nowhere to go: keep, and say so. */
 			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_USABLE_CPU);
+			vector_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
 			return;
 		}
 		domain_eligible(c, TD, &el);
@@ -1676,7 +1817,7 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 	cd->busiest = -1;
 	if (cpuset_empty(&cd->from))
 		handled_by_vector(c, qi, &cd->from);
-	w = cand_why(c, qi, devs, cd, false, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
+	w = vector_why(c, qi, devs, cd, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
 	w->set = isolated ? iso : bad;
 	w->domain = c->t->domains[TD].cpus;
 	w->cls = c->t->domains[TD].cls;
@@ -1822,7 +1963,7 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
 	cd->single = c->cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = -1;
 	scopy(devs, sizeof(devs), cd->why.devices);
-	w = cand_why(c, qi, devs, cd, false, IP_R_NUMA_NODE);
+	w = vector_why(c, qi, devs, cd, IP_R_NUMA_NODE);
 	w->share = share;
 	w->cls = c->t->domains[cd->td].cls;
 	w->domain = c->t->domains[cd->td].cpus;
