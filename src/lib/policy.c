@@ -1526,22 +1526,8 @@ static bool is_ioapic(const struct ip_irq *q)
 	return strstr(ip_irq_info(q)->chip, "IO-APIC") != NULL;
 }
 
-/* Pass 1: what each vector should do, before budget and dwell. */
-static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
+static void cand_init(struct ctx *c, int qi, struct cand *cd)
 {
-	const struct ip_irq *q = &c->s->irqs[qi];
-	const struct ip_irq_info *info = ip_irq_info(q);
-	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
-	struct resolved r;
-	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
-				 : e			     ? e->managed
-							     : IP_MANAGED_NO;
-	char devs[64];
-	struct ip_why *w;
-	bool admin_only = false, have_counts, quiet;
-	double total;
-	int nthreads = 0;
-
 	memset(cd, 0, sizeof(*cd));
 	cd->idx = qi;
 	cd->td = -1;
@@ -1549,153 +1535,164 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	cd->busiest = -1;
 	cd->thread_busiest = -1;
 	cd->state = -1;
-	cd->storage = info->nr_devs > 0;
+	cd->storage = ip_irq_info(&c->s->irqs[qi])->nr_devs > 0;
 	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
-	resolve_rules(c, q, e, &r);
-	if (!cd->storage && !r.named && !(e && e->have_pin))
-		return;
-	/* A line whose /proc/irq/N is gone is being freed: free_desc()
-	 * (kernel/irq/irqdesc.c) unregisters /proc/irq/N before the descriptor
-	 * leaves /proc/interrupts. A write would fail with ENOENT and drop a
-	 * pin whose IRQ is merely gone (the pin-irq-gone note says that once
-	 * the line goes too). */
-	if (!cd->storage && !info->have_proc)
-		return;
-	cd->named = true;
-	line_devices(c, q, devs, sizeof(devs));
-	if (r.ban) {
-		cd->banned = true;
-		cd->kind = CAND_KEEP;
-		w = vector_why(c, qi, devs, cd, IP_R_BANNED);
-		why_src(w, r.ban, IP_FROM_RULE);
-		return;
-	}
+}
+
+static int irq_threads(const struct ctx *c, unsigned irq)
+{
+	int n = 0;
+
 	for (int i = 0; i < c->s->nr_threads; i++)
-		if (c->s->threads[i].irq == q->irq)
-			nthreads++;
-	cd->managed = mw != IP_MANAGED_NO;
-	cd->explain = cd->managed && !(e && e->managed_explained);
-	if (cd->managed) {
-		static const enum ip_reason codes[] = {
-			[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
-			[IP_MANAGED_EIO] = IP_R_MANAGED_EIO,
-			[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
-			[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
-		};
+		if (c->s->threads[i].irq == irq)
+			n++;
+	return n;
+}
 
-		cd->kind = CAND_KEEP;
-		w = vector_why(c, qi, devs, cd,
-			       (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
-									     : IP_R_MANAGED_READONLY);
-		w->managed_why = mw;
-		w->explained = cd->explain;
-		w->has_thread = nthreads > 0;
-	}
+/* Kept: the kernel manages the vector; told at length once (cd->explain). */
+static void keep_managed(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			 enum ip_managed_why mw)
+{
+	static const enum ip_reason codes[] = {
+		[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
+		[IP_MANAGED_EIO] = IP_R_MANAGED_EIO,
+		[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
+		[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
+	};
+	struct ip_why *w;
 
-	if (r.have_pin) {
-		ip_cpuset trimmed;
+	cd->kind = CAND_KEEP;
+	w = vector_why(c, qi, devs, cd,
+		       (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
+								     : IP_R_MANAGED_READONLY);
+	w->managed_why = mw;
+	w->explained = cd->explain;
+	w->has_thread = irq_threads(c, c->s->irqs[qi].irq) > 0;
+}
 
-		cd->pinned = true;
-		cpuset_and(&trimmed, &r.pin, &c->eligible);
-		if (cpuset_empty(&trimmed)) {
-			struct ip_why n;
+/* A pin none of whose CPUs is usable: noted, and the vector kept. */
+static void pin_unusable(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			 const struct resolved *r)
+{
+	struct ip_why n, *w;
 
-			why_init(&n, IP_R_NOTE_PIN_UNUSABLE);
-			n.irq = q->irq;
-			n.set = r.pin;
-			why_src(&n, r.pin_rule, IP_FROM_PIN);
-			add_note(c, NULL, &n);
-			if (!cd->managed) {
-				cd->kind = CAND_KEEP;
-				w = vector_why(c, qi, devs, cd, IP_R_PIN_UNUSABLE);
-				w->set = r.pin;
-				why_src(w, r.pin_rule, IP_FROM_PIN);
-			}
-			return;
-		}
-		if (cd->managed) {
-			cd->thread_direct = true;
-			cd->thread_target = trimmed;
-			w = thread_why(c, qi, devs, cd, IP_R_PIN);
-			w->set = r.pin;
-			w->set2 = trimmed;
-			why_src(w, r.pin_rule, IP_FROM_PIN);
-			return;
-		}
-		if (cpuset_equal(&info->affinity, &trimmed)) {
-			cd->kind = CAND_KEEP;
-			w = vector_why(c, qi, devs, cd, IP_R_PINNED);
-			w->set = trimmed;
-			why_src(w, r.pin_rule, IP_FROM_PIN);
-			return;
-		}
-		cd->kind = CAND_MOVE;
-		cd->gain = GAIN_PIN;
-		cd->target = trimmed;
-		handled_by_vector(c, qi, &cd->from);
-		w = vector_why(c, qi, devs, cd, IP_R_PIN);
-		w->set = r.pin;
-		w->set2 = trimmed;
-		w->trimmed = !cpuset_equal(&trimmed, &r.pin);
-		why_src(w, r.pin_rule, IP_FROM_PIN);
+	why_init(&n, IP_R_NOTE_PIN_UNUSABLE);
+	n.irq = c->s->irqs[qi].irq;
+	n.set = r->pin;
+	why_src(&n, r->pin_rule, IP_FROM_PIN);
+	add_note(c, NULL, &n);
+	if (cd->managed)
+		return;
+	cd->kind = CAND_KEEP;
+	w = vector_why(c, qi, devs, cd, IP_R_PIN_UNUSABLE);
+	w->set = r->pin;
+	why_src(w, r->pin_rule, IP_FROM_PIN);
+}
+
+/* A pin (rule or irqctl) decides alone, trimmed to the usable CPUs; a
+ * managed vector's pin goes to its thread. */
+static void pin_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			  const struct resolved *r)
+{
+	const struct ip_irq_info *info = ip_irq_info(&c->s->irqs[qi]);
+	ip_cpuset trimmed;
+	struct ip_why *w;
+
+	cd->pinned = true;
+	cpuset_and(&trimmed, &r->pin, &c->eligible);
+	if (cpuset_empty(&trimmed)) {
+		pin_unusable(c, qi, devs, cd, r);
 		return;
 	}
-	if (!cd->storage)
-		return; /* named only for its thread's priority */
+	if (cd->managed) {
+		cd->thread_direct = true;
+		cd->thread_target = trimmed;
+		w = thread_why(c, qi, devs, cd, IP_R_PIN);
+		w->set = r->pin;
+		w->set2 = trimmed;
+		why_src(w, r->pin_rule, IP_FROM_PIN);
+		return;
+	}
+	if (cpuset_equal(&info->affinity, &trimmed)) {
+		cd->kind = CAND_KEEP;
+		w = vector_why(c, qi, devs, cd, IP_R_PINNED);
+		w->set = trimmed;
+		why_src(w, r->pin_rule, IP_FROM_PIN);
+		return;
+	}
+	cd->kind = CAND_MOVE;
+	cd->gain = GAIN_PIN;
+	cd->target = trimmed;
+	handled_by_vector(c, qi, &cd->from);
+	w = vector_why(c, qi, devs, cd, IP_R_PIN);
+	w->set = r->pin;
+	w->set2 = trimmed;
+	w->trimmed = !cpuset_equal(&trimmed, &r->pin);
+	why_src(w, r->pin_rule, IP_FROM_PIN);
+}
+
+/*
+ * Whether the vector's submissions can be judged: rates, not the admin
+ * vector, counts. If not, a non-managed vector is kept with the reason (a
+ * managed one has its own). *total: its submissions per second.
+ */
+static bool submissions_known(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			      double *total)
+{
+	enum ip_reason why = IP_R_NONE;
+	bool admin_only = false, have_counts;
 
 	if (!c->have_rates) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			vector_why(c, qi, devs, cd, IP_R_NO_RATES);
-		}
-		return;
+		why = IP_R_NO_RATES;
+	} else {
+		have_counts = vector_submits(c, qi, total, &admin_only);
+		if (admin_only)
+			why = IP_R_ADMIN_VECTOR;
+		else if (!have_counts)
+			why = IP_R_NO_COUNTS;
 	}
-	have_counts = vector_submits(c, qi, &total, &admin_only);
-	if (admin_only) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			vector_why(c, qi, devs, cd, IP_R_ADMIN_VECTOR);
-		}
-		return;
+	if (why == IP_R_NONE)
+		return true;
+	if (!cd->managed) {
+		cd->kind = CAND_KEEP;
+		vector_why(c, qi, devs, cd, why);
 	}
-	if (!have_counts) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			vector_why(c, qi, devs, cd, IP_R_NO_COUNTS);
-		}
-		return;
-	}
-	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
-	 * second wakes that core for nothing. */
-	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
-	cd->state = add_state(c, q->irq, quiet);
-	if (c->err)
-		return;
-	if (cd->managed) {
-		const struct ip_irq_thread *th = NULL;
-		struct cand tmp;
+	return false;
+}
 
-		for (int i = 0; i < c->s->nr_threads && !th; i++)
-			if (c->s->threads[i].irq == q->irq)
-				th = &c->s->threads[i];
-		if (!th || total <= 0)
-			return;
-		/* The thread is judged by where it may run, like a vector by where it fired. */
-		handled_from_set(c, &th->allowed, NULL);
-		tmp = *cd;
-		thread_placement(c, qi, devs, &tmp);
-		if (tmp.kind == CAND_MOVE) {
-			cd->thread_direct = true;
-			cd->thread_target = tmp.thread_target;
-			cd->thread_single = tmp.thread_single;
-			cd->thread_busiest = tmp.thread_busiest;
-			/* the thread's own placement, told as that of a managed vector's thread */
-			cd->thread_why = tmp.thread_why;
-			cd->thread_why.detail = tmp.thread_why.code;
-			cd->thread_why.code = IP_R_MANAGED_THREAD;
-		}
+/* A managed vector stays; its IRQ thread follows the submitters, judged by
+ * where it may run as a vector is by where it fired. */
+static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				     double total)
+{
+	const struct ip_irq_thread *th = NULL;
+	struct cand tmp;
+
+	for (int i = 0; i < c->s->nr_threads && !th; i++)
+		if (c->s->threads[i].irq == c->s->irqs[qi].irq)
+			th = &c->s->threads[i];
+	if (!th || total <= 0)
 		return;
-	}
+	handled_from_set(c, &th->allowed, NULL);
+	tmp = *cd;
+	thread_placement(c, qi, devs, &tmp);
+	if (tmp.kind != CAND_MOVE)
+		return;
+	cd->thread_direct = true;
+	cd->thread_target = tmp.thread_target;
+	cd->thread_single = tmp.thread_single;
+	cd->thread_busiest = tmp.thread_busiest;
+	/* the thread's own placement, told as that of a managed vector's thread */
+	cd->thread_why = tmp.thread_why;
+	cd->thread_why.detail = tmp.thread_why.code;
+	cd->thread_why.code = IP_R_MANAGED_THREAD;
+}
+
+/* A storage vector the policy may move: by its submitters, or back to the
+ * idle domain when it has none (or only a trickle on a fast core). */
+static void storage_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			      const struct ip_irq_hist *e, double total, bool quiet)
+{
 	handled_by_vector(c, qi, &cd->from);
 	if (total <= 0) {
 		idle_placement(c, qi, devs, cd, e);
@@ -1716,6 +1713,65 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	}
 	/* Per-queue completion threads (irqpilot_cq) are placed by their own
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
+}
+
+/* Pass 1: what each vector should do, before budget and dwell. */
+static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_info *info = ip_irq_info(q);
+	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	struct resolved r;
+	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
+				 : e			     ? e->managed
+							     : IP_MANAGED_NO;
+	char devs[64];
+	struct ip_why *w;
+	bool quiet;
+	double total;
+
+	cand_init(c, qi, cd);
+	resolve_rules(c, q, e, &r);
+	if (!cd->storage && !r.named && !(e && e->have_pin))
+		return;
+	/* A line whose /proc/irq/N is gone is being freed: free_desc()
+	 * (kernel/irq/irqdesc.c) unregisters /proc/irq/N before the descriptor
+	 * leaves /proc/interrupts. A write would fail with ENOENT and drop a
+	 * pin whose IRQ is merely gone (the pin-irq-gone note says that once
+	 * the line goes too). */
+	if (!cd->storage && !info->have_proc)
+		return;
+	cd->named = true;
+	line_devices(c, q, devs, sizeof(devs));
+	if (r.ban) {
+		cd->banned = true;
+		cd->kind = CAND_KEEP;
+		w = vector_why(c, qi, devs, cd, IP_R_BANNED);
+		why_src(w, r.ban, IP_FROM_RULE);
+		return;
+	}
+	cd->managed = mw != IP_MANAGED_NO;
+	cd->explain = cd->managed && !(e && e->managed_explained);
+	if (cd->managed)
+		keep_managed(c, qi, devs, cd, mw);
+	if (r.have_pin) {
+		pin_placement(c, qi, devs, cd, &r);
+		return;
+	}
+	if (!cd->storage)
+		return; /* named only for its thread's priority */
+	if (!submissions_known(c, qi, devs, cd, &total))
+		return;
+	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
+	 * second wakes that core for nothing. */
+	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
+	cd->state = add_state(c, q->irq, quiet);
+	if (c->err)
+		return;
+	if (cd->managed)
+		managed_thread_placement(c, qi, devs, cd, total);
+	else
+		storage_placement(c, qi, devs, cd, e, total, quiet);
 }
 
 /*
