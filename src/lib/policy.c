@@ -2647,98 +2647,144 @@ static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
 	return true;
 }
 
-static void emit_cq(struct ctx *c)
+/* Whatever the mode: a domain where a completion thread stalled again
+ * cannot host the threads. */
+static void cq_detach_stalled(struct ctx *c, const struct ip_blockdev *b,
+			      const struct ip_cq_thread *again)
 {
-	if (!c->s->have_cq)
+	struct ip_why act;
+
+	why_init(&act, IP_R_CQ_STALLED);
+	act.hwq = again->hwq;
+	act.cpu = again->last_cpu;
+	act.wait_ms = again->stall_wait_ns / 1e6;
+	act.limit_s = IP_CQ_STALL_WINDOW_S;
+	act.hold_s = IP_CQ_STALL_HOLD_S;
+	add_cq(c, b, false, &act);
+}
+
+/* auto wants the threads: attached as a trial, unless held back after a
+ * failed one or not yet measured without them. */
+static void cq_auto_attach(struct ctx *c, const struct ip_blockdev *b,
+			   const struct ip_cqdev_hist *e, const struct ip_why *why)
+{
+	struct ip_why act;
+
+	if (e && e->hold_until_ns > c->now) {
+		/* no countdown: the same note is logged once */
+		act = e->hold;
+		act.detail = e->hold.code;
+		act.code = IP_R_NOTE_CQ_HELD;
+		add_note(c, b->name, &act);
 		return;
-	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++) {
-		const struct ip_blockdev *b = &c->s->storage.devs[d];
-		const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
-		const struct ip_rule *src;
-		enum ip_completion_threads mode =
-			ip_policy_completion_threads(c->cfg, b->name, &src);
-		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
-		struct ip_why why, act;
-		const struct ip_cq_thread *again = stalled_again(c, d, e);
-
-		if (again) {
-			/* whatever the mode: this domain cannot host the threads */
-			why_init(&act, IP_R_CQ_STALLED);
-			act.hwq = again->hwq;
-			act.cpu = again->last_cpu;
-			act.wait_ms = again->stall_wait_ns / 1e6;
-			act.limit_s = IP_CQ_STALL_WINDOW_S;
-			act.hold_s = IP_CQ_STALL_HOLD_S;
-			add_cq(c, b, false, &act);
-			continue;
-		}
-		why_init(&act, IP_R_CQ_MODE);
-		act.count = (int)mode;
-		why_src(&act, src, IP_FROM_POLICY);
-		if (mode == IP_COMPLETION_NO) {
-			if (attached)
-				add_cq(c, b, false, &act);
-			continue;
-		}
-		if (mode == IP_COMPLETION_YES) {
-			if (!attached)
-				add_cq(c, b, true, &act);
-			continue;
-		}
-		if (!c->have_rates)
-			continue;
-		if (cq_trial(c, d, b, e, attached))
-			continue;
-		need = cq_auto_need(c, d, &why);
-		if (need && !attached) {
-			if (e && e->hold_until_ns > c->now) {
-				/* no countdown: the same note is logged once */
-				act = e->hold;
-				act.detail = e->hold.code;
-				act.code = IP_R_NOTE_CQ_HELD;
-				add_note(c, b->name, &act);
-				continue;
-			}
-			/* A trial judged against one noisy cycle errs both ways:
-			 * measure the device unattached for as long as the trial. */
-			if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
-				continue;
-			act = why;
-			act.detail = why.code;
-			act.code = IP_R_CQ_TRIAL;
-			if (!c->err) {
-				struct ip_cq_action *a = add_cq(c, b, true, &act);
-
-				if (a)
-					a->trial = true;
-			}
-		} else if (!need && attached && e && e->attached_by_us &&
-			   why.code != IP_R_CQ_NO_SUBMISSIONS) {
-			double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
-
-			act = why;
-			act.detail = why.code;
-			act.code = IP_R_CQ_AUTO_DETACH;
-			if (since >= c->cfg->dwell_s)
-				add_cq(c, b, false, &act);
-		}
 	}
+	/* A trial judged against one noisy cycle errs both ways:
+	 * measure the device unattached for as long as the trial. */
+	if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
+		return;
+	act = *why;
+	act.detail = why->code;
+	act.code = IP_R_CQ_TRIAL;
+	if (!c->err) {
+		struct ip_cq_action *a = add_cq(c, b, true, &act);
+
+		if (a)
+			a->trial = true;
+	}
+}
+
+/* auto no longer wants the threads it attached: detached after the dwell. */
+static void cq_auto_detach(struct ctx *c, const struct ip_blockdev *b,
+			   const struct ip_cqdev_hist *e, const struct ip_why *why)
+{
+	double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
+	struct ip_why act = *why;
+
+	act.detail = why->code;
+	act.code = IP_R_CQ_AUTO_DETACH;
+	if (since >= c->cfg->dwell_s)
+		add_cq(c, b, false, &act);
+}
+
+/* completion_threads = auto: a running trial is judged first, then need. */
+static void cq_auto(struct ctx *c, int d, const struct ip_blockdev *b,
+		    const struct ip_cqdev_hist *e, bool attached)
+{
+	struct ip_why why;
+	bool need;
+
+	if (!c->have_rates)
+		return;
+	if (cq_trial(c, d, b, e, attached))
+		return;
+	need = cq_auto_need(c, d, &why);
+	if (need && !attached)
+		cq_auto_attach(c, b, e, &why);
+	else if (!need && attached && e && e->attached_by_us && why.code != IP_R_CQ_NO_SUBMISSIONS)
+		cq_auto_detach(c, b, e, &why);
+}
+
+/* Whether device @d gets irqpilot_cq attached or detached this cycle. */
+static void emit_cq_device(struct ctx *c, int d)
+{
+	const struct ip_blockdev *b = &c->s->storage.devs[d];
+	const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
+	const struct ip_rule *src;
+	enum ip_completion_threads mode = ip_policy_completion_threads(c->cfg, b->name, &src);
+	bool attached = ip_snapshot_cq_count(c->s, d) > 0;
+	const struct ip_cq_thread *again = stalled_again(c, d, e);
+	struct ip_why act;
+
+	if (again) {
+		cq_detach_stalled(c, b, again);
+		return;
+	}
+	why_init(&act, IP_R_CQ_MODE);
+	act.count = (int)mode;
+	why_src(&act, src, IP_FROM_POLICY);
+	if (mode == IP_COMPLETION_NO) {
+		if (attached)
+			add_cq(c, b, false, &act);
+		return;
+	}
+	if (mode == IP_COMPLETION_YES) {
+		if (!attached)
+			add_cq(c, b, true, &act);
+		return;
+	}
+	cq_auto(c, d, b, e, attached);
+}
+
+/* Whether the plan detaches @device's completion threads (then they need no place). */
+static bool cq_detaching(const struct ctx *c, const char *device)
+{
+	for (int k = 0; k < c->p->nr_cq; k++)
+		if (!c->p->cq[k].attach && strcmp(c->p->cq[k].device, device) == 0)
+			return true;
+	return false;
+}
+
+static void place_cq_threads(struct ctx *c)
+{
 	for (int i = 0; i < c->s->nr_cq && !c->err; i++) {
 		const struct ip_cq_thread *t = &c->s->cq[i];
-		bool leaving = false;
 
-		if (t->dev < 0)
-			continue;
-		for (int k = 0; k < c->p->nr_cq; k++)
-			leaving |= !c->p->cq[k].attach &&
-				   strcmp(c->p->cq[k].device, c->s->storage.devs[t->dev].name) == 0;
-		if (leaving)
+		if (t->dev < 0 || cq_detaching(c, c->s->storage.devs[t->dev].name))
 			continue;
 		if (t->stalled_ns)
 			place_stalled(c, i);
 		else
 			place_cq_thread(c, i);
 	}
+}
+
+static void emit_cq(struct ctx *c)
+{
+	if (!c->s->have_cq)
+		return;
+	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++)
+		emit_cq_device(c, d);
+	place_cq_threads(c);
 }
 
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
