@@ -2787,12 +2787,148 @@ static void emit_cq(struct ctx *c)
 	place_cq_threads(c);
 }
 
+static int ctx_alloc(struct ctx *c)
+{
+	const struct ip_model *m = c->m;
+
+	c->load = calloc(c->t->nr_cpus, sizeof(double));
+	c->sub = calloc(c->t->nr_cpus, sizeof(double));
+	c->sh = calloc(c->t->nr_domains + 1, sizeof(double));
+	c->hd = calloc(c->t->nr_domains + 1, sizeof(double));
+	if (!c->load || !c->sub || !c->sh || !c->hd)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+		c->load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
+			       (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
+	return 0;
+}
+
+/* Online, not isolated, nohz_full or banned: by the topology's sets and
+ * by each CPU's own flags, which either source may carry. */
+static void eligible_cpus(struct ctx *c)
+{
+	const struct ip_topology *t = c->t;
+
+	cpuset_andnot(&c->eligible, &t->online, &t->isolated);
+	cpuset_andnot(&c->eligible, &c->eligible, &t->nohz_full);
+	cpuset_andnot(&c->eligible, &c->eligible, &c->cfg->banned);
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		if (t->cpus[cpu].isolated || t->cpus[cpu].nohz_full || !t->cpus[cpu].online)
+			cpuset_clear(&c->eligible, cpu);
+}
+
+/* Candidates are few (storage vectors and named ones) on a machine
+ * of thousands of IRQs, and a candidate carries several CPU sets:
+ * keep only those, not one slot per IRQ line. */
+static struct cand *collect_candidates(struct ctx *c, int *nr)
+{
+	struct cand *cands = NULL;
+	int cap = 0;
+
+	*nr = 0;
+	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
+		struct cand cd;
+
+		evaluate(c, i, &cd);
+		if (cd.kind == CAND_NONE && !cd.named)
+			continue;
+		if (*nr == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			struct cand *n = realloc(cands, sizeof(*n) * ncap);
+
+			if (!n) {
+				c->err = -ENOMEM;
+				return cands;
+			}
+			cands = n;
+			cap = ncap;
+		}
+		cands[(*nr)++] = cd;
+	}
+	return cands;
+}
+
+/* A pin by number whose IRQ is gone has nothing to place: said once
+ * (the log keeps notes once), where a write would fail every cycle. */
+static void note_gone_pins(struct ctx *c)
+{
+	for (size_t i = 0; c->h && i < c->h->nr && !c->err; i++) {
+		const struct ip_irq_hist *e = &c->h->irqs[i];
+		struct ip_why w;
+
+		if (!e->have_pin || ip_snapshot_irq(c->s, e->irq))
+			continue;
+		why_init(&w, IP_R_NOTE_PIN_GONE);
+		w.irq = e->irq;
+		w.set = e->pin;
+		add_note(c, NULL, &w);
+	}
+}
+
+/* Kept for the dwell: the vector moved less than dwell_s ago. */
+static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
+{
+	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	bool in_dwell = cd->dwell_applies && e && e->last_move_ns && c->now >= e->last_move_ns &&
+			(c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s;
+	struct ip_why why;
+
+	if (!in_dwell)
+		return false;
+	why_init(&why, IP_R_DWELL);
+	why.irq = q->irq;
+	scopy(why.devices, sizeof(why.devices), cd->why.devices);
+	why.since_s = (c->now - e->last_move_ns) / NS_PER_S;
+	why.limit_s = c->cfg->dwell_s;
+	add_kept(c, q, false, true, &why);
+	return true;
+}
+
+/* Kept for the budget: max_moves vectors moved already this cycle. */
+static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q, int moves)
+{
+	struct ip_why why;
+
+	if (moves < c->cfg->max_moves)
+		return false;
+	why_init(&why, IP_R_BUDGET);
+	why.irq = q->irq;
+	scopy(why.devices, sizeof(why.devices), cd->why.devices);
+	why.count = c->cfg->max_moves;
+	add_kept(c, q, false, true, &why);
+	return true;
+}
+
+/* Pass 2: the candidates, by gain, kept or moved within dwell and budget. */
+static void emit_vectors(struct ctx *c, struct cand *cands, int nr)
+{
+	int moves = 0;
+
+	for (int i = 0; i < nr && !c->err; i++) {
+		struct cand *cd = &cands[i];
+		const struct ip_irq *q = &c->s->irqs[cd->idx];
+
+		if (cd->kind == CAND_KEEP) {
+			add_kept(c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
+			continue;
+		}
+		if (cd->kind != CAND_MOVE)
+			continue;
+		/* off: no dwell, no budget: the CPU is not the policy's to use */
+		if (!cd->off && (dwell_keeps(c, cd, q) || budget_keeps(c, cd, q, moves)))
+			continue;
+		emit_move(c, cd);
+		if (cd->moved)
+			moves++;
+	}
+}
+
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
 		     const struct ip_history *h, uint64_t now_ns, struct ip_plan *out)
 {
 	struct ctx c = {0};
 	struct cand *cands = NULL;
-	int nr = 0, cap = 0, moves = 0;
+	int nr = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!m || !m->cur || !cfg)
@@ -2808,109 +2944,23 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	if (c.t->nr_cpus <= 0)
 		return 0;
 
-	c.load = calloc(c.t->nr_cpus, sizeof(double));
-	c.sub = calloc(c.t->nr_cpus, sizeof(double));
-	c.sh = calloc(c.t->nr_domains + 1, sizeof(double));
-	c.hd = calloc(c.t->nr_domains + 1, sizeof(double));
-	if (!c.load || !c.sub || !c.sh || !c.hd) {
-		c.err = -ENOMEM;
+	c.err = ctx_alloc(&c);
+	if (c.err)
 		goto out;
-	}
-	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
-		c.load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
-			      (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
-	cpuset_andnot(&c.eligible, &c.t->online, &c.t->isolated);
-	cpuset_andnot(&c.eligible, &c.eligible, &c.t->nohz_full);
-	cpuset_andnot(&c.eligible, &c.eligible, &cfg->banned);
-	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
-		if (c.t->cpus[cpu].isolated || c.t->cpus[cpu].nohz_full || !c.t->cpus[cpu].online)
-			cpuset_clear(&c.eligible, cpu);
+	eligible_cpus(&c);
 	if (!c.have_rates) {
 		struct ip_why w;
 
 		why_init(&w, IP_R_NOTE_FIRST_SAMPLE);
 		add_note(&c, NULL, &w);
 	}
-
-	/* Candidates are few (storage vectors and named ones) on a machine
-	 * of thousands of IRQs, and a candidate carries several CPU sets:
-	 * keep only those, not one slot per IRQ line. */
-	for (int i = 0; i < c.s->nr_irqs && !c.err; i++) {
-		struct cand cd;
-
-		evaluate(&c, i, &cd);
-		if (cd.kind == CAND_NONE && !cd.named)
-			continue;
-		if (nr == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct cand *n = realloc(cands, sizeof(*n) * ncap);
-
-			if (!n) {
-				c.err = -ENOMEM;
-				goto out;
-			}
-			cands = n;
-			cap = ncap;
-		}
-		cands[nr++] = cd;
-	}
-	/* A pin by number whose IRQ is gone has nothing to place: said once
-	 * (the log keeps notes once), where a write would fail every cycle. */
-	for (size_t i = 0; c.h && i < c.h->nr && !c.err; i++) {
-		const struct ip_irq_hist *e = &c.h->irqs[i];
-		struct ip_why w;
-
-		if (!e->have_pin || ip_snapshot_irq(c.s, e->irq))
-			continue;
-		why_init(&w, IP_R_NOTE_PIN_GONE);
-		w.irq = e->irq;
-		w.set = e->pin;
-		add_note(&c, NULL, &w);
-	}
+	cands = collect_candidates(&c, &nr);
+	if (c.err)
+		goto out;
+	note_gone_pins(&c);
 	if (nr)
 		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */
-
-	for (int i = 0; i < nr && !c.err; i++) {
-		struct cand *cd = &cands[i];
-		const struct ip_irq *q = &c.s->irqs[cd->idx];
-		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
-		struct ip_why why;
-
-		if (cd->kind == CAND_KEEP) {
-			add_kept(&c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
-			continue;
-		}
-		if (cd->kind != CAND_MOVE)
-			continue;
-		if (cd->off) {
-			/* no dwell, no budget: the CPU is not the policy's to use */
-			emit_move(&c, cd);
-			if (cd->moved)
-				moves++;
-			continue;
-		}
-		if (cd->dwell_applies && e && e->last_move_ns && now_ns >= e->last_move_ns &&
-		    (now_ns - e->last_move_ns) / NS_PER_S < cfg->dwell_s) {
-			why_init(&why, IP_R_DWELL);
-			why.irq = q->irq;
-			scopy(why.devices, sizeof(why.devices), cd->why.devices);
-			why.since_s = (now_ns - e->last_move_ns) / NS_PER_S;
-			why.limit_s = cfg->dwell_s;
-			add_kept(&c, q, false, true, &why);
-			continue;
-		}
-		if (moves >= cfg->max_moves) {
-			why_init(&why, IP_R_BUDGET);
-			why.irq = q->irq;
-			scopy(why.devices, sizeof(why.devices), cd->why.devices);
-			why.count = cfg->max_moves;
-			add_kept(&c, q, false, true, &why);
-			continue;
-		}
-		emit_move(&c, cd);
-		if (cd->moved)
-			moves++;
-	}
+	emit_vectors(&c, cands, nr);
 	for (int i = 0; i < nr && !c.err; i++)
 		emit_threads(&c, &cands[i]);
 	if (!c.err)
