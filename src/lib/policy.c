@@ -317,11 +317,8 @@ static int window_store(struct ip_irq_hist *e, const struct ip_vec_state *st)
 	return 0;
 }
 
-int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
+static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
-	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
-	uint64_t now = now_ns ? now_ns : 1;
-
 	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *mv = &p->moves[i];
 		struct ip_irq_hist *e;
@@ -336,6 +333,12 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		e->placed = true;
 		e->placement = mv->to;
 	}
+	return 0;
+}
+
+/* so that a managed vector is explained once, not every cycle */
+static int commit_managed_explained(struct ip_history *h, const struct ip_plan *p)
+{
 	for (int i = 0; i < p->nr_kept; i++) {
 		const struct ip_kept *k = &p->kept[i];
 		struct ip_irq_hist *e;
@@ -347,6 +350,11 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			return -ENOMEM;
 		e->managed_explained = true;
 	}
+	return 0;
+}
+
+static int commit_threads(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
@@ -367,22 +375,33 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		if (p->notes[i].why.code == IP_R_NOTE_STALL_NO_TARGET &&
 		    record_stall(h, p->notes[i].device, now) < 0)
 			return -ENOMEM;
+	return 0;
+}
+
+static int commit_cq_stall_hold(struct ip_history *h, const struct ip_cq_action *a, uint64_t now)
+{
+	/* held back even if the detach failed: auto must not retry */
+	struct ip_cqdev_hist *e = ip_history_cqdev_get(h, a->device);
+
+	if (!e)
+		return -ENOMEM;
+	e->last_stall_ns = now;
+	e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
+	why_init(&e->hold, IP_R_HOLD_STALL);
+	e->hold.hwq = a->why.hwq;
+	e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
+	e->hold.hold_s = IP_CQ_STALL_HOLD_S;
+	return 0;
+}
+
+static int commit_cq_actions(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 		struct ip_cqdev_hist *e;
 
-		if (a->why.code == IP_R_CQ_STALLED) {
-			/* held back even if the detach failed: auto must not retry */
-			e = ip_history_cqdev_get(h, a->device);
-			if (!e)
-				return -ENOMEM;
-			e->last_stall_ns = now;
-			e->hold_until_ns = now + IP_CQ_STALL_HOLD_S * (uint64_t)NS_PER_S;
-			why_init(&e->hold, IP_R_HOLD_STALL);
-			e->hold.hwq = a->why.hwq;
-			e->hold.limit_s = IP_CQ_STALL_WINDOW_S;
-			e->hold.hold_s = IP_CQ_STALL_HOLD_S;
-		}
+		if (a->why.code == IP_R_CQ_STALLED && commit_cq_stall_hold(h, a, now) < 0)
+			return -ENOMEM;
 		if (a->failed)
 			continue;
 		e = ip_history_cqdev_get(h, a->device);
@@ -398,34 +417,51 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 			e->trial_n = 0;
 		}
 	}
+	return 0;
+}
+
+/* A failed trial holds the module back and drops the reference it was
+ * judged against; otherwise the observation feeds the trial or the reference. */
+static void commit_cq_obs_one(struct ip_cqdev_hist *e, const struct ip_cq_obs *o, uint64_t now)
+{
+	if (o->verdict) {
+		e->trial = false;
+		if (o->verdict < 0) {
+			e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
+			why_init(&e->hold, IP_R_HOLD_TRIAL);
+			e->hold.ios = e->trial_n ? e->trial_sum / e->trial_n : 0;
+			e->hold.ios_before = e->ios_before;
+			e->hold.hold_s = IP_CQ_TRIAL_HOLD_S;
+			/* the next trial gets a reference of its own */
+			e->ios_before = 0;
+			e->before_n = 0;
+		}
+	} else if (o->attached && e->trial) {
+		e->trial_sum += o->ios;
+		e->trial_n++;
+	} else if (!o->attached && o->ios > 0) {
+		/* the reference the next trial is judged against */
+		e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
+		if (e->before_n < IP_CQ_TRIAL_CYCLES)
+			e->before_n++;
+	}
+}
+
+static int commit_cq_obs(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_cq_obs; i++) {
 		const struct ip_cq_obs *o = &p->cq_obs[i];
 		struct ip_cqdev_hist *e = ip_history_cqdev_get(h, o->device);
 
 		if (!e)
 			return -ENOMEM;
-		if (o->verdict) {
-			e->trial = false;
-			if (o->verdict < 0) {
-				e->hold_until_ns = now + (uint64_t)(IP_CQ_TRIAL_HOLD_S * NS_PER_S);
-				why_init(&e->hold, IP_R_HOLD_TRIAL);
-				e->hold.ios = e->trial_n ? e->trial_sum / e->trial_n : 0;
-				e->hold.ios_before = e->ios_before;
-				e->hold.hold_s = IP_CQ_TRIAL_HOLD_S;
-				/* the next trial gets a reference of its own */
-				e->ios_before = 0;
-				e->before_n = 0;
-			}
-		} else if (o->attached && e->trial) {
-			e->trial_sum += o->ios;
-			e->trial_n++;
-		} else if (!o->attached && o->ios > 0) {
-			/* the reference the next trial is judged against */
-			e->ios_before = e->ios_before > 0 ? (e->ios_before + o->ios) / 2 : o->ios;
-			if (e->before_n < IP_CQ_TRIAL_CYCLES)
-				e->before_n++;
-		}
+		commit_cq_obs_one(e, o, now);
 	}
+	return 0;
+}
+
+static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t now)
+{
 	for (int i = 0; i < p->nr_states; i++) {
 		const struct ip_vec_state *st = &p->states[i];
 		bool found;
@@ -449,10 +485,15 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		if (st->win_end)
 			h->irqs[j].win_n = 0;
 	}
-	/* A vector we moved is handled in its new domain from now on: the
-	 * handled half of its window starts there, not from the samples of a
-	 * placement that is gone (nor from the cycle that straddles the move,
-	 * which would make the new place look half as good as it is). */
+	return 0;
+}
+
+/* A vector we moved is handled in its new domain from now on: the
+ * handled half of its window starts there, not from the samples of a
+ * placement that is gone (nor from the cycle that straddles the move,
+ * which would make the new place look half as good as it is). */
+static void restart_moved_windows(struct ip_history *h, const struct ip_plan *p)
+{
 	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *mv = &p->moves[i];
 		bool found;
@@ -465,6 +506,19 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 		for (int d = 0; e->win_hd && d < e->win_nd; d++)
 			e->win[e->win_nd + d] = d == mv->domain;
 	}
+}
+
+int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t now_ns)
+{
+	/* 0 means "never" in the history, so a clock at 0 counts as 1 ns. */
+	uint64_t now = now_ns ? now_ns : 1;
+
+	/* the order matters: the window restart below sees the states' windows */
+	if (commit_moves(h, p, now) < 0 || commit_managed_explained(h, p) < 0 ||
+	    commit_threads(h, p, now) < 0 || commit_cq_actions(h, p, now) < 0 ||
+	    commit_cq_obs(h, p, now) < 0 || commit_states(h, p, now) < 0)
+		return -ENOMEM;
+	restart_moved_windows(h, p);
 	return 0;
 }
 
@@ -1011,16 +1065,29 @@ static void span_domains(const struct ctx *c, const ip_cpuset *set, ip_cpuset *o
 	}
 }
 
-/* The reason of a vector (or of its thread, @for_thread) about @qi. */
-static struct ip_why *cand_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
-			       bool for_thread, enum ip_reason code)
+/* The reason about vector @qi, in slot @w of its candidate. */
+static struct ip_why *why_about(struct ctx *c, int qi, const char *devs, struct ip_why *w,
+				enum ip_reason code)
 {
-	struct ip_why *w = for_thread ? &cd->thread_why : &cd->why;
-
 	why_init(w, code);
 	w->irq = c->s->irqs[qi].irq;
 	scopy(w->devices, sizeof(w->devices), devs);
-	w->for_thread = for_thread;
+	return w;
+}
+
+static struct ip_why *vector_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				 enum ip_reason code)
+{
+	return why_about(c, qi, devs, &cd->why, code);
+}
+
+/* The reason about the IRQ thread of (managed) vector @qi. */
+static struct ip_why *thread_why(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				 enum ip_reason code)
+{
+	struct ip_why *w = why_about(c, qi, devs, &cd->thread_why, code);
+
+	w->for_thread = true;
 	return w;
 }
 
@@ -1071,24 +1138,29 @@ static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand
 }
 
 /*
- * The submitter placement of vector @qi, judged against the handled
- * shares already in c->hd (of the vector, or of its thread). Fills the
- * candidate's target and reason; kind is MOVE when locality would rise
- * by the threshold.
+ * Where the submitters of a vector (or of a managed vector's thread) send
+ * it: the stages that vector_placement() and thread_placement() share.
  */
-static void submitter_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
-				const struct ip_irq_hist *e, bool for_thread)
-{
-	const struct ip_policy_config *cfg = c->cfg;
-	const struct ip_topology *t = c->t;
-	double total = 0, cur = 0, now_loc, thr, rate = cd->rate;
-	int D, TD, busiest = -1, cur_dom;
-	bool all_iso = true, substituted = false;
-	ip_cpuset elig, span;
-	struct ip_why *w;
-	enum ip_hk_tier how = IP_HK_LLC;
-	int hk = -1;
+struct sub_place {
+	int D;		   /* domain of most submissions */
+	int TD;		   /* target domain: D, or that of the housekeeping CPU */
+	int busiest;	   /* busiest submitter CPU, -1 */
+	int hk;		   /* housekeeping CPU standing in for isolated submitters, -1 */
+	enum ip_hk_tier how;
+	bool all_iso;	   /* every submitter is isolated */
+	bool substituted;  /* TD was chosen by housekeeping_cpu() */
+	ip_cpuset elig;	   /* usable CPUs of TD */
+	double now_loc;	   /* share of submissions in TD */
+	int cur_dom;	   /* domain that handles most interrupts now, -1 */
+};
 
+/* c->sh: each domain's share of the submissions; returns their total. */
+static double submitter_shares(struct ctx *c, bool *all_iso)
+{
+	const struct ip_topology *t = c->t;
+	double total = 0;
+
+	*all_iso = true;
 	for (int d = 0; d < t->nr_domains; d++)
 		c->sh[d] = 0;
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
@@ -1099,143 +1171,266 @@ static void submitter_placement(struct ctx *c, int qi, const char *devs, struct 
 		c->sh[d] += c->sub[cpu];
 		total += c->sub[cpu];
 		if (!is_isolated(c, cpu))
-			all_iso = false;
+			*all_iso = false;
 	}
-	if (total <= 0) {
-		cd->kind = CAND_KEEP;
-		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_SUBMITTERS);
-		return;
-	}
-	for (int d = 0; d < t->nr_domains; d++)
-		c->sh[d] /= total;
-	if (!for_thread)
-		window_apply(c, e, cd);
-	if (c->err)
-		return;
-	D = dominant_domain(c, c->sh);
+	if (total > 0)
+		for (int d = 0; d < t->nr_domains; d++)
+			c->sh[d] /= total;
+	return total;
+}
+
+/*
+ * The target domain: that of most submissions, or, where its submitters are
+ * all isolated or it has no usable CPU, that of the nearest housekeeping
+ * CPU, which takes over the domain's share. False when there is none.
+ */
+static bool submitter_domain(struct ctx *c, int qi, struct sub_place *pl)
+{
+	const struct ip_topology *t = c->t;
+	ip_cpuset tier;
+
+	pl->busiest = -1;
+	pl->hk = -1;
+	pl->how = IP_HK_LLC;
+	pl->substituted = false;
+	pl->D = dominant_domain(c, c->sh);
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-		if (cpu_domain(c, cpu) == D && (busiest < 0 || c->sub[cpu] > c->sub[busiest]))
-			busiest = cpu;
-	if (all_iso)
+		if (cpu_domain(c, cpu) == pl->D && (pl->busiest < 0 || c->sub[cpu] > c->sub[pl->busiest]))
+			pl->busiest = cpu;
+	if (pl->all_iso)
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
-			if (busiest < 0 || c->sub[cpu] > c->sub[busiest])
-				busiest = cpu;
-	domain_eligible(c, D, &elig);
-	TD = D;
-	if (all_iso || cpuset_empty(&elig)) {
-		ip_cpuset tier;
-
-		hk = housekeeping_cpu(c, busiest, qi, &tier, &how);
-		if (hk < 0) {
-			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, for_thread, IP_R_NO_HOUSEKEEPING);
-			return;
-		}
-		TD = cpu_domain(c, hk);
-		substituted = true;
-		if (TD != D) {
-			c->sh[TD] += c->sh[D];
-			c->sh[D] = 0;
-		}
-		domain_eligible(c, TD, &elig);
-		if (!for_thread) {
-			struct ip_why n;
-
-			why_init(&n, all_iso ? IP_R_NOTE_ALL_ISOLATED : IP_R_NOTE_DOMAIN_ISOLATED);
-			scopy(n.devices, sizeof(n.devices), devs);
-			n.irq = c->s->irqs[qi].irq;
-			n.cpu = hk;
-			n.tier = how;
-			n.domain = t->domains[D].cpus;
-			n.cls = t->domains[D].cls;
-			add_note(c, NULL, &n);
-		}
+			if (pl->busiest < 0 || c->sub[cpu] > c->sub[pl->busiest])
+				pl->busiest = cpu;
+	domain_eligible(c, pl->D, &pl->elig);
+	pl->TD = pl->D;
+	if (!pl->all_iso && !cpuset_empty(&pl->elig))
+		return true;
+	pl->hk = housekeeping_cpu(c, pl->busiest, qi, &tier, &pl->how);
+	if (pl->hk < 0)
+		return false;
+	pl->TD = cpu_domain(c, pl->hk);
+	pl->substituted = true;
+	if (pl->TD != pl->D) {
+		c->sh[pl->TD] += c->sh[pl->D];
+		c->sh[pl->D] = 0;
 	}
-	if (TD < 0) {
-		cd->kind = CAND_KEEP;
-		cand_why(c, qi, devs, cd, for_thread, IP_R_NO_USABLE_CPU);
-		return;
-	}
-	for (int d = 0; d < t->nr_domains; d++)
+	domain_eligible(c, pl->TD, &pl->elig);
+	return true;
+}
+
+static void note_housekeeping(struct ctx *c, int qi, const char *devs, const struct sub_place *pl)
+{
+	const struct ip_topology *t = c->t;
+	struct ip_why n;
+
+	why_init(&n, pl->all_iso ? IP_R_NOTE_ALL_ISOLATED : IP_R_NOTE_DOMAIN_ISOLATED);
+	scopy(n.devices, sizeof(n.devices), devs);
+	n.irq = c->s->irqs[qi].irq;
+	n.cpu = pl->hk;
+	n.tier = pl->how;
+	n.domain = t->domains[pl->D].cpus;
+	n.cls = t->domains[pl->D].cls;
+	add_note(c, NULL, &n);
+}
+
+/* The gain in locality of a move to TD, judged against the handled shares in c->hd. */
+static void submitter_gain(struct ctx *c, struct cand *cd, struct sub_place *pl)
+{
+	double cur = 0;
+
+	for (int d = 0; d < c->t->nr_domains; d++)
 		cur += c->sh[d] * c->hd[d];
-	now_loc = c->sh[TD];
-	cd->gain = now_loc - cur;
-	cd->td = TD;
-	cd->busiest = busiest;
-	cur_dom = dominant_domain(c, c->hd);
+	pl->now_loc = c->sh[pl->TD];
+	cd->gain = pl->now_loc - cur;
+	cd->td = pl->TD;
+	cd->busiest = pl->busiest;
+	pl->cur_dom = dominant_domain(c, c->hd);
+}
 
-	if (for_thread) {
-		cd->thread_single = cfg->granularity == IP_GRAN_CPU;
-		if (hk >= 0 && cd->thread_single) {
-			cpuset_zero(&cd->thread_target);
-			cpuset_set(&cd->thread_target, hk);
-		} else {
-			cd->thread_target = elig;
-		}
-		cd->thread_busiest = busiest;
+static bool below_threshold(const struct cand *cd, double thr)
+{
+	return cd->gain + EPS < thr || cd->gain <= EPS;
+}
+
+/* Kept below the threshold: already where its submitters are, or not enough gain. */
+static enum ip_reason keep_code(const struct ctx *c, const struct sub_place *pl)
+{
+	return pl->cur_dom == pl->TD && c->hd[pl->TD] > 0.995 ? IP_R_ALREADY_PLACED
+							     : IP_R_BELOW_THRESHOLD;
+}
+
+static void keep_detail(const struct ctx *c, const struct cand *cd, const struct sub_place *pl,
+			double thr, struct ip_why *w)
+{
+	if (w->code == IP_R_ALREADY_PLACED) {
+		w->cls = c->t->domains[pl->TD].cls;
+		w->domain = c->t->domains[pl->TD].cpus;
+		w->share = pl->now_loc;
 	} else {
-		cd->single = cfg->granularity == IP_GRAN_CPU;
-		cd->fixed_cpu = cd->single ? hk : -1;
-		cd->target = elig;
+		w->gain = cd->gain;
+		w->threshold = thr;
 	}
+}
 
-	thr = cfg->move_threshold;
+static enum ip_reason move_code(const struct sub_place *pl)
+{
+	return pl->substituted ? IP_R_HOUSEKEEPING : IP_R_SUBMITTERS_ELSEWHERE;
+}
+
+static void move_detail(const struct ctx *c, const struct sub_place *pl, struct ip_why *w)
+{
+	const struct ip_topology *t = c->t;
+
+	if (pl->substituted) {
+		w->cls = t->domains[pl->D].cls;
+		w->domain = t->domains[pl->D].cpus;
+		w->cpu = pl->hk;
+		w->tier = pl->how;
+	} else {
+		w->cls = t->domains[pl->TD].cls;
+		w->domain = t->domains[pl->TD].cpus;
+	}
+	w->share = pl->now_loc;
+	w->handled = c->hd[pl->TD];
+}
+
+/* Hysteresis: a vector that moved within return_window needs twice the
+ * threshold to move again. Moving back is what an alternating workload
+ * asks for most, but an onward move so soon is as much a sign of a
+ * workload the window has not settled on. */
+static bool moved_recently(const struct ctx *c, const struct ip_irq_hist *e,
+			   const struct sub_place *pl)
+{
+	return e && e->last_move_ns && c->now >= e->last_move_ns &&
+	       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->return_window_s &&
+	       !(pl->cur_dom >= 0 && pl->cur_dom == pl->TD);
+}
+
+/* Whether @elig lies in a domain the vector was moved away from. */
+static bool returns_to(const struct ctx *c, const struct ip_irq_hist *e, const ip_cpuset *elig)
+{
+	ip_cpuset span;
+
 	cpuset_zero(&span);
 	if (e)
 		span_domains(c, &e->from, &span);
-	/* Hysteresis: a vector that moved within return_window needs twice the
-	 * threshold to move again. Moving back is what an alternating workload
-	 * asks for most, but an onward move so soon is as much a sign of a
-	 * workload the window has not settled on. */
-	bool recent = e && e->last_move_ns && c->now >= e->last_move_ns &&
-		      (c->now - e->last_move_ns) / NS_PER_S < cfg->return_window_s &&
-		      !(cur_dom >= 0 && cur_dom == TD);
-	bool returning = recent && cpuset_intersects(&span, &elig);
-	if (recent && !for_thread)
-		thr *= 2;
+	return cpuset_intersects(&span, elig);
+}
 
-	if (cd->gain + EPS < thr || cd->gain <= EPS) {
+/* A trickle is not worth waking a domain of more capacity for. */
+static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct sub_place *pl)
+{
+	const struct ip_domain *dom = c->t->domains;
+
+	return cd->rate < c->cfg->min_rate && pl->cur_dom >= 0 &&
+	       dom[pl->TD].capacity > dom[pl->cur_dom].capacity;
+}
+
+/*
+ * The submitter placement of vector @qi, judged against the handled
+ * shares already in c->hd and the vector's window. Fills the candidate's
+ * target and reason; kind is MOVE when locality would rise by the
+ * threshold.
+ */
+static void vector_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			     const struct ip_irq_hist *e)
+{
+	const struct ip_policy_config *cfg = c->cfg;
+	struct sub_place pl;
+	struct ip_why *w;
+	bool recent, returning;
+	double thr;
+
+	if (submitter_shares(c, &pl.all_iso) <= 0) {
 		cd->kind = CAND_KEEP;
-		if (cur_dom == TD && c->hd[TD] > 0.995) {
-			w = cand_why(c, qi, devs, cd, for_thread, IP_R_ALREADY_PLACED);
-			w->cls = t->domains[TD].cls;
-			w->domain = t->domains[TD].cpus;
-			w->share = now_loc;
-		} else {
-			w = cand_why(c, qi, devs, cd, for_thread, IP_R_BELOW_THRESHOLD);
-			w->gain = cd->gain;
-			w->threshold = thr;
-			if (returning && !for_thread) {
-				w->returning = true;
-				w->set = elig;
-				w->limit_s = cfg->return_window_s;
-			}
+		vector_why(c, qi, devs, cd, IP_R_NO_SUBMITTERS);
+		return;
+	}
+	window_apply(c, e, cd);
+	if (c->err)
+		return;
+	cd->kind = CAND_KEEP;
+	if (!submitter_domain(c, qi, &pl)) {
+		vector_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		return;
+	}
+	if (pl.substituted)
+		note_housekeeping(c, qi, devs, &pl);
+	if (pl.TD < 0) {
+		vector_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
+		return;
+	}
+	submitter_gain(c, cd, &pl);
+	cd->single = cfg->granularity == IP_GRAN_CPU;
+	cd->fixed_cpu = cd->single ? pl.hk : -1;
+	cd->target = pl.elig;
+	recent = moved_recently(c, e, &pl);
+	returning = recent && returns_to(c, e, &pl.elig);
+	thr = cfg->move_threshold;
+	if (recent)
+		thr *= 2;
+	if (below_threshold(cd, thr)) {
+		w = vector_why(c, qi, devs, cd, keep_code(c, &pl));
+		keep_detail(c, cd, &pl, thr, w);
+		if (returning && w->code == IP_R_BELOW_THRESHOLD) {
+			w->returning = true;
+			w->set = pl.elig;
+			w->limit_s = cfg->return_window_s;
 		}
 		return;
 	}
-	if (!for_thread && rate < cfg->min_rate && cur_dom >= 0 &&
-	    t->domains[TD].capacity > t->domains[cur_dom].capacity) {
-		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_TRICKLE);
-		w->rate = rate;
+	if (trickle_up(c, cd, &pl)) {
+		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
+		w->rate = cd->rate;
 		w->min_rate = cfg->min_rate;
 		return;
 	}
 	cd->kind = CAND_MOVE;
 	cd->dwell_applies = true;
-	if (substituted) {
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_HOUSEKEEPING);
-		w->cls = t->domains[D].cls;
-		w->domain = t->domains[D].cpus;
-		w->cpu = hk;
-		w->tier = how;
-	} else {
-		w = cand_why(c, qi, devs, cd, for_thread, IP_R_SUBMITTERS_ELSEWHERE);
-		w->cls = t->domains[TD].cls;
-		w->domain = t->domains[TD].cpus;
+	move_detail(c, &pl, vector_why(c, qi, devs, cd, move_code(&pl)));
+}
+
+/*
+ * The placement of a managed vector's IRQ thread by the vector's
+ * submitters, judged against where the thread may run (c->hd). Unlike a
+ * vector it has no window, no hysteresis and no trickle rule: only the
+ * thread_* fields, kind and thread_why of @cd say the result.
+ */
+static void thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd)
+{
+	struct sub_place pl;
+	struct ip_why *w;
+
+	cd->kind = CAND_KEEP;
+	if (submitter_shares(c, &pl.all_iso) <= 0) {
+		thread_why(c, qi, devs, cd, IP_R_NO_SUBMITTERS);
+		return;
 	}
-	w->share = now_loc;
-	w->handled = c->hd[TD];
+	if (!submitter_domain(c, qi, &pl)) {
+		thread_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		return;
+	}
+	if (pl.TD < 0) {
+		thread_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
+		return;
+	}
+	submitter_gain(c, cd, &pl);
+	cd->thread_single = c->cfg->granularity == IP_GRAN_CPU;
+	if (pl.hk >= 0 && cd->thread_single) {
+		cpuset_zero(&cd->thread_target);
+		cpuset_set(&cd->thread_target, pl.hk);
+	} else {
+		cd->thread_target = pl.elig;
+	}
+	cd->thread_busiest = pl.busiest;
+	if (below_threshold(cd, c->cfg->move_threshold)) {
+		w = thread_why(c, qi, devs, cd, keep_code(c, &pl));
+		keep_detail(c, cd, &pl, c->cfg->move_threshold, w);
+		return;
+	}
+	cd->kind = CAND_MOVE;
+	cd->dwell_applies = true;
+	move_detail(c, &pl, thread_why(c, qi, devs, cd, move_code(&pl)));
 }
 
 /* Whether the vector's interrupts (c->hd) are handled mostly in a domain of
@@ -1274,7 +1469,7 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 
 	cd->kind = CAND_KEEP;
 	if (cfg->idle_domain == IP_IDLE_STAY) {
-		cand_why(c, qi, devs, cd, false, IP_R_IDLE_STAY);
+		vector_why(c, qi, devs, cd, IP_R_IDLE_STAY);
 		return;
 	}
 	for (int d = 0; d < t->nr_domains; d++) {
@@ -1289,11 +1484,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	}
 	cur_dom = dominant_domain(c, c->hd);
 	if (!have_min || (cur_dom >= 0 && t->domains[cur_dom].capacity <= mincap)) {
-		cand_why(c, qi, devs, cd, false, IP_R_IDLE_EFFICIENT);
+		vector_why(c, qi, devs, cd, IP_R_IDLE_EFFICIENT);
 		return;
 	}
 	if (idle_for < cfg->idle_grace_s) {
-		w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_GRACE);
+		w = vector_why(c, qi, devs, cd, IP_R_IDLE_GRACE);
 		w->since_s = idle_for;
 		w->limit_s = cfg->idle_grace_s;
 		return;
@@ -1319,7 +1514,7 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	cd->single = cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = -1;
 	cd->busiest = -1;
-	w = cand_why(c, qi, devs, cd, false, IP_R_IDLE_RETURN);
+	w = vector_why(c, qi, devs, cd, IP_R_IDLE_RETURN);
 	w->since_s = idle_for;
 	w->limit_s = cfg->idle_grace_s;
 	w->domain = t->domains[TD].cpus;
@@ -1329,6 +1524,195 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 static bool is_ioapic(const struct ip_irq *q)
 {
 	return strstr(ip_irq_info(q)->chip, "IO-APIC") != NULL;
+}
+
+static void cand_init(struct ctx *c, int qi, struct cand *cd)
+{
+	memset(cd, 0, sizeof(*cd));
+	cd->idx = qi;
+	cd->td = -1;
+	cd->fixed_cpu = -1;
+	cd->busiest = -1;
+	cd->thread_busiest = -1;
+	cd->state = -1;
+	cd->storage = ip_irq_info(&c->s->irqs[qi])->nr_devs > 0;
+	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
+}
+
+static int irq_threads(const struct ctx *c, unsigned irq)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->s->nr_threads; i++)
+		if (c->s->threads[i].irq == irq)
+			n++;
+	return n;
+}
+
+/* Kept: the kernel manages the vector; told at length once (cd->explain). */
+static void keep_managed(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			 enum ip_managed_why mw)
+{
+	static const enum ip_reason codes[] = {
+		[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
+		[IP_MANAGED_EIO] = IP_R_MANAGED_EIO,
+		[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
+		[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
+	};
+	struct ip_why *w;
+
+	cd->kind = CAND_KEEP;
+	w = vector_why(c, qi, devs, cd,
+		       (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
+								     : IP_R_MANAGED_READONLY);
+	w->managed_why = mw;
+	w->explained = cd->explain;
+	w->has_thread = irq_threads(c, c->s->irqs[qi].irq) > 0;
+}
+
+/* A pin none of whose CPUs is usable: noted, and the vector kept. */
+static void pin_unusable(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			 const struct resolved *r)
+{
+	struct ip_why n, *w;
+
+	why_init(&n, IP_R_NOTE_PIN_UNUSABLE);
+	n.irq = c->s->irqs[qi].irq;
+	n.set = r->pin;
+	why_src(&n, r->pin_rule, IP_FROM_PIN);
+	add_note(c, NULL, &n);
+	if (cd->managed)
+		return;
+	cd->kind = CAND_KEEP;
+	w = vector_why(c, qi, devs, cd, IP_R_PIN_UNUSABLE);
+	w->set = r->pin;
+	why_src(w, r->pin_rule, IP_FROM_PIN);
+}
+
+/* A pin (rule or irqctl) decides alone, trimmed to the usable CPUs; a
+ * managed vector's pin goes to its thread. */
+static void pin_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			  const struct resolved *r)
+{
+	const struct ip_irq_info *info = ip_irq_info(&c->s->irqs[qi]);
+	ip_cpuset trimmed;
+	struct ip_why *w;
+
+	cd->pinned = true;
+	cpuset_and(&trimmed, &r->pin, &c->eligible);
+	if (cpuset_empty(&trimmed)) {
+		pin_unusable(c, qi, devs, cd, r);
+		return;
+	}
+	if (cd->managed) {
+		cd->thread_direct = true;
+		cd->thread_target = trimmed;
+		w = thread_why(c, qi, devs, cd, IP_R_PIN);
+		w->set = r->pin;
+		w->set2 = trimmed;
+		why_src(w, r->pin_rule, IP_FROM_PIN);
+		return;
+	}
+	if (cpuset_equal(&info->affinity, &trimmed)) {
+		cd->kind = CAND_KEEP;
+		w = vector_why(c, qi, devs, cd, IP_R_PINNED);
+		w->set = trimmed;
+		why_src(w, r->pin_rule, IP_FROM_PIN);
+		return;
+	}
+	cd->kind = CAND_MOVE;
+	cd->gain = GAIN_PIN;
+	cd->target = trimmed;
+	handled_by_vector(c, qi, &cd->from);
+	w = vector_why(c, qi, devs, cd, IP_R_PIN);
+	w->set = r->pin;
+	w->set2 = trimmed;
+	w->trimmed = !cpuset_equal(&trimmed, &r->pin);
+	why_src(w, r->pin_rule, IP_FROM_PIN);
+}
+
+/*
+ * Whether the vector's submissions can be judged: rates, not the admin
+ * vector, counts. If not, a non-managed vector is kept with the reason (a
+ * managed one has its own). *total: its submissions per second.
+ */
+static bool submissions_known(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			      double *total)
+{
+	enum ip_reason why = IP_R_NONE;
+	bool admin_only = false, have_counts;
+
+	if (!c->have_rates) {
+		why = IP_R_NO_RATES;
+	} else {
+		have_counts = vector_submits(c, qi, total, &admin_only);
+		if (admin_only)
+			why = IP_R_ADMIN_VECTOR;
+		else if (!have_counts)
+			why = IP_R_NO_COUNTS;
+	}
+	if (why == IP_R_NONE)
+		return true;
+	if (!cd->managed) {
+		cd->kind = CAND_KEEP;
+		vector_why(c, qi, devs, cd, why);
+	}
+	return false;
+}
+
+/* A managed vector stays; its IRQ thread follows the submitters, judged by
+ * where it may run as a vector is by where it fired. */
+static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+				     double total)
+{
+	const struct ip_irq_thread *th = NULL;
+	struct cand tmp;
+
+	for (int i = 0; i < c->s->nr_threads && !th; i++)
+		if (c->s->threads[i].irq == c->s->irqs[qi].irq)
+			th = &c->s->threads[i];
+	if (!th || total <= 0)
+		return;
+	handled_from_set(c, &th->allowed, NULL);
+	tmp = *cd;
+	thread_placement(c, qi, devs, &tmp);
+	if (tmp.kind != CAND_MOVE)
+		return;
+	cd->thread_direct = true;
+	cd->thread_target = tmp.thread_target;
+	cd->thread_single = tmp.thread_single;
+	cd->thread_busiest = tmp.thread_busiest;
+	/* the thread's own placement, told as that of a managed vector's thread */
+	cd->thread_why = tmp.thread_why;
+	cd->thread_why.detail = tmp.thread_why.code;
+	cd->thread_why.code = IP_R_MANAGED_THREAD;
+}
+
+/* A storage vector the policy may move: by its submitters, or back to the
+ * idle domain when it has none (or only a trickle on a fast core). */
+static void storage_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			      const struct ip_irq_hist *e, double total, bool quiet)
+{
+	handled_by_vector(c, qi, &cd->from);
+	if (total <= 0) {
+		idle_placement(c, qi, devs, cd, e);
+	} else if (quiet && above_min_capacity(c)) {
+		/* Trickle on a fast core: following its submitters is fine where
+		 * that costs less (min_rate keeps it from going up); otherwise it
+		 * counts as idle and goes back to the idle domain after the grace. */
+		struct cand before = *cd;
+
+		vector_placement(c, qi, devs, cd, e);
+		if (cd->kind != CAND_MOVE && !c->err) {
+			*cd = before;
+			handled_by_vector(c, qi, &cd->from);
+			idle_placement(c, qi, devs, cd, e);
+		}
+	} else {
+		vector_placement(c, qi, devs, cd, e);
+	}
+	/* Per-queue completion threads (irqpilot_cq) are placed by their own
+	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
 /* Pass 1: what each vector should do, before budget and dwell. */
@@ -1343,19 +1727,10 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 							     : IP_MANAGED_NO;
 	char devs[64];
 	struct ip_why *w;
-	bool admin_only = false, have_counts, quiet;
+	bool quiet;
 	double total;
-	int nthreads = 0;
 
-	memset(cd, 0, sizeof(*cd));
-	cd->idx = qi;
-	cd->td = -1;
-	cd->fixed_cpu = -1;
-	cd->busiest = -1;
-	cd->thread_busiest = -1;
-	cd->state = -1;
-	cd->storage = info->nr_devs > 0;
-	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
+	cand_init(c, qi, cd);
 	resolve_rules(c, q, e, &r);
 	if (!cd->storage && !r.named && !(e && e->have_pin))
 		return;
@@ -1371,156 +1746,32 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	if (r.ban) {
 		cd->banned = true;
 		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, false, IP_R_BANNED);
+		w = vector_why(c, qi, devs, cd, IP_R_BANNED);
 		why_src(w, r.ban, IP_FROM_RULE);
 		return;
 	}
-	for (int i = 0; i < c->s->nr_threads; i++)
-		if (c->s->threads[i].irq == q->irq)
-			nthreads++;
 	cd->managed = mw != IP_MANAGED_NO;
 	cd->explain = cd->managed && !(e && e->managed_explained);
-	if (cd->managed) {
-		static const enum ip_reason codes[] = {
-			[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
-			[IP_MANAGED_EIO] = IP_R_MANAGED_EIO,
-			[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
-			[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
-		};
-
-		cd->kind = CAND_KEEP;
-		w = cand_why(c, qi, devs, cd, false,
-			     (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
-									   : IP_R_MANAGED_READONLY);
-		w->managed_why = mw;
-		w->explained = cd->explain;
-		w->has_thread = nthreads > 0;
-	}
-
+	if (cd->managed)
+		keep_managed(c, qi, devs, cd, mw);
 	if (r.have_pin) {
-		ip_cpuset trimmed;
-
-		cd->pinned = true;
-		cpuset_and(&trimmed, &r.pin, &c->eligible);
-		if (cpuset_empty(&trimmed)) {
-			struct ip_why n;
-
-			why_init(&n, IP_R_NOTE_PIN_UNUSABLE);
-			n.irq = q->irq;
-			n.set = r.pin;
-			why_src(&n, r.pin_rule, IP_FROM_PIN);
-			add_note(c, NULL, &n);
-			if (!cd->managed) {
-				cd->kind = CAND_KEEP;
-				w = cand_why(c, qi, devs, cd, false, IP_R_PIN_UNUSABLE);
-				w->set = r.pin;
-				why_src(w, r.pin_rule, IP_FROM_PIN);
-			}
-			return;
-		}
-		if (cd->managed) {
-			cd->thread_direct = true;
-			cd->thread_target = trimmed;
-			w = cand_why(c, qi, devs, cd, true, IP_R_PIN);
-			w->set = r.pin;
-			w->set2 = trimmed;
-			why_src(w, r.pin_rule, IP_FROM_PIN);
-			return;
-		}
-		if (cpuset_equal(&info->affinity, &trimmed)) {
-			cd->kind = CAND_KEEP;
-			w = cand_why(c, qi, devs, cd, false, IP_R_PINNED);
-			w->set = trimmed;
-			why_src(w, r.pin_rule, IP_FROM_PIN);
-			return;
-		}
-		cd->kind = CAND_MOVE;
-		cd->gain = GAIN_PIN;
-		cd->target = trimmed;
-		handled_by_vector(c, qi, &cd->from);
-		w = cand_why(c, qi, devs, cd, false, IP_R_PIN);
-		w->set = r.pin;
-		w->set2 = trimmed;
-		w->trimmed = !cpuset_equal(&trimmed, &r.pin);
-		why_src(w, r.pin_rule, IP_FROM_PIN);
+		pin_placement(c, qi, devs, cd, &r);
 		return;
 	}
 	if (!cd->storage)
 		return; /* named only for its thread's priority */
-
-	if (!c->have_rates) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_RATES);
-		}
+	if (!submissions_known(c, qi, devs, cd, &total))
 		return;
-	}
-	have_counts = vector_submits(c, qi, &total, &admin_only);
-	if (admin_only) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_ADMIN_VECTOR);
-		}
-		return;
-	}
-	if (!have_counts) {
-		if (!cd->managed) {
-			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_COUNTS);
-		}
-		return;
-	}
 	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
 	 * second wakes that core for nothing. */
 	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
 		return;
-	if (cd->managed) {
-		const struct ip_irq_thread *th = NULL;
-		struct cand tmp;
-
-		for (int i = 0; i < c->s->nr_threads && !th; i++)
-			if (c->s->threads[i].irq == q->irq)
-				th = &c->s->threads[i];
-		if (!th || total <= 0)
-			return;
-		/* The thread is judged by where it may run, like a vector by where it fired. */
-		handled_from_set(c, &th->allowed, NULL);
-		tmp = *cd;
-		submitter_placement(c, qi, devs, &tmp, e, true);
-		if (tmp.kind == CAND_MOVE) {
-			cd->thread_direct = true;
-			cd->thread_target = tmp.thread_target;
-			cd->thread_single = tmp.thread_single;
-			cd->thread_busiest = tmp.thread_busiest;
-			/* the thread's own placement, told as that of a managed vector's thread */
-			cd->thread_why = tmp.thread_why;
-			cd->thread_why.detail = tmp.thread_why.code;
-			cd->thread_why.code = IP_R_MANAGED_THREAD;
-		}
-		return;
-	}
-	handled_by_vector(c, qi, &cd->from);
-	if (total <= 0) {
-		idle_placement(c, qi, devs, cd, e);
-	} else if (quiet && above_min_capacity(c)) {
-		/* Trickle on a fast core: following its submitters is fine where
-		 * that costs less (min_rate keeps it from going up); otherwise it
-		 * counts as idle and goes back to the idle domain after the grace. */
-		struct cand before = *cd;
-
-		submitter_placement(c, qi, devs, cd, e, false);
-		if (cd->kind != CAND_MOVE && !c->err) {
-			*cd = before;
-			handled_by_vector(c, qi, &cd->from);
-			idle_placement(c, qi, devs, cd, e);
-		}
-	} else {
-		submitter_placement(c, qi, devs, cd, e, false);
-	}
-	/* Per-queue completion threads (irqpilot_cq) are placed by their own
-	 * queue's submitters, and the device attached or not, in emit_cq(). */
+	if (cd->managed)
+		managed_thread_placement(c, qi, devs, cd, total);
+	else
+		storage_placement(c, qi, devs, cd, e, total, quiet);
 }
 
 /*
@@ -1606,7 +1857,7 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 		if (TD < 0) {
 			/* Without a usable CPU there is nowhere to go: keep, and say so. */
 			cd->kind = CAND_KEEP;
-			cand_why(c, qi, devs, cd, false, IP_R_NO_USABLE_CPU);
+			vector_why(c, qi, devs, cd, IP_R_NO_USABLE_CPU);
 			return;
 		}
 		domain_eligible(c, TD, &el);
@@ -1622,7 +1873,7 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 	cd->busiest = -1;
 	if (cpuset_empty(&cd->from))
 		handled_by_vector(c, qi, &cd->from);
-	w = cand_why(c, qi, devs, cd, false, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
+	w = vector_why(c, qi, devs, cd, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
 	w->set = isolated ? iso : bad;
 	w->domain = c->t->domains[TD].cpus;
 	w->cls = c->t->domains[TD].cls;
@@ -1768,7 +2019,7 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
 	cd->single = c->cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = -1;
 	scopy(devs, sizeof(devs), cd->why.devices);
-	w = cand_why(c, qi, devs, cd, false, IP_R_NUMA_NODE);
+	w = vector_why(c, qi, devs, cd, IP_R_NUMA_NODE);
 	w->share = share;
 	w->cls = c->t->domains[cd->td].cls;
 	w->domain = c->t->domains[cd->td].cpus;
@@ -2396,92 +2647,129 @@ static bool cq_trial(struct ctx *c, int d, const struct ip_blockdev *b,
 	return true;
 }
 
-static void emit_cq(struct ctx *c)
+/* Whatever the mode: a domain where a completion thread stalled again
+ * cannot host the threads. */
+static void cq_detach_stalled(struct ctx *c, const struct ip_blockdev *b,
+			      const struct ip_cq_thread *again)
 {
-	if (!c->s->have_cq)
+	struct ip_why act;
+
+	why_init(&act, IP_R_CQ_STALLED);
+	act.hwq = again->hwq;
+	act.cpu = again->last_cpu;
+	act.wait_ms = again->stall_wait_ns / 1e6;
+	act.limit_s = IP_CQ_STALL_WINDOW_S;
+	act.hold_s = IP_CQ_STALL_HOLD_S;
+	add_cq(c, b, false, &act);
+}
+
+/* auto wants the threads: attached as a trial, unless held back after a
+ * failed one or not yet measured without them. */
+static void cq_auto_attach(struct ctx *c, const struct ip_blockdev *b,
+			   const struct ip_cqdev_hist *e, const struct ip_why *why)
+{
+	struct ip_why act;
+
+	if (e && e->hold_until_ns > c->now) {
+		/* no countdown: the same note is logged once */
+		act = e->hold;
+		act.detail = e->hold.code;
+		act.code = IP_R_NOTE_CQ_HELD;
+		add_note(c, b->name, &act);
 		return;
-	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++) {
-		const struct ip_blockdev *b = &c->s->storage.devs[d];
-		const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
-		const struct ip_rule *src;
-		enum ip_completion_threads mode =
-			ip_policy_completion_threads(c->cfg, b->name, &src);
-		bool attached = ip_snapshot_cq_count(c->s, d) > 0, need;
-		struct ip_why why, act;
-		const struct ip_cq_thread *again = stalled_again(c, d, e);
-
-		if (again) {
-			/* whatever the mode: this domain cannot host the threads */
-			why_init(&act, IP_R_CQ_STALLED);
-			act.hwq = again->hwq;
-			act.cpu = again->last_cpu;
-			act.wait_ms = again->stall_wait_ns / 1e6;
-			act.limit_s = IP_CQ_STALL_WINDOW_S;
-			act.hold_s = IP_CQ_STALL_HOLD_S;
-			add_cq(c, b, false, &act);
-			continue;
-		}
-		why_init(&act, IP_R_CQ_MODE);
-		act.count = (int)mode;
-		why_src(&act, src, IP_FROM_POLICY);
-		if (mode == IP_COMPLETION_NO) {
-			if (attached)
-				add_cq(c, b, false, &act);
-			continue;
-		}
-		if (mode == IP_COMPLETION_YES) {
-			if (!attached)
-				add_cq(c, b, true, &act);
-			continue;
-		}
-		if (!c->have_rates)
-			continue;
-		if (cq_trial(c, d, b, e, attached))
-			continue;
-		need = cq_auto_need(c, d, &why);
-		if (need && !attached) {
-			if (e && e->hold_until_ns > c->now) {
-				/* no countdown: the same note is logged once */
-				act = e->hold;
-				act.detail = e->hold.code;
-				act.code = IP_R_NOTE_CQ_HELD;
-				add_note(c, b->name, &act);
-				continue;
-			}
-			/* A trial judged against one noisy cycle errs both ways:
-			 * measure the device unattached for as long as the trial. */
-			if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
-				continue;
-			act = why;
-			act.detail = why.code;
-			act.code = IP_R_CQ_TRIAL;
-			if (!c->err) {
-				struct ip_cq_action *a = add_cq(c, b, true, &act);
-
-				if (a)
-					a->trial = true;
-			}
-		} else if (!need && attached && e && e->attached_by_us &&
-			   why.code != IP_R_CQ_NO_SUBMISSIONS) {
-			double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
-
-			act = why;
-			act.detail = why.code;
-			act.code = IP_R_CQ_AUTO_DETACH;
-			if (since >= c->cfg->dwell_s)
-				add_cq(c, b, false, &act);
-		}
 	}
+	/* A trial judged against one noisy cycle errs both ways:
+	 * measure the device unattached for as long as the trial. */
+	if (!e || e->before_n < IP_CQ_TRIAL_CYCLES)
+		return;
+	act = *why;
+	act.detail = why->code;
+	act.code = IP_R_CQ_TRIAL;
+	if (!c->err) {
+		struct ip_cq_action *a = add_cq(c, b, true, &act);
+
+		if (a)
+			a->trial = true;
+	}
+}
+
+/* auto no longer wants the threads it attached: detached after the dwell. */
+static void cq_auto_detach(struct ctx *c, const struct ip_blockdev *b,
+			   const struct ip_cqdev_hist *e, const struct ip_why *why)
+{
+	double since = c->now >= e->attached_ns ? (c->now - e->attached_ns) / NS_PER_S : 0;
+	struct ip_why act = *why;
+
+	act.detail = why->code;
+	act.code = IP_R_CQ_AUTO_DETACH;
+	if (since >= c->cfg->dwell_s)
+		add_cq(c, b, false, &act);
+}
+
+/* completion_threads = auto: a running trial is judged first, then need. */
+static void cq_auto(struct ctx *c, int d, const struct ip_blockdev *b,
+		    const struct ip_cqdev_hist *e, bool attached)
+{
+	struct ip_why why;
+	bool need;
+
+	if (!c->have_rates)
+		return;
+	if (cq_trial(c, d, b, e, attached))
+		return;
+	need = cq_auto_need(c, d, &why);
+	if (need && !attached)
+		cq_auto_attach(c, b, e, &why);
+	else if (!need && attached && e && e->attached_by_us && why.code != IP_R_CQ_NO_SUBMISSIONS)
+		cq_auto_detach(c, b, e, &why);
+}
+
+/* Whether device @d gets irqpilot_cq attached or detached this cycle. */
+static void emit_cq_device(struct ctx *c, int d)
+{
+	const struct ip_blockdev *b = &c->s->storage.devs[d];
+	const struct ip_cqdev_hist *e = ip_history_cqdev_find(c->h, b->name);
+	const struct ip_rule *src;
+	enum ip_completion_threads mode = ip_policy_completion_threads(c->cfg, b->name, &src);
+	bool attached = ip_snapshot_cq_count(c->s, d) > 0;
+	const struct ip_cq_thread *again = stalled_again(c, d, e);
+	struct ip_why act;
+
+	if (again) {
+		cq_detach_stalled(c, b, again);
+		return;
+	}
+	why_init(&act, IP_R_CQ_MODE);
+	act.count = (int)mode;
+	why_src(&act, src, IP_FROM_POLICY);
+	if (mode == IP_COMPLETION_NO) {
+		if (attached)
+			add_cq(c, b, false, &act);
+		return;
+	}
+	if (mode == IP_COMPLETION_YES) {
+		if (!attached)
+			add_cq(c, b, true, &act);
+		return;
+	}
+	cq_auto(c, d, b, e, attached);
+}
+
+/* Whether the plan detaches @device's completion threads (then they need no place). */
+static bool cq_detaching(const struct ctx *c, const char *device)
+{
+	for (int k = 0; k < c->p->nr_cq; k++)
+		if (!c->p->cq[k].attach && strcmp(c->p->cq[k].device, device) == 0)
+			return true;
+	return false;
+}
+
+static void place_cq_threads(struct ctx *c)
+{
 	for (int i = 0; i < c->s->nr_cq && !c->err; i++) {
 		const struct ip_cq_thread *t = &c->s->cq[i];
-		bool leaving = false;
 
-		if (t->dev < 0)
-			continue;
-		for (int k = 0; k < c->p->nr_cq; k++)
-			leaving |= !c->p->cq[k].attach &&
-				   strcmp(c->p->cq[k].device, c->s->storage.devs[t->dev].name) == 0;
-		if (leaving)
+		if (t->dev < 0 || cq_detaching(c, c->s->storage.devs[t->dev].name))
 			continue;
 		if (t->stalled_ns)
 			place_stalled(c, i);
@@ -2490,12 +2778,157 @@ static void emit_cq(struct ctx *c)
 	}
 }
 
+static void emit_cq(struct ctx *c)
+{
+	if (!c->s->have_cq)
+		return;
+	for (int d = 0; d < c->s->storage.nr_devs && !c->err; d++)
+		emit_cq_device(c, d);
+	place_cq_threads(c);
+}
+
+static int ctx_alloc(struct ctx *c)
+{
+	const struct ip_model *m = c->m;
+
+	c->load = calloc(c->t->nr_cpus, sizeof(double));
+	c->sub = calloc(c->t->nr_cpus, sizeof(double));
+	c->sh = calloc(c->t->nr_domains + 1, sizeof(double));
+	c->hd = calloc(c->t->nr_domains + 1, sizeof(double));
+	if (!c->load || !c->sub || !c->sh || !c->hd)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
+		c->load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
+			       (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
+	return 0;
+}
+
+/* Online, not isolated, nohz_full or banned: by the topology's sets and
+ * by each CPU's own flags, which either source may carry. */
+static void eligible_cpus(struct ctx *c)
+{
+	const struct ip_topology *t = c->t;
+
+	cpuset_andnot(&c->eligible, &t->online, &t->isolated);
+	cpuset_andnot(&c->eligible, &c->eligible, &t->nohz_full);
+	cpuset_andnot(&c->eligible, &c->eligible, &c->cfg->banned);
+	for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+		if (t->cpus[cpu].isolated || t->cpus[cpu].nohz_full || !t->cpus[cpu].online)
+			cpuset_clear(&c->eligible, cpu);
+}
+
+/* Candidates are few (storage vectors and named ones) on a machine
+ * of thousands of IRQs, and a candidate carries several CPU sets:
+ * keep only those, not one slot per IRQ line. */
+static struct cand *collect_candidates(struct ctx *c, int *nr)
+{
+	struct cand *cands = NULL;
+	int cap = 0;
+
+	*nr = 0;
+	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
+		struct cand cd;
+
+		evaluate(c, i, &cd);
+		if (cd.kind == CAND_NONE && !cd.named)
+			continue;
+		if (*nr == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			struct cand *n = realloc(cands, sizeof(*n) * ncap);
+
+			if (!n) {
+				c->err = -ENOMEM;
+				return cands;
+			}
+			cands = n;
+			cap = ncap;
+		}
+		cands[(*nr)++] = cd;
+	}
+	return cands;
+}
+
+/* A pin by number whose IRQ is gone has nothing to place: said once
+ * (the log keeps notes once), where a write would fail every cycle. */
+static void note_gone_pins(struct ctx *c)
+{
+	for (size_t i = 0; c->h && i < c->h->nr && !c->err; i++) {
+		const struct ip_irq_hist *e = &c->h->irqs[i];
+		struct ip_why w;
+
+		if (!e->have_pin || ip_snapshot_irq(c->s, e->irq))
+			continue;
+		why_init(&w, IP_R_NOTE_PIN_GONE);
+		w.irq = e->irq;
+		w.set = e->pin;
+		add_note(c, NULL, &w);
+	}
+}
+
+/* Kept for the dwell: the vector moved less than dwell_s ago. */
+static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
+{
+	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	bool in_dwell = cd->dwell_applies && e && e->last_move_ns && c->now >= e->last_move_ns &&
+			(c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s;
+	struct ip_why why;
+
+	if (!in_dwell)
+		return false;
+	why_init(&why, IP_R_DWELL);
+	why.irq = q->irq;
+	scopy(why.devices, sizeof(why.devices), cd->why.devices);
+	why.since_s = (c->now - e->last_move_ns) / NS_PER_S;
+	why.limit_s = c->cfg->dwell_s;
+	add_kept(c, q, false, true, &why);
+	return true;
+}
+
+/* Kept for the budget: max_moves vectors moved already this cycle. */
+static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q, int moves)
+{
+	struct ip_why why;
+
+	if (moves < c->cfg->max_moves)
+		return false;
+	why_init(&why, IP_R_BUDGET);
+	why.irq = q->irq;
+	scopy(why.devices, sizeof(why.devices), cd->why.devices);
+	why.count = c->cfg->max_moves;
+	add_kept(c, q, false, true, &why);
+	return true;
+}
+
+/* Pass 2: the candidates, by gain, kept or moved within dwell and budget. */
+static void emit_vectors(struct ctx *c, struct cand *cands, int nr)
+{
+	int moves = 0;
+
+	for (int i = 0; i < nr && !c->err; i++) {
+		struct cand *cd = &cands[i];
+		const struct ip_irq *q = &c->s->irqs[cd->idx];
+
+		if (cd->kind == CAND_KEEP) {
+			add_kept(c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
+			continue;
+		}
+		if (cd->kind != CAND_MOVE)
+			continue;
+		/* off: no dwell, no budget: the CPU is not the policy's to use */
+		if (!cd->off && (dwell_keeps(c, cd, q) || budget_keeps(c, cd, q, moves)))
+			continue;
+		emit_move(c, cd);
+		if (cd->moved)
+			moves++;
+	}
+}
+
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
 		     const struct ip_history *h, uint64_t now_ns, struct ip_plan *out)
 {
 	struct ctx c = {0};
 	struct cand *cands = NULL;
-	int nr = 0, cap = 0, moves = 0;
+	int nr = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!m || !m->cur || !cfg)
@@ -2511,109 +2944,23 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	if (c.t->nr_cpus <= 0)
 		return 0;
 
-	c.load = calloc(c.t->nr_cpus, sizeof(double));
-	c.sub = calloc(c.t->nr_cpus, sizeof(double));
-	c.sh = calloc(c.t->nr_domains + 1, sizeof(double));
-	c.hd = calloc(c.t->nr_domains + 1, sizeof(double));
-	if (!c.load || !c.sub || !c.sh || !c.hd) {
-		c.err = -ENOMEM;
+	c.err = ctx_alloc(&c);
+	if (c.err)
 		goto out;
-	}
-	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
-		c.load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
-			      (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
-	cpuset_andnot(&c.eligible, &c.t->online, &c.t->isolated);
-	cpuset_andnot(&c.eligible, &c.eligible, &c.t->nohz_full);
-	cpuset_andnot(&c.eligible, &c.eligible, &cfg->banned);
-	for (int cpu = 0; cpu < c.t->nr_cpus; cpu++)
-		if (c.t->cpus[cpu].isolated || c.t->cpus[cpu].nohz_full || !c.t->cpus[cpu].online)
-			cpuset_clear(&c.eligible, cpu);
+	eligible_cpus(&c);
 	if (!c.have_rates) {
 		struct ip_why w;
 
 		why_init(&w, IP_R_NOTE_FIRST_SAMPLE);
 		add_note(&c, NULL, &w);
 	}
-
-	/* Candidates are few (storage vectors and named ones) on a machine
-	 * of thousands of IRQs, and a candidate carries several CPU sets:
-	 * keep only those, not one slot per IRQ line. */
-	for (int i = 0; i < c.s->nr_irqs && !c.err; i++) {
-		struct cand cd;
-
-		evaluate(&c, i, &cd);
-		if (cd.kind == CAND_NONE && !cd.named)
-			continue;
-		if (nr == cap) {
-			int ncap = cap ? cap * 2 : 16;
-			struct cand *n = realloc(cands, sizeof(*n) * ncap);
-
-			if (!n) {
-				c.err = -ENOMEM;
-				goto out;
-			}
-			cands = n;
-			cap = ncap;
-		}
-		cands[nr++] = cd;
-	}
-	/* A pin by number whose IRQ is gone has nothing to place: said once
-	 * (the log keeps notes once), where a write would fail every cycle. */
-	for (size_t i = 0; c.h && i < c.h->nr && !c.err; i++) {
-		const struct ip_irq_hist *e = &c.h->irqs[i];
-		struct ip_why w;
-
-		if (!e->have_pin || ip_snapshot_irq(c.s, e->irq))
-			continue;
-		why_init(&w, IP_R_NOTE_PIN_GONE);
-		w.irq = e->irq;
-		w.set = e->pin;
-		add_note(&c, NULL, &w);
-	}
+	cands = collect_candidates(&c, &nr);
+	if (c.err)
+		goto out;
+	note_gone_pins(&c);
 	if (nr)
 		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */
-
-	for (int i = 0; i < nr && !c.err; i++) {
-		struct cand *cd = &cands[i];
-		const struct ip_irq *q = &c.s->irqs[cd->idx];
-		const struct ip_irq_hist *e = ip_history_find(h, q->irq);
-		struct ip_why why;
-
-		if (cd->kind == CAND_KEEP) {
-			add_kept(&c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
-			continue;
-		}
-		if (cd->kind != CAND_MOVE)
-			continue;
-		if (cd->off) {
-			/* no dwell, no budget: the CPU is not the policy's to use */
-			emit_move(&c, cd);
-			if (cd->moved)
-				moves++;
-			continue;
-		}
-		if (cd->dwell_applies && e && e->last_move_ns && now_ns >= e->last_move_ns &&
-		    (now_ns - e->last_move_ns) / NS_PER_S < cfg->dwell_s) {
-			why_init(&why, IP_R_DWELL);
-			why.irq = q->irq;
-			scopy(why.devices, sizeof(why.devices), cd->why.devices);
-			why.since_s = (now_ns - e->last_move_ns) / NS_PER_S;
-			why.limit_s = cfg->dwell_s;
-			add_kept(&c, q, false, true, &why);
-			continue;
-		}
-		if (moves >= cfg->max_moves) {
-			why_init(&why, IP_R_BUDGET);
-			why.irq = q->irq;
-			scopy(why.devices, sizeof(why.devices), cd->why.devices);
-			why.count = cfg->max_moves;
-			add_kept(&c, q, false, true, &why);
-			continue;
-		}
-		emit_move(&c, cd);
-		if (cd->moved)
-			moves++;
-	}
+	emit_vectors(&c, cands, nr);
 	for (int i = 0; i < nr && !c.err; i++)
 		emit_threads(&c, &cands[i]);
 	if (!c.err)
