@@ -50,8 +50,10 @@ standin_kernel() {
 			c=$((c + 3000))
 			a=$(cat "$irqdir/smp_affinity_list")
 			eff=${a%%[-,]*}
-			echo "$eff" >"$irqdir/effective_affinity_list.new"
-			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
+			# in place, as the kernel's files change: irqpilotd keeps
+			# the tracked vectors' files open and would read a file
+			# renamed over them at its old inode
+			echo "$eff" >"$irqdir/effective_affinity_list"
 			echo "$3 $4 $c" >"$1/irqpilot/submit.new"
 			mv "$1/irqpilot/submit.new" "$1/irqpilot/submit"
 			awk -v irq="$2:" -v eff="$eff" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
@@ -62,7 +64,7 @@ standin_kernel() {
 			pcc=$1/sys/kernel/irq/$2/per_cpu_count
 			if [ -f "$pcc" ]; then
 				awk -F, -v OFS=, -v f="$((eff + 1))" '{ $f = $f + 3000; print }' "$pcc" >"$pcc.new"
-				mv "$pcc.new" "$pcc"
+				cat "$pcc.new" >"$pcc"	# in place, as above
 			fi
 			sleep 0.05
 		done

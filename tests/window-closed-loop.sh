@@ -78,8 +78,10 @@ echo "0 0" >"$load"
 		a=$(cat "$irqdir/smp_affinity_list")
 		eff=${a%%[-,]*}
 		if [ "$(cat "$irqdir/effective_affinity_list" 2>/dev/null)" != "$eff" ]; then
-			echo "$eff" >"$irqdir/effective_affinity_list.new"
-			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
+			# in place, as the kernel's files change: irqpilotd keeps
+			# the tracked vectors' files open and would read a file
+			# renamed over them at its old inode
+			echo "$eff" >"$irqdir/effective_affinity_list"
 		fi
 		# new state; prints the whole I/Os added this turn
 		n=$(awk -v t0="$prev" -v t1="$t" -v spec="$spec" -v out="$state.new" -v gaps="$tmp/gaps" '
@@ -117,7 +119,7 @@ echo "0 0" >"$load"
 			# between), which the daemon reads between full scans
 			pcc=$root/sys/kernel/irq/37/per_cpu_count
 			awk -F, -v OFS=, -v col=$((eff + 1)) -v n="$n" '{ $col = $col + n; print }' "$pcc" >"$pcc.new"
-			mv "$pcc.new" "$pcc"
+			cat "$pcc.new" >"$pcc"	# in place, as above
 		fi
 	done
 ) 2>"$tmp/kernel.err" &
