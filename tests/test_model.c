@@ -804,6 +804,129 @@ static void test_kept_fds_vanished_vector(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/* IRQ 150's CPU 9 count in server-2s' /proc/interrupts (field 11), in place. */
+static void set_line_150(const char *root, unsigned cpu9)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/proc' && awk -v n=%u '$1 == \"150:\" { $11 = n } { print }' interrupts >interrupts.new && "
+		 "cat interrupts.new >interrupts && rm interrupts.new",
+		 root, cpu9);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void pcc_150(const char *root, unsigned cpu9)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "0,0,0,0,0,0,0,0,0,%u,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,77\n", cpu9);
+	put(root, "sys/kernel/irq/150/per_cpu_count", text);
+}
+
+static void assert_note(struct ip_sampler *s, const char *what)
+{
+	const char *n = ip_sampler_take_note(s);
+
+	assert_non_null(n);
+	if (!strstr(n, what))
+		fail_msg("note \"%s\" does not say \"%s\"", n, what);
+}
+
+/*
+ * A kept file that reads empty is a fixture caught between the truncate and
+ * the write of an in-place rewrite, not a freed vector: no kernel shows an
+ * empty per_cpu_count or smp_affinity_list (seq_read_iter() runs the whole
+ * show() before it copies anything out, and per_cpu_count_show() and
+ * show_irq_affinity() end in "\n"), and a freed vector's kept fd fails
+ * (-ENODEV, -EIO). The file is read by name once more; empty there too, the
+ * sample keeps what it knew of the vector, says so, and forces no full
+ * scan. The counts are read from /proc/interrupts that once, and the rates
+ * derived across it are the kernel's.
+ */
+static void test_kept_fds_empty_read(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-empty-XXXXXX", root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot a = { 0 }, b = { 0 };
+	struct ip_model m = { 0 };
+	struct ip_diag d = { "" };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_irq *q;
+
+	(void)state;
+	copy_server(tmp, root, sizeof(root));
+	put(root, "irqpilot/time_ns", "1000000000\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(s, &a);
+	assert_scans(s, 2, 1);
+	/* a new affinity: its effective affinity is read and kept open too */
+	put(root, "proc/irq/150/smp_affinity_list", "9\n");
+	sample_ok(s, &a);
+	assert_scans(s, 2, 2);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&a, 150)->info->affinity), "9");
+	assert_true(ip_snapshot_irq(&a, 150)->info->have_effective);
+	assert_null(ip_sampler_take_note(s));
+
+	/* smp_affinity_list caught empty, twice in a row: the affinity read
+	 * last stands, and no full scan follows */
+	put(root, "proc/irq/150/smp_affinity_list", "");
+	for (int i = 0; i < 2; i++) {
+		sample_ok(s, &a);
+		assert_scans(s, 2, 3 + i);
+		q = ip_snapshot_irq(&a, 150);
+		assert_true(q->info->have_proc);
+		assert_string_equal(cpuset_str(&q->info->affinity), "9");
+		assert_note(s, "smp_affinity_list read empty");
+	}
+	put(root, "proc/irq/150/smp_affinity_list", "9\n");
+	sample_ok(s, &a);
+	assert_scans(s, 2, 5);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&a, 150)->info->affinity), "9");
+
+	/* per_cpu_count caught empty: this sample counts from /proc/interrupts
+	 * (the kernel's same kstat_irqs), the vector is the same one, and its
+	 * rate is what the kernel counted */
+	put(root, "irqpilot/time_ns", "2000000000\n");
+	pcc_150(root, 3001);
+	set_line_150(root, 3001);
+	sample_ok(s, &a);
+	assert_scans(s, 2, 6);
+	put(root, "irqpilot/time_ns", "3000000000\n");
+	put(root, "sys/kernel/irq/150/per_cpu_count", "");
+	set_line_150(root, 4001);
+	if (ip_sampler_sample(s, &b, &d) < 0)
+		fail_msg("%s", d.msg);
+	assert_scans(s, 3, 6);
+	assert_note(s, "per_cpu_count read empty");
+	q = ip_snapshot_irq(&b, 150);
+	assert_true(q->tracked);
+	assert_int_equal(q->percpu[9], 4001);
+	assert_string_equal(cpuset_str(&q->info->affinity), "9");
+	assert_int_equal(ip_model_derive(&a, &b, &m, &d), 0);
+	assert_true(fabs(m.irq[q - b.irqs].total - 1000) < 1e-6);
+	assert_true(fabs(m.irq[q - b.irqs].percpu[9] - 1000) < 1e-6);
+	ip_model_free(&m);
+
+	/* and the next sample is a fast one again, through fds opened anew */
+	put(root, "irqpilot/time_ns", "4000000000\n");
+	pcc_150(root, 5001);
+	set_line_150(root, 5001);
+	sample_ok(s, &a);
+	assert_scans(s, 3, 7);
+	assert_int_equal(ip_snapshot_irq(&a, 150)->percpu[9], 5001);
+	assert_null(ip_sampler_take_note(s));
+
+	ip_snapshot_free(&a);
+	ip_snapshot_free(&b);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /*
  * The kept fds are a quarter of RLIMIT_NOFILE at most; the files past that
  * are read by name and give the same snapshot. None is left after free.
@@ -882,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_isolation_reread_every_sample),
 		cmocka_unit_test(test_kept_fds_read_fresh),
 		cmocka_unit_test(test_kept_fds_vanished_vector),
+		cmocka_unit_test(test_kept_fds_empty_read),
 		cmocka_unit_test(test_kept_fds_bounded),
 	};
 

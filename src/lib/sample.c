@@ -41,6 +41,7 @@ struct vec_cache {
 	int node;
 	mode_t mode;
 	uint64_t aff_sig;    /* of the smp_affinity_list text the effective was read with */
+	ip_cpuset affinity;  /* as last read: kept when a read finds the file empty */
 	bool have_effective;
 	ip_cpuset effective;
 	int eff_age;	     /* samples since effective_affinity_list was read */
@@ -107,13 +108,23 @@ struct full_cache {
  * (kernfs_seq_start(), once kernfs_remove() deactivated the node)
  * and a kept /proc fd -EIO (proc_reg_read_iter(): use_pde() fails once
  * remove_proc_entry() ran). A new vector given the same number gets new
- * nodes, never the old fd. So a kept fd that fails or reads nothing is a
- * vanished vector: it is closed and dropped, and the sampler does the full
- * scan it does for a vanished vector anyway (at once for per_cpu_count,
- * whose counts would be wrong; the next sample for the /proc/irq/N/ files,
- * which are read by name once more meanwhile). Every full scan closes
- * them all (start, uevent, vanished vector, the long timer), so that what
- * is kept open was looked up by name no longer ago than the last full scan.
+ * nodes, never the old fd. So a kept fd that fails is a vanished vector:
+ * it is closed and dropped, and the sampler does the full scan it does for
+ * a vanished vector anyway (at once for per_cpu_count, whose counts would
+ * be wrong; the next sample for the /proc/irq/N/ files, which are read by
+ * name once more meanwhile). Every full scan closes them all (start,
+ * uevent, vanished vector, the long timer), so that what is kept open was
+ * looked up by name no longer ago than the last full scan.
+ *
+ * An empty read is no sign of a freed vector: no kernel shows one. A read
+ * at offset 0 runs the whole show() into the seq_file's buffer before
+ * anything is copied out (seq_read_iter()), and per_cpu_count_show()
+ * (kernel/irq/irqdesc.c) and show_irq_affinity() (kernel/irq/proc.c) always
+ * end in "\n". Only a fixture rewritten in place (truncate, then write)
+ * shows it, between the two. So the file is read by name once more: gone
+ * there (ENOENT) is a vanished vector; text is used; empty again, this
+ * sample does without that file (what is kept of the vector stands, see
+ * read_vec_file()) and says so.
  *
  * Real sysfs and procfs files are never replaced by rename; a fixture tree
  * that renames a new file over a kept one is read at its old inode until
@@ -179,6 +190,7 @@ struct ip_sampler {
 	bool force_full;       /* invalidated: the next sample reads everything */
 	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
+	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
 	char note[512];
 	unsigned long nr_full_scans, nr_fast_scans;
@@ -358,8 +370,12 @@ static char *dup_buf(const struct fd_cache *fc, size_t n, size_t *len)
 
 /*
  * File @k of tracked vector @irq, as ip_root_read_attr() gives it, through
- * its kept fd when it has one. A kept fd that fails or reads nothing makes
- * the next sample a full scan, and per_cpu_count's gives -ENOENT.
+ * its kept fd when it has one. A kept fd that fails makes the next sample a
+ * full scan, and per_cpu_count's gives -ENOENT. One that reads nothing
+ * (see above) is read by name once more: -ENOENT there is the vector gone,
+ * as a failed fd; -ENODATA when that is empty too (or a file opened anew
+ * reads nothing), and the caller keeps what it knows of the vector for this
+ * sample.
  */
 static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, char **out, size_t *len)
 {
@@ -367,7 +383,7 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 	struct vec_fds *v = NULL;
 	char path[64];
 	ssize_t n;
-	int fd;
+	int fd, ret = 0;
 
 	if (k == VF_PCC)
 		snprintf(path, sizeof(path), "sys/kernel/irq/%u/per_cpu_count", irq);
@@ -383,9 +399,23 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 			return (*out = dup_buf(fc, (size_t)n, len)) ? 0 : -ENOMEM;
 		if (n == -ENOMEM || n == -EFBIG)
 			return (int)n;
+		if (n == 0) {
+			ret = ip_root_read_attr(s->root, path, out, len);
+			if (ret == 0 && !**out) {
+				/* the name is the fd's file, caught the same way:
+				 * the fd stays, for the rewrite to complete */
+				free(*out);
+				*out = NULL;
+				s->nr_empty_reads++;
+				return -ENODATA;
+			}
+		}
+		/* not trusted again: opened anew next time */
 		close(v->fd[k]);
 		v->fd[k] = -1;
 		fc->nr_open--;
+		if (n == 0 && ret != -ENOENT)
+			return ret; /* the name's text, or its error */
 		s->force_full = true;
 		/* Counts go wrong silently: this very sample is a full scan.
 		 * The affinity files are read after the lines; by name once
@@ -393,7 +423,7 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 		 * (ENOENT for a vector gone), and the next sample rescans. */
 		if (k == VF_PCC)
 			return -ENOENT;
-		return ip_root_read_attr(s->root, path, out, len);
+		return n == 0 ? -ENOENT : ip_root_read_attr(s->root, path, out, len);
 	}
 	if (!v || fc->nr_open >= fc->max_open)
 		return ip_root_read_attr(s->root, path, out, len);
@@ -401,12 +431,14 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 	if (fd < 0)
 		return fd;
 	n = pread_whole(fc, fd);
-	/* an empty file is kept by no one: a kept fd reading nothing means gone */
+	/* an empty file is not kept: the kept fds hold files that had text;
+	 * empty is a rewrite caught halfway, as above */
 	if (n <= 0) {
 		close(fd);
 		if (n < 0)
 			return (int)n;
-		return (*out = dup_buf(fc, 0, len)) ? 0 : -ENOMEM;
+		s->nr_empty_reads++;
+		return -ENODATA;
 	}
 	v->fd[k] = fd;
 	fc->nr_open++;
@@ -931,6 +963,20 @@ static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
 }
 
 /*
+ * Says that a tracked vector's @file read empty through its kept fd and by
+ * name (read_vec_file()), and what this sample did instead (@then). Every
+ * time: no kernel does it, so it is rare and worth seeing in a fixture run.
+ */
+static void note_empty(struct ip_sampler *s, unsigned irq, const char *file, const char *then)
+{
+	snprintf(s->note, sizeof(s->note),
+		 "IRQ %u: %s read empty, kept fd and by name (a file rewritten in place? no kernel shows "
+		 "an empty one): %s; the vector keeps its state (%lu such reads so far)",
+		 irq, file, then, s->nr_empty_reads);
+	s->note_pending = true;
+}
+
+/*
  * One tracked line from /sys/kernel/irq/N/per_cpu_count. Its fields are by
  * possible CPU; the model, like /proc/interrupts, counts online CPUs only:
  * an offline CPU's count is what it handled before it went away, and
@@ -1004,6 +1050,18 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		if (!(q->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*q->percpu))))
 			goto fail;
 		ret = read_per_cpu_count(s, snap, q, &pd);
+		if (ret == -ENODATA) {
+			/* The vector is there and the same: only this read
+			 * failed. Its counts come from /proc/interrupts this
+			 * once, where the kernel shows the same kstat_irqs; what
+			 * is known of it (lines, /proc/irq/N/, the kept fds of
+			 * the others) stays, and so do the rates and the window
+			 * derived from it. Holding the counts instead would
+			 * show a cycle without interrupts, then twice as many. */
+			note_empty(s, q->irq, "per_cpu_count", "its counts come from /proc/interrupts this sample");
+			ret = -EAGAIN;
+			goto fail;
+		}
 		if (ret == -ENOENT) {
 			/* freed (kernel/irq/irqdesc.c irq_sysfs_del): the line may
 			 * be gone or belong to another vector by now */
@@ -1047,13 +1105,24 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */
 
-static void read_effective(struct ip_sampler *s, unsigned nr, struct ip_irq_info *irq)
+static void read_effective(struct ip_sampler *s, unsigned nr, struct ip_irq_info *irq,
+			   const struct vec_cache *old)
 {
 	char *text = NULL;
+	int ret = read_vec_file(s, nr, VF_EFF, &text, NULL);
 
+	if (ret == -ENODATA) {
+		if (old && old->have_effective) {
+			irq->have_effective = true;
+			irq->effective = old->effective;
+		}
+		note_empty(s, nr, "effective_affinity_list",
+			   old && old->have_effective ? "its last effective affinity stands" : "its affinity stands for it");
+		return;
+	}
 	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
 	 * gives EINVAL: then the affinity is all we know. */
-	if (read_vec_file(s, nr, VF_EFF, &text, NULL) == 0) {
+	if (ret == 0) {
 		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
 			irq->have_effective = true;
 		free(text);
@@ -1075,12 +1144,22 @@ static bool read_irq_dir(struct ip_sampler *s, unsigned nr, struct ip_irq_info *
 	uint64_t sig = 0;
 	long long v;
 	struct stat st;
+	int ret;
 
-	if (read_vec_file(s, nr, VF_AFF, &text, NULL) == 0) {
+	ret = read_vec_file(s, nr, VF_AFF, &text, NULL);
+	if (ret == 0) {
 		if (cpuset_parse_list(&irq->affinity, text) == 0)
 			irq->have_proc = true;
 		sig = fnv1a(UINT64_C(14695981039346656037), text, strlen(text));
 		free(text);
+	} else if (ret == -ENODATA && old && !old->reread) {
+		/* only this read failed: the affinity it last had stands */
+		irq->affinity = old->affinity;
+		irq->have_proc = true;
+		sig = old->aff_sig;
+		note_empty(s, nr, "smp_affinity_list", "its last affinity stands");
+	} else if (ret == -ENODATA) {
+		note_empty(s, nr, "smp_affinity_list", "nothing is known of its /proc/irq/N/ this sample");
 	}
 	if (!irq->have_proc)
 		old = NULL; /* gone, or garbled: read the rest as it is */
@@ -1104,13 +1183,14 @@ static bool read_irq_dir(struct ip_sampler *s, unsigned nr, struct ip_irq_info *
 		irq->effective = old->effective;
 		out->eff_age = old->eff_age + 1;
 	} else {
-		read_effective(s, nr, irq);
+		read_effective(s, nr, irq, old);
 		out->eff_age = 0;
 	}
 	out->irq = nr;
 	out->node = irq->node;
 	out->mode = irq->mode;
 	out->aff_sig = sig;
+	out->affinity = irq->affinity;
 	out->have_effective = irq->have_effective;
 	out->effective = irq->effective;
 	out->reread = false;
