@@ -963,15 +963,16 @@ static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
 }
 
 /*
- * Says that a tracked vector's @file read empty through its kept fd and by
- * name (read_vec_file()), and what this sample did instead (@then). Every
- * time: no kernel does it, so it is rare and worth seeing in a fixture run.
+ * Says that a tracked vector's @file read empty (read_vec_file(): through
+ * its kept fd and then by name, or opened anew), and what this sample did
+ * instead (@then). Every time: no kernel does it, so it is rare and worth
+ * seeing in a fixture run.
  */
 static void note_empty(struct ip_sampler *s, unsigned irq, const char *file, const char *then)
 {
 	snprintf(s->note, sizeof(s->note),
-		 "IRQ %u: %s read empty, kept fd and by name (a file rewritten in place? no kernel shows "
-		 "an empty one): %s; the vector keeps its state (%lu such reads so far)",
+		 "IRQ %u: %s read empty (a file caught halfway through a rewrite in place? no kernel "
+		 "shows an empty one): %s; the vector keeps its state (%lu such reads so far)",
 		 irq, file, then, s->nr_empty_reads);
 	s->note_pending = true;
 }
