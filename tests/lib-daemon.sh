@@ -37,6 +37,24 @@ wait_for() {
 	return 1
 }
 
+# rewrite FILE NEW: FILE gets NEW's text in place, as the kernel's files
+# change (irqpilotd keeps the tracked vectors' files open and would read a
+# file renamed over them at its old inode). Shell '>' truncates first, and a
+# read between its truncate and its write sees an empty file, which no
+# kernel shows (seq_read_iter() runs the whole show() before copying out);
+# here the text goes in with one write(2) at offset 0 over the old one
+# (dd conv=notrunc; iflag=fullblock, so that a short read of NEW does not
+# split it) and the size is set after it. What is left: a new text shorter
+# than the old reads with the old one's tail until the truncate (the
+# stand-ins' counts only grow; a one-CPU list gets shorter going from CPU 10
+# or up to below it, and its tail then follows the new text's "\n", where
+# the daemon's parser stops), and a read that
+# overlaps the write's copy into the page cache itself (regular-file reads
+# take no lock against writes), a window of a memcpy of a few dozen bytes.
+rewrite() {
+	dd if="$2" of="$1" bs=1M iflag=fullblock conv=notrunc status=none && truncate -r "$2" "$1"
+}
+
 # standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
 # workload on a fixture tree, in the background (its pid in $standin_pid):
 # 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list
@@ -45,13 +63,17 @@ wait_for() {
 standin_kernel() {
 	(
 		c=0
+		eff=
 		irqdir=$1/proc/irq/$2
 		while :; do
 			c=$((c + 3000))
+			# irqpilotd writes it with O_TRUNC, then the list: read
+			# between the two it is empty, and the last CPU stands
 			a=$(cat "$irqdir/smp_affinity_list")
-			eff=${a%%[-,]*}
-			echo "$eff" >"$irqdir/effective_affinity_list.new"
-			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
+			[ -n "$a" ] && eff=${a%%[-,]*}
+			[ -n "$eff" ] || { sleep 0.05; continue; }
+			echo "$eff" >"$tmp/eff.new"
+			rewrite "$irqdir/effective_affinity_list" "$tmp/eff.new"
 			echo "$3 $4 $c" >"$1/irqpilot/submit.new"
 			mv "$1/irqpilot/submit.new" "$1/irqpilot/submit"
 			awk -v irq="$2:" -v eff="$eff" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
@@ -62,7 +84,7 @@ standin_kernel() {
 			pcc=$1/sys/kernel/irq/$2/per_cpu_count
 			if [ -f "$pcc" ]; then
 				awk -F, -v OFS=, -v f="$((eff + 1))" '{ $f = $f + 3000; print }' "$pcc" >"$pcc.new"
-				mv "$pcc.new" "$pcc"
+				rewrite "$pcc" "$pcc.new"
 			fi
 			sleep 0.05
 		done

@@ -5,11 +5,13 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -318,6 +320,7 @@ static void test_capture_roundtrip(void **state)
 static void put(const char *dir, const char *rel, const char *text)
 {
 	char path[512], *p;
+	struct stat st;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
@@ -326,8 +329,15 @@ static void put(const char *dir, const char *rel, const char *text)
 		mkdir(path, 0755);
 		*p = '/';
 	}
-	/* a new file: fixture files may be hard links of each other */
-	unlink(path);
+	/*
+	 * In place, as the kernel's files change: the sampler keeps the
+	 * tracked vectors' files open and a file renamed or unlinked and made
+	 * anew would leave it reading the old inode, which real sysfs and
+	 * procfs never do. A hard link (fixture files may be hard links of
+	 * each other) is broken first, so only this name changes.
+	 */
+	if (stat(path, &st) == 0 && st.st_nlink > 1)
+		unlink(path);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
@@ -614,6 +624,370 @@ static void test_isolation_reread_every_sample(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/* ---- kept fds of the tracked vectors' files ------------------------- */
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the DIR's own */
+}
+
+/* A copy of server-2s under @tmp (a mkdtemp() template), in @root. */
+static void copy_server(char *tmp, char *root, size_t n)
+{
+	char cmd[600];
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, n, "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void sample_ok(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	struct ip_diag d = { "" };
+
+	ip_snapshot_free(snap);
+	if (ip_sampler_sample(s, snap, &d) < 0)
+		fail_msg("%s", d.msg);
+}
+
+static void assert_scans(struct ip_sampler *s, unsigned long full, unsigned long fast)
+{
+	unsigned long nfull, nfast;
+
+	ip_sampler_scan_counts(s, &nfull, &nfast);
+	assert_int_equal(nfull, full);
+	assert_int_equal(nfast, fast);
+}
+
+/*
+ * Between full scans the tracked vectors' files are read through fds kept
+ * open: a count the kernel changed is seen the next sample, with no file
+ * opened again. put() rewrites in place, as the kernel's files change
+ * (real sysfs files are never replaced by rename).
+ */
+static void test_kept_fds_read_fresh(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-kept-XXXXXX", root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	int fds = 0;
+
+	(void)state;
+	copy_server(tmp, root, sizeof(root));
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(s, &snap);
+	assert_scans(s, 2, 1);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001);
+
+	/* step 1 changes the affinity: its effective affinity is read, and
+	 * that file kept open too; from then on nothing is opened */
+	for (int step = 1; step <= 3; step++) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "0,0,0,0,0,0,0,0,0,%d,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,77\n",
+			 2001 + step * 1000);
+		put(root, "sys/kernel/irq/150/per_cpu_count", text);
+		put(root, "proc/irq/150/smp_affinity_list", step % 2 ? "9\n" : "8-9\n");
+		sample_ok(s, &snap);
+		assert_scans(s, 2, 1 + step);
+		assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001 + step * 1000);
+		assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 150)->info->affinity),
+				    step % 2 ? "9" : "8-9");
+		/* CPU 31 is offline: /proc/interrupts does not show it */
+		assert_int_equal(ip_snapshot_irq(&snap, 150)->total, 2001 + step * 1000);
+		if (step == 1)
+			fds = count_fds();
+		assert_int_equal(count_fds(), fds);
+	}
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/* /proc/interrupts of @root without IRQ @irq's line. */
+static void drop_line(const char *root, unsigned irq)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc' && grep -v '^ *%u:' interrupts >interrupts.new && cat interrupts.new >interrupts && rm interrupts.new",
+		 root, irq);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A freed vector (kernel/irq/irqdesc.c, free_desc(): irq_sysfs_del(),
+ * unregister_irq_proc()) is seen the sample its kept fd fails, by a full
+ * scan at once; and every full scan opens the files again, so a new vector
+ * given the number is never read through the old one's fd.
+ *
+ * A kept kernfs fd reads -ENODEV once its node is removed; a fixture's
+ * regular file stays readable after unlink. So the test empties it in place
+ * before removing the directory: nothing is what a kept fd gets here.
+ */
+static void test_kept_fds_vanished_vector(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-vanish-XXXXXX", root[64], cmd[700];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+
+	(void)state;
+	copy_server(tmp, root, sizeof(root));
+	/* the clock of the samples, for the long timer */
+	put(root, "irqpilot/time_ns", "1000000000\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(s, &snap);
+	assert_scans(s, 2, 1);
+	assert_true(ip_snapshot_irq(&snap, 151)->tracked);
+
+	put(root, "sys/kernel/irq/151/per_cpu_count", "");
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/sys/kernel/irq/151' '%s/proc/irq/151'", root, root);
+	assert_int_equal(system(cmd), 0);
+	drop_line(root, 151);
+	sample_ok(s, &snap);
+	assert_scans(s, 3, 1);
+	assert_null(ip_snapshot_irq(&snap, 151));
+	assert_non_null(ip_snapshot_irq(&snap, 150));
+	sample_ok(s, &snap);
+	assert_scans(s, 3, 2);
+
+	/* IRQ 150 freed and its number given to a new vector between two
+	 * samples: new files (a new inode), announced by a uevent */
+	snprintf(cmd, sizeof(cmd), "rm '%s/sys/kernel/irq/150/per_cpu_count'", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "sys/kernel/irq/150/per_cpu_count",
+	    "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,5,0,0\n");
+	ip_sampler_invalidate(s);
+	sample_ok(s, &snap);
+	assert_scans(s, 4, 2);
+	sample_ok(s, &snap);
+	assert_scans(s, 4, 3);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 5);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 0);
+
+	/* the same without a uevent: the long timer's full scan reopens */
+	snprintf(cmd, sizeof(cmd), "rm '%s/sys/kernel/irq/150/per_cpu_count'", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "sys/kernel/irq/150/per_cpu_count",
+	    "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,7,0\n");
+	sample_ok(s, &snap);
+	assert_scans(s, 4, 4);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 5); /* the kept fd: old inode */
+	put(root, "irqpilot/time_ns", "62000000000\n");
+	sample_ok(s, &snap);
+	assert_scans(s, 5, 4);
+	sample_ok(s, &snap);
+	assert_scans(s, 5, 5);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[30], 7);
+	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 0);
+
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/* IRQ 150's CPU 9 count in server-2s' /proc/interrupts (field 11), in place. */
+static void set_line_150(const char *root, unsigned cpu9)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/proc' && awk -v n=%u '$1 == \"150:\" { $11 = n } { print }' interrupts >interrupts.new && "
+		 "cat interrupts.new >interrupts && rm interrupts.new",
+		 root, cpu9);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void pcc_150(const char *root, unsigned cpu9)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "0,0,0,0,0,0,0,0,0,%u,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,77\n", cpu9);
+	put(root, "sys/kernel/irq/150/per_cpu_count", text);
+}
+
+static void assert_note(struct ip_sampler *s, const char *what)
+{
+	const char *n = ip_sampler_take_note(s);
+
+	assert_non_null(n);
+	if (!strstr(n, what))
+		fail_msg("note \"%s\" does not say \"%s\"", n, what);
+}
+
+/*
+ * A kept file that reads empty is a fixture caught between the truncate and
+ * the write of an in-place rewrite, not a freed vector: no kernel shows an
+ * empty per_cpu_count or smp_affinity_list (seq_read_iter() runs the whole
+ * show() before it copies anything out, and per_cpu_count_show() and
+ * show_irq_affinity() end in "\n"), and a freed vector's kept fd fails
+ * (-ENODEV, -EIO). The file is read by name once more; empty there too, the
+ * sample keeps what it knew of the vector, says so, and forces no full
+ * scan. The counts are read from /proc/interrupts that once, and the rates
+ * derived across it are the kernel's.
+ */
+static void test_kept_fds_empty_read(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-empty-XXXXXX", root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot a = { 0 }, b = { 0 };
+	struct ip_model m = { 0 };
+	struct ip_diag d = { "" };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_irq *q;
+
+	(void)state;
+	copy_server(tmp, root, sizeof(root));
+	put(root, "irqpilot/time_ns", "1000000000\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(s, &a);
+	assert_scans(s, 2, 1);
+	/* a new affinity: its effective affinity is read and kept open too */
+	put(root, "proc/irq/150/smp_affinity_list", "9\n");
+	sample_ok(s, &a);
+	assert_scans(s, 2, 2);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&a, 150)->info->affinity), "9");
+	assert_true(ip_snapshot_irq(&a, 150)->info->have_effective);
+	assert_null(ip_sampler_take_note(s));
+
+	/* smp_affinity_list caught empty, twice in a row: the affinity read
+	 * last stands, and no full scan follows */
+	put(root, "proc/irq/150/smp_affinity_list", "");
+	for (int i = 0; i < 2; i++) {
+		sample_ok(s, &a);
+		assert_scans(s, 2, 3 + i);
+		q = ip_snapshot_irq(&a, 150);
+		assert_true(q->info->have_proc);
+		assert_string_equal(cpuset_str(&q->info->affinity), "9");
+		assert_note(s, "smp_affinity_list read empty");
+	}
+	put(root, "proc/irq/150/smp_affinity_list", "9\n");
+	sample_ok(s, &a);
+	assert_scans(s, 2, 5);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&a, 150)->info->affinity), "9");
+
+	/* per_cpu_count caught empty: this sample counts from /proc/interrupts
+	 * (the kernel's same kstat_irqs), the vector is the same one, and its
+	 * rate is what the kernel counted */
+	put(root, "irqpilot/time_ns", "2000000000\n");
+	pcc_150(root, 3001);
+	set_line_150(root, 3001);
+	sample_ok(s, &a);
+	assert_scans(s, 2, 6);
+	put(root, "irqpilot/time_ns", "3000000000\n");
+	put(root, "sys/kernel/irq/150/per_cpu_count", "");
+	set_line_150(root, 4001);
+	if (ip_sampler_sample(s, &b, &d) < 0)
+		fail_msg("%s", d.msg);
+	assert_scans(s, 3, 6);
+	assert_note(s, "per_cpu_count read empty");
+	q = ip_snapshot_irq(&b, 150);
+	assert_true(q->tracked);
+	assert_int_equal(q->percpu[9], 4001);
+	assert_string_equal(cpuset_str(&q->info->affinity), "9");
+	assert_int_equal(ip_model_derive(&a, &b, &m, &d), 0);
+	assert_true(fabs(m.irq[q - b.irqs].total - 1000) < 1e-6);
+	assert_true(fabs(m.irq[q - b.irqs].percpu[9] - 1000) < 1e-6);
+	ip_model_free(&m);
+
+	/* and the next sample is a fast one again, through fds opened anew */
+	put(root, "irqpilot/time_ns", "4000000000\n");
+	pcc_150(root, 5001);
+	set_line_150(root, 5001);
+	sample_ok(s, &a);
+	assert_scans(s, 3, 7);
+	assert_int_equal(ip_snapshot_irq(&a, 150)->percpu[9], 5001);
+	assert_null(ip_sampler_take_note(s));
+
+	ip_snapshot_free(&a);
+	ip_snapshot_free(&b);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/*
+ * The kept fds are a quarter of RLIMIT_NOFILE at most; the files past that
+ * are read by name and give the same snapshot. None is left after free.
+ */
+static int kept_fds(const char *root, bool capped, int *before_out)
+{
+	struct ip_sampler_opts full_o = { .full_scan_always = true }, o = { .live_counters = false };
+	struct ip_snapshot a = { 0 }, b = { 0 };
+	struct ip_sampler *s, *full;
+	struct rlimit old, low;
+	struct ip_root *r;
+	int before, during;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 40;
+	assert_int_equal(ip_root_open(root, &r), 0);
+	before = count_fds();
+	if (capped)
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(ip_sampler_new(r, &full_o, &full), 0);
+	for (int i = 0; i < 8; i++) {
+		sample_ok(s, &a);
+		sample_ok(full, &b);
+		assert_int_equal(a.nr_irqs, b.nr_irqs);
+		for (int k = 0; k < a.nr_irqs; k++) {
+			assert_int_equal(a.irqs[k].total, b.irqs[k].total);
+			if (a.irqs[k].info)
+				assert_string_equal(cpuset_str(&a.irqs[k].info->affinity),
+						    cpuset_str(&b.irqs[k].info->affinity));
+		}
+	}
+	assert_scans(s, 2, 6);
+	ip_sampler_free(full);
+	during = count_fds();
+	ip_snapshot_free(&a);
+	ip_snapshot_free(&b);
+	ip_sampler_free(s);
+	assert_int_equal(count_fds(), before);
+	ip_root_free(r);
+	*before_out = before;
+	return during - before;
+}
+
+static void test_kept_fds_bounded(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-bound-XXXXXX", root[64];
+	int before, capped, uncapped;
+
+	(void)state;
+	copy_server(tmp, root, sizeof(root));
+	uncapped = kept_fds(root, false, &before);
+	capped = kept_fds(root, true, &before);
+	/* 40 / 4 */
+	assert_int_equal(capped, 10);
+	assert_true(uncapped > capped);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +1003,10 @@ int main(void)
 		cmocka_unit_test(test_fast_path_same_model),
 		cmocka_unit_test(test_no_sparse_irq),
 		cmocka_unit_test(test_isolation_reread_every_sample),
+		cmocka_unit_test(test_kept_fds_read_fresh),
+		cmocka_unit_test(test_kept_fds_vanished_vector),
+		cmocka_unit_test(test_kept_fds_empty_read),
+		cmocka_unit_test(test_kept_fds_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,7 @@ EOF
 echo "0 0" >"$load"
 (
 	irqdir=$root/proc/irq/37
+	eff=$(cat "$irqdir/effective_affinity_list")
 	state=$tmp/kernel.state	# "CPU COUNT" per CPU (fractions kept), then "total COUNT"
 	: >"$state"
 	prev=$(cut -d' ' -f1 /proc/uptime)
@@ -75,11 +76,13 @@ echo "0 0" >"$load"
 		sleep 0.1
 		t=$(cut -d' ' -f1 /proc/uptime)
 		spec=$(cat "$load") || continue
+		# irqpilotd writes it with O_TRUNC, then the list: read between
+		# the two it is empty, and the interrupts stay where they were
 		a=$(cat "$irqdir/smp_affinity_list")
-		eff=${a%%[-,]*}
+		[ -n "$a" ] && eff=${a%%[-,]*}
 		if [ "$(cat "$irqdir/effective_affinity_list" 2>/dev/null)" != "$eff" ]; then
-			echo "$eff" >"$irqdir/effective_affinity_list.new"
-			mv "$irqdir/effective_affinity_list.new" "$irqdir/effective_affinity_list"
+			echo "$eff" >"$tmp/eff.new"
+			rewrite "$irqdir/effective_affinity_list" "$tmp/eff.new"	# lib-daemon.sh
 		fi
 		# new state; prints the whole I/Os added this turn
 		n=$(awk -v t0="$prev" -v t1="$t" -v spec="$spec" -v out="$state.new" -v gaps="$tmp/gaps" '
@@ -117,7 +120,7 @@ echo "0 0" >"$load"
 			# between), which the daemon reads between full scans
 			pcc=$root/sys/kernel/irq/37/per_cpu_count
 			awk -F, -v OFS=, -v col=$((eff + 1)) -v n="$n" '{ $col = $col + n; print }' "$pcc" >"$pcc.new"
-			mv "$pcc.new" "$pcc"
+			rewrite "$pcc" "$pcc.new"
 		fi
 	done
 ) 2>"$tmp/kernel.err" &

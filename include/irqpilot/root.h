@@ -66,6 +66,14 @@ int ip_root_read_attr(struct ip_root *r, const char *path, char **out, size_t *l
 typedef int (*ip_root_lines_fn)(void *ctx, const char *text, size_t len, int first_lineno);
 int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn, void *ctx);
 
+/*
+ * An fd (O_RDONLY | O_CLOEXEC) of @path below the root, following real and
+ * flattened links as every read does, for a caller that keeps it open and
+ * re-reads it with pread(fd, ..., 0): no recorder sees those reads, so it
+ * must not be used while ip_root_recording(). Close it with close(2).
+ */
+int ip_root_open_read(struct ip_root *r, const char *path);
+
 /* First line without its newline, of a single-value file (read as
  * ip_root_read_attr() does). */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -1391,6 +1392,24 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	eo.overrides = d.cfg.overrides;
 	d.cfg.policy.interval_s = interval_s(&d);
 	d.conf_banned = d.cfg.policy.banned;
+	/* The sampler keeps up to a quarter of RLIMIT_NOFILE's soft limit in
+	 * fds (sample.c), read when it is made. systemd's soft 1,024 is for
+	 * programs that use select(); irqpilotd does not (sd-event is epoll),
+	 * so it takes the hard limit, as systemd.exec(5) LimitNOFILE= advises. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rlim_t soft = rl.rlim_cur;
+
+			rl.rlim_cur = rl.rlim_max;
+			if (soft < rl.rlim_max && setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				rl.rlim_cur = soft;
+			ip_log(&d.log, LOG_DEBUG, "RLIMIT_NOFILE: soft %llu (was %llu), hard %llu",
+			       (unsigned long long)rl.rlim_cur, (unsigned long long)soft,
+			       (unsigned long long)rl.rlim_max);
+		}
+	}
 	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
 	if (ret < 0)
 		goto out;

@@ -365,6 +365,11 @@ done:
 	return 0;
 }
 
+int ip_root_open_read(struct ip_root *r, const char *path)
+{
+	return root_openat(r, path, O_RDONLY);
+}
+
 int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
 {
 	return root_read(r, path, false, out, len);

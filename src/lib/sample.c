@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "irqpilot/counters.h"
 #include "irqpilot/macro.h"
@@ -39,6 +41,7 @@ struct vec_cache {
 	int node;
 	mode_t mode;
 	uint64_t aff_sig;    /* of the smp_affinity_list text the effective was read with */
+	ip_cpuset affinity;  /* as last read: kept when a read finds the file empty */
 	bool have_effective;
 	ip_cpuset effective;
 	int eff_age;	     /* samples since effective_affinity_list was read */
@@ -88,6 +91,74 @@ struct full_cache {
 	int nr_full;	     /* full scans since the cache was made */
 };
 
+/*
+ * The files read every sample for each tracked vector are kept open and
+ * read again with pread(fd, buf, n, 0): one syscall a file instead of
+ * open + read + close. A kernfs attribute (/sys/kernel/irq/N/per_cpu_count)
+ * is a seq_file per open (fs/kernfs/file.c, kernfs_fop_open() and
+ * kernfs_seq_show() -> sysfs_kf_seq_show()), and so is a /proc/irq/N/ file
+ * (single_open() in kernel/irq/proc.c, read through proc_reg_read_iter() in
+ * fs/proc/inode.c); seq_read_iter() (fs/seq_file.c) starts again from the
+ * first record whenever it is asked for offset 0, so every such pread calls
+ * the show function afresh and gives the current counts.
+ *
+ * When a vector is freed the kernel removes both directories
+ * (kernel/irq/irqdesc.c, free_desc(): irq_sysfs_del() and
+ * unregister_irq_proc()): a kept kernfs fd then reads -ENODEV
+ * (kernfs_seq_start(), once kernfs_remove() deactivated the node)
+ * and a kept /proc fd -EIO (proc_reg_read_iter(): use_pde() fails once
+ * remove_proc_entry() ran). A new vector given the same number gets new
+ * nodes, never the old fd. So a kept fd that fails is a vanished vector:
+ * it is closed and dropped, and the sampler does the full scan it does for
+ * a vanished vector anyway (at once for per_cpu_count, whose counts would
+ * be wrong; the next sample for the /proc/irq/N/ files, which are read by
+ * name once more meanwhile). Every full scan closes them all (start,
+ * uevent, vanished vector, the long timer), so that what is kept open was
+ * looked up by name no longer ago than the last full scan.
+ *
+ * An empty read is no sign of a freed vector: no kernel shows one. A read
+ * at offset 0 runs the whole show() into the seq_file's buffer before
+ * anything is copied out (seq_read_iter()), and per_cpu_count_show()
+ * (kernel/irq/irqdesc.c) and show_irq_affinity() (kernel/irq/proc.c) always
+ * end in "\n". Only a fixture rewritten in place (truncate, then write)
+ * shows it, between the two. So the file is read by name once more: gone
+ * there (ENOENT) is a vanished vector; text is used; empty again, this
+ * sample does without that file (what is kept of the vector stands, see
+ * read_vec_file()) and says so.
+ *
+ * Real sysfs and procfs files are never replaced by rename; a fixture tree
+ * that renames a new file over a kept one is read at its old inode until
+ * the next full scan, so fixtures are rewritten in place, as the kernel's
+ * files change.
+ */
+enum vec_file { VF_PCC, VF_AFF, VF_EFF, VF_NR };
+
+struct vec_fds {
+	unsigned irq;
+	int fd[VF_NR]; /* -1: not open */
+};
+
+/*
+ * The fds come out of the daemon's RLIMIT_NOFILE, which it shares with the
+ * perf counters (one per CPU per event), the control socket's clients and
+ * sd-device: this cache takes at most a quarter of the soft limit (256
+ * under systemd's default of 1024). Files past it are read with
+ * open + read + close, as without the cache.
+ */
+#define FD_SHARE 4
+#define FD_CAP_MAX 65536 /* RLIM_INFINITY: 3 files x 21,845 vectors is no machine's */
+/* A sysfs attribute is at most a page (sysfs_kf_seq_show()); a /proc/irq
+ * list of a 8,192-CPU machine is well under this. */
+#define VEC_FILE_MAX (1u << 20)
+
+struct fd_cache {
+	struct vec_fds *v; /* sorted by IRQ */
+	int nr, cap;
+	int nr_open, max_open;
+	char *buf;
+	size_t buf_cap;
+};
+
 struct ip_sampler {
 	struct ip_root *root;
 	struct ip_sampler_opts opts;
@@ -119,11 +190,13 @@ struct ip_sampler {
 	bool force_full;       /* invalidated: the next sample reads everything */
 	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
+	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
 	char note[512];
 	unsigned long nr_full_scans, nr_fast_scans;
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
+	struct fd_cache fdc;
 };
 
 /* ---- copies of the cached parts into a snapshot ---------------------- */
@@ -185,6 +258,193 @@ static int storage_copy(struct ip_storage *dst, const struct ip_storage *src)
 	return 0;
 }
 
+/* ---- kept fds of the tracked vectors' files -------------------------- */
+
+static void fdc_init(struct fd_cache *fc)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		n = rl.rlim_cur;
+	n /= FD_SHARE;
+	fc->max_open = n > FD_CAP_MAX ? FD_CAP_MAX : (int)n;
+}
+
+static void fdc_close_all(struct fd_cache *fc)
+{
+	for (int i = 0; i < fc->nr; i++)
+		for (int k = 0; k < VF_NR; k++)
+			if (fc->v[i].fd[k] >= 0)
+				close(fc->v[i].fd[k]);
+	fc->nr = 0;
+	fc->nr_open = 0;
+}
+
+static void fdc_free(struct fd_cache *fc)
+{
+	fdc_close_all(fc);
+	free(fc->v);
+	free(fc->buf);
+	memset(fc, 0, sizeof(*fc));
+}
+
+/* @irq's entry, made if need be; NULL only on ENOMEM (then read uncached). */
+static struct vec_fds *fdc_slot(struct fd_cache *fc, unsigned irq)
+{
+	int lo = 0, hi = fc->nr - 1;
+	struct vec_fds *v;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (fc->v[mid].irq == irq)
+			return &fc->v[mid];
+		if (fc->v[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	if (fc->nr == fc->cap) {
+		int ncap = fc->cap ? fc->cap * 2 : 64;
+		struct vec_fds *n = realloc(fc->v, sizeof(*n) * ncap);
+
+		if (!n)
+			return NULL;
+		fc->v = n;
+		fc->cap = ncap;
+	}
+	/* the tracked vectors come in ascending order: nearly always appended */
+	v = &fc->v[lo];
+	memmove(v + 1, v, sizeof(*v) * (fc->nr - lo));
+	fc->nr++;
+	v->irq = irq;
+	for (int k = 0; k < VF_NR; k++)
+		v->fd[k] = -1;
+	return v;
+}
+
+/* The whole of a single-value file through @fd, from offset 0, into fc->buf. */
+static ssize_t pread_whole(struct fd_cache *fc, int fd)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (!fc->buf) {
+			if (!(fc->buf = malloc(8192)))
+				return -ENOMEM;
+			fc->buf_cap = 8192;
+		}
+		n = pread(fd, fc->buf, fc->buf_cap - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if ((size_t)n < fc->buf_cap - 1) {
+			fc->buf[n] = '\0';
+			return n;
+		}
+		/* full: more may follow; a pread at 0 starts the file again */
+		{
+			char *nb = fc->buf_cap >= VEC_FILE_MAX ? NULL : realloc(fc->buf, fc->buf_cap * 2);
+
+			if (!nb)
+				return fc->buf_cap >= VEC_FILE_MAX ? -EFBIG : -ENOMEM;
+			fc->buf = nb;
+			fc->buf_cap *= 2;
+		}
+	}
+}
+
+static char *dup_buf(const struct fd_cache *fc, size_t n, size_t *len)
+{
+	char *t = malloc(n + 1);
+
+	if (t) {
+		memcpy(t, fc->buf, n + 1);
+		if (len)
+			*len = n;
+	}
+	return t;
+}
+
+/*
+ * File @k of tracked vector @irq, as ip_root_read_attr() gives it, through
+ * its kept fd when it has one. A kept fd that fails makes the next sample a
+ * full scan, and per_cpu_count's gives -ENOENT. One that reads nothing
+ * (see above) is read by name once more: -ENOENT there is the vector gone,
+ * as a failed fd; -ENODATA when that is empty too (or a file opened anew
+ * reads nothing), and the caller keeps what it knows of the vector for this
+ * sample.
+ */
+static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, char **out, size_t *len)
+{
+	struct fd_cache *fc = &s->fdc;
+	struct vec_fds *v = NULL;
+	char path[64];
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (k == VF_PCC)
+		snprintf(path, sizeof(path), "sys/kernel/irq/%u/per_cpu_count", irq);
+	else
+		snprintf(path, sizeof(path), "proc/irq/%u/%s", irq,
+			 k == VF_AFF ? "smp_affinity_list" : "effective_affinity_list");
+	/* a capture must see every read through its recorder */
+	if (!ip_root_recording(s->root))
+		v = fdc_slot(fc, irq);
+	if (v && v->fd[k] >= 0) {
+		n = pread_whole(fc, v->fd[k]);
+		if (n > 0)
+			return (*out = dup_buf(fc, (size_t)n, len)) ? 0 : -ENOMEM;
+		if (n == -ENOMEM || n == -EFBIG)
+			return (int)n;
+		if (n == 0) {
+			ret = ip_root_read_attr(s->root, path, out, len);
+			if (ret == 0 && !**out) {
+				/* the name is the fd's file, caught the same way:
+				 * the fd stays, for the rewrite to complete */
+				free(*out);
+				*out = NULL;
+				s->nr_empty_reads++;
+				return -ENODATA;
+			}
+		}
+		/* not trusted again: opened anew next time */
+		close(v->fd[k]);
+		v->fd[k] = -1;
+		fc->nr_open--;
+		if (n == 0 && ret != -ENOENT)
+			return ret; /* the name's text, or its error */
+		s->force_full = true;
+		/* Counts go wrong silently: this very sample is a full scan.
+		 * The affinity files are read after the lines; by name once
+		 * more, they say what they said before there were kept fds
+		 * (ENOENT for a vector gone), and the next sample rescans. */
+		if (k == VF_PCC)
+			return -ENOENT;
+		return n == 0 ? -ENOENT : ip_root_read_attr(s->root, path, out, len);
+	}
+	if (!v || fc->nr_open >= fc->max_open)
+		return ip_root_read_attr(s->root, path, out, len);
+	fd = ip_root_open_read(s->root, path);
+	if (fd < 0)
+		return fd;
+	n = pread_whole(fc, fd);
+	/* an empty file is not kept: the kept fds hold files that had text;
+	 * empty is a rewrite caught halfway, as above */
+	if (n <= 0) {
+		close(fd);
+		if (n < 0)
+			return (int)n;
+		s->nr_empty_reads++;
+		return -ENODATA;
+	}
+	v->fd[k] = fd;
+	fc->nr_open++;
+	return (*out = dup_buf(fc, (size_t)n, len)) ? 0 : -ENOMEM;
+}
+
 /* ---- the sampler ------------------------------------------------------ */
 
 int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip_sampler **out)
@@ -197,6 +457,7 @@ int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip
 	s->root = r;
 	if (o)
 		s->opts = *o;
+	fdc_init(&s->fdc);
 	ret = ip_counters_new(s->opts.live_counters, &s->counters);
 	if (ret < 0) {
 		free(s);
@@ -230,6 +491,7 @@ void ip_sampler_invalidate(struct ip_sampler *s)
 	 * counts, so that they do not go down across a hot-plug. */
 	s->force_full = true;
 	drop_vecs(s);
+	fdc_close_all(&s->fdc);
 	if (s->have_topo)
 		ip_topology_free(&s->topo);
 	if (s->have_storage)
@@ -260,6 +522,7 @@ void ip_sampler_free(struct ip_sampler *s)
 		return;
 	ip_sampler_invalidate(s);
 	drop_full(&s->fc);
+	fdc_free(&s->fdc);
 	free(s->pcc);
 	ip_counters_free(s->counters);
 	free(s);
@@ -700,6 +963,21 @@ static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
 }
 
 /*
+ * Says that a tracked vector's @file read empty (read_vec_file(): through
+ * its kept fd and then by name, or opened anew), and what this sample did
+ * instead (@then). Every time: no kernel does it, so it is rare and worth
+ * seeing in a fixture run.
+ */
+static void note_empty(struct ip_sampler *s, unsigned irq, const char *file, const char *then)
+{
+	snprintf(s->note, sizeof(s->note),
+		 "IRQ %u: %s read empty (a file caught halfway through a rewrite in place? no kernel "
+		 "shows an empty one): %s; the vector keeps its state (%lu such reads so far)",
+		 irq, file, then, s->nr_empty_reads);
+	s->note_pending = true;
+}
+
+/*
  * One tracked line from /sys/kernel/irq/N/per_cpu_count. Its fields are by
  * possible CPU; the model, like /proc/interrupts, counts online CPUs only:
  * an offline CPU's count is what it handled before it went away, and
@@ -709,17 +987,15 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 			      struct ip_diag *d)
 {
 	_cleanup_free_ char *text = NULL;
-	char path[64];
 	size_t len;
 	int nr_cpus = snap->topo.nr_cpus, ret;
 
-	snprintf(path, sizeof(path), "sys/kernel/irq/%u/per_cpu_count", q->irq);
-	ret = ip_root_read_attr(s->root, path, &text, &len);
+	ret = read_vec_file(s, q->irq, VF_PCC, &text, &len);
 	if (ret < 0)
 		return ret;
 	ret = ip_parse_per_cpu_count(text, len, &snap->topo.possible, s->pcc, nr_cpus, d);
 	if (ret < 0)
-		return ip_diag_prefix(d, ret, "%s", path);
+		return ip_diag_prefix(d, ret, "sys/kernel/irq/%u/per_cpu_count", q->irq);
 	q->total = 0;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		uint32_t v = cpuset_test(&snap->topo.online, cpu) ? s->pcc[cpu] : 0;
@@ -775,6 +1051,18 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		if (!(q->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*q->percpu))))
 			goto fail;
 		ret = read_per_cpu_count(s, snap, q, &pd);
+		if (ret == -ENODATA) {
+			/* The vector is there and the same: only this read
+			 * failed. Its counts come from /proc/interrupts this
+			 * once, where the kernel shows the same kstat_irqs; what
+			 * is known of it (lines, /proc/irq/N/, the kept fds of
+			 * the others) stays, and so do the rates and the window
+			 * derived from it. Holding the counts instead would
+			 * show a cycle without interrupts, then twice as many. */
+			note_empty(s, q->irq, "per_cpu_count", "its counts come from /proc/interrupts this sample");
+			ret = -EAGAIN;
+			goto fail;
+		}
 		if (ret == -ENOENT) {
 			/* freed (kernel/irq/irqdesc.c irq_sysfs_del): the line may
 			 * be gone or belong to another vector by now */
@@ -818,15 +1106,24 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */
 
-static void read_effective(struct ip_root *r, unsigned nr, struct ip_irq_info *irq)
+static void read_effective(struct ip_sampler *s, unsigned nr, struct ip_irq_info *irq,
+			   const struct vec_cache *old)
 {
-	char path[64];
 	char *text = NULL;
+	int ret = read_vec_file(s, nr, VF_EFF, &text, NULL);
 
+	if (ret == -ENODATA) {
+		if (old && old->have_effective) {
+			irq->have_effective = true;
+			irq->effective = old->effective;
+		}
+		note_empty(s, nr, "effective_affinity_list",
+			   old && old->have_effective ? "its last effective affinity stands" : "its affinity stands for it");
+		return;
+	}
 	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
 	 * gives EINVAL: then the affinity is all we know. */
-	snprintf(path, sizeof(path), "proc/irq/%u/effective_affinity_list", nr);
-	if (ip_root_read_attr(r, path, &text, NULL) == 0) {
+	if (ret == 0) {
 		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
 			irq->have_effective = true;
 		free(text);
@@ -839,21 +1136,31 @@ static void read_effective(struct ip_root *r, unsigned nr, struct ip_irq_info *i
  * false when the vector's directory could not be read: then nothing is
  * kept for it.
  */
-static bool read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq,
+static bool read_irq_dir(struct ip_sampler *s, unsigned nr, struct ip_irq_info *irq,
 			 const struct vec_cache *old, struct vec_cache *out)
 {
+	struct ip_root *r = s->root;
 	char path[64];
 	char *text = NULL;
 	uint64_t sig = 0;
 	long long v;
 	struct stat st;
+	int ret;
 
-	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", nr);
-	if (ip_root_read_attr(r, path, &text, NULL) == 0) {
+	ret = read_vec_file(s, nr, VF_AFF, &text, NULL);
+	if (ret == 0) {
 		if (cpuset_parse_list(&irq->affinity, text) == 0)
 			irq->have_proc = true;
 		sig = fnv1a(UINT64_C(14695981039346656037), text, strlen(text));
 		free(text);
+	} else if (ret == -ENODATA && old && !old->reread) {
+		/* only this read failed: the affinity it last had stands */
+		irq->affinity = old->affinity;
+		irq->have_proc = true;
+		sig = old->aff_sig;
+		note_empty(s, nr, "smp_affinity_list", "its last affinity stands");
+	} else if (ret == -ENODATA) {
+		note_empty(s, nr, "smp_affinity_list", "nothing is known of its /proc/irq/N/ this sample");
 	}
 	if (!irq->have_proc)
 		old = NULL; /* gone, or garbled: read the rest as it is */
@@ -877,13 +1184,14 @@ static bool read_irq_dir(struct ip_root *r, unsigned nr, struct ip_irq_info *irq
 		irq->effective = old->effective;
 		out->eff_age = old->eff_age + 1;
 	} else {
-		read_effective(r, nr, irq);
+		read_effective(s, nr, irq, old);
 		out->eff_age = 0;
 	}
 	out->irq = nr;
 	out->node = irq->node;
 	out->mode = irq->mode;
 	out->aff_sig = sig;
+	out->affinity = irq->affinity;
 	out->have_effective = irq->have_effective;
 	out->effective = irq->effective;
 	out->reread = false;
@@ -919,7 +1227,7 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 			j++;
 		if (use_cache && j < s->nr_vecs && s->vecs[j].irq == q->irq)
 			old = &s->vecs[j];
-		if (read_irq_dir(s->root, q->irq, q->info, old, &vecs[n]))
+		if (read_irq_dir(s, q->irq, q->info, old, &vecs[n]))
 			n++;
 	}
 	free(s->vecs);
@@ -1324,6 +1632,7 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	}
 	s->force_full = false;
 	s->nr_full_scans++;
+	fdc_close_all(&s->fdc);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		goto fail;
