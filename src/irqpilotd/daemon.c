@@ -190,22 +190,10 @@ static bool result_said(struct ip_daemon *d, const struct ip_apply_result *r)
 	return said(d, IP_SAID_PID, 0, r->pid, NULL, key, what);
 }
 
-static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
+/* Said once per IRQ and target CPU set; a dry run's move is not counted. */
+static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
 {
-	const struct ip_plan *p = &st->plan;
-	bool dry = ip_engine_dry_run(d->engine);
-	/* one entry's text and fields; large (two CPU lists), so not on the stack */
-	struct ip_journal *jf = malloc(sizeof(*jf));
-	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
-
-	said_prune(d, st->model.cur);
-	if (note)
-		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
-	if (!jf) {
-		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
-		return;
-	}
-	for (int i = 0; st->decided && i < p->nr_moves; i++) {
+	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *m = &p->moves[i];
 		char key[32];
 
@@ -224,7 +212,11 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 				 cpuset_str(&m->to));
 		}
 	}
-	for (int i = 0; st->decided && i < p->nr_threads; i++) {
+}
+
+static void report_threads(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *t = &p->threads[i];
 		char key[32], what[IP_CPULIST_MAX + 16];
 
@@ -238,14 +230,20 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_rq; i++) {
+}
+
+/* per-disk settings: rq_affinity and completion threads */
+static void report_disk_settings(struct ip_daemon *d, const struct ip_plan *p, bool dry,
+				 struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_rq; i++) {
 		if (p->rq[i].failed)
 			continue;
 		ip_report_rq_journal(jf, &p->rq[i]);
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: would set " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_cq; i++) {
+	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 
 		if (a->failed)
@@ -254,28 +252,39 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: would " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_kept; i++)
+}
+
+static void report_kept_and_notes(struct ip_daemon *d, const struct ip_plan *p, struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_kept; i++)
 		if (p->kept[i].managed && p->kept[i].explained) {
 			ip_report_kept_journal(jf, &p->kept[i]);
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 		}
-	for (int i = 0; st->decided && i < p->nr_notes; i++) {
+	for (int i = 0; i < p->nr_notes; i++) {
 		const struct ip_note *n = &p->notes[i];
 
 		ip_report_note_journal(jf, n);
 		if (said(d, n->device[0] ? IP_SAID_DEV : IP_SAID_NONE, 0, 0, n->device, jf->message, ""))
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 	}
-	free(jf);
-	/* a disk no route found a vector for: said once, with what to send */
-	for (int i = 0; i < st->model.cur->storage.nr_devs; i++) {
-		const struct ip_blockdev *b = &st->model.cur->storage.devs[i];
+}
+
+/* a disk no route found a vector for: said once, with what to send */
+static void report_unsteerable(struct ip_daemon *d, const struct ip_snapshot *s)
+{
+	for (int i = 0; i < s->storage.nr_devs; i++) {
+		const struct ip_blockdev *b = &s->storage.devs[i];
 		char w[640];
 
 		if (ip_blockdev_unsteerable(b) &&
 		    said(d, IP_SAID_DEV, 0, 0, b->name, ip_report_discovery(b, w, sizeof(w)), ""))
 			ip_log(&d->log, LOG_WARNING, "%s", w);
 	}
+}
+
+static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
+{
 	for (int i = 0; i < st->results.n; i++) {
 		const struct ip_apply_result *r = &st->results.r[i];
 		unsigned suppressed;
@@ -294,8 +303,12 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 				  r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL, NULL, "%s%s",
 				  r->msg, suppressed ? " (earlier messages suppressed)" : "");
 	}
-	/* The polling pathology: a storage IRQ thread that wakes many times
-	 * per interrupt, or eats a CPU. */
+}
+
+/* The polling pathology: a storage IRQ thread that wakes many times
+ * per interrupt, or eats a CPU. */
+static void report_busy_irq_threads(struct ip_daemon *d, const struct ip_step *st)
+{
 	for (int i = 0; st->model.prev && i < st->model.cur->nr_threads; i++) {
 		const struct ip_irq_thread *t = &st->model.cur->threads[i];
 		const struct ip_thread_rate *r = &st->model.thread[i];
@@ -322,6 +335,33 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			       : "its interrupt's work is a large load on the CPU it runs on",
 		       suppressed ? " (repeats suppressed)" : "");
 	}
+}
+
+static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
+{
+	const struct ip_plan *p = &st->plan;
+	bool dry = ip_engine_dry_run(d->engine);
+	/* one entry's text and fields; large (two CPU lists), so not on the stack */
+	struct ip_journal *jf = malloc(sizeof(*jf));
+	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
+
+	said_prune(d, st->model.cur);
+	if (note)
+		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
+	if (!jf) {
+		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
+		return;
+	}
+	if (st->decided) {
+		report_moves(d, p, dry, jf);
+		report_threads(d, p, dry, jf);
+		report_disk_settings(d, p, dry, jf);
+		report_kept_and_notes(d, p, jf);
+	}
+	free(jf);
+	report_unsteerable(d, st->model.cur);
+	report_apply_results(d, st);
+	report_busy_irq_threads(d, st);
 }
 
 static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *steered, int *managed)
