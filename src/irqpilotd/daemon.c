@@ -1391,51 +1391,96 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 	return ret;
 }
 
+/* A config the daemon cannot use is a usage error: nothing is set up yet. */
+static int load_config(struct ip_daemon *d, struct ip_diag *diag)
+{
+	int ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &d->cfg, diag);
+
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
+		return ret;
+	}
+	d->log.level = d->cfg.daemon.log_level;
+	ret = resolve_admin_group(&d->cfg, &d->admin_gid, diag);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: %s: %s\n", d->o.config_path, diag->msg);
+	return ret;
+}
+
+/* The runtime paths, both roots and the engine over the config just loaded. */
+static int open_engine(struct ip_daemon *d)
+{
+	struct ip_engine_opts eo = { 0 };
+	int ret;
+
+	d->socket_path = ip_asprintf("%s/control", d->o.runtime_dir);
+	d->lock_path = ip_asprintf("%s/irqpilotd.lock", d->o.runtime_dir);
+	d->state_path = ip_asprintf("%s/state", d->o.runtime_dir);
+	if (!d->socket_path || !d->lock_path || !d->state_path)
+		return -ENOMEM;
+	ret = ip_root_open(d->o.root, &d->root);
+	if (ret >= 0)
+		ret = ip_root_open("/", &d->sysroot);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --root %s: %s\n", d->o.root, strerror(-ret));
+		return ret;
+	}
+	eo.dry_run = d->o.dry_run || d->cfg.daemon.dry_run;
+	eo.live_counters = ip_root_is_live(d->root);
+	eo.overrides = d->cfg.overrides;
+	d->cfg.policy.interval_s = interval_s(d);
+	d->conf_banned = d->cfg.policy.banned;
+	ret = ip_engine_new(d->root, &d->cfg.policy, &eo, &d->engine);
+	if (ret < 0)
+		return ret;
+	/* attaches go out on the connection cq_connect() keeps, owned */
+	ip_engine_set_live(d->engine, &d->live);
+	return 0;
+}
+
+/* Signals arrive as events, not handlers; the first cycle runs at once. */
+static int start_event_loop(struct ip_daemon *d)
+{
+	sigset_t ss;
+	int ret;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ret = sd_event_default(&d->ev);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGTERM, on_sigterm, d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGINT, on_sigterm, d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGHUP, on_sighup, d);
+	if (ret >= 0)
+		ret = sd_event_set_watchdog(d->ev, true);
+	if (ret >= 0)
+		ret = sd_event_add_time_relative(d->ev, &d->timer, CLOCK_MONOTONIC, 0, 0, on_timer, d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
+	return ret;
+}
+
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
 	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
-	struct ip_engine_opts eo = { 0 };
 	struct ip_diag diag = { "" };
-	sigset_t ss;
 	int ret, code = IP_EXIT_FAILURE;
 
 	d.o = *o;
 	ip_config_init(&d.cfg);
 	ip_log_init(&d.log, o->foreground, LOG_INFO);
-	ret = ip_config_load_file(o->config_path, o->config_explicit, &d.cfg, &diag);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: %s\n", diag.msg);
+	if (load_config(&d, &diag) < 0) {
 		ip_config_free(&d.cfg);
 		return IP_EXIT_USAGE;
 	}
-	d.log.level = d.cfg.daemon.log_level;
-	if (resolve_admin_group(&d.cfg, &d.admin_gid, &diag) < 0) {
-		fprintf(stderr, "irqpilotd: %s: %s\n", o->config_path, diag.msg);
-		ip_config_free(&d.cfg);
-		return IP_EXIT_USAGE;
-	}
-	d.socket_path = ip_asprintf("%s/control", o->runtime_dir);
-	d.lock_path = ip_asprintf("%s/irqpilotd.lock", o->runtime_dir);
-	d.state_path = ip_asprintf("%s/state", o->runtime_dir);
-	if (!d.socket_path || !d.lock_path || !d.state_path)
+	if (open_engine(&d) < 0)
 		goto out;
-	ret = ip_root_open(o->root, &d.root);
-	if (ret >= 0)
-		ret = ip_root_open("/", &d.sysroot);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: --root %s: %s\n", o->root, strerror(-ret));
-		goto out;
-	}
-	eo.dry_run = o->dry_run || d.cfg.daemon.dry_run;
-	eo.live_counters = ip_root_is_live(d.root);
-	eo.overrides = d.cfg.overrides;
-	d.cfg.policy.interval_s = interval_s(&d);
-	d.conf_banned = d.cfg.policy.banned;
-	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
-	if (ret < 0)
-		goto out;
-	/* attaches go out on the connection cq_connect() keeps, owned */
-	ip_engine_set_live(d.engine, &d.live);
 
 	/* refusals: each one line, exit 3 */
 	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||
@@ -1445,27 +1490,8 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 		goto out;
 	}
 
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	ret = sd_event_default(&d.ev);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGTERM, on_sigterm, &d);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGINT, on_sigterm, &d);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGHUP, on_sighup, &d);
-	if (ret >= 0)
-		ret = sd_event_set_watchdog(d.ev, true);
-	if (ret >= 0)
-		ret = sd_event_add_time_relative(d.ev, &d.timer, CLOCK_MONOTONIC, 0, 0, on_timer, &d);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
+	if (start_event_loop(&d) < 0)
 		goto out;
-	}
 	ret = open_control(&d, &diag);
 	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: refusing to start: control socket: %s\n",
