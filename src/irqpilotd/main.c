@@ -369,32 +369,97 @@ static char *state_directory(void)
 	return strndup(env, strcspn(env, ":"));
 }
 
+/* The daemon and --restore own their config, state and logging. */
+static int run_daemon_mode(const struct options *o)
+{
+	_cleanup_free_ char *state_dir = state_directory();
+	struct ip_daemon_opts dopt = {
+		.config_path = o->config, .config_explicit = o->config_explicit, .root = o->root,
+		.runtime_dir = o->runtime_dir, .state_dir = state_dir, .foreground = o->foreground,
+		.dry_run = o->dry_run, .interval_s = o->interval_s,
+	};
+
+	if (!state_dir)
+		return IP_EXIT_FAILURE;
+
+	return o->mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
+}
+
+static int run_capture(const struct options *o, const struct ip_config *cfg, struct ip_root *r)
+{
+	struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r), .overrides = cfg->overrides };
+	struct ip_sampler *s = NULL;
+	struct ip_diag d = { "" };
+	int ret;
+
+	ret = ip_sampler_new(r, &so, &s);
+	if (ret >= 0)
+		ret = ip_capture_run(r, s, o->dir, o->samples, o->interval_s, &d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: --capture: %s\n", d.msg[0] ? d.msg : strerror(-ret));
+	else
+		fprintf(stderr, "irqpilotd: recorded %d samples in %s\n", o->samples, o->dir);
+	ip_sampler_free(s);
+	return ret;
+}
+
+static int run_oneshot(const struct options *o, const struct ip_config *cfg, struct ip_root *r)
+{
+	struct ip_engine_opts eo = {
+		.dry_run = o->dry_run || cfg->daemon.dry_run,
+		.live_counters = ip_root_is_live(r),
+		.overrides = cfg->overrides,
+	};
+	struct ip_engine *e = NULL;
+	int ret;
+
+	ret = ip_engine_new(r, &cfg->policy, &eo, &e);
+	if (ret < 0)
+		goto out;
+	/* Rates need two samples one interval apart. */
+	ret = step(o, e, false);
+	if (ret < 0)
+		goto out;
+	sleep_s(o->interval_s);
+	ret = step(o, e, true);
+out:
+	ip_engine_free(e);
+	return ret;
+}
+
+/* --capture and --oneshot read (and --oneshot writes) the one --root. */
+static int run_on_root(const struct options *o, const struct ip_config *cfg)
+{
+	struct ip_root *r = NULL;
+	int ret;
+
+	ret = ip_root_open(o->root, &r);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --root %s: %s\n", o->root, strerror(-ret));
+		return ret;
+	}
+	if (o->mode == MODE_CAPTURE)
+		ret = run_capture(o, cfg, r);
+	else if (o->mode == MODE_ONESHOT)
+		ret = run_oneshot(o, cfg, r);
+	else
+		ret = -EINVAL;
+	ip_root_free(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct ip_config cfg;
 	struct options o;
-	struct ip_root *r = NULL;
-	struct ip_engine *e = NULL;
-	struct ip_diag d = { "" };
 	int ret;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return IP_EXIT_USAGE;
 	if (o.mode == MODE_CHECK_CONFIG)
 		return check_config(&o);
-	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE) {
-		_cleanup_free_ char *state_dir = state_directory();
-		struct ip_daemon_opts dopt = {
-			.config_path = o.config, .config_explicit = o.config_explicit, .root = o.root,
-			.runtime_dir = o.runtime_dir, .state_dir = state_dir, .foreground = o.foreground,
-			.dry_run = o.dry_run, .interval_s = o.interval_s,
-		};
-
-		if (!state_dir)
-			return IP_EXIT_FAILURE;
-
-		return o.mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
-	}
+	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE)
+		return run_daemon_mode(&o);
 	ip_config_init(&cfg);
 	if (load_config(&o, &cfg) < 0) {
 		ip_config_free(&cfg);
@@ -405,56 +470,10 @@ int main(int argc, char **argv)
 	cfg.policy.interval_s = cfg.daemon.interval_s;
 	if (o.interval_s <= 0)
 		o.interval_s = cfg.daemon.interval_s;
-	if (o.mode == MODE_REPLAY) {
+	if (o.mode == MODE_REPLAY)
 		ret = run_replay(&o, &cfg);
-		goto out;
-	}
-
-	ret = ip_root_open(o.root, &r);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: --root %s: %s\n", o.root, strerror(-ret));
-		goto out;
-	}
-	switch (o.mode) {
-	case MODE_CAPTURE: {
-		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r), .overrides = cfg.overrides };
-		struct ip_sampler *s = NULL;
-
-		ret = ip_sampler_new(r, &so, &s);
-		if (ret >= 0)
-			ret = ip_capture_run(r, s, o.dir, o.samples, o.interval_s, &d);
-		if (ret < 0)
-			fprintf(stderr, "irqpilotd: --capture: %s\n", d.msg[0] ? d.msg : strerror(-ret));
-		else
-			fprintf(stderr, "irqpilotd: recorded %d samples in %s\n", o.samples, o.dir);
-		ip_sampler_free(s);
-		break;
-	}
-	case MODE_ONESHOT: {
-		struct ip_engine_opts eo = {
-			.dry_run = o.dry_run || cfg.daemon.dry_run,
-			.live_counters = ip_root_is_live(r),
-			.overrides = cfg.overrides,
-		};
-
-		ret = ip_engine_new(r, &cfg.policy, &eo, &e);
-		if (ret < 0)
-			break;
-		/* Rates need two samples one interval apart. */
-		ret = step(&o, e, false);
-		if (ret < 0)
-			break;
-		sleep_s(o.interval_s);
-		ret = step(&o, e, true);
-		break;
-	}
-	default:
-		ret = -EINVAL;
-		break;
-	}
-out:
-	ip_engine_free(e);
-	ip_root_free(r);
+	else
+		ret = run_on_root(&o, &cfg);
 	ip_config_free(&cfg);
 	return ret < 0 ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }
