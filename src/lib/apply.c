@@ -567,6 +567,27 @@ static int write_with_fallback(struct actx *a, const struct ip_move *mv, ip_cpus
 	return err;
 }
 
+/* What the policy remembered of a vanished IRQ is of that line, and a
+ * later IRQ of its number is another one: dropped. A runtime pin is the
+ * user's, not the number's: it stays, so that the policy's pin-irq-gone
+ * note is said once the line leaves /proc/interrupts too, and irqctl
+ * unpin still finds it. */
+static void forget_vanished(struct actx *a, unsigned irq)
+{
+	const struct ip_irq_hist *e = ip_history_find(a->h, irq);
+	ip_cpuset pin;
+
+	if (!e || !e->have_pin) {
+		ip_history_drop(a->h, irq);
+		return;
+	}
+	pin = e->pin;
+	ip_history_drop(a->h, irq);
+	/* no allocation: the entry just dropped left room */
+	if (ip_history_pin(a->h, irq, &pin) < 0)
+		a->err = -ENOMEM;
+}
+
 /* What a failed write means for the IRQ's state, and what is said. */
 static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res,
 			 const char *path, int err)
@@ -581,7 +602,7 @@ static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_res
 		     mv->irq, err == -EPERM ? "EPERM" : "EIO");
 		break;
 	case IP_APPLY_VANISHED:
-		ip_history_drop(a->h, mv->irq);
+		forget_vanished(a, mv->irq);
 		ip_originals_drop_irq(a->o, mv->irq);
 		msgf(res, "IRQ %u vanished (%s is gone); dropped", mv->irq, path);
 		break;
