@@ -427,6 +427,48 @@ static void test_vanished_irq_dropped(void **state)
 	assert_contains(e->res.r[0].msg, "IRQ 46 vanished");
 }
 
+/* An irqctl pin outlives the line it was written to: the policy's memory
+ * of IRQ 46 and its original go, the pin stays (the daemon says once that
+ * the pinned IRQ is gone when the line leaves /proc/interrupts). */
+static void test_vanished_irq_keeps_pin(void **state)
+{
+	struct env *e = *state;
+	ip_cpuset pin = L("2-3");
+	const struct ip_irq_hist *h;
+	struct ip_irq_hist *g;
+	char path[512];
+
+	assert_int_equal(ip_history_pin(&e->h, 46, &pin), 0);
+	g = ip_history_get(&e->h, 46);
+	g->placed = true;
+	g->placement = L("0-1");
+	g->last_move_ns = 1;
+	g->managed_explained = true;
+	g->win = calloc(4, sizeof(*g->win));
+	g->win_nd = 2;
+	g->win_n = 1;
+	assert_int_equal(ip_originals_add_irq(&e->o, 46, "0-7"), 0);
+	snprintf(path, sizeof(path), "%s/proc/irq/46", e->dir);
+	nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	add_move(&e->p, 46, "0-7", "2-3", NULL);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_true(e->p.moves[0].failed);
+	assert_null(ip_originals_irq(&e->o, 46));
+	h = ip_history_find(&e->h, 46);
+	assert_non_null(h);
+	assert_true(h->have_pin);
+	assert_set(&h->pin, "2-3");
+	/* the rest was the vanished line's */
+	assert_false(h->placed);
+	assert_int_equal(h->last_move_ns, 0);
+	assert_false(h->managed_explained);
+	assert_null(h->win);
+	assert_int_equal(h->win_n, 0);
+	assert_int_equal(e->h.nr, 1);
+}
+
 /* EIO/EPERM: managed, recorded, never written again. */
 static void test_managed_on_write(void **state)
 {
@@ -877,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_apply_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanished_irq_keeps_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_on_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_by_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modes_of_612, setup, teardown),

@@ -191,22 +191,10 @@ static bool result_said(struct ip_daemon *d, const struct ip_apply_result *r)
 	return said(d, IP_SAID_PID, 0, r->pid, NULL, key, what);
 }
 
-static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
+/* Said once per IRQ and target CPU set; a dry run's move is not counted. */
+static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
 {
-	const struct ip_plan *p = &st->plan;
-	bool dry = ip_engine_dry_run(d->engine);
-	/* one entry's text and fields; large (two CPU lists), so not on the stack */
-	struct ip_journal *jf = malloc(sizeof(*jf));
-	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
-
-	said_prune(d, st->model.cur);
-	if (note)
-		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
-	if (!jf) {
-		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
-		return;
-	}
-	for (int i = 0; st->decided && i < p->nr_moves; i++) {
+	for (int i = 0; i < p->nr_moves; i++) {
 		const struct ip_move *m = &p->moves[i];
 		char key[32];
 
@@ -225,7 +213,11 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 				 cpuset_str(&m->to));
 		}
 	}
-	for (int i = 0; st->decided && i < p->nr_threads; i++) {
+}
+
+static void report_threads(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *t = &p->threads[i];
 		char key[32], what[IP_CPULIST_MAX + 16];
 
@@ -239,14 +231,20 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_rq; i++) {
+}
+
+/* per-disk settings: rq_affinity and completion threads */
+static void report_disk_settings(struct ip_daemon *d, const struct ip_plan *p, bool dry,
+				 struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_rq; i++) {
 		if (p->rq[i].failed)
 			continue;
 		ip_report_rq_journal(jf, &p->rq[i]);
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: would set " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_cq; i++) {
+	for (int i = 0; i < p->nr_cq; i++) {
 		const struct ip_cq_action *a = &p->cq[i];
 
 		if (a->failed)
@@ -255,28 +253,39 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		ip_log_id(&d->log, LOG_INFO, dry ? NULL : jf->message_id, jf->fields, "%s%s",
 			  dry ? "dry run: would " : "", jf->message);
 	}
-	for (int i = 0; st->decided && i < p->nr_kept; i++)
+}
+
+static void report_kept_and_notes(struct ip_daemon *d, const struct ip_plan *p, struct ip_journal *jf)
+{
+	for (int i = 0; i < p->nr_kept; i++)
 		if (p->kept[i].managed && p->kept[i].explained) {
 			ip_report_kept_journal(jf, &p->kept[i]);
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 		}
-	for (int i = 0; st->decided && i < p->nr_notes; i++) {
+	for (int i = 0; i < p->nr_notes; i++) {
 		const struct ip_note *n = &p->notes[i];
 
 		ip_report_note_journal(jf, n);
 		if (said(d, n->device[0] ? IP_SAID_DEV : IP_SAID_NONE, 0, 0, n->device, jf->message, ""))
 			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
 	}
-	free(jf);
-	/* a disk no route found a vector for: said once, with what to send */
-	for (int i = 0; i < st->model.cur->storage.nr_devs; i++) {
-		const struct ip_blockdev *b = &st->model.cur->storage.devs[i];
+}
+
+/* a disk no route found a vector for: said once, with what to send */
+static void report_unsteerable(struct ip_daemon *d, const struct ip_snapshot *s)
+{
+	for (int i = 0; i < s->storage.nr_devs; i++) {
+		const struct ip_blockdev *b = &s->storage.devs[i];
 		char w[640];
 
 		if (ip_blockdev_unsteerable(b) &&
 		    said(d, IP_SAID_DEV, 0, 0, b->name, ip_report_discovery(b, w, sizeof(w)), ""))
 			ip_log(&d->log, LOG_WARNING, "%s", w);
 	}
+}
+
+static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
+{
 	for (int i = 0; i < st->results.n; i++) {
 		const struct ip_apply_result *r = &st->results.r[i];
 		unsigned suppressed;
@@ -295,8 +304,12 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 				  r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL, NULL, "%s%s",
 				  r->msg, suppressed ? " (earlier messages suppressed)" : "");
 	}
-	/* The polling pathology: a storage IRQ thread that wakes many times
-	 * per interrupt, or eats a CPU. */
+}
+
+/* The polling pathology: a storage IRQ thread that wakes many times
+ * per interrupt, or eats a CPU. */
+static void report_busy_irq_threads(struct ip_daemon *d, const struct ip_step *st)
+{
 	for (int i = 0; st->model.prev && i < st->model.cur->nr_threads; i++) {
 		const struct ip_irq_thread *t = &st->model.cur->threads[i];
 		const struct ip_thread_rate *r = &st->model.thread[i];
@@ -323,6 +336,33 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 			       : "its interrupt's work is a large load on the CPU it runs on",
 		       suppressed ? " (repeats suppressed)" : "");
 	}
+}
+
+static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
+{
+	const struct ip_plan *p = &st->plan;
+	bool dry = ip_engine_dry_run(d->engine);
+	/* one entry's text and fields; large (two CPU lists), so not on the stack */
+	struct ip_journal *jf = malloc(sizeof(*jf));
+	const char *note = ip_sampler_take_note(ip_engine_sampler(d->engine));
+
+	said_prune(d, st->model.cur);
+	if (note)
+		ip_log(&d->log, LOG_NOTICE, "sampler: %s", note);
+	if (!jf) {
+		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's decisions are not logged");
+		return;
+	}
+	if (st->decided) {
+		report_moves(d, p, dry, jf);
+		report_threads(d, p, dry, jf);
+		report_disk_settings(d, p, dry, jf);
+		report_kept_and_notes(d, p, jf);
+	}
+	free(jf);
+	report_unsteerable(d, st->model.cur);
+	report_apply_results(d, st);
+	report_busy_irq_threads(d, st);
 }
 
 static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *steered, int *managed)
@@ -1352,69 +1392,116 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 	return ret;
 }
 
+/* A config the daemon cannot use is a usage error: nothing is set up yet. */
+static int load_config(struct ip_daemon *d, struct ip_diag *diag)
+{
+	int ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &d->cfg, diag);
+
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
+		return ret;
+	}
+	d->log.level = d->cfg.daemon.log_level;
+	ret = resolve_admin_group(&d->cfg, &d->admin_gid, diag);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: %s: %s\n", d->o.config_path, diag->msg);
+	return ret;
+}
+
+/* The sampler keeps up to a quarter of RLIMIT_NOFILE's soft limit in fds
+ * (sample.c), read when it is made. systemd's soft 1,024 is for programs
+ * that use select(); irqpilotd does not (sd-event is epoll), so it takes the
+ * hard limit, as systemd.exec(5) LimitNOFILE= advises. */
+static void raise_nofile(struct ip_daemon *d)
+{
+	struct rlimit rl;
+	rlim_t soft;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	soft = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (soft < rl.rlim_max && setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = soft;
+	ip_log(&d->log, LOG_DEBUG, "RLIMIT_NOFILE: soft %llu (was %llu), hard %llu",
+	       (unsigned long long)rl.rlim_cur, (unsigned long long)soft, (unsigned long long)rl.rlim_max);
+}
+
+/* The runtime paths, both roots and the engine over the config just loaded. */
+static int open_engine(struct ip_daemon *d)
+{
+	struct ip_engine_opts eo = { 0 };
+	int ret;
+
+	d->socket_path = ip_asprintf("%s/control", d->o.runtime_dir);
+	d->lock_path = ip_asprintf("%s/irqpilotd.lock", d->o.runtime_dir);
+	d->state_path = ip_asprintf("%s/state", d->o.runtime_dir);
+	if (!d->socket_path || !d->lock_path || !d->state_path)
+		return -ENOMEM;
+	ret = ip_root_open(d->o.root, &d->root);
+	if (ret >= 0)
+		ret = ip_root_open("/", &d->sysroot);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --root %s: %s\n", d->o.root, strerror(-ret));
+		return ret;
+	}
+	eo.dry_run = d->o.dry_run || d->cfg.daemon.dry_run;
+	eo.live_counters = ip_root_is_live(d->root);
+	eo.overrides = d->cfg.overrides;
+	d->cfg.policy.interval_s = interval_s(d);
+	d->conf_banned = d->cfg.policy.banned;
+	raise_nofile(d);
+	ret = ip_engine_new(d->root, &d->cfg.policy, &eo, &d->engine);
+	if (ret < 0)
+		return ret;
+	/* attaches go out on the connection cq_connect() keeps, owned */
+	ip_engine_set_live(d->engine, &d->live);
+	return 0;
+}
+
+/* Signals arrive as events, not handlers; the first cycle runs at once. */
+static int start_event_loop(struct ip_daemon *d)
+{
+	sigset_t ss;
+	int ret;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ret = sd_event_default(&d->ev);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGTERM, on_sigterm, d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGINT, on_sigterm, d);
+	if (ret >= 0)
+		ret = sd_event_add_signal(d->ev, NULL, SIGHUP, on_sighup, d);
+	if (ret >= 0)
+		ret = sd_event_set_watchdog(d->ev, true);
+	if (ret >= 0)
+		ret = sd_event_add_time_relative(d->ev, &d->timer, CLOCK_MONOTONIC, 0, 0, on_timer, d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
+	return ret;
+}
+
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
 	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
-	struct ip_engine_opts eo = { 0 };
 	struct ip_diag diag = { "" };
-	sigset_t ss;
 	int ret, code = IP_EXIT_FAILURE;
 
 	d.o = *o;
 	ip_config_init(&d.cfg);
 	ip_log_init(&d.log, o->foreground, LOG_INFO);
-	ret = ip_config_load_file(o->config_path, o->config_explicit, &d.cfg, &diag);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: %s\n", diag.msg);
+	if (load_config(&d, &diag) < 0) {
 		ip_config_free(&d.cfg);
 		return IP_EXIT_USAGE;
 	}
-	d.log.level = d.cfg.daemon.log_level;
-	if (resolve_admin_group(&d.cfg, &d.admin_gid, &diag) < 0) {
-		fprintf(stderr, "irqpilotd: %s: %s\n", o->config_path, diag.msg);
-		ip_config_free(&d.cfg);
-		return IP_EXIT_USAGE;
-	}
-	d.socket_path = ip_asprintf("%s/control", o->runtime_dir);
-	d.lock_path = ip_asprintf("%s/irqpilotd.lock", o->runtime_dir);
-	d.state_path = ip_asprintf("%s/state", o->runtime_dir);
-	if (!d.socket_path || !d.lock_path || !d.state_path)
+	if (open_engine(&d) < 0)
 		goto out;
-	ret = ip_root_open(o->root, &d.root);
-	if (ret >= 0)
-		ret = ip_root_open("/", &d.sysroot);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: --root %s: %s\n", o->root, strerror(-ret));
-		goto out;
-	}
-	eo.dry_run = o->dry_run || d.cfg.daemon.dry_run;
-	eo.live_counters = ip_root_is_live(d.root);
-	eo.overrides = d.cfg.overrides;
-	d.cfg.policy.interval_s = interval_s(&d);
-	d.conf_banned = d.cfg.policy.banned;
-	/* The sampler keeps up to a quarter of RLIMIT_NOFILE's soft limit in
-	 * fds (sample.c), read when it is made. systemd's soft 1,024 is for
-	 * programs that use select(); irqpilotd does not (sd-event is epoll),
-	 * so it takes the hard limit, as systemd.exec(5) LimitNOFILE= advises. */
-	{
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-			rlim_t soft = rl.rlim_cur;
-
-			rl.rlim_cur = rl.rlim_max;
-			if (soft < rl.rlim_max && setrlimit(RLIMIT_NOFILE, &rl) < 0)
-				rl.rlim_cur = soft;
-			ip_log(&d.log, LOG_DEBUG, "RLIMIT_NOFILE: soft %llu (was %llu), hard %llu",
-			       (unsigned long long)rl.rlim_cur, (unsigned long long)soft,
-			       (unsigned long long)rl.rlim_max);
-		}
-	}
-	ret = ip_engine_new(d.root, &d.cfg.policy, &eo, &d.engine);
-	if (ret < 0)
-		goto out;
-	/* attaches go out on the connection cq_connect() keeps, owned */
-	ip_engine_set_live(d.engine, &d.live);
 
 	/* refusals: each one line, exit 3 */
 	if (take_lock(&d, &diag) < 0 || load_state(&d, &diag) < 0 || check_privileges(&d, &diag) < 0 ||
@@ -1424,27 +1511,8 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 		goto out;
 	}
 
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	sigprocmask(SIG_BLOCK, &ss, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	ret = sd_event_default(&d.ev);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGTERM, on_sigterm, &d);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGINT, on_sigterm, &d);
-	if (ret >= 0)
-		ret = sd_event_add_signal(d.ev, NULL, SIGHUP, on_sighup, &d);
-	if (ret >= 0)
-		ret = sd_event_set_watchdog(d.ev, true);
-	if (ret >= 0)
-		ret = sd_event_add_time_relative(d.ev, &d.timer, CLOCK_MONOTONIC, 0, 0, on_timer, &d);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
+	if (start_event_loop(&d) < 0)
 		goto out;
-	}
 	ret = open_control(&d, &diag);
 	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: refusing to start: control socket: %s\n",

@@ -60,11 +60,134 @@ static void usage(FILE *f)
 		"3 refused to start (another irqpilotd, missing privilege, irqbalance running).\n");
 }
 
+enum { OPT_ONESHOT = 256, OPT_DRY, OPT_JSON, OPT_ROOT, OPT_REPLAY, OPT_CAPTURE, OPT_SAMPLES,
+       OPT_INTERVAL, OPT_VERSION, OPT_HELP, OPT_CONFIG, OPT_FOREGROUND, OPT_CHECK, OPT_VERBOSE,
+       OPT_RESTORE, OPT_RUNTIME };
+
+static int parse_runtime_dir(const char *arg, struct options *o)
+{
+	if (arg[0] != '/') {
+		fprintf(stderr, "irqpilotd: --runtime-dir: '%s' is not an absolute path\n", arg);
+		return -EINVAL;
+	}
+	o->runtime_dir = arg;
+	return 0;
+}
+
+static int parse_samples(const char *arg, struct options *o)
+{
+	char *end;
+
+	errno = 0;
+	o->samples = (int)strtol(arg, &end, 10);
+	if (errno || *end || o->samples < 1 || o->samples > 100000) {
+		fprintf(stderr, "irqpilotd: --samples: '%s' is not a count from 1 to 100000\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_interval(const char *arg, struct options *o)
+{
+	char *end;
+
+	errno = 0;
+	o->interval_s = strtod(arg, &end);
+	if (errno || *end || !isfinite(o->interval_s) || o->interval_s < 0.01 || o->interval_s > 3600) {
+		fprintf(stderr, "irqpilotd: --interval: '%s' is not a number of seconds "
+				"from 0.01 to 3600\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "--check-config FILE", as users type it, as well as "--check-config=FILE":
+ * getopt gives an optional argument only after '=', and leaves the next word
+ * for us to take unless it is another option. */
+static void take_check_config(int argc, char **argv, struct options *o)
+{
+	const char *file = optarg;
+
+	o->mode = MODE_CHECK_CONFIG;
+	if (!file && optind < argc && argv[optind][0] != '-')
+		file = argv[optind++];
+	if (file) {
+		o->config = file;
+		o->config_explicit = true;
+	}
+}
+
+/* The options that choose what irqpilotd does; they exclude each other,
+ * which parse_args checks once all are counted. */
+static bool take_mode(int c, int argc, char **argv, struct options *o)
+{
+	switch (c) {
+	case OPT_ONESHOT:
+		o->mode = MODE_ONESHOT;
+		return true;
+	case OPT_REPLAY:
+		o->mode = MODE_REPLAY;
+		o->dir = optarg;
+		o->dry_run = true;
+		return true;
+	case OPT_CAPTURE:
+		o->mode = MODE_CAPTURE;
+		o->dir = optarg;
+		return true;
+	case OPT_CHECK:
+		take_check_config(argc, argv, o);
+		return true;
+	case OPT_RESTORE:
+		o->mode = MODE_RESTORE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Every option that is not a mode: a flag, a path or a checked value. */
+static int take_setting(int c, struct options *o)
+{
+	switch (c) {
+	case OPT_DRY:
+		o->dry_run = true;
+		return 0;
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_ROOT:
+		o->root = optarg;
+		return 0;
+	case OPT_CONFIG:
+		o->config = optarg;
+		o->config_explicit = true;
+		return 0;
+	case OPT_FOREGROUND:
+		o->foreground = true;
+		return 0;
+	case OPT_VERBOSE:
+		o->verbose = true;
+		return 0;
+	case OPT_RUNTIME:
+		return parse_runtime_dir(optarg, o);
+	case OPT_SAMPLES:
+		return parse_samples(optarg, o);
+	case OPT_INTERVAL:
+		return parse_interval(optarg, o);
+	case OPT_VERSION:
+		printf("irqpilotd %s\n", PACKAGE_VERSION);
+		exit(EXIT_SUCCESS);
+	case OPT_HELP:
+		usage(stdout);
+		exit(EXIT_SUCCESS);
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_ONESHOT = 256, OPT_DRY, OPT_JSON, OPT_ROOT, OPT_REPLAY, OPT_CAPTURE, OPT_SAMPLES,
-	       OPT_INTERVAL, OPT_VERSION, OPT_HELP, OPT_CONFIG, OPT_FOREGROUND, OPT_CHECK, OPT_VERBOSE,
-	       OPT_RESTORE, OPT_RUNTIME };
 	static const struct option longopts[] = {
 		{ "oneshot", no_argument, NULL, OPT_ONESHOT },
 		{ "dry-run", no_argument, NULL, OPT_DRY },
@@ -89,96 +212,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	*o = (struct options){ .mode = MODE_DAEMON, .root = "/", .samples = 10,
 			       .config = IP_CONFIG_DEFAULT_PATH, .runtime_dir = IP_RUNTIME_DIR_DEFAULT };
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		char *end;
-
-		switch (c) {
-		case OPT_ONESHOT:
-			o->mode = MODE_ONESHOT;
+		if (take_mode(c, argc, argv, o))
 			modes++;
-			break;
-		case OPT_DRY:
-			o->dry_run = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_ROOT:
-			o->root = optarg;
-			break;
-		case OPT_REPLAY:
-			o->mode = MODE_REPLAY;
-			o->dir = optarg;
-			o->dry_run = true;
-			modes++;
-			break;
-		case OPT_CAPTURE:
-			o->mode = MODE_CAPTURE;
-			o->dir = optarg;
-			modes++;
-			break;
-		case OPT_CHECK:
-			o->mode = MODE_CHECK_CONFIG;
-			/* "--check-config FILE", as users type it, as well as "--check-config=FILE":
-			 * getopt gives an optional argument only after '=', and leaves the next word
-			 * for us to take unless it is another option. */
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			if (optarg) {
-				o->config = optarg;
-				o->config_explicit = true;
-			}
-			modes++;
-			break;
-		case OPT_RESTORE:
-			o->mode = MODE_RESTORE;
-			modes++;
-			break;
-		case OPT_CONFIG:
-			o->config = optarg;
-			o->config_explicit = true;
-			break;
-		case OPT_FOREGROUND:
-			o->foreground = true;
-			break;
-		case OPT_VERBOSE:
-			o->verbose = true;
-			break;
-		case OPT_RUNTIME:
-			if (optarg[0] != '/') {
-				fprintf(stderr, "irqpilotd: --runtime-dir: '%s' is not an absolute path\n", optarg);
-				return -EINVAL;
-			}
-			o->runtime_dir = optarg;
-			break;
-		case OPT_SAMPLES:
-			errno = 0;
-			o->samples = (int)strtol(optarg, &end, 10);
-			if (errno || *end || o->samples < 1 || o->samples > 100000) {
-				fprintf(stderr, "irqpilotd: --samples: '%s' is not a count from 1 to 100000\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_INTERVAL:
-			errno = 0;
-			o->interval_s = strtod(optarg, &end);
-			if (errno || *end || !isfinite(o->interval_s) || o->interval_s < 0.01 ||
-			    o->interval_s > 3600) {
-				fprintf(stderr, "irqpilotd: --interval: '%s' is not a number of seconds "
-						"from 0.01 to 3600\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_VERSION:
-			printf("irqpilotd %s\n", PACKAGE_VERSION);
-			exit(EXIT_SUCCESS);
-		case OPT_HELP:
-			usage(stdout);
-			exit(EXIT_SUCCESS);
-		default:
-			usage(stderr);
+		else if (take_setting(c, o) < 0)
 			return -EINVAL;
-		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "irqpilotd: unexpected argument '%s'\n", argv[optind]);
@@ -332,32 +369,97 @@ static char *state_directory(void)
 	return strndup(env, strcspn(env, ":"));
 }
 
+/* The daemon and --restore own their config, state and logging. */
+static int run_daemon_mode(const struct options *o)
+{
+	_cleanup_free_ char *state_dir = state_directory();
+	struct ip_daemon_opts dopt = {
+		.config_path = o->config, .config_explicit = o->config_explicit, .root = o->root,
+		.runtime_dir = o->runtime_dir, .state_dir = state_dir, .foreground = o->foreground,
+		.dry_run = o->dry_run, .interval_s = o->interval_s,
+	};
+
+	if (!state_dir)
+		return IP_EXIT_FAILURE;
+
+	return o->mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
+}
+
+static int run_capture(const struct options *o, const struct ip_config *cfg, struct ip_root *r)
+{
+	struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r), .overrides = cfg->overrides };
+	struct ip_sampler *s = NULL;
+	struct ip_diag d = { "" };
+	int ret;
+
+	ret = ip_sampler_new(r, &so, &s);
+	if (ret >= 0)
+		ret = ip_capture_run(r, s, o->dir, o->samples, o->interval_s, &d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: --capture: %s\n", d.msg[0] ? d.msg : strerror(-ret));
+	else
+		fprintf(stderr, "irqpilotd: recorded %d samples in %s\n", o->samples, o->dir);
+	ip_sampler_free(s);
+	return ret;
+}
+
+static int run_oneshot(const struct options *o, const struct ip_config *cfg, struct ip_root *r)
+{
+	struct ip_engine_opts eo = {
+		.dry_run = o->dry_run || cfg->daemon.dry_run,
+		.live_counters = ip_root_is_live(r),
+		.overrides = cfg->overrides,
+	};
+	struct ip_engine *e = NULL;
+	int ret;
+
+	ret = ip_engine_new(r, &cfg->policy, &eo, &e);
+	if (ret < 0)
+		goto out;
+	/* Rates need two samples one interval apart. */
+	ret = step(o, e, false);
+	if (ret < 0)
+		goto out;
+	sleep_s(o->interval_s);
+	ret = step(o, e, true);
+out:
+	ip_engine_free(e);
+	return ret;
+}
+
+/* --capture and --oneshot read (and --oneshot writes) the one --root. */
+static int run_on_root(const struct options *o, const struct ip_config *cfg)
+{
+	struct ip_root *r = NULL;
+	int ret;
+
+	ret = ip_root_open(o->root, &r);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: --root %s: %s\n", o->root, strerror(-ret));
+		return ret;
+	}
+	if (o->mode == MODE_CAPTURE)
+		ret = run_capture(o, cfg, r);
+	else if (o->mode == MODE_ONESHOT)
+		ret = run_oneshot(o, cfg, r);
+	else
+		ret = -EINVAL;
+	ip_root_free(r);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct ip_config cfg;
 	struct options o;
-	struct ip_root *r = NULL;
-	struct ip_engine *e = NULL;
-	struct ip_diag d = { "" };
 	int ret;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return IP_EXIT_USAGE;
 	if (o.mode == MODE_CHECK_CONFIG)
 		return check_config(&o);
-	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE) {
-		_cleanup_free_ char *state_dir = state_directory();
-		struct ip_daemon_opts dopt = {
-			.config_path = o.config, .config_explicit = o.config_explicit, .root = o.root,
-			.runtime_dir = o.runtime_dir, .state_dir = state_dir, .foreground = o.foreground,
-			.dry_run = o.dry_run, .interval_s = o.interval_s,
-		};
-
-		if (!state_dir)
-			return IP_EXIT_FAILURE;
-
-		return o.mode == MODE_DAEMON ? ip_daemon_run(&dopt) : ip_daemon_restore(&dopt);
-	}
+	if (o.mode == MODE_DAEMON || o.mode == MODE_RESTORE)
+		return run_daemon_mode(&o);
 	ip_config_init(&cfg);
 	if (load_config(&o, &cfg) < 0) {
 		ip_config_free(&cfg);
@@ -368,56 +470,10 @@ int main(int argc, char **argv)
 	cfg.policy.interval_s = cfg.daemon.interval_s;
 	if (o.interval_s <= 0)
 		o.interval_s = cfg.daemon.interval_s;
-	if (o.mode == MODE_REPLAY) {
+	if (o.mode == MODE_REPLAY)
 		ret = run_replay(&o, &cfg);
-		goto out;
-	}
-
-	ret = ip_root_open(o.root, &r);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: --root %s: %s\n", o.root, strerror(-ret));
-		goto out;
-	}
-	switch (o.mode) {
-	case MODE_CAPTURE: {
-		struct ip_sampler_opts so = { .live_counters = ip_root_is_live(r), .overrides = cfg.overrides };
-		struct ip_sampler *s = NULL;
-
-		ret = ip_sampler_new(r, &so, &s);
-		if (ret >= 0)
-			ret = ip_capture_run(r, s, o.dir, o.samples, o.interval_s, &d);
-		if (ret < 0)
-			fprintf(stderr, "irqpilotd: --capture: %s\n", d.msg[0] ? d.msg : strerror(-ret));
-		else
-			fprintf(stderr, "irqpilotd: recorded %d samples in %s\n", o.samples, o.dir);
-		ip_sampler_free(s);
-		break;
-	}
-	case MODE_ONESHOT: {
-		struct ip_engine_opts eo = {
-			.dry_run = o.dry_run || cfg.daemon.dry_run,
-			.live_counters = ip_root_is_live(r),
-			.overrides = cfg.overrides,
-		};
-
-		ret = ip_engine_new(r, &cfg.policy, &eo, &e);
-		if (ret < 0)
-			break;
-		/* Rates need two samples one interval apart. */
-		ret = step(&o, e, false);
-		if (ret < 0)
-			break;
-		sleep_s(o.interval_s);
-		ret = step(&o, e, true);
-		break;
-	}
-	default:
-		ret = -EINVAL;
-		break;
-	}
-out:
-	ip_engine_free(e);
-	ip_root_free(r);
+	else
+		ret = run_on_root(&o, &cfg);
 	ip_config_free(&cfg);
 	return ret < 0 ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }

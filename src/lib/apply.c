@@ -491,27 +491,17 @@ static int write_irq_list(struct actx *a, unsigned irq, const ip_cpuset *set)
 	return a->ops->write(a->ops->ctx, a->r, path, buf);
 }
 
-static void apply_move(struct actx *a, struct ip_move *mv)
+/* A vector the kernel manages is never written: known from an earlier
+ * refusal, or from smp_affinity's mode. True when it is one. */
+static bool refuse_managed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res)
 {
 	const struct ip_irq_hist *e = ip_history_find(a->h, mv->irq);
-	struct ip_apply_result *res = add_result(a, IP_APPLY_IRQ);
-	_cleanup_free_ char *path = ip_asprintf("proc/irq/%u/smp_affinity_list", mv->irq);
-	ip_cpuset try = mv->to;
-	int next = -1, err;
-	bool added = false;
-	char b1[128];
 
-	if (!res || !path) {
-		a->err = -ENOMEM;
-		return;
-	}
-	res->irq = mv->irq;
-	res->written = mv->to;
 	if (e && e->managed != IP_MANAGED_NO) {
 		res->outcome = IP_APPLY_SKIPPED;
 		mv->failed = true;
 		msgf(res, "IRQ %u is managed by the kernel; not written", mv->irq);
-		return;
+		return true;
 	}
 	if (read_only_mode(a, mv->irq)) {
 		res->outcome = IP_APPLY_MANAGED;
@@ -520,63 +510,91 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		msgf(res,
 		     "IRQ %u is managed by the kernel (smp_affinity is mode 0444); not written",
 		     mv->irq);
-		return;
+		return true;
 	}
-	if (a->dry_run) {
-		res->outcome = IP_APPLY_DRY_RUN;
-		msgf(res, "would write %s to %s", fmt_set(b1, sizeof(b1), &mv->to), path);
-		return;
-	}
-	/* The original, read before the first write, is what restore puts back;
-	 * it is on disk before that write. */
-	if (!ip_originals_irq(a->o, mv->irq)) {
-		_cleanup_free_ char *orig = NULL;
-		char buf[IP_CPULIST_MAX];
+	return false;
+}
 
-		if (ip_root_read_line(a->r, path, &orig) < 0) {
-			cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
-			free(orig);
-			orig = NULL;
-		}
-		if (ip_originals_add_irq(a->o, mv->irq, orig ? orig : buf) < 0) {
-			a->err = -ENOMEM;
-			return;
-		}
-		added = true;
-		err = record(a);
-		if (err < 0) {
-			ip_originals_drop_irq(a->o, mv->irq);
-			res->err = err;
-			res->outcome = IP_APPLY_FAILED;
-			msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
-			     mv->irq, strerror(-err));
-			mv->failed = true;
-			return;
-		}
+/* The original, read before the first write, is what restore puts back;
+ * it is on disk before that write. *added: this call added it. */
+static int keep_original(struct actx *a, struct ip_move *mv, struct ip_apply_result *res,
+			 const char *path, bool *added)
+{
+	_cleanup_free_ char *orig = NULL;
+	char buf[IP_CPULIST_MAX];
+	int err;
+
+	if (ip_originals_irq(a->o, mv->irq))
+		return 0;
+	if (ip_root_read_line(a->r, path, &orig) < 0) {
+		cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
+		free(orig);
+		orig = NULL;
 	}
+	if (ip_originals_add_irq(a->o, mv->irq, orig ? orig : buf) < 0) {
+		a->err = -ENOMEM;
+		return -ENOMEM;
+	}
+	*added = true;
+	err = record(a);
+	if (err < 0) {
+		ip_originals_drop_irq(a->o, mv->irq);
+		res->err = err;
+		res->outcome = IP_APPLY_FAILED;
+		msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
+		     mv->irq, strerror(-err));
+		mv->failed = true;
+	}
+	return err;
+}
+
+/* No vector space on that CPU: the next CPU of the domain, until one
+ * takes it or the domain is used up. *try is what was last written. */
+static int write_with_fallback(struct actx *a, const struct ip_move *mv, ip_cpuset *try)
+{
+	int next = -1, err;
+
 	for (;;) {
-		err = write_irq_list(a, mv->irq, &try);
+		err = write_irq_list(a, mv->irq, try);
 		if (ip_apply_classify(IP_APPLY_IRQ, err) != IP_APPLY_NO_SPACE)
 			break;
-		/* No vector space on that CPU: the next CPU of the domain. */
 		next = cpuset_next(&mv->fallback, next + 1);
 		if (next < 0)
 			break;
-		cpuset_zero(&try);
-		cpuset_set(&try, next);
+		cpuset_zero(try);
+		cpuset_set(try, next);
 	}
-	res->err = err;
-	res->written = try;
-	res->outcome = ip_apply_classify(IP_APPLY_IRQ, err);
-	/* nothing changed: there is no original to keep */
-	if (added && res->outcome != IP_APPLY_OK)
-		ip_originals_drop_irq(a->o, mv->irq);
-	switch (res->outcome) {
-	case IP_APPLY_OK:
-		mv->to = try;
-		msgf(res, "wrote %s to %s", fmt_set(b1, sizeof(b1), &try), path);
-		read_back(a, mv, res);
+	return err;
+}
+
+/* What the policy remembered of a vanished IRQ is of that line, and a
+ * later IRQ of its number is another one: dropped. A runtime pin is the
+ * user's, not the number's: it stays, so that the policy's pin-irq-gone
+ * note is said once the line leaves /proc/interrupts too, and irqctl
+ * unpin still finds it. */
+static void forget_vanished(struct actx *a, unsigned irq)
+{
+	const struct ip_irq_hist *e = ip_history_find(a->h, irq);
+	ip_cpuset pin;
+
+	if (!e || !e->have_pin) {
+		ip_history_drop(a->h, irq);
 		return;
+	}
+	pin = e->pin;
+	ip_history_drop(a->h, irq);
+	/* no allocation: the entry just dropped left room */
+	if (ip_history_pin(a->h, irq, &pin) < 0)
+		a->err = -ENOMEM;
+}
+
+/* What a failed write means for the IRQ's state, and what is said. */
+static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res,
+			 const char *path, int err)
+{
+	char b1[128];
+
+	switch (res->outcome) {
 	case IP_APPLY_MANAGED:
 		mark_managed(a, mv->irq, err == -EPERM ? IP_MANAGED_EPERM : IP_MANAGED_EIO);
 		msgf(res,
@@ -584,24 +602,64 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		     mv->irq, err == -EPERM ? "EPERM" : "EIO");
 		break;
 	case IP_APPLY_VANISHED:
-		ip_history_drop(a->h, mv->irq);
+		forget_vanished(a, mv->irq);
 		ip_originals_drop_irq(a->o, mv->irq);
 		msgf(res, "IRQ %u vanished (%s is gone); dropped", mv->irq, path);
 		break;
 	case IP_APPLY_RETRY:
 		msgf(res, "IRQ %u refused %s (%s): a bad or offline CPU; planned again next cycle",
-		     mv->irq, fmt_set(b1, sizeof(b1), &try), strerror(-err));
+		     mv->irq, fmt_set(b1, sizeof(b1), &res->written), strerror(-err));
 		break;
 	case IP_APPLY_NO_SPACE:
 		msgf(res, "IRQ %u: no vector space on %s nor on the rest of its domain", mv->irq,
 		     fmt_set(b1, sizeof(b1), &mv->to));
 		break;
 	default:
-		msgf(res, "writing %s to %s failed: %s", fmt_set(b1, sizeof(b1), &try), path,
+		msgf(res, "writing %s to %s failed: %s", fmt_set(b1, sizeof(b1), &res->written), path,
 		     strerror(-err));
 		break;
 	}
 	mv->failed = true;
+}
+
+static void apply_move(struct actx *a, struct ip_move *mv)
+{
+	struct ip_apply_result *res = add_result(a, IP_APPLY_IRQ);
+	_cleanup_free_ char *path = ip_asprintf("proc/irq/%u/smp_affinity_list", mv->irq);
+	ip_cpuset try = mv->to;
+	bool added = false;
+	char b1[128];
+	int err;
+
+	if (!res || !path) {
+		a->err = -ENOMEM;
+		return;
+	}
+	res->irq = mv->irq;
+	res->written = mv->to;
+	if (refuse_managed(a, mv, res))
+		return;
+	if (a->dry_run) {
+		res->outcome = IP_APPLY_DRY_RUN;
+		msgf(res, "would write %s to %s", fmt_set(b1, sizeof(b1), &mv->to), path);
+		return;
+	}
+	if (keep_original(a, mv, res, path, &added) < 0)
+		return;
+	err = write_with_fallback(a, mv, &try);
+	res->err = err;
+	res->written = try;
+	res->outcome = ip_apply_classify(IP_APPLY_IRQ, err);
+	/* nothing changed: there is no original to keep */
+	if (added && res->outcome != IP_APPLY_OK)
+		ip_originals_drop_irq(a->o, mv->irq);
+	if (res->outcome != IP_APPLY_OK) {
+		write_failed(a, mv, res, path, err);
+		return;
+	}
+	mv->to = try;
+	msgf(res, "wrote %s to %s", fmt_set(b1, sizeof(b1), &try), path);
+	read_back(a, mv, res);
 }
 
 /*

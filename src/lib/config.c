@@ -295,57 +295,57 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static void start_section(struct ip_config_parser *p, char *s, size_t len)
+/* Splits "[KIND NAME]" in place into the kind (@klen long, not ended by a
+ * NUL) and the name, blanks trimmed. False, the error said, when the
+ * closing ']' is missing. */
+static bool split_header(struct ip_config_parser *p, char *s, size_t len, char **kind, size_t *klen,
+			 char **name)
 {
-	char *kind, *name, *end = s + len;
-	int k = IP_SECT_NONE;
-	size_t klen;
-	int idx;
+	char *k, *n, *end = s + len;
+	size_t l;
 
-	p->sect = SECT_BAD;
-	for (size_t i = 0; i < NKEYS; i++)
-		if (keys[i].sections & (IP_SECT_BIT(IP_SECT_DEVICE) | IP_SECT_BIT(IP_SECT_IRQ)))
-			p->lines[i] = 0;
 	/* s[0] is '['; the header ends at the last ']' so globs may hold one. */
 	if (end[-1] != ']' || len < 2) {
 		perr(p, "section header '%.*s' lacks its closing ']'", (int)MIN(len, 64), s);
-		return;
+		return false;
 	}
 	*--end = '\0';
-	kind = s + 1;
-	while (is_blank(*kind))
-		kind++;
-	for (klen = 0; kind[klen] && !is_blank(kind[klen]) && kind[klen] != '"'; klen++)
+	k = s + 1;
+	while (is_blank(*k))
+		k++;
+	for (l = 0; k[l] && !is_blank(k[l]) && k[l] != '"'; l++)
 		;
-	name = kind + klen;
-	while (is_blank(*name))
-		name++;
-	while (end > name && is_blank(end[-1]))
+	n = k + l;
+	while (is_blank(*n))
+		n++;
+	while (end > n && is_blank(end[-1]))
 		*--end = '\0';
+	*kind = k;
+	*klen = l;
+	*name = n;
+	return true;
+}
+
+static int section_kind(const char *kind, size_t klen)
+{
+	int k = IP_SECT_NONE;
+
 	for (int i = IP_SECT_DAEMON; i < IP_SECT_MAX; i++)
 		if (strlen(sect_names[i]) == klen && !strncmp(kind, sect_names[i], klen))
 			k = i;
-	if (k == IP_SECT_NONE) {
-		perr(p,
-		     "unknown section [%.*s] (known: [daemon], [cpus], [policy], [control], [device NAME], "
-		     "[irq NAME])",
-		     (int)MIN(klen, 64), kind);
-		return;
-	}
-	if (k != IP_SECT_DEVICE && k != IP_SECT_IRQ) {
-		if (*name) {
-			perr(p, "[%s] takes no name, found '%.64s'", sect_names[k], name);
-			return;
-		}
-		p->sect = k;
-		return;
-	}
+	return k;
+}
+
+/* The name of a [device]/[irq] rule, its quotes dropped; NULL, the error
+ * said, when it cannot be one. */
+static char *rule_name(struct ip_config_parser *p, int k, char *name)
+{
 	if (*name == '"') {
 		size_t n = strlen(name);
 
 		if (n < 2 || name[n - 1] != '"') {
 			perr(p, "[%s %.64s]: the quoted name lacks its closing '\"'", sect_names[k], name);
-			return;
+			return NULL;
 		}
 		name[n - 1] = '\0';
 		name++;
@@ -354,13 +354,20 @@ static void start_section(struct ip_config_parser *p, char *s, size_t len)
 		/* It could not be written back quoted (ip_config_dump). */
 		perr(p, "[%s %.64s]: a name cannot contain '\"' except around it", sect_names[k],
 		     name);
-		return;
+		return NULL;
 	}
 	if (!*name) {
 		perr(p, "[%s] needs a device name or glob, e.g. [%s \"%s\"]", sect_names[k],
 		     sect_names[k], k == IP_SECT_DEVICE ? "nvme*" : "nvme*q0");
-		return;
+		return NULL;
 	}
+	return name;
+}
+
+static void start_rule(struct ip_config_parser *p, int k, const char *name)
+{
+	int idx;
+
 	if (k == IP_SECT_DEVICE) {
 		idx = ip_policy_add_dev_rule(&p->cfg->policy, name) ?
 			      p->cfg->policy.nr_dev_rules - 1 :
@@ -376,6 +383,39 @@ static void start_section(struct ip_config_parser *p, char *s, size_t len)
 	}
 	p->rule_index = idx;
 	p->sect = k;
+}
+
+static void start_section(struct ip_config_parser *p, char *s, size_t len)
+{
+	char *kind, *name;
+	size_t klen;
+	int k;
+
+	p->sect = SECT_BAD;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].sections & (IP_SECT_BIT(IP_SECT_DEVICE) | IP_SECT_BIT(IP_SECT_IRQ)))
+			p->lines[i] = 0;
+	if (!split_header(p, s, len, &kind, &klen, &name))
+		return;
+	k = section_kind(kind, klen);
+	if (k == IP_SECT_NONE) {
+		perr(p,
+		     "unknown section [%.*s] (known: [daemon], [cpus], [policy], [control], [device NAME], "
+		     "[irq NAME])",
+		     (int)MIN(klen, 64), kind);
+		return;
+	}
+	if (k != IP_SECT_DEVICE && k != IP_SECT_IRQ) {
+		if (*name) {
+			perr(p, "[%s] takes no name, found '%.64s'", sect_names[k], name);
+			return;
+		}
+		p->sect = k;
+		return;
+	}
+	name = rule_name(p, k, name);
+	if (name)
+		start_rule(p, k, name);
 }
 
 /*

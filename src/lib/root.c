@@ -136,6 +136,90 @@ static int read_flat_link(int dirfd, const char *path, char **target)
 	return *target ? 0 : -ENOMEM;
 }
 
+/* Split the first component off @todo in place; *rest is what follows it
+ * (NULL when nothing does). NULL when @todo holds no component. */
+static char *pop_component(char *todo, char **rest)
+{
+	char *comp = todo, *slash;
+
+	while (*comp == '/')
+		comp++;
+	if (!*comp)
+		return NULL;
+	slash = strchr(comp, '/');
+	*rest = slash ? slash + 1 : NULL;
+	if (slash)
+		*slash = '\0';
+	while (*rest && **rest == '/')
+		(*rest)++;
+	return comp;
+}
+
+/* ".." never climbs above the root: at the top it stays there. */
+static void drop_last_component(char *done)
+{
+	char *p = strrchr(done, '/');
+
+	if (p)
+		*p = '\0';
+	else
+		done[0] = '\0';
+}
+
+static int read_link_target(struct ip_root *r, const char *cand, const struct stat *st, char **target)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	if (!S_ISLNK(st->st_mode))
+		return read_flat_link(r->fd, cand, target);
+	n = readlinkat(r->fd, cand, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	*target = strdup(buf);
+	return *target ? 0 : -ENOMEM;
+}
+
+/* A capture must hold every link a lookup went through, or the replayed
+ * tree resolves differently. */
+static int note_link(struct ip_root *r, const char *cand, const char *target, int mirror_fd)
+{
+	struct ip_root_event ev = { IP_ROOT_EV_LINK, cand, target, strlen(target), 0 };
+	int ret;
+
+	if (mirror_fd < 0) {
+		record(r, IP_ROOT_EV_LINK, cand, target, strlen(target), 0);
+		return 0;
+	}
+	ret = ip_root_mirror(NULL, &ev, mirror_fd);
+	return ret < 0 && ret != -EEXIST ? ret : 0;
+}
+
+/* The link @cand is replaced by its target: what is left to walk becomes
+ * the target followed by @rest, from the top if the target is absolute. */
+static int follow_link(struct ip_root *r, const char *cand, const struct stat *st, const char *rest,
+		       int mirror_fd, char *done, char **todo)
+{
+	_cleanup_free_ char *target = NULL;
+	char *ntodo;
+	int ret = read_link_target(r, cand, st, &target);
+
+	if (ret < 0)
+		return ret;
+	ret = note_link(r, cand, target, mirror_fd);
+	if (ret < 0)
+		return ret;
+	if (target[0] == '/')
+		done[0] = '\0';
+	ntodo = ip_asprintf("%s/%s", target, rest ? rest : "");
+	if (!ntodo)
+		return -ENOMEM;
+	free(*todo);
+	*todo = ntodo;
+	return 0;
+}
+
 /*
  * Walk @path one component at a time below the root, following real and
  * flattened links. If @mirror_fd >= 0, every directory and link met is
@@ -150,49 +234,30 @@ static int walk(struct ip_root *r, const char *path, bool follow_last, int mirro
 	if (!done || !todo)
 		return -ENOMEM;
 	for (;;) {
-		char *slash, *comp, *cand, *rest;
+		char *comp, *cand, *rest = NULL;
 		struct stat st;
 		bool last;
+		int ret;
 
-		/* pop the first component of todo */
-		comp = todo;
-		while (*comp == '/')
-			comp++;
-		if (!*comp)
+		comp = pop_component(todo, &rest);
+		if (!comp)
 			break;
-		slash = strchr(comp, '/');
-		rest = slash ? slash + 1 : NULL;
-		if (slash)
-			*slash = '\0';
-		while (rest && *rest == '/')
-			rest++;
 		last = !rest || !*rest;
-
 		if (strcmp(comp, ".") == 0)
 			goto next;
 		if (strcmp(comp, "..") == 0) {
-			char *p = strrchr(done, '/');
-
-			if (p)
-				*p = '\0';
-			else
-				done[0] = '\0';
+			drop_last_component(done);
 			goto next;
 		}
 		cand = *done ? ip_asprintf("%s/%s", done, comp) : strdup(comp);
 		if (!cand)
 			return -ENOMEM;
 		if (fstatat(r->fd, cand, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			int e = -errno;
-
+			ret = -errno;
 			free(cand);
-			return e;
+			return ret;
 		}
 		if (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && !last)) {
-			_cleanup_free_ char *target = NULL;
-			char *ntodo;
-			int ret;
-
 			if (last && !follow_last) {
 				free(done);
 				done = cand;
@@ -202,49 +267,10 @@ static int walk(struct ip_root *r, const char *path, bool follow_last, int mirro
 				free(cand);
 				return -ELOOP;
 			}
-			if (S_ISLNK(st.st_mode)) {
-				char buf[PATH_MAX];
-				ssize_t n = readlinkat(r->fd, cand, buf, sizeof(buf) - 1);
-
-				if (n < 0) {
-					ret = -errno;
-					free(cand);
-					return ret;
-				}
-				buf[n] = '\0';
-				target = strdup(buf);
-				if (!target) {
-					free(cand);
-					return -ENOMEM;
-				}
-			} else {
-				ret = read_flat_link(r->fd, cand, &target);
-				if (ret < 0) {
-					free(cand);
-					return ret;
-				}
-			}
-			/* A capture must hold every link a lookup went through,
-			 * or the replayed tree resolves differently. */
-			if (mirror_fd < 0)
-				record(r, IP_ROOT_EV_LINK, cand, target, strlen(target), 0);
-			if (mirror_fd >= 0) {
-				struct ip_root_event ev = { IP_ROOT_EV_LINK, cand, target, strlen(target), 0 };
-				int ret2 = ip_root_mirror(NULL, &ev, mirror_fd);
-
-				if (ret2 < 0 && ret2 != -EEXIST) {
-					free(cand);
-					return ret2;
-				}
-			}
+			ret = follow_link(r, cand, &st, rest, mirror_fd, done, &todo);
 			free(cand);
-			if (target[0] == '/')
-				done[0] = '\0';
-			ntodo = ip_asprintf("%s/%s", target, rest ? rest : "");
-			if (!ntodo)
-				return -ENOMEM;
-			free(todo);
-			todo = ntodo;
+			if (ret < 0)
+				return ret;
 			continue;
 		}
 		free(done);

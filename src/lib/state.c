@@ -107,91 +107,111 @@ static bool sched_ok(uint64_t policy, uint64_t prio)
 	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
 }
 
+/* Each parse_*_record: 0, -ENOMEM, or 1 with @why set for a line that
+ * is not a valid record of its kind. */
+static int parse_irq_record(struct ip_originals *h, char **tok, int nt, const char **why)
+{
+	uint64_t a;
+	ip_cpuset s;
+
+	if (nt != 3)
+		return *why = "irq: want 'irq N CPULIST'", 1;
+	if (!parse_u64(tok[1], IP_STATE_IRQ_MAX - 1, &a))
+		return *why = "IRQ number out of range", 1;
+	if (cpuset_parse_list(&s, tok[2]) < 0 || cpuset_empty(&s))
+		return *why = "not a CPU list", 1;
+	/* the first record of an IRQ wins, as it did when written */
+	return ip_originals_add_irq(h, (unsigned)a, tok[2]);
+}
+
+static int parse_thread_record(struct ip_originals *h, char **tok, int nt, long pid_max,
+			       const char **why)
+{
+	uint64_t a, b, c, dd;
+	struct ip_thread_orig *o;
+	char comm[64];
+	ip_cpuset s;
+
+	if (nt < 7)
+		return *why = "thread: want 'thread PID IRQ START COMM affinity|sched ...'", 1;
+	if (!parse_u64(tok[1], (uint64_t)pid_max - 1, &a) || a == 0)
+		return *why = "pid out of range (pid_max)", 1;
+	if (!parse_u64(tok[2], IP_STATE_IRQ_MAX - 1, &b))
+		return *why = "IRQ number out of range", 1;
+	if (!parse_u64(tok[3], UINT64_MAX, &c))
+		return *why = "not a start time", 1;
+	if (!comm_unescape(tok[4], comm, sizeof(comm)))
+		return *why = "not a thread name", 1;
+	if (strcmp(tok[5], "affinity") == 0 && nt == 7) {
+		if (cpuset_parse_list(&s, tok[6]) < 0 || cpuset_empty(&s))
+			return *why = "not a CPU list", 1;
+		o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
+		if (!o)
+			return -ENOMEM;
+		o->have_affinity = true;
+		o->allowed = s;
+		return 0;
+	}
+	if (strcmp(tok[5], "sched") == 0 && nt == 8) {
+		uint64_t prio;
+
+		if (!parse_u64(tok[6], 7, &dd) || !parse_u64(tok[7], 99, &prio) || !sched_ok(dd, prio))
+			return *why = "scheduling policy or priority out of range", 1;
+		o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
+		if (!o)
+			return -ENOMEM;
+		o->have_sched = true;
+		o->policy = (int)dd;
+		o->priority = (int)prio;
+		return 0;
+	}
+	return *why = "thread: want 'affinity CPULIST' or 'sched POLICY PRIORITY'", 1;
+}
+
+static int parse_cq_record(struct ip_originals *h, char **tok, int nt, const char **why)
+{
+	uint64_t a, b;
+	char *colon;
+
+	if (nt != 3)
+		return *why = "cq: want 'cq DEVICE MAJOR:MINOR'", 1;
+	if (!device_ok(tok[1], sizeof(((struct ip_cq_orig *)0)->device)))
+		return *why = "not a block device name", 1;
+	colon = strchr(tok[2], ':');
+	if (!colon)
+		return *why = "not MAJOR:MINOR", 1;
+	*colon = '\0';
+	/* dev_t: 12 bits of major, 20 of minor */
+	if (!parse_u64(tok[2], 4095, &a) || !parse_u64(colon + 1, (1u << 20) - 1, &b))
+		return *colon = ':', *why = "not MAJOR:MINOR", 1;
+	*colon = ':';
+	return ip_originals_add_cq(h, tok[1], (unsigned)a, (unsigned)b) < 0 ? -ENOMEM : 0;
+}
+
+static int parse_rq_record(struct ip_originals *h, char **tok, int nt, const char **why)
+{
+	uint64_t a;
+
+	if (nt != 3)
+		return *why = "rq: want 'rq DEVICE 0|1|2'", 1;
+	if (!device_ok(tok[1], sizeof(((struct ip_rq_orig *)0)->device)))
+		return *why = "not a block device name", 1;
+	if (!parse_u64(tok[2], 2, &a))
+		return *why = "rq_affinity out of range (0-2)", 1;
+	return ip_originals_add_rq(h, tok[1], (int)a) < 0 ? -ENOMEM : 0;
+}
+
 /* 0, -ENOMEM, or 1 with @why set for a line that is not a valid record. */
 static int parse_record(struct ip_originals *h, char **tok, int nt, long pid_max, const char **why)
 {
-	uint64_t a, b, c, dd;
-
-	if (strcmp(tok[0], "irq") == 0) {
-		ip_cpuset s;
-
-		if (nt != 3)
-			return *why = "irq: want 'irq N CPULIST'", 1;
-		if (!parse_u64(tok[1], IP_STATE_IRQ_MAX - 1, &a))
-			return *why = "IRQ number out of range", 1;
-		if (cpuset_parse_list(&s, tok[2]) < 0 || cpuset_empty(&s))
-			return *why = "not a CPU list", 1;
-		/* the first record of an IRQ wins, as it did when written */
-		return ip_originals_add_irq(h, (unsigned)a, tok[2]);
-	}
-	if (strcmp(tok[0], "thread") == 0) {
-		struct ip_thread_orig *o;
-		char comm[64];
-		ip_cpuset s;
-
-		if (nt < 7)
-			return *why = "thread: want 'thread PID IRQ START COMM affinity|sched ...'", 1;
-		if (!parse_u64(tok[1], (uint64_t)pid_max - 1, &a) || a == 0)
-			return *why = "pid out of range (pid_max)", 1;
-		if (!parse_u64(tok[2], IP_STATE_IRQ_MAX - 1, &b))
-			return *why = "IRQ number out of range", 1;
-		if (!parse_u64(tok[3], UINT64_MAX, &c))
-			return *why = "not a start time", 1;
-		if (!comm_unescape(tok[4], comm, sizeof(comm)))
-			return *why = "not a thread name", 1;
-		if (strcmp(tok[5], "affinity") == 0 && nt == 7) {
-			if (cpuset_parse_list(&s, tok[6]) < 0 || cpuset_empty(&s))
-				return *why = "not a CPU list", 1;
-			o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
-			if (!o)
-				return -ENOMEM;
-			o->have_affinity = true;
-			o->allowed = s;
-			return 0;
-		}
-		if (strcmp(tok[5], "sched") == 0 && nt == 8) {
-			uint64_t prio;
-
-			if (!parse_u64(tok[6], 7, &dd) || !parse_u64(tok[7], 99, &prio) ||
-			    !sched_ok(dd, prio))
-				return *why = "scheduling policy or priority out of range", 1;
-			o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
-			if (!o)
-				return -ENOMEM;
-			o->have_sched = true;
-			o->policy = (int)dd;
-			o->priority = (int)prio;
-			return 0;
-		}
-		return *why = "thread: want 'affinity CPULIST' or 'sched POLICY PRIORITY'", 1;
-	}
-	if (strcmp(tok[0], "cq") == 0) {
-		if (nt != 3)
-			return *why = "cq: want 'cq DEVICE MAJOR:MINOR'", 1;
-		if (!device_ok(tok[1], sizeof(((struct ip_cq_orig *)0)->device)))
-			return *why = "not a block device name", 1;
-		{
-			char *colon = strchr(tok[2], ':');
-
-			if (!colon)
-				return *why = "not MAJOR:MINOR", 1;
-			*colon = '\0';
-			/* dev_t: 12 bits of major, 20 of minor */
-			if (!parse_u64(tok[2], 4095, &a) || !parse_u64(colon + 1, (1u << 20) - 1, &b))
-				return *colon = ':', *why = "not MAJOR:MINOR", 1;
-			*colon = ':';
-		}
-		return ip_originals_add_cq(h, tok[1], (unsigned)a, (unsigned)b) < 0 ? -ENOMEM : 0;
-	}
-	if (strcmp(tok[0], "rq") == 0) {
-		if (nt != 3)
-			return *why = "rq: want 'rq DEVICE 0|1|2'", 1;
-		if (!device_ok(tok[1], sizeof(((struct ip_rq_orig *)0)->device)))
-			return *why = "not a block device name", 1;
-		if (!parse_u64(tok[2], 2, &a))
-			return *why = "rq_affinity out of range (0-2)", 1;
-		return ip_originals_add_rq(h, tok[1], (int)a) < 0 ? -ENOMEM : 0;
-	}
+	if (strcmp(tok[0], "irq") == 0)
+		return parse_irq_record(h, tok, nt, why);
+	if (strcmp(tok[0], "thread") == 0)
+		return parse_thread_record(h, tok, nt, pid_max, why);
+	if (strcmp(tok[0], "cq") == 0)
+		return parse_cq_record(h, tok, nt, why);
+	if (strcmp(tok[0], "rq") == 0)
+		return parse_rq_record(h, tok, nt, why);
 	return *why = "unknown record", 1;
 }
 
