@@ -1180,10 +1180,12 @@ static int msix_offset(struct ip_root *r, const struct ip_blockdev *bd, int maxm
 	return -1;
 }
 
-static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
-			int nr_names)
+/* Queue numbers from the kernel's action names (nvme0q3, msixM); returns
+ * how many vectors got one and the highest in *maxq. */
+static int map_by_name(struct ip_blockdev *bd, const struct ip_irq_name *names, int nr_names,
+		       int *maxq)
 {
-	int io = 0, named = 0, maxq = -1, o;
+	int named = 0;
 
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
@@ -1197,74 +1199,93 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 			v->queue = q.queue;
 			v->map = IP_VEC_MAP_NAME;
 			named++;
-			maxq = MAX(maxq, q.queue);
+			*maxq = MAX(*maxq, q.queue);
 		} else {
 			/* a route may already know it is the host's own (UFS) */
 			v->admin = v->admin || q.admin;
 		}
 	}
+	return named;
+}
 
-	o = named ? msix_offset(r, bd, maxq) : -1;
-	if (o > 0) {
-		for (int i = 0; i < bd->nr_vectors; i++) {
-			struct ip_vector *v = &bd->vectors[i];
+/* With the offset o > 0 that msix_offset found, msixM serves queue M - o;
+ * returns how many named vectors are left. */
+static int apply_msix_offset(struct ip_blockdev *bd, int o, int named)
+{
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		struct ip_vector *v = &bd->vectors[i];
 
-			if (v->map != IP_VEC_MAP_NAME)
-				continue;
-			if (v->queue >= o) {
-				v->queue -= o;
-				continue;
-			}
-			/*
-			 * Below the offset: pre-vectors. One is mpi3mr's admin
-			 * reply queue (op_reply_q_offset = 1); more are the
-			 * high-IOPS reply queues of megaraid_sas
-			 * (low_latency_index_start) and mpt3sas
-			 * (high_iops_queues), which the drivers pick for a
-			 * busy device whatever queue the I/O came on
-			 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
-			 * on the I/O path, serving every queue.
-			 */
-			v->admin = o == 1;
+		if (v->map != IP_VEC_MAP_NAME)
+			continue;
+		if (v->queue >= o) {
+			v->queue -= o;
+			continue;
+		}
+		/*
+		 * Below the offset: pre-vectors. One is mpi3mr's admin
+		 * reply queue (op_reply_q_offset = 1); more are the
+		 * high-IOPS reply queues of megaraid_sas
+		 * (low_latency_index_start) and mpt3sas
+		 * (high_iops_queues), which the drivers pick for a
+		 * busy device whatever queue the I/O came on
+		 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
+		 * on the I/O path, serving every queue.
+		 */
+		v->admin = o == 1;
+		v->queue = -1;
+		v->map = IP_VEC_MAP_NONE;
+		named--;
+	}
+	return named;
+}
+
+/*
+ * Affinities unreadable: mpi3mr and megaraid_sas reserve msix0 for the
+ * admin queue when they have more than one vector (op_reply_q_offset = 1),
+ * so msixM then serves hw queue M-1: one named queue too many gives that
+ * away.
+ */
+static void msix0_is_admin(struct ip_blockdev *bd)
+{
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		struct ip_vector *v = &bd->vectors[i];
+
+		if (v->map != IP_VEC_MAP_NAME)
+			continue;
+		if (v->queue == 0) {
+			v->admin = true;
 			v->queue = -1;
 			v->map = IP_VEC_MAP_NONE;
-			named--;
-		}
-	} else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
-		/*
-		 * Affinities unreadable: mpi3mr and megaraid_sas reserve
-		 * msix0 for the admin queue when they have more than one
-		 * vector (op_reply_q_offset = 1), so msixM then serves hw
-		 * queue M-1: one named queue too many gives that away.
-		 */
-		for (int i = 0; i < bd->nr_vectors; i++) {
-			struct ip_vector *v = &bd->vectors[i];
-
-			if (v->map != IP_VEC_MAP_NAME)
-				continue;
-			if (v->queue == 0) {
-				v->admin = true;
-				v->queue = -1;
-				v->map = IP_VEC_MAP_NONE;
-			} else {
-				v->queue--;
-			}
+		} else {
+			v->queue--;
 		}
 	}
+}
 
-	/* A name that points past the last queue is not to be trusted. */
+/* A name that points past the last queue is not to be trusted. Returns
+ * the I/O (non-admin) vectors; *named loses the distrusted ones. */
+static int drop_names_past_queues(struct ip_blockdev *bd, int *named)
+{
+	int io = 0;
+
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
 
 		if (v->map == IP_VEC_MAP_NAME && v->queue >= bd->nr_queues) {
 			v->queue = -1;
 			v->map = IP_VEC_MAP_NONE;
-			named--;
+			(*named)--;
 		}
 		if (!v->admin)
 			io++;
 	}
+	return io;
+}
 
+/* No names: one I/O vector serves every queue, or the vectors follow the
+ * queues in the order the counts allow. Returns the I/O vectors left. */
+static int map_unnamed(struct ip_blockdev *bd, int io, int named)
+{
 	if (io == 1) {
 		/* one I/O vector serves every queue (AHCI, UFS, INTx lines) */
 		for (int i = 0; i < bd->nr_vectors; i++) {
@@ -1293,7 +1314,11 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 		if (io == bd->nr_queues + 1)
 			io--;
 	}
+	return io;
+}
 
+static void link_queues(struct ip_blockdev *bd, int io)
+{
 	for (int qi = 0; qi < bd->nr_queues; qi++) {
 		struct ip_hwqueue *hq = &bd->queues[qi];
 
@@ -1310,6 +1335,22 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 			}
 		}
 	}
+}
+
+static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
+			int nr_names)
+{
+	int io, named, maxq = -1, o;
+
+	named = map_by_name(bd, names, nr_names, &maxq);
+	o = named ? msix_offset(r, bd, maxq) : -1;
+	if (o > 0)
+		named = apply_msix_offset(bd, o, named);
+	else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues)
+		msix0_is_admin(bd);
+	io = drop_names_past_queues(bd, &named);
+	io = map_unnamed(bd, io, named);
+	link_queues(bd, io);
 }
 
 static void blockdev_free(struct ip_blockdev *bd)
