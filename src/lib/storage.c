@@ -967,6 +967,55 @@ static int vectors_by_devicetree(struct scan *sc, struct ip_blockdev *bd, const 
 	return 0;
 }
 
+/* kernel/irq/msi.c msi_sysfs_populate_desc: one file per MSI IRQ, for any
+ * device with MSI descriptors, not only PCI */
+static int vectors_by_msi(struct ip_root *r, struct ip_blockdev *bd, const char *msi)
+{
+	_cleanup_free_ long *irqs = NULL;
+	int n = 0, ret;
+
+	bd->routes_tried |= 1u << IP_ROUTE_MSI;
+	if (list_numeric(r, msi, &irqs, &n) != 0 || n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
+		_cleanup_free_ char *kind = NULL;
+
+		/* "msi" or "msix"; read so that a capture holds the
+		 * entry and its replay finds the same vectors. */
+		if (!entry)
+			return -ENOMEM;
+		(void)ip_root_read_line(r, entry, &kind);
+		ret = add_vector_from(bd, (unsigned)irqs[i], IP_ROUTE_MSI, -1);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * A UFS host's first interrupt is the host controller's own (UIC, task
+ * management, errors; the ufs-qcom and ufs-mediatek bindings list it
+ * first), and with MCQ the per-queue ones follow it in queue order
+ * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is platform_get_irq(pdev,
+ * i + 1), requested with the name UFSHCD like the host's). The counts
+ * cannot tell this when a poll queue makes the hw queues one more than the
+ * per-queue interrupts, so the host is named here.
+ */
+static int mark_ufs_host_vector(struct ip_root *r, struct ip_blockdev *bd)
+{
+	char pn[64];
+	int ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(pn, "ufshcd") == 0)
+		for (int i = 0; i < bd->nr_vectors; i++)
+			if (bd->vectors[i].dt_index == 0)
+				bd->vectors[i].admin = true;
+	return 0;
+}
+
 /*
  * The routes in the order the kernel's own facts come: msi_irqs (PCI and
  * platform MSI: Qualcomm UFS ESI, GICv3 ITS), the PCI irq file, the
@@ -979,31 +1028,15 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	_cleanup_free_ char *msi = ip_asprintf("%s/msi_irqs", b->path);
 	_cleanup_free_ char *irqf = ip_asprintf("%s/irq", b->path);
 	_cleanup_free_ char *fw = ip_asprintf("%s/firmware_node", b->path);
-	_cleanup_free_ long *irqs = NULL;
 	struct ip_diag dd = { "" };
 	long long irq;
-	int n = 0, ret;
+	int ret;
 
 	if (!msi || !irqf || !fw)
 		return -ENOMEM;
-	/* kernel/irq/msi.c msi_sysfs_populate_desc: one file per MSI IRQ,
-	 * for any device with MSI descriptors, not only PCI */
-	bd->routes_tried |= 1u << IP_ROUTE_MSI;
-	if (list_numeric(r, msi, &irqs, &n) == 0 && n > 0) {
-		for (int i = 0; i < n; i++) {
-			_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
-			_cleanup_free_ char *kind = NULL;
-
-			/* "msi" or "msix"; read so that a capture holds the
-			 * entry and its replay finds the same vectors. */
-			if (!entry)
-				return -ENOMEM;
-			(void)ip_root_read_line(r, entry, &kind);
-			ret = add_vector_from(bd, (unsigned)irqs[i], IP_ROUTE_MSI, -1);
-			if (ret < 0)
-				return ret;
-		}
-	}
+	ret = vectors_by_msi(r, bd, msi);
+	if (ret < 0)
+		return ret;
 	if (b->bus == IP_BUS_PCI) {
 		if (bd->nr_vectors)
 			return 0;
@@ -1022,26 +1055,9 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	if (ret < 0)
 		snprintf(bd->route_note, sizeof(bd->route_note), "devicetree: %s", dd.msg);
 	if (bd->route == IP_ROUTE_DT && bd->nr_vectors > 1) {
-		char pn[64];
-
-		/*
-		 * A UFS host's first interrupt is the host controller's own
-		 * (UIC, task management, errors; the ufs-qcom and
-		 * ufs-mediatek bindings list it first), and with MCQ the
-		 * per-queue ones follow it in queue order
-		 * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is
-		 * platform_get_irq(pdev, i + 1), requested with the name
-		 * UFSHCD like the host's). The counts cannot tell this when
-		 * a poll queue makes the hw queues one more than the
-		 * per-queue interrupts, so the host is named here.
-		 */
-		ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+		ret = mark_ufs_host_vector(r, bd);
 		if (ret < 0)
 			return ret;
-		if (strcmp(pn, "ufshcd") == 0)
-			for (int i = 0; i < bd->nr_vectors; i++)
-				if (bd->vectors[i].dt_index == 0)
-					bd->vectors[i].admin = true;
 	}
 	if (bd->nr_vectors)
 		return 0;
