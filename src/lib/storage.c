@@ -1377,14 +1377,65 @@ static void blockdev_free(struct ip_blockdev *bd)
 	memset(bd, 0, sizeof(*bd));
 }
 
+/* queue/ knobs the policy reads; absent or odd ones keep the defaults */
+static int read_queue_knobs(struct ip_root *r, struct ip_blockdev *bd)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/queue/rq_affinity", bd->syspath);
+	long long v;
+
+	if (!path)
+		return -ENOMEM;
+	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v <= 2)
+		bd->rq_affinity = (int)v;
+	free(path);
+	path = ip_asprintf("%s/queue/rotational", bd->syspath);
+	if (!path)
+		return -ENOMEM;
+	bd->rotational = ip_root_read_long(r, path, &v) == 0 && v == 1;
+	return 0;
+}
+
+/* The bus device's local_cpulist and numa_node. Neither is fatal: what
+ * cannot be used is said in numa_note, and the device is still steered. */
+static int read_locality(struct ip_root *r, struct ip_blockdev *bd, const char *devpath)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/local_cpulist", devpath);
+	_cleanup_free_ char *text = NULL;
+	long long v;
+	int ret;
+
+	if (!path)
+		return -ENOMEM;
+	cpuset_zero(&bd->local_cpus);
+	/* drivers/pci/pci-sysfs.c local_cpulist_show: a cpulist and "\n". A
+	 * garbled one is said, and the policy falls back to the topology's
+	 * CPUs of numa_node: the device is still steered. */
+	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0) {
+		cpuset_zero(&bd->local_cpus);
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: not a CPU list: \"%.*s\"", path,
+			 (int)strcspn(text, "\n") > 48 ? 48 : (int)strcspn(text, "\n"), text);
+	}
+	free(path);
+	path = ip_asprintf("%s/numa_node", devpath);
+	if (!path)
+		return -ENOMEM;
+	/* numa_node_show: "%d\n", -1 (NUMA_NO_NODE) when firmware gave none */
+	ret = ip_root_read_long(r, path, &v);
+	if (ret == 0 && v >= 0 && v < 65536)
+		bd->numa_node = (int)v;
+	else if ((ret == 0 && v != -1) || (ret < 0 && ret != -ENOENT && !bd->numa_note[0]))
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: %s", path,
+			 ret == -EINVAL ? "not a decimal number" : ret < 0 ? strerror(-ret) : "not a NUMA node");
+	return 0;
+}
+
 static int read_blockdev(struct scan *sc, const char *dir, const char *name, struct ip_blockdev *bd,
 			 struct ip_diag *d)
 {
 	struct ip_root *r = sc->r;
 	_cleanup_free_ char *link = ip_asprintf("%s/%s", dir, name);
-	_cleanup_free_ char *devf = NULL, *text = NULL, *path = NULL;
+	_cleanup_free_ char *devf = NULL, *text = NULL;
 	struct busdev b;
-	long long v;
 	int ret;
 
 	memset(bd, 0, sizeof(*bd));
@@ -1408,16 +1459,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	if (sscanf(text, "%u:%u", &bd->major, &bd->minor) != 2)
 		return ip_diag_set(d, -EINVAL, "%s: not major:minor: \"%s\"", devf, text);
 
-	path = ip_asprintf("%s/queue/rq_affinity", bd->syspath);
-	if (!path)
-		return -ENOMEM;
-	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v <= 2)
-		bd->rq_affinity = (int)v;
-	free(path);
-	path = ip_asprintf("%s/queue/rotational", bd->syspath);
-	if (!path)
-		return -ENOMEM;
-	bd->rotational = ip_root_read_long(r, path, &v) == 0 && v == 1;
+	ret = read_queue_knobs(r, bd);
+	if (ret < 0)
+		return ret;
 
 	ret = read_queues(r, bd, d);
 	if (ret < 0)
@@ -1430,32 +1474,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	copy_str(bd->bus_id, sizeof(bd->bus_id), base_name(b.path));
 	bd->bus = b.bus;
 
-	free(path);
-	path = ip_asprintf("%s/local_cpulist", b.path);
-	if (!path)
-		return -ENOMEM;
-	free(text);
-	text = NULL;
-	cpuset_zero(&bd->local_cpus);
-	/* drivers/pci/pci-sysfs.c local_cpulist_show: a cpulist and "\n". A
-	 * garbled one is said, and the policy falls back to the topology's
-	 * CPUs of numa_node: the device is still steered. */
-	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0) {
-		cpuset_zero(&bd->local_cpus);
-		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: not a CPU list: \"%.*s\"", path,
-			 (int)strcspn(text, "\n") > 48 ? 48 : (int)strcspn(text, "\n"), text);
-	}
-	free(path);
-	path = ip_asprintf("%s/numa_node", b.path);
-	if (!path)
-		return -ENOMEM;
-	/* numa_node_show: "%d\n", -1 (NUMA_NO_NODE) when firmware gave none */
-	ret = ip_root_read_long(r, path, &v);
-	if (ret == 0 && v >= 0 && v < 65536)
-		bd->numa_node = (int)v;
-	else if ((ret == 0 && v != -1) || (ret < 0 && ret != -ENOENT && !bd->numa_note[0]))
-		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: %s", path,
-			 ret == -EINVAL ? "not a decimal number" : ret < 0 ? strerror(-ret) : "not a NUMA node");
+	ret = read_locality(r, bd, b.path);
+	if (ret < 0)
+		return ret;
 
 	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)
