@@ -614,12 +614,105 @@ static int reject_nul(const char *text, size_t len, struct ip_diag *d)
 	return ip_diag_set(d, -EINVAL, "line %d: NUL byte in input", line);
 }
 
-int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, struct ip_diag *d)
+/* Fields 1 and 2, "pid (comm)"; *pp is left after comm's closing ')'. */
+static int parse_stat_pid_comm(const char *text, const char *end, struct ip_pid_stat *s,
+			       const char **pp, struct ip_diag *d)
 {
-	const char *end = text + len, *p, *open, *close;
-	struct ip_pid_stat s = { 0 };
+	const char *p, *open, *close;
+	uint64_t u;
+	int r;
+
+	p = skip_blank(text, end);
+	r = token_u64(&p, end, INT_MAX, &u);
+	if (r < 0)
+		return ip_diag_set(d, r, "line 1: pid (field 1) is %s", errword(r));
+	s->pid = (pid_t)u;
+	open = skip_blank(p, end);
+	if (open == end || *open != '(')
+		return ip_diag_set(d, -EINVAL, "line 1: no '(' before comm (field 2)");
+	/* comm may itself hold ") ", so only the last ')' closes it. */
+	close = memrchr(open + 1, ')', end - open - 1);
+	if (!close)
+		return ip_diag_set(d, -EINVAL, "line 1: no ')' after comm (field 2)");
+	memcpy(s->comm, open + 1, MIN((size_t)(close - open - 1), sizeof(s->comm) - 1));
+	*pp = close + 1;
+	return 0;
+}
+
+/*
+ * Field 3 onwards, one token from *pp: the fields irqpilot uses go to *s,
+ * the others are only checked. *tokp is where the caller's error excerpt
+ * starts; an unused field above INT64_MAX is re-read from it, as unsigned.
+ */
+static int parse_stat_field(struct ip_pid_stat *s, int field, const char **pp,
+			    const char **tokp, const char *end)
+{
+	const char *p = *pp, *tok = *tokp;
 	uint64_t u;
 	int64_t i;
+	int r = 0;
+
+	switch (field) {
+	case 3:
+		p = skip_token(p, end);
+		if (p - tok != 1 ||
+		    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
+			r = -EINVAL;
+		s->state = *tok;
+		break;
+	case 4:
+		r = token_u64(&p, end, INT_MAX, &u);
+		s->ppid = (pid_t)u;
+		break;
+	case 14:
+		r = token_u64(&p, end, UINT64_MAX, &s->utime);
+		break;
+	case 15:
+		r = token_u64(&p, end, UINT64_MAX, &s->stime);
+		break;
+	case 18:
+		r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+		s->priority = (long)i;
+		break;
+	case 19:
+		r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+		s->nice = (long)i;
+		break;
+	case 22:
+		r = token_u64(&p, end, UINT64_MAX, &s->starttime);
+		break;
+	case 39:
+		r = token_u64(&p, end, IP_CPU_MAX - 1, &u);
+		s->processor = (int)u;
+		s->has_processor = true;
+		break;
+	case 40:
+		r = token_u64(&p, end, UINT_MAX, &u);
+		s->rt_priority = (unsigned)u;
+		break;
+	case 41:
+		r = token_u64(&p, end, UINT_MAX, &u);
+		s->policy = (unsigned)u;
+		break;
+	case 42:
+		r = token_u64(&p, end, UINT64_MAX, &s->delayacct_blkio);
+		break;
+	default:
+		/* Unused fields: only their syntax matters. */
+		r = token_i64(&p, end, INT64_MIN, INT64_MAX, &i);
+		if (r == -ERANGE)
+			r = token_u64(&tok, end, UINT64_MAX, &u);
+		break;
+	}
+	*pp = p;
+	*tokp = tok;
+	return r;
+}
+
+int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, struct ip_diag *d)
+{
+	const char *end = text + len, *p = NULL;
+	struct ip_pid_stat s = { 0 };
 	int r, field;
 
 	if (len == 0)
@@ -630,21 +723,9 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 	/* One line; anything after its newline is not ours. */
 	end = trim_end(text, line_end(text, end));
 
-	p = skip_blank(text, end);
-	r = token_u64(&p, end, INT_MAX, &u);
+	r = parse_stat_pid_comm(text, end, &s, &p, d);
 	if (r < 0)
-		return ip_diag_set(d, r, "line 1: pid (field 1) is %s", errword(r));
-	s.pid = (pid_t)u;
-	open = skip_blank(p, end);
-	if (open == end || *open != '(')
-		return ip_diag_set(d, -EINVAL, "line 1: no '(' before comm (field 2)");
-	/* comm may itself hold ") ", so only the last ')' closes it. */
-	close = memrchr(open + 1, ')', end - open - 1);
-	if (!close)
-		return ip_diag_set(d, -EINVAL, "line 1: no ')' after comm (field 2)");
-	memcpy(s.comm, open + 1, MIN((size_t)(close - open - 1), sizeof(s.comm) - 1));
-
-	p = close + 1;
+		return r;
 	for (field = 3;; field++) {
 		const char *tok;
 
@@ -655,59 +736,7 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 		if (p == end)
 			break;
 		tok = p;
-		r = 0;
-		switch (field) {
-		case 3:
-			p = skip_token(p, end);
-			if (p - tok != 1 ||
-			    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
-				r = -EINVAL;
-			s.state = *tok;
-			break;
-		case 4:
-			r = token_u64(&p, end, INT_MAX, &u);
-			s.ppid = (pid_t)u;
-			break;
-		case 14:
-			r = token_u64(&p, end, UINT64_MAX, &s.utime);
-			break;
-		case 15:
-			r = token_u64(&p, end, UINT64_MAX, &s.stime);
-			break;
-		case 18:
-			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
-			s.priority = (long)i;
-			break;
-		case 19:
-			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
-			s.nice = (long)i;
-			break;
-		case 22:
-			r = token_u64(&p, end, UINT64_MAX, &s.starttime);
-			break;
-		case 39:
-			r = token_u64(&p, end, IP_CPU_MAX - 1, &u);
-			s.processor = (int)u;
-			s.has_processor = true;
-			break;
-		case 40:
-			r = token_u64(&p, end, UINT_MAX, &u);
-			s.rt_priority = (unsigned)u;
-			break;
-		case 41:
-			r = token_u64(&p, end, UINT_MAX, &u);
-			s.policy = (unsigned)u;
-			break;
-		case 42:
-			r = token_u64(&p, end, UINT64_MAX, &s.delayacct_blkio);
-			break;
-		default:
-			/* Unused fields: only their syntax matters. */
-			r = token_i64(&p, end, INT64_MIN, INT64_MAX, &i);
-			if (r == -ERANGE)
-				r = token_u64(&tok, end, UINT64_MAX, &u);
-			break;
-		}
+		r = parse_stat_field(&s, field, &p, &tok, end);
 		if (r < 0)
 			return ip_diag_set(d, r, "line 1: field %d '%s' is %s", field,
 					   EXCERPT(tok, skip_token(tok, end)),
