@@ -351,6 +351,97 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
 	return ip_parse_interrupts_body(text + used, len - used, hdr, 2, cb, ctx, d);
 }
 
+/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total counters that are not
+ * IRQ lines, skipped; anything else without a number is an error. */
+static int check_counter_label(const char *lab, const char *eol, int lineno, struct ip_diag *d)
+{
+	const char *t = skip_token(lab, eol);
+
+	if (t[-1] != ':')
+		return ip_diag_set(d, -EINVAL, "line %d: expected 'IRQ:' label, got '%s'", lineno,
+				   EXCERPT(lab, t));
+	return 0;
+}
+
+/* "N:" at *pp (== lab); *pp is left after the colon. */
+static int parse_irq_label(const char **pp, const char *eol, const char *lab, int lineno,
+			   uint64_t *irq, struct ip_diag *d)
+{
+	int r = parse_u64(pp, eol, irq);
+
+	if (r == 0 && *irq > UINT_MAX)
+		r = -ERANGE;
+	if (r == 0 && (*pp == eol || **pp != ':'))
+		r = -EINVAL;
+	if (r < 0) {
+		ip_diag_set(d, r, "line %d: bad IRQ number '%s'", lineno,
+			    EXCERPT(lab, skip_token(lab, eol)));
+		return r;
+	}
+	(*pp)++;
+	return 0;
+}
+
+/* One count per header column, no fewer; *pp is left after the last. */
+static int parse_count_columns(const char **pp, const char *eol, int ncols, int lineno,
+			       unsigned irq, uint64_t *counts, struct ip_diag *d)
+{
+	const char *p = *pp;
+	int r;
+
+	for (int i = 0; i < ncols; i++) {
+		const char *tok;
+
+		p = skip_count_pad(p, eol);
+		tok = p;
+		if (p == eol || !is_digit(*p))
+			return ip_diag_set(
+				d, -EINVAL,
+				"line %d: IRQ %u has %d count columns, header has %d (next: '%s')",
+				lineno, irq, i, ncols, EXCERPT(tok, skip_token(tok, eol)));
+		r = parse_count(&p, eol, &counts[i]);
+		if (r == 0 && p < eol && !is_blank(*p))
+			r = -EINVAL;
+		if (r < 0) {
+			ip_diag_set(d, r, "line %d: IRQ %u count column %d '%s' is %s", lineno, irq,
+				    i, EXCERPT(tok, skip_token(tok, eol)),
+				    r == -ERANGE ? "above 2^64-1" : "not a number");
+			return r;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+/* One IRQ line from lab (its first non-blank) to eol, handed to cb. */
+static int parse_irq_line(const char *lab, const char *eol, const struct ip_irq_header *hdr,
+			  int lineno, struct irq_scratch *sc, uint64_t *counts, ip_irq_line_cb cb,
+			  void *ctx, struct ip_diag *d)
+{
+	const char *p = lab;
+	struct ip_irq_line l;
+	uint64_t irq;
+	int r;
+
+	r = parse_irq_label(&p, eol, lab, lineno, &irq, d);
+	if (r < 0)
+		return r;
+	r = parse_count_columns(&p, eol, hdr->ncols, lineno, (unsigned)irq, counts, d);
+	if (r < 0)
+		return r;
+	l = (struct ip_irq_line){
+		.irq = (unsigned)irq,
+		.lineno = lineno,
+		.counts = counts,
+		.ncounts = hdr->ncols,
+	};
+	r = parse_irq_tail(p, eol, lineno, sc, &l, d);
+	if (r < 0)
+		return r;
+	/* The callback explains its own refusal in d. */
+	return cb ? cb(ctx, &l) : 0;
+}
+
 int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
 			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d)
 {
@@ -360,85 +451,20 @@ int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_h
 	int lineno = first_lineno - 1, r = 0;
 
 	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
-		struct ip_irq_line l;
-		const char *lab;
-		uint64_t irq;
-
 		lineno++;
 		eol = line_end(p, end);
-		lab = p = skip_blank(p, eol);
+		p = skip_blank(p, eol);
 		if (p == eol)
 			continue;
-		if (!is_digit(*p)) {
-			/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total
-			 * counters that are not IRQ lines. */
-			const char *t = skip_token(p, eol);
-
-			if (t[-1] != ':') {
-				r = ip_diag_set(d, -EINVAL,
-						"line %d: expected 'IRQ:' label, got '%s'", lineno,
-						EXCERPT(lab, t));
-				goto out;
-			}
-			continue;
-		}
-		r = parse_u64(&p, eol, &irq);
-		if (r == 0 && irq > UINT_MAX)
-			r = -ERANGE;
-		if (r == 0 && (p == eol || *p != ':'))
-			r = -EINVAL;
-		if (r < 0) {
-			ip_diag_set(d, r, "line %d: bad IRQ number '%s'", lineno,
-				    EXCERPT(lab, skip_token(lab, eol)));
-			goto out;
-		}
-		p++;
-
-		for (int i = 0; i < hdr->ncols; i++) {
-			const char *tok;
-
-			p = skip_count_pad(p, eol);
-			tok = p;
-			if (p == eol || !is_digit(*p)) {
-				r = ip_diag_set(
-					d, -EINVAL,
-					"line %d: IRQ %u has %d count columns, header has %d (next: '%s')",
-					lineno, (unsigned)irq, i, hdr->ncols,
-					EXCERPT(tok, skip_token(tok, eol)));
-				goto out;
-			}
-			r = parse_count(&p, eol, &counts[i]);
-			if (r == 0 && p < eol && !is_blank(*p))
-				r = -EINVAL;
-			if (r < 0) {
-				ip_diag_set(d, r, "line %d: IRQ %u count column %d '%s' is %s",
-					    lineno, (unsigned)irq, i,
-					    EXCERPT(tok, skip_token(tok, eol)),
-					    r == -ERANGE ? "above 2^64-1" : "not a number");
-				goto out;
-			}
-		}
-
-		l = (struct ip_irq_line){
-			.irq = (unsigned)irq,
-			.lineno = lineno,
-			.counts = counts,
-			.ncounts = hdr->ncols,
-		};
-		r = parse_irq_tail(p, eol, lineno, &sc, &l, d);
+		if (!is_digit(*p))
+			r = check_counter_label(p, eol, lineno, d);
+		else
+			r = parse_irq_line(p, eol, hdr, lineno, &sc, counts, cb, ctx, d);
 		if (r < 0)
-			goto out;
-		if (cb) {
-			/* The callback explains its own refusal in d. */
-			r = cb(ctx, &l);
-			if (r < 0)
-				goto out;
-		}
+			break;
 	}
-	r = 0;
-out:
 	free(sc.buf);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char **names, int max)
