@@ -47,6 +47,58 @@ static void set_chip(struct ip_dt_irq *out, const char *chip, int prefix)
 	out->chip_is_prefix = prefix;
 }
 
+/* A GICv2 (v2) or GICv3 interrupt specifier. */
+static int gic_translate(int v2, unsigned ncells, const uint32_t *spec, struct ip_dt_irq *out,
+			 struct ip_diag *d)
+{
+	/*
+	 * drivers/irqchip/irq-gic.c gic_irq_domain_translate and
+	 * irq-gic-v3.c gic_irq_domain_translate: cell 0 is the type
+	 * (0 SPI, 1 PPI; v3 adds 2 ESPI, 3 EPPI), cell 1 the number,
+	 * cell 2 the flags; a 4th cell (gs101, RK3399) is a PPI
+	 * partition phandle and does not change the hwirq. The SPI
+	 * hwirq is n + 32 and the PPI hwirq n + 16, as GIC INTIDs
+	 * are numbered.
+	 */
+	if (ncells < 3)
+		return ip_diag_set(d, -EINVAL, "GIC with #interrupt-cells %u (needs 3 or more)", ncells);
+	switch (spec[0]) {
+	case 0:
+		if (spec[1] > 987)
+			return ip_diag_set(d, -EINVAL, "GIC SPI %u out of range", spec[1]);
+		out->hwirq = spec[1] + 32;
+		break;
+	case 1:
+		if (spec[1] > 15)
+			return ip_diag_set(d, -EINVAL, "GIC PPI %u out of range", spec[1]);
+		out->hwirq = spec[1] + 16;
+		break;
+	case 2: /* ESPI: INTID 4096 + n */
+		if (v2 || spec[1] > 1023)
+			return ip_diag_set(d, -EINVAL, "GIC extended SPI %u not valid here", spec[1]);
+		out->hwirq = spec[1] + 4096;
+		break;
+	case 3: /* EPPI: INTID 1056 + n */
+		if (v2 || spec[1] > 63)
+			return ip_diag_set(d, -EINVAL, "GIC extended PPI %u not valid here", spec[1]);
+		out->hwirq = spec[1] + 1056;
+		break;
+	default:
+		return ip_diag_set(d, -EINVAL, "GIC interrupt type %u unknown", spec[0]);
+	}
+	/*
+	 * irq-gic-v3.c names its chip "GICv3"; irq-gic.c prints the
+	 * primary GIC as "GIC-0" (gic_irq_print_chip) and names it
+	 * "GIC" or "GICv2" in chip_name, so for v2 the prefix is
+	 * what is sure.
+	 */
+	if (v2)
+		set_chip(out, "GIC", 1);
+	else
+		set_chip(out, "GICv3", 0);
+	return 0;
+}
+
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
@@ -59,54 +111,8 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 	for (size_t i = 0; i < ARRAY_SIZE(gicv2); i++)
 		v2 |= ip_dt_compatible(compat, clen, gicv2[i]);
 
-	if (v2 || ip_dt_compatible(compat, clen, "arm,gic-v3")) {
-		/*
-		 * drivers/irqchip/irq-gic.c gic_irq_domain_translate and
-		 * irq-gic-v3.c gic_irq_domain_translate: cell 0 is the type
-		 * (0 SPI, 1 PPI; v3 adds 2 ESPI, 3 EPPI), cell 1 the number,
-		 * cell 2 the flags; a 4th cell (gs101, RK3399) is a PPI
-		 * partition phandle and does not change the hwirq. The SPI
-		 * hwirq is n + 32 and the PPI hwirq n + 16, as GIC INTIDs
-		 * are numbered.
-		 */
-		if (ncells < 3)
-			return ip_diag_set(d, -EINVAL, "GIC with #interrupt-cells %u (needs 3 or more)", ncells);
-		switch (spec[0]) {
-		case 0:
-			if (spec[1] > 987)
-				return ip_diag_set(d, -EINVAL, "GIC SPI %u out of range", spec[1]);
-			out->hwirq = spec[1] + 32;
-			break;
-		case 1:
-			if (spec[1] > 15)
-				return ip_diag_set(d, -EINVAL, "GIC PPI %u out of range", spec[1]);
-			out->hwirq = spec[1] + 16;
-			break;
-		case 2: /* ESPI: INTID 4096 + n */
-			if (v2 || spec[1] > 1023)
-				return ip_diag_set(d, -EINVAL, "GIC extended SPI %u not valid here", spec[1]);
-			out->hwirq = spec[1] + 4096;
-			break;
-		case 3: /* EPPI: INTID 1056 + n */
-			if (v2 || spec[1] > 63)
-				return ip_diag_set(d, -EINVAL, "GIC extended PPI %u not valid here", spec[1]);
-			out->hwirq = spec[1] + 1056;
-			break;
-		default:
-			return ip_diag_set(d, -EINVAL, "GIC interrupt type %u unknown", spec[0]);
-		}
-		/*
-		 * irq-gic-v3.c names its chip "GICv3"; irq-gic.c prints the
-		 * primary GIC as "GIC-0" (gic_irq_print_chip) and names it
-		 * "GIC" or "GICv2" in chip_name, so for v2 the prefix is
-		 * what is sure.
-		 */
-		if (v2)
-			set_chip(out, "GIC", 1);
-		else
-			set_chip(out, "GICv3", 0);
-		return 0;
-	}
+	if (v2 || ip_dt_compatible(compat, clen, "arm,gic-v3"))
+		return gic_translate(v2, ncells, spec, out, d);
 	if (ip_dt_compatible(compat, clen, "qcom,pdc")) {
 		/* drivers/irqchip/qcom-pdc.c qcom_pdc_translate: the PDC pin is
 		 * the hwirq, the chip is named "PDC". */

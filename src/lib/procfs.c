@@ -351,6 +351,97 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
 	return ip_parse_interrupts_body(text + used, len - used, hdr, 2, cb, ctx, d);
 }
 
+/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total counters that are not
+ * IRQ lines, skipped; anything else without a number is an error. */
+static int check_counter_label(const char *lab, const char *eol, int lineno, struct ip_diag *d)
+{
+	const char *t = skip_token(lab, eol);
+
+	if (t[-1] != ':')
+		return ip_diag_set(d, -EINVAL, "line %d: expected 'IRQ:' label, got '%s'", lineno,
+				   EXCERPT(lab, t));
+	return 0;
+}
+
+/* "N:" at *pp (== lab); *pp is left after the colon. */
+static int parse_irq_label(const char **pp, const char *eol, const char *lab, int lineno,
+			   uint64_t *irq, struct ip_diag *d)
+{
+	int r = parse_u64(pp, eol, irq);
+
+	if (r == 0 && *irq > UINT_MAX)
+		r = -ERANGE;
+	if (r == 0 && (*pp == eol || **pp != ':'))
+		r = -EINVAL;
+	if (r < 0) {
+		ip_diag_set(d, r, "line %d: bad IRQ number '%s'", lineno,
+			    EXCERPT(lab, skip_token(lab, eol)));
+		return r;
+	}
+	(*pp)++;
+	return 0;
+}
+
+/* One count per header column, no fewer; *pp is left after the last. */
+static int parse_count_columns(const char **pp, const char *eol, int ncols, int lineno,
+			       unsigned irq, uint64_t *counts, struct ip_diag *d)
+{
+	const char *p = *pp;
+	int r;
+
+	for (int i = 0; i < ncols; i++) {
+		const char *tok;
+
+		p = skip_count_pad(p, eol);
+		tok = p;
+		if (p == eol || !is_digit(*p))
+			return ip_diag_set(
+				d, -EINVAL,
+				"line %d: IRQ %u has %d count columns, header has %d (next: '%s')",
+				lineno, irq, i, ncols, EXCERPT(tok, skip_token(tok, eol)));
+		r = parse_count(&p, eol, &counts[i]);
+		if (r == 0 && p < eol && !is_blank(*p))
+			r = -EINVAL;
+		if (r < 0) {
+			ip_diag_set(d, r, "line %d: IRQ %u count column %d '%s' is %s", lineno, irq,
+				    i, EXCERPT(tok, skip_token(tok, eol)),
+				    r == -ERANGE ? "above 2^64-1" : "not a number");
+			return r;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+/* One IRQ line from lab (its first non-blank) to eol, handed to cb. */
+static int parse_irq_line(const char *lab, const char *eol, const struct ip_irq_header *hdr,
+			  int lineno, struct irq_scratch *sc, uint64_t *counts, ip_irq_line_cb cb,
+			  void *ctx, struct ip_diag *d)
+{
+	const char *p = lab;
+	struct ip_irq_line l;
+	uint64_t irq;
+	int r;
+
+	r = parse_irq_label(&p, eol, lab, lineno, &irq, d);
+	if (r < 0)
+		return r;
+	r = parse_count_columns(&p, eol, hdr->ncols, lineno, (unsigned)irq, counts, d);
+	if (r < 0)
+		return r;
+	l = (struct ip_irq_line){
+		.irq = (unsigned)irq,
+		.lineno = lineno,
+		.counts = counts,
+		.ncounts = hdr->ncols,
+	};
+	r = parse_irq_tail(p, eol, lineno, sc, &l, d);
+	if (r < 0)
+		return r;
+	/* The callback explains its own refusal in d. */
+	return cb ? cb(ctx, &l) : 0;
+}
+
 int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
 			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d)
 {
@@ -360,85 +451,20 @@ int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_h
 	int lineno = first_lineno - 1, r = 0;
 
 	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
-		struct ip_irq_line l;
-		const char *lab;
-		uint64_t irq;
-
 		lineno++;
 		eol = line_end(p, end);
-		lab = p = skip_blank(p, eol);
+		p = skip_blank(p, eol);
 		if (p == eol)
 			continue;
-		if (!is_digit(*p)) {
-			/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total
-			 * counters that are not IRQ lines. */
-			const char *t = skip_token(p, eol);
-
-			if (t[-1] != ':') {
-				r = ip_diag_set(d, -EINVAL,
-						"line %d: expected 'IRQ:' label, got '%s'", lineno,
-						EXCERPT(lab, t));
-				goto out;
-			}
-			continue;
-		}
-		r = parse_u64(&p, eol, &irq);
-		if (r == 0 && irq > UINT_MAX)
-			r = -ERANGE;
-		if (r == 0 && (p == eol || *p != ':'))
-			r = -EINVAL;
-		if (r < 0) {
-			ip_diag_set(d, r, "line %d: bad IRQ number '%s'", lineno,
-				    EXCERPT(lab, skip_token(lab, eol)));
-			goto out;
-		}
-		p++;
-
-		for (int i = 0; i < hdr->ncols; i++) {
-			const char *tok;
-
-			p = skip_count_pad(p, eol);
-			tok = p;
-			if (p == eol || !is_digit(*p)) {
-				r = ip_diag_set(
-					d, -EINVAL,
-					"line %d: IRQ %u has %d count columns, header has %d (next: '%s')",
-					lineno, (unsigned)irq, i, hdr->ncols,
-					EXCERPT(tok, skip_token(tok, eol)));
-				goto out;
-			}
-			r = parse_count(&p, eol, &counts[i]);
-			if (r == 0 && p < eol && !is_blank(*p))
-				r = -EINVAL;
-			if (r < 0) {
-				ip_diag_set(d, r, "line %d: IRQ %u count column %d '%s' is %s",
-					    lineno, (unsigned)irq, i,
-					    EXCERPT(tok, skip_token(tok, eol)),
-					    r == -ERANGE ? "above 2^64-1" : "not a number");
-				goto out;
-			}
-		}
-
-		l = (struct ip_irq_line){
-			.irq = (unsigned)irq,
-			.lineno = lineno,
-			.counts = counts,
-			.ncounts = hdr->ncols,
-		};
-		r = parse_irq_tail(p, eol, lineno, &sc, &l, d);
+		if (!is_digit(*p))
+			r = check_counter_label(p, eol, lineno, d);
+		else
+			r = parse_irq_line(p, eol, hdr, lineno, &sc, counts, cb, ctx, d);
 		if (r < 0)
-			goto out;
-		if (cb) {
-			/* The callback explains its own refusal in d. */
-			r = cb(ctx, &l);
-			if (r < 0)
-				goto out;
-		}
+			break;
 	}
-	r = 0;
-out:
 	free(sc.buf);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char **names, int max)
@@ -614,12 +640,105 @@ static int reject_nul(const char *text, size_t len, struct ip_diag *d)
 	return ip_diag_set(d, -EINVAL, "line %d: NUL byte in input", line);
 }
 
-int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, struct ip_diag *d)
+/* Fields 1 and 2, "pid (comm)"; *pp is left after comm's closing ')'. */
+static int parse_stat_pid_comm(const char *text, const char *end, struct ip_pid_stat *s,
+			       const char **pp, struct ip_diag *d)
 {
-	const char *end = text + len, *p, *open, *close;
-	struct ip_pid_stat s = { 0 };
+	const char *p, *open, *close;
+	uint64_t u;
+	int r;
+
+	p = skip_blank(text, end);
+	r = token_u64(&p, end, INT_MAX, &u);
+	if (r < 0)
+		return ip_diag_set(d, r, "line 1: pid (field 1) is %s", errword(r));
+	s->pid = (pid_t)u;
+	open = skip_blank(p, end);
+	if (open == end || *open != '(')
+		return ip_diag_set(d, -EINVAL, "line 1: no '(' before comm (field 2)");
+	/* comm may itself hold ") ", so only the last ')' closes it. */
+	close = memrchr(open + 1, ')', end - open - 1);
+	if (!close)
+		return ip_diag_set(d, -EINVAL, "line 1: no ')' after comm (field 2)");
+	memcpy(s->comm, open + 1, MIN((size_t)(close - open - 1), sizeof(s->comm) - 1));
+	*pp = close + 1;
+	return 0;
+}
+
+/*
+ * Field 3 onwards, one token from *pp: the fields irqpilot uses go to *s,
+ * the others are only checked. *tokp is where the caller's error excerpt
+ * starts; an unused field above INT64_MAX is re-read from it, as unsigned.
+ */
+static int parse_stat_field(struct ip_pid_stat *s, int field, const char **pp,
+			    const char **tokp, const char *end)
+{
+	const char *p = *pp, *tok = *tokp;
 	uint64_t u;
 	int64_t i;
+	int r = 0;
+
+	switch (field) {
+	case 3:
+		p = skip_token(p, end);
+		if (p - tok != 1 ||
+		    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
+			r = -EINVAL;
+		s->state = *tok;
+		break;
+	case 4:
+		r = token_u64(&p, end, INT_MAX, &u);
+		s->ppid = (pid_t)u;
+		break;
+	case 14:
+		r = token_u64(&p, end, UINT64_MAX, &s->utime);
+		break;
+	case 15:
+		r = token_u64(&p, end, UINT64_MAX, &s->stime);
+		break;
+	case 18:
+		r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+		s->priority = (long)i;
+		break;
+	case 19:
+		r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
+		s->nice = (long)i;
+		break;
+	case 22:
+		r = token_u64(&p, end, UINT64_MAX, &s->starttime);
+		break;
+	case 39:
+		r = token_u64(&p, end, IP_CPU_MAX - 1, &u);
+		s->processor = (int)u;
+		s->has_processor = true;
+		break;
+	case 40:
+		r = token_u64(&p, end, UINT_MAX, &u);
+		s->rt_priority = (unsigned)u;
+		break;
+	case 41:
+		r = token_u64(&p, end, UINT_MAX, &u);
+		s->policy = (unsigned)u;
+		break;
+	case 42:
+		r = token_u64(&p, end, UINT64_MAX, &s->delayacct_blkio);
+		break;
+	default:
+		/* Unused fields: only their syntax matters. */
+		r = token_i64(&p, end, INT64_MIN, INT64_MAX, &i);
+		if (r == -ERANGE)
+			r = token_u64(&tok, end, UINT64_MAX, &u);
+		break;
+	}
+	*pp = p;
+	*tokp = tok;
+	return r;
+}
+
+int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, struct ip_diag *d)
+{
+	const char *end = text + len, *p = NULL;
+	struct ip_pid_stat s = { 0 };
 	int r, field;
 
 	if (len == 0)
@@ -630,21 +749,9 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 	/* One line; anything after its newline is not ours. */
 	end = trim_end(text, line_end(text, end));
 
-	p = skip_blank(text, end);
-	r = token_u64(&p, end, INT_MAX, &u);
+	r = parse_stat_pid_comm(text, end, &s, &p, d);
 	if (r < 0)
-		return ip_diag_set(d, r, "line 1: pid (field 1) is %s", errword(r));
-	s.pid = (pid_t)u;
-	open = skip_blank(p, end);
-	if (open == end || *open != '(')
-		return ip_diag_set(d, -EINVAL, "line 1: no '(' before comm (field 2)");
-	/* comm may itself hold ") ", so only the last ')' closes it. */
-	close = memrchr(open + 1, ')', end - open - 1);
-	if (!close)
-		return ip_diag_set(d, -EINVAL, "line 1: no ')' after comm (field 2)");
-	memcpy(s.comm, open + 1, MIN((size_t)(close - open - 1), sizeof(s.comm) - 1));
-
-	p = close + 1;
+		return r;
 	for (field = 3;; field++) {
 		const char *tok;
 
@@ -655,59 +762,7 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 		if (p == end)
 			break;
 		tok = p;
-		r = 0;
-		switch (field) {
-		case 3:
-			p = skip_token(p, end);
-			if (p - tok != 1 ||
-			    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
-				r = -EINVAL;
-			s.state = *tok;
-			break;
-		case 4:
-			r = token_u64(&p, end, INT_MAX, &u);
-			s.ppid = (pid_t)u;
-			break;
-		case 14:
-			r = token_u64(&p, end, UINT64_MAX, &s.utime);
-			break;
-		case 15:
-			r = token_u64(&p, end, UINT64_MAX, &s.stime);
-			break;
-		case 18:
-			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
-			s.priority = (long)i;
-			break;
-		case 19:
-			r = token_i64(&p, end, LONG_MIN, LONG_MAX, &i);
-			s.nice = (long)i;
-			break;
-		case 22:
-			r = token_u64(&p, end, UINT64_MAX, &s.starttime);
-			break;
-		case 39:
-			r = token_u64(&p, end, IP_CPU_MAX - 1, &u);
-			s.processor = (int)u;
-			s.has_processor = true;
-			break;
-		case 40:
-			r = token_u64(&p, end, UINT_MAX, &u);
-			s.rt_priority = (unsigned)u;
-			break;
-		case 41:
-			r = token_u64(&p, end, UINT_MAX, &u);
-			s.policy = (unsigned)u;
-			break;
-		case 42:
-			r = token_u64(&p, end, UINT64_MAX, &s.delayacct_blkio);
-			break;
-		default:
-			/* Unused fields: only their syntax matters. */
-			r = token_i64(&p, end, INT64_MIN, INT64_MAX, &i);
-			if (r == -ERANGE)
-				r = token_u64(&tok, end, UINT64_MAX, &u);
-			break;
-		}
+		r = parse_stat_field(&s, field, &p, &tok, end);
 		if (r < 0)
 			return ip_diag_set(d, r, "line 1: field %d '%s' is %s", field,
 					   EXCERPT(tok, skip_token(tok, end)),

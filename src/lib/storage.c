@@ -967,6 +967,55 @@ static int vectors_by_devicetree(struct scan *sc, struct ip_blockdev *bd, const 
 	return 0;
 }
 
+/* kernel/irq/msi.c msi_sysfs_populate_desc: one file per MSI IRQ, for any
+ * device with MSI descriptors, not only PCI */
+static int vectors_by_msi(struct ip_root *r, struct ip_blockdev *bd, const char *msi)
+{
+	_cleanup_free_ long *irqs = NULL;
+	int n = 0, ret;
+
+	bd->routes_tried |= 1u << IP_ROUTE_MSI;
+	if (list_numeric(r, msi, &irqs, &n) != 0 || n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
+		_cleanup_free_ char *kind = NULL;
+
+		/* "msi" or "msix"; read so that a capture holds the
+		 * entry and its replay finds the same vectors. */
+		if (!entry)
+			return -ENOMEM;
+		(void)ip_root_read_line(r, entry, &kind);
+		ret = add_vector_from(bd, (unsigned)irqs[i], IP_ROUTE_MSI, -1);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * A UFS host's first interrupt is the host controller's own (UIC, task
+ * management, errors; the ufs-qcom and ufs-mediatek bindings list it
+ * first), and with MCQ the per-queue ones follow it in queue order
+ * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is platform_get_irq(pdev,
+ * i + 1), requested with the name UFSHCD like the host's). The counts
+ * cannot tell this when a poll queue makes the hw queues one more than the
+ * per-queue interrupts, so the host is named here.
+ */
+static int mark_ufs_host_vector(struct ip_root *r, struct ip_blockdev *bd)
+{
+	char pn[64];
+	int ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(pn, "ufshcd") == 0)
+		for (int i = 0; i < bd->nr_vectors; i++)
+			if (bd->vectors[i].dt_index == 0)
+				bd->vectors[i].admin = true;
+	return 0;
+}
+
 /*
  * The routes in the order the kernel's own facts come: msi_irqs (PCI and
  * platform MSI: Qualcomm UFS ESI, GICv3 ITS), the PCI irq file, the
@@ -979,31 +1028,15 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	_cleanup_free_ char *msi = ip_asprintf("%s/msi_irqs", b->path);
 	_cleanup_free_ char *irqf = ip_asprintf("%s/irq", b->path);
 	_cleanup_free_ char *fw = ip_asprintf("%s/firmware_node", b->path);
-	_cleanup_free_ long *irqs = NULL;
 	struct ip_diag dd = { "" };
 	long long irq;
-	int n = 0, ret;
+	int ret;
 
 	if (!msi || !irqf || !fw)
 		return -ENOMEM;
-	/* kernel/irq/msi.c msi_sysfs_populate_desc: one file per MSI IRQ,
-	 * for any device with MSI descriptors, not only PCI */
-	bd->routes_tried |= 1u << IP_ROUTE_MSI;
-	if (list_numeric(r, msi, &irqs, &n) == 0 && n > 0) {
-		for (int i = 0; i < n; i++) {
-			_cleanup_free_ char *entry = ip_asprintf("%s/%ld", msi, irqs[i]);
-			_cleanup_free_ char *kind = NULL;
-
-			/* "msi" or "msix"; read so that a capture holds the
-			 * entry and its replay finds the same vectors. */
-			if (!entry)
-				return -ENOMEM;
-			(void)ip_root_read_line(r, entry, &kind);
-			ret = add_vector_from(bd, (unsigned)irqs[i], IP_ROUTE_MSI, -1);
-			if (ret < 0)
-				return ret;
-		}
-	}
+	ret = vectors_by_msi(r, bd, msi);
+	if (ret < 0)
+		return ret;
 	if (b->bus == IP_BUS_PCI) {
 		if (bd->nr_vectors)
 			return 0;
@@ -1022,26 +1055,9 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	if (ret < 0)
 		snprintf(bd->route_note, sizeof(bd->route_note), "devicetree: %s", dd.msg);
 	if (bd->route == IP_ROUTE_DT && bd->nr_vectors > 1) {
-		char pn[64];
-
-		/*
-		 * A UFS host's first interrupt is the host controller's own
-		 * (UIC, task management, errors; the ufs-qcom and
-		 * ufs-mediatek bindings list it first), and with MCQ the
-		 * per-queue ones follow it in queue order
-		 * (ufs-mediatek.c ufs_mtk_init_mcq_irq: queue i is
-		 * platform_get_irq(pdev, i + 1), requested with the name
-		 * UFSHCD like the host's). The counts cannot tell this when
-		 * a poll queue makes the hw queues one more than the
-		 * per-queue interrupts, so the host is named here.
-		 */
-		ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+		ret = mark_ufs_host_vector(r, bd);
 		if (ret < 0)
 			return ret;
-		if (strcmp(pn, "ufshcd") == 0)
-			for (int i = 0; i < bd->nr_vectors; i++)
-				if (bd->vectors[i].dt_index == 0)
-					bd->vectors[i].admin = true;
 	}
 	if (bd->nr_vectors)
 		return 0;
@@ -1180,10 +1196,12 @@ static int msix_offset(struct ip_root *r, const struct ip_blockdev *bd, int maxm
 	return -1;
 }
 
-static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
-			int nr_names)
+/* Queue numbers from the kernel's action names (nvme0q3, msixM); returns
+ * how many vectors got one and the highest in *maxq. */
+static int map_by_name(struct ip_blockdev *bd, const struct ip_irq_name *names, int nr_names,
+		       int *maxq)
 {
-	int io = 0, named = 0, maxq = -1, o;
+	int named = 0;
 
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
@@ -1197,74 +1215,93 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 			v->queue = q.queue;
 			v->map = IP_VEC_MAP_NAME;
 			named++;
-			maxq = MAX(maxq, q.queue);
+			*maxq = MAX(*maxq, q.queue);
 		} else {
 			/* a route may already know it is the host's own (UFS) */
 			v->admin = v->admin || q.admin;
 		}
 	}
+	return named;
+}
 
-	o = named ? msix_offset(r, bd, maxq) : -1;
-	if (o > 0) {
-		for (int i = 0; i < bd->nr_vectors; i++) {
-			struct ip_vector *v = &bd->vectors[i];
+/* With the offset o > 0 that msix_offset found, msixM serves queue M - o;
+ * returns how many named vectors are left. */
+static int apply_msix_offset(struct ip_blockdev *bd, int o, int named)
+{
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		struct ip_vector *v = &bd->vectors[i];
 
-			if (v->map != IP_VEC_MAP_NAME)
-				continue;
-			if (v->queue >= o) {
-				v->queue -= o;
-				continue;
-			}
-			/*
-			 * Below the offset: pre-vectors. One is mpi3mr's admin
-			 * reply queue (op_reply_q_offset = 1); more are the
-			 * high-IOPS reply queues of megaraid_sas
-			 * (low_latency_index_start) and mpt3sas
-			 * (high_iops_queues), which the drivers pick for a
-			 * busy device whatever queue the I/O came on
-			 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
-			 * on the I/O path, serving every queue.
-			 */
-			v->admin = o == 1;
+		if (v->map != IP_VEC_MAP_NAME)
+			continue;
+		if (v->queue >= o) {
+			v->queue -= o;
+			continue;
+		}
+		/*
+		 * Below the offset: pre-vectors. One is mpi3mr's admin
+		 * reply queue (op_reply_q_offset = 1); more are the
+		 * high-IOPS reply queues of megaraid_sas
+		 * (low_latency_index_start) and mpt3sas
+		 * (high_iops_queues), which the drivers pick for a
+		 * busy device whatever queue the I/O came on
+		 * (megasas_get_msix_index, _base_get_high_iops_msix_index):
+		 * on the I/O path, serving every queue.
+		 */
+		v->admin = o == 1;
+		v->queue = -1;
+		v->map = IP_VEC_MAP_NONE;
+		named--;
+	}
+	return named;
+}
+
+/*
+ * Affinities unreadable: mpi3mr and megaraid_sas reserve msix0 for the
+ * admin queue when they have more than one vector (op_reply_q_offset = 1),
+ * so msixM then serves hw queue M-1: one named queue too many gives that
+ * away.
+ */
+static void msix0_is_admin(struct ip_blockdev *bd)
+{
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		struct ip_vector *v = &bd->vectors[i];
+
+		if (v->map != IP_VEC_MAP_NAME)
+			continue;
+		if (v->queue == 0) {
+			v->admin = true;
 			v->queue = -1;
 			v->map = IP_VEC_MAP_NONE;
-			named--;
-		}
-	} else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues) {
-		/*
-		 * Affinities unreadable: mpi3mr and megaraid_sas reserve
-		 * msix0 for the admin queue when they have more than one
-		 * vector (op_reply_q_offset = 1), so msixM then serves hw
-		 * queue M-1: one named queue too many gives that away.
-		 */
-		for (int i = 0; i < bd->nr_vectors; i++) {
-			struct ip_vector *v = &bd->vectors[i];
-
-			if (v->map != IP_VEC_MAP_NAME)
-				continue;
-			if (v->queue == 0) {
-				v->admin = true;
-				v->queue = -1;
-				v->map = IP_VEC_MAP_NONE;
-			} else {
-				v->queue--;
-			}
+		} else {
+			v->queue--;
 		}
 	}
+}
 
-	/* A name that points past the last queue is not to be trusted. */
+/* A name that points past the last queue is not to be trusted. Returns
+ * the I/O (non-admin) vectors; *named loses the distrusted ones. */
+static int drop_names_past_queues(struct ip_blockdev *bd, int *named)
+{
+	int io = 0;
+
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		struct ip_vector *v = &bd->vectors[i];
 
 		if (v->map == IP_VEC_MAP_NAME && v->queue >= bd->nr_queues) {
 			v->queue = -1;
 			v->map = IP_VEC_MAP_NONE;
-			named--;
+			(*named)--;
 		}
 		if (!v->admin)
 			io++;
 	}
+	return io;
+}
 
+/* No names: one I/O vector serves every queue, or the vectors follow the
+ * queues in the order the counts allow. Returns the I/O vectors left. */
+static int map_unnamed(struct ip_blockdev *bd, int io, int named)
+{
 	if (io == 1) {
 		/* one I/O vector serves every queue (AHCI, UFS, INTx lines) */
 		for (int i = 0; i < bd->nr_vectors; i++) {
@@ -1293,7 +1330,11 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 		if (io == bd->nr_queues + 1)
 			io--;
 	}
+	return io;
+}
 
+static void link_queues(struct ip_blockdev *bd, int io)
+{
 	for (int qi = 0; qi < bd->nr_queues; qi++) {
 		struct ip_hwqueue *hq = &bd->queues[qi];
 
@@ -1312,6 +1353,22 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 	}
 }
 
+static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct ip_irq_name *names,
+			int nr_names)
+{
+	int io, named, maxq = -1, o;
+
+	named = map_by_name(bd, names, nr_names, &maxq);
+	o = named ? msix_offset(r, bd, maxq) : -1;
+	if (o > 0)
+		named = apply_msix_offset(bd, o, named);
+	else if (o < 0 && named == bd->nr_queues + 1 && maxq == bd->nr_queues)
+		msix0_is_admin(bd);
+	io = drop_names_past_queues(bd, &named);
+	io = map_unnamed(bd, io, named);
+	link_queues(bd, io);
+}
+
 static void blockdev_free(struct ip_blockdev *bd)
 {
 	free(bd->syspath);
@@ -1320,14 +1377,65 @@ static void blockdev_free(struct ip_blockdev *bd)
 	memset(bd, 0, sizeof(*bd));
 }
 
+/* queue/ knobs the policy reads; absent or odd ones keep the defaults */
+static int read_queue_knobs(struct ip_root *r, struct ip_blockdev *bd)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/queue/rq_affinity", bd->syspath);
+	long long v;
+
+	if (!path)
+		return -ENOMEM;
+	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v <= 2)
+		bd->rq_affinity = (int)v;
+	free(path);
+	path = ip_asprintf("%s/queue/rotational", bd->syspath);
+	if (!path)
+		return -ENOMEM;
+	bd->rotational = ip_root_read_long(r, path, &v) == 0 && v == 1;
+	return 0;
+}
+
+/* The bus device's local_cpulist and numa_node. Neither is fatal: what
+ * cannot be used is said in numa_note, and the device is still steered. */
+static int read_locality(struct ip_root *r, struct ip_blockdev *bd, const char *devpath)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/local_cpulist", devpath);
+	_cleanup_free_ char *text = NULL;
+	long long v;
+	int ret;
+
+	if (!path)
+		return -ENOMEM;
+	cpuset_zero(&bd->local_cpus);
+	/* drivers/pci/pci-sysfs.c local_cpulist_show: a cpulist and "\n". A
+	 * garbled one is said, and the policy falls back to the topology's
+	 * CPUs of numa_node: the device is still steered. */
+	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0) {
+		cpuset_zero(&bd->local_cpus);
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: not a CPU list: \"%.*s\"", path,
+			 (int)strcspn(text, "\n") > 48 ? 48 : (int)strcspn(text, "\n"), text);
+	}
+	free(path);
+	path = ip_asprintf("%s/numa_node", devpath);
+	if (!path)
+		return -ENOMEM;
+	/* numa_node_show: "%d\n", -1 (NUMA_NO_NODE) when firmware gave none */
+	ret = ip_root_read_long(r, path, &v);
+	if (ret == 0 && v >= 0 && v < 65536)
+		bd->numa_node = (int)v;
+	else if ((ret == 0 && v != -1) || (ret < 0 && ret != -ENOENT && !bd->numa_note[0]))
+		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: %s", path,
+			 ret == -EINVAL ? "not a decimal number" : ret < 0 ? strerror(-ret) : "not a NUMA node");
+	return 0;
+}
+
 static int read_blockdev(struct scan *sc, const char *dir, const char *name, struct ip_blockdev *bd,
 			 struct ip_diag *d)
 {
 	struct ip_root *r = sc->r;
 	_cleanup_free_ char *link = ip_asprintf("%s/%s", dir, name);
-	_cleanup_free_ char *devf = NULL, *text = NULL, *path = NULL;
+	_cleanup_free_ char *devf = NULL, *text = NULL;
 	struct busdev b;
-	long long v;
 	int ret;
 
 	memset(bd, 0, sizeof(*bd));
@@ -1351,16 +1459,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	if (sscanf(text, "%u:%u", &bd->major, &bd->minor) != 2)
 		return ip_diag_set(d, -EINVAL, "%s: not major:minor: \"%s\"", devf, text);
 
-	path = ip_asprintf("%s/queue/rq_affinity", bd->syspath);
-	if (!path)
-		return -ENOMEM;
-	if (ip_root_read_long(r, path, &v) == 0 && v >= 0 && v <= 2)
-		bd->rq_affinity = (int)v;
-	free(path);
-	path = ip_asprintf("%s/queue/rotational", bd->syspath);
-	if (!path)
-		return -ENOMEM;
-	bd->rotational = ip_root_read_long(r, path, &v) == 0 && v == 1;
+	ret = read_queue_knobs(r, bd);
+	if (ret < 0)
+		return ret;
 
 	ret = read_queues(r, bd, d);
 	if (ret < 0)
@@ -1373,32 +1474,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	copy_str(bd->bus_id, sizeof(bd->bus_id), base_name(b.path));
 	bd->bus = b.bus;
 
-	free(path);
-	path = ip_asprintf("%s/local_cpulist", b.path);
-	if (!path)
-		return -ENOMEM;
-	free(text);
-	text = NULL;
-	cpuset_zero(&bd->local_cpus);
-	/* drivers/pci/pci-sysfs.c local_cpulist_show: a cpulist and "\n". A
-	 * garbled one is said, and the policy falls back to the topology's
-	 * CPUs of numa_node: the device is still steered. */
-	if (ip_root_read(r, path, &text, NULL) == 0 && cpuset_parse_list(&bd->local_cpus, text) < 0) {
-		cpuset_zero(&bd->local_cpus);
-		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: not a CPU list: \"%.*s\"", path,
-			 (int)strcspn(text, "\n") > 48 ? 48 : (int)strcspn(text, "\n"), text);
-	}
-	free(path);
-	path = ip_asprintf("%s/numa_node", b.path);
-	if (!path)
-		return -ENOMEM;
-	/* numa_node_show: "%d\n", -1 (NUMA_NO_NODE) when firmware gave none */
-	ret = ip_root_read_long(r, path, &v);
-	if (ret == 0 && v >= 0 && v < 65536)
-		bd->numa_node = (int)v;
-	else if ((ret == 0 && v != -1) || (ret < 0 && ret != -ENOENT && !bd->numa_note[0]))
-		snprintf(bd->numa_note, sizeof(bd->numa_note), "%s: %s", path,
-			 ret == -EINVAL ? "not a decimal number" : ret < 0 ? strerror(-ret) : "not a NUMA node");
+	ret = read_locality(r, bd, b.path);
+	if (ret < 0)
+		return ret;
 
 	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)

@@ -695,13 +695,87 @@ static int common(const struct ip_topology *t, const ip_cpuset *dom, size_t off)
 	return v == -2 ? -1 : v;
 }
 
+/* The group an online CPU's domain is keyed by, besides its capacity: its
+ * cluster when that holds more than one core, else its LLC, else its package. */
+static struct group_key cpu_group_key(const struct ip_topology *t, const struct ip_cpu *cpu,
+				      const int *cluster_size)
+{
+	if (cpu->cluster >= 0 && cpu->cluster < t->nr_cpus &&
+	    cluster_size[cpu->cluster] > cpuset_count(&cpu->smt))
+		return (struct group_key){ cpu->capacity, GROUP_CLUSTER, cpu->cluster };
+	if (cpu->llc >= 0)
+		return (struct group_key){ cpu->capacity, GROUP_LLC, cpu->llc };
+	if (cpu->package >= 0)
+		return (struct group_key){ cpu->capacity, GROUP_PACKAGE, cpu->package };
+	return (struct group_key){ cpu->capacity, GROUP_NONE, 0 };
+}
+
+/* One domain per distinct key, in the order of their first CPU; returns how many. */
+static int group_cpus(const struct ip_topology *t, const int *cluster_size, struct group_key *keys,
+		      struct ip_domain *doms)
+{
+	int nd = 0;
+
+	for (int c = 0; c < t->nr_cpus; c++) {
+		const struct ip_cpu *cpu = &t->cpus[c];
+		struct group_key k;
+		int i;
+
+		if (!cpu->online)
+			continue;
+		k = cpu_group_key(t, cpu, cluster_size);
+		for (i = 0; i < nd; i++)
+			if (keys[i].capacity == k.capacity && keys[i].kind == k.kind &&
+			    keys[i].id == k.id)
+				break;
+		if (i == nd) {
+			keys[nd] = k;
+			doms[nd].capacity = k.capacity;
+			cpuset_zero(&doms[nd].cpus);
+			nd++;
+		}
+		cpuset_set(&doms[i].cpus, c);
+	}
+	return nd;
+}
+
+/* Sorted domains get their ids, their capacity class (the highest
+ * capacity is performance, the lowest efficiency) and what their CPUs
+ * share; each CPU learns its domain. */
+static void classify_domains(struct ip_topology *t, struct ip_domain *doms, int nd)
+{
+	unsigned hi = 0, lo = UINT32_MAX;
+
+	qsort(doms, nd, sizeof(*doms), cmp_domain);
+	for (int i = 0; i < nd; i++) {
+		hi = MAX(hi, doms[i].capacity);
+		lo = MIN(lo, doms[i].capacity);
+	}
+	for (int i = 0; i < nd; i++) {
+		struct ip_domain *dom = &doms[i];
+
+		dom->id = i;
+		if (dom->capacity == hi)
+			dom->cls = IP_CLASS_PERFORMANCE;
+		else if (dom->capacity == lo)
+			dom->cls = IP_CLASS_EFFICIENCY;
+		else
+			dom->cls = IP_CLASS_MID;
+		dom->llc = common(t, &dom->cpus, offsetof(struct ip_cpu, llc));
+		dom->cluster = common(t, &dom->cpus, offsetof(struct ip_cpu, cluster));
+		dom->package = common(t, &dom->cpus, offsetof(struct ip_cpu, package));
+		dom->node = common(t, &dom->cpus, offsetof(struct ip_cpu, node));
+		CPUSET_FOREACH(c, &dom->cpus)
+			t->cpus[c].domain = i;
+	}
+}
+
 int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov, struct ip_diag *d)
 {
 	_cleanup_free_ int *cluster_size = NULL;
 	_cleanup_free_ struct group_key *keys = NULL;
 	struct ip_domain *doms = NULL;
-	unsigned hi = 0, lo = UINT32_MAX;
-	int nd = 0, ret;
+	int nd, ret;
 
 	free(t->domains);
 	t->domains = NULL;
@@ -737,55 +811,8 @@ int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov,
 		if (t->cpus[c].online && t->cpus[c].cluster >= 0 && t->cpus[c].cluster < t->nr_cpus)
 			cluster_size[t->cpus[c].cluster]++;
 
-	for (int c = 0; c < t->nr_cpus; c++) {
-		struct ip_cpu *cpu = &t->cpus[c];
-		struct group_key k = { cpu->capacity, GROUP_NONE, 0 };
-		int i;
-
-		if (!cpu->online)
-			continue;
-		if (cpu->cluster >= 0 && cpu->cluster < t->nr_cpus &&
-		    cluster_size[cpu->cluster] > cpuset_count(&cpu->smt))
-			k = (struct group_key){ cpu->capacity, GROUP_CLUSTER, cpu->cluster };
-		else if (cpu->llc >= 0)
-			k = (struct group_key){ cpu->capacity, GROUP_LLC, cpu->llc };
-		else if (cpu->package >= 0)
-			k = (struct group_key){ cpu->capacity, GROUP_PACKAGE, cpu->package };
-		for (i = 0; i < nd; i++)
-			if (keys[i].capacity == k.capacity && keys[i].kind == k.kind &&
-			    keys[i].id == k.id)
-				break;
-		if (i == nd) {
-			keys[nd] = k;
-			doms[nd].capacity = k.capacity;
-			cpuset_zero(&doms[nd].cpus);
-			nd++;
-		}
-		cpuset_set(&doms[i].cpus, c);
-	}
-
-	qsort(doms, nd, sizeof(*doms), cmp_domain);
-	for (int i = 0; i < nd; i++) {
-		hi = MAX(hi, doms[i].capacity);
-		lo = MIN(lo, doms[i].capacity);
-	}
-	for (int i = 0; i < nd; i++) {
-		struct ip_domain *dom = &doms[i];
-
-		dom->id = i;
-		if (dom->capacity == hi)
-			dom->cls = IP_CLASS_PERFORMANCE;
-		else if (dom->capacity == lo)
-			dom->cls = IP_CLASS_EFFICIENCY;
-		else
-			dom->cls = IP_CLASS_MID;
-		dom->llc = common(t, &dom->cpus, offsetof(struct ip_cpu, llc));
-		dom->cluster = common(t, &dom->cpus, offsetof(struct ip_cpu, cluster));
-		dom->package = common(t, &dom->cpus, offsetof(struct ip_cpu, package));
-		dom->node = common(t, &dom->cpus, offsetof(struct ip_cpu, node));
-		CPUSET_FOREACH(c, &dom->cpus)
-			t->cpus[c].domain = i;
-	}
+	nd = group_cpus(t, cluster_size, keys, doms);
+	classify_domains(t, doms, nd);
 	if (nd == 0) {
 		free(doms);
 		doms = NULL;
