@@ -1596,101 +1596,132 @@ static int read_time(struct ip_root *r, uint64_t *t)
 	return 0;
 }
 
-int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+/* The time, the topology and the per-CPU arrays every snapshot has. */
+static int sample_frame(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
 {
-	uint64_t sig = 0;
 	int ret, nr_cpus;
 
-	memset(snap, 0, sizeof(*snap));
 	ret = read_time(s->root, &snap->time_ns);
 	if (ret < 0) {
 		ip_diag_set(d, ret, "irqpilot/time_ns: not a count of nanoseconds");
-		goto fail;
+		return ret;
 	}
 	ret = ensure_topology(s, d);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	ret = topology_copy(&snap->topo, &s->topo);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	nr_cpus = snap->topo.nr_cpus;
 	snap->irq_load = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(uint64_t));
 	snap->block_softirq = calloc(nr_cpus > 0 ? (size_t)nr_cpus : 1, sizeof(uint64_t));
-	if (!snap->irq_load || !snap->block_softirq) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	if (!need_full(s, snap)) {
-		ret = read_fast(s, snap);
-		if (ret == 0) {
-			s->nr_fast_scans++;
-			goto lines_read;
-		}
-		if (ret != -EAGAIN)
-			goto fail;
-		memset(snap->irq_load, 0, sizeof(uint64_t) * nr_cpus);
-	}
+	if (!snap->irq_load || !snap->block_softirq)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The whole /proc/interrupts, and the storage scan again when the IRQ list
+ * changed; the kept fds are closed first, so a new vector reusing a number
+ * is never read through the old one's. */
+static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	uint64_t sig = 0;
+	int ret;
+
 	s->force_full = false;
 	s->nr_full_scans++;
 	fdc_close_all(&s->fdc);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	if (!s->have_storage || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
 		 * number may belong to another vector now. */
 		drop_vecs(s);
 		ret = rescan_storage(s, snap, d);
 		if (ret < 0)
-			goto fail;
+			return ret;
 		s->irq_sig = sig;
 		s->have_threads = false;
 		/* The tracked set may have changed: per-CPU counts must be
 		 * kept for the new one. Rare: at start and on hot-plug. */
 		ret = read_interrupts(s, snap, &sig, d);
 		if (ret < 0)
-			goto fail;
+			return ret;
 	}
-	if (!s->opts.full_scan_always && !ip_root_recording(s->root)) {
-		ret = publish_full(s, snap);
-		if (ret < 0)
-			goto fail;
+	if (!s->opts.full_scan_always && !ip_root_recording(s->root))
+		return publish_full(s, snap);
+	return 0;
+}
+
+/* The tracked vectors' counts: through the kept files when nothing asks for
+ * a full scan and they all read, else the full scan. */
+static int sample_irqs(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	int ret;
+
+	if (!need_full(s, snap)) {
+		ret = read_fast(s, snap);
+		if (ret == 0) {
+			s->nr_fast_scans++;
+			return 0;
+		}
+		if (ret != -EAGAIN)
+			return ret;
+		memset(snap->irq_load, 0, sizeof(uint64_t) * snap->topo.nr_cpus);
 	}
-lines_read:
+	return sample_full(s, snap, d);
+}
+
+/* What the storage model says about each IRQ and device: affinities,
+ * threads, softirqs, disk statistics and submissions. */
+static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	int ret;
+
 	ret = storage_copy(&snap->storage, &s->storage);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	ret = read_irq_dirs(s, snap);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	link_devices(snap);
 	classify_managed(snap);
 	ret = read_threads(s, snap);
 	if (ret < 0) {
 		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
-		goto fail;
+		return ret;
 	}
 	infer_forced_threading(snap);
 	ret = read_softirqs(s->root, snap, d);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	if (snap->storage.nr_devs) {
 		snap->dc = calloc(snap->storage.nr_devs, sizeof(*snap->dc));
-		if (!snap->dc) {
-			ret = -ENOMEM;
-			goto fail;
-		}
+		if (!snap->dc)
+			return -ENOMEM;
 	}
 	ret = read_diskstats(s->root, snap, d);
 	if (ret < 0)
-		goto fail;
-	ret = ip_counters_sample(s->counters, s->root, snap, d);
-	if (ret < 0)
-		goto fail;
+		return ret;
+	return ip_counters_sample(s->counters, s->root, snap, d);
+}
+
+int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
+{
+	int ret;
+
+	memset(snap, 0, sizeof(*snap));
+	ret = sample_frame(s, snap, d);
+	if (ret >= 0)
+		ret = sample_irqs(s, snap, d);
+	if (ret >= 0)
+		ret = sample_devices(s, snap, d);
+	if (ret < 0) {
+		ip_snapshot_free(snap);
+		return ret;
+	}
 	return 0;
-fail:
-	ip_snapshot_free(snap);
-	return ret;
 }
 
 /* ---- snapshot helpers ----------------------------------------------- */
