@@ -35,22 +35,48 @@ job || vm_fail "fio before starvation"
 c0=$(ipcq_sum completions "$sd")
 vm_log "before: $c0 completions, $FIO_WIOPS write IOPS"
 
-# The hog: FIFO 99 beats the thread's FIFO 40 on CPU 2. RT throttling leaves 5% to CFS, so
-# CPU 2's kworkers still run. It runs until the starved job has ended, not for a set time:
-# fio takes seconds to start under TCG, and a hog that ended first starved only part of it.
-rm -f /tmp/hog.stop
-taskset -c 2 chrt -f 99 bash -c 'end=$((SECONDS + 300)); while [ ! -e /tmp/hog.stop ] && [ $SECONDS -lt $end ]; do :; done' &
+# The hog: FIFO 99 beats the thread's FIFO 40 on CPU 2. It spins to the next second's boundary
+# (up to 1 s, far above stall_ms) and then sleeps 50 ms, and does so until the starved job has
+# ended, not for a set time: fio takes seconds to start under TCG, and a hog that ended first
+# starved only part of it (120 s is a guard, ten times fio's slowest start seen under TCG).
+# Why it sleeps at all: on 6.1 PREEMPT_RT a FIFO 99 loop that never sleeps stalls the kernel,
+# not just the thread. A reader preempted inside an RCU read-side section on CPU 2 is boosted
+# only to FIFO 1 (rcutree.kthread_prio), so no grace period ends: "rcu_preempt detected
+# stalls", rcub/0 and fio blocked for more than 30 s, and the starved job returned only when
+# the hog stopped. The 50 ms let such work run; the thread is still starved for up to a second
+# at a time, so the guard must fire.
+rm -f /tmp/hog.stop /tmp/hog.running
+taskset -c 2 chrt -f 99 bash -c ': >/tmp/hog.running; end=$((SECONDS + 120))
+	while [ ! -e /tmp/hog.stop ] && [ $SECONDS -lt $end ]; do
+		s=$SECONDS; while [ $SECONDS -eq $s ]; do :; done
+		sleep 0.05
+	done' &
 hog=$!
-sleep 1
+# The starved job starts only once the hog's loop runs. A fixed sleep was not enough: in one run
+# on 6.1 PREEMPT_RT the hog was not yet among the FIFO 99 tasks a second after it was started,
+# the job ran through the unstarved thread in 19 s, and the guard was blamed.
+for _ in $(seq $((600 * VM_GUARD))); do [ -e /tmp/hog.running ] && break; sleep 0.1; done
+[ -e /tmp/hog.running ] || vm_fail "the FIFO 99 hog did not start its loop within $((60 * VM_GUARD)) s"
 ps -eLo pid,cls,rtprio,psr,pcpu,comm | grep -E ' (bash|ipcq/)' | grep -v grep
+cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; } # utime + stime (proc(5))
+hz=$(getconf CLK_TCK)
+h0=$(cpu_ticks $hog) t_job=$SECONDS
 job --size=8M || vm_fail "fio failed while the thread was starved"
+t_job=$((SECONDS - t_job)) h1=$(cpu_ticks $hog)
 : >/tmp/hog.stop
+[ -n "$h1" ] || vm_fail "the hog ended (its 120 s guard) before the ${t_job}s starved job did"
+hog_s=$(( (h1 - h0) / hz ))
+vm_log "the hog ran ${hog_s}s on CPU 2 during the ${t_job}s job"
 ipcq list
 starved_iops=$FIO_WIOPS
 wait $hog
 st=$(ipcq_sum stalls "$sd"); fb=$(ipcq_sum fallbacks "$sd"); c1=$(ipcq_sum completions "$sd")
-vm_log "starved: stalls $st, fallbacks $fb, completions $((c1 - c0)), $starved_iops write IOPS"
-[ "$st" -ge 1 ] || vm_fail "no stall detected"
+vm_log "starved: stalls $st, fallbacks $fb, completions $((c1 - c0)), $starved_iops write IOPS, the job took ${t_job}s"
+# Below half the job on CPU 2 (RT throttling leaves it 95%), the thread was not starved, and a
+# missing stall says nothing about the guard.
+[ "$st" -ge 1 ] || [ $((hog_s * 2)) -ge "$t_job" ] ||
+	vm_fail "the hog ran only ${hog_s}s of the ${t_job}s job: the thread was not starved"
+[ "$st" -ge 1 ] || vm_fail "no stall detected (the hog ran ${hog_s}s of the ${t_job}s job)"
 [ "$fb" -ge 1000 ] || vm_fail "only $fb requests took the fallback"
 
 sleep 1
@@ -65,4 +91,4 @@ grep -q "event=stall disk=$sd .*hwq=0 .*wait_ns=" /tmp/events.log || vm_fail "no
 ipcq list
 rmmod irqpilot_cq || vm_fail "rmmod"
 kernel_clean || vm_fail "kernel log trouble"
-vm_pass "stall detected ($st), $fb requests on the fallback at $starved_iops IOPS, thread took over again"
+vm_pass "stall detected ($st), $fb requests on the fallback at $starved_iops IOPS (job ${t_job}s), thread took over again"
