@@ -51,6 +51,8 @@ const char *ip_reason_code(enum ip_reason r);
 const char *ip_reason_message_id(enum ip_reason r);
 /* The reason alone, in words: "managed by the kernel". Returns @buf. */
 const char *ip_report_why(char *buf, size_t size, const struct ip_why *w);
+/* A scheduling policy (SCHED_*) as replies name it: "fifo", "rr", "other". */
+const char *ip_report_sched_name(int policy);
 /* "code", "reason" and the numbers behind it, into the current object. */
 void ip_report_why_json(struct ip_json *j, const struct ip_why *w);
 /* One record as one line, as the log and the text plan say it:

@@ -14,12 +14,6 @@
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 
-/* As report.c names them in the model's "irq_threads". */
-static const char *sched_policy_name(unsigned policy)
-{
-	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
-}
-
 static const struct ip_step *last_step(struct ip_daemon *d, FILE *out)
 {
 	const struct ip_step *st = ip_engine_last(d->engine);
@@ -234,7 +228,7 @@ static void explain_threads(struct ip_json *j, const struct ip_model *m, const s
 		ip_json_string(j, "comm", th->comm);
 		ip_json_int(j, "pid", th->pid);
 		ip_json_cpuset(j, "cpus", &th->allowed);
-		ip_json_string(j, "policy", sched_policy_name(th->policy));
+		ip_json_string(j, "policy", ip_report_sched_name((int)th->policy));
 		ip_json_uint(j, "priority", th->rt_priority);
 		ip_json_double(j, "wakeups_per_irq", m->thread[t].wakeups_per_irq < 0 ? 0 : m->thread[t].wakeups_per_irq);
 		ip_json_object_end(j);

@@ -261,7 +261,7 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 }
 
 /* The one set of scheduling policy names in replies: as chrt(1) and ps(1) say them. */
-static const char *sched_name(int policy)
+const char *ip_report_sched_name(int policy)
 {
 	return policy == 1 ? "fifo" : policy == 2 ? "rr" : "other";
 }
@@ -281,7 +281,7 @@ void ip_report_json_cq(struct ip_json *j, const struct ip_model *m)
 		ip_json_uint(j, "queue", t->hwq);
 		ip_json_int(j, "pid", t->pid);
 		ip_json_cpuset(j, "cpus", &t->allowed);
-		ip_json_string(j, "policy", sched_name((int)t->policy));
+		ip_json_string(j, "policy", ip_report_sched_name((int)t->policy));
 		ip_json_uint(j, "priority", t->rt_priority);
 		if (r.have)
 			ip_json_double(j, "completions_per_s", r.completions);
@@ -312,7 +312,7 @@ void ip_report_json_threads(struct ip_json *j, const struct ip_model *m)
 		ip_json_string(j, "comm", t->comm);
 		ip_json_uint(j, "irq", t->irq);
 		ip_json_cpuset(j, "allowed", &t->allowed);
-		ip_json_string(j, "policy", sched_name((int)t->policy));
+		ip_json_string(j, "policy", ip_report_sched_name((int)t->policy));
 		ip_json_uint(j, "priority", t->rt_priority);
 		ip_json_int(j, "last_cpu", t->last_cpu);
 		ip_json_double(j, "cpu_pct", r->cpu_pct);
@@ -1418,7 +1418,7 @@ static void plan_json_threads(struct ip_json *j, const struct ip_plan *p)
 			ip_json_cpuset(j, "to", &t->to);
 		else
 			ip_json_null(j, "to");
-		ip_json_string(j, "policy", sched_name(t->set_sched ? t->policy : t->from_policy));
+		ip_json_string(j, "policy", ip_report_sched_name(t->set_sched ? t->policy : t->from_policy));
 		ip_json_int(j, "priority", t->set_sched ? t->priority : t->from_priority);
 		ip_report_why_json(j, &t->why);
 		ip_json_object_end(j);
