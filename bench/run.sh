@@ -271,7 +271,7 @@ rm -rf "$d"
 # ---- placement in the VM: no daemon, irqbalance, irqpilotd --------------------
 vm_lines=()
 if [ "${BENCH_VM:-1}" = 1 ] && [ -x "$srcdir/tests/vm/run-vm.sh" ]; then
-	for sc in bench-single-vector bench-little-big bench-idle-wakeups; do
+	for sc in bench-single-vector bench-little-big bench-idle-wakeups bench-oracle; do
 		log "VM: $sc (QEMU/TCG, a few minutes)"
 		line=$(IRQPILOT_BUILD=$builddir "$srcdir/tests/vm/run-vm.sh" --out "$tmp/vm-$sc" \
 			"$srcdir/tests/vm/scenarios/$sc.sh" 2>/dev/null | tail -n1) || true
