@@ -28,22 +28,36 @@ fioargs=(--name=rr --filename=/dev/"$sd" --direct=1 --ioengine=libaio --iodepth=
 	--rw=randread --size=200M --time_based --runtime=8 --cpus_allowed=3 --percentile_list=99)
 
 cq_pid() { ipcq list | awk -v d="$sd" '$1 == "disk=" d { sub(/pid=/, "", $5); print $5; exit }'; }
+# Where the time goes: CPU time in clock ticks, a thread's utime + stime (proc(5) fields 14-15),
+# and CPU 0's busy time from /proc/stat (all but idle and iowait).
+ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null || echo 0; }
+cpu0_busy() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+ithr=$(vm_irq_thread "$irq")
+[ -n "$ithr" ] || vm_fail "no irq/$irq thread: is the kernel PREEMPT_RT?"
+# microseconds per request of a tick count
+us_per() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", n ? t * 1e6 / hz / n : 0 }'; }
 
 # One measured fio run: sets IOPS P99 BLK0 (BLOCK softirqs on cpu 0) BLK (on all CPUs) IOS
 # (requests completed).
-run() {
-	local b s out d
+run() { # [completion thread pid]; also sets IRQ_US CQ_US CPU0_US (CPU time per request)
+	local b s out d i0 c0 k0
 	b=$(vm_softirqs BLOCK); s=$(disk_ios "$sd")
+	i0=$(ticks "$ithr") c0=$(cpu0_busy) k0=$([ -n "${1:-}" ] && ticks "$1" || echo 0)
 	out=$(fio --minimal "${fioargs[@]}" 2>&1) || vm_fail "fio failed: $out"
 	[ "$(awk -F';' 'NR == 1 { print $5 }' <<<"$out")" = 0 ] || vm_fail "fio reported an error: $out"
 	d=$(vm_delta "$b" "$(vm_softirqs BLOCK)")
 	BLKD=$d; BLK0=$(vm_at "$d" 0); BLK=$(vm_sum "$d")
 	IOS=$(( $(disk_ios "$sd") - s ))
+	IRQ_US=$(us_per $(( $(ticks "$ithr") - i0 )) "$IOS")
+	CPU0_US=$(us_per $(( $(cpu0_busy) - c0 )) "$IOS")
+	CQ_US=$(us_per $(( $([ -n "${1:-}" ] && ticks "$1" || echo 0) - k0 )) "$IOS")
 	IOPS=$(awk -F';' 'NR == 1 { print $8 + 0 }' <<<"$out")
 	P99=$(awk -F';' 'NR == 1 { for (i = 18; i <= 37; i++) if ($i ~ /^99\.0*%=/) { sub(/.*=/, "", $i); print $i; exit } }' <<<"$out")
 }
 
 offs=(); ons=(); offp=(); onp=(); rows=""
+offirq=(); offc0=(); onirq=(); onc0=(); oncq=()
 for round in 1 2 3; do
 	run; offs+=("$IOPS"); offp+=("${P99:-0}")
 	# One BLOCK softirq completes every request queued on its CPU's list by then: on a
@@ -51,13 +65,14 @@ for round in 1 2 3; do
 	# ran, not how many.
 	[ "$BLK" -gt 100 ] && [ "$BLK0" -ge $(( BLK * 9 / 10 )) ] ||
 		vm_fail "original path: BLOCK softirqs [$BLKD] for $IOS requests, not on cpu 0 (is the handler threaded?)"
-	rows="$rows; round $round original $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0 of $BLK for $IOS requests"
+	rows="$rows; round $round original $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0 of $BLK for $IOS requests, per request: irq thread ${IRQ_US}us, cpu0 ${CPU0_US}us"
+	offirq+=("$IRQ_US"); offc0+=("$CPU0_US")
 	ipcq attach "$sd" || vm_fail "attach $sd"
 	pid=$(cq_pid)
 	[ -n "$pid" ] || vm_fail "no completion thread for $sd"
 	taskset -pc 2-3 "$pid" >/dev/null || vm_fail "taskset on completion thread $pid"
 	c0=$(ipcq_sum completions "$sd"); f0=$(ipcq_sum fallbacks "$sd"); w0=$(ipcq_sum wakeups "$sd")
-	run; ons+=("$IOPS"); onp+=("${P99:-0}")
+	run "$pid"; ons+=("$IOPS"); onp+=("${P99:-0}"); onirq+=("$IRQ_US"); onc0+=("$CPU0_US"); oncq+=("$CQ_US")
 	got=$(( $(ipcq_sum completions "$sd") - c0 + $(ipcq_sum fallbacks "$sd") - f0 ))
 	wk=$(( $(ipcq_sum wakeups "$sd") - w0 ))
 	ipcq detach "$sd" || vm_fail "detach $sd"
@@ -65,7 +80,7 @@ for round in 1 2 3; do
 	[ "$BLK0" -le $(( IOS / 100 + 10 )) ] ||
 		vm_fail "attached: still $BLK0 BLOCK softirqs on cpu 0 for $IOS requests"
 	wpc=$(awk -v w="$wk" -v c="$got" 'BEGIN { printf "%.2f", c ? w / c : 0 }')
-	rows="$rows; round $round module $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0 wakeups/completion $wpc"
+	rows="$rows; round $round module $IOPS IOPS p99 ${P99}us BLOCK@0 $BLK0 wakeups/completion $wpc, per request: irq thread ${IRQ_US}us, cpu0 ${CPU0_US}us, completion thread ${CQ_US}us"
 done
 vm_log "${rows#; }"
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -74,4 +89,8 @@ p_off=$(median "${offp[@]}"); p_on=$(median "${onp[@]}")
 ratio=$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.2f", b ? a / b : 0 }')
 rmmod irqpilot_cq || vm_fail "rmmod"
 kernel_clean || vm_fail "kernel log trouble"
-vm_pass "$(uname -r): vector on throttled cpu 0, fio on cpu 3: original path median $off IOPS p99 ${p_off}us (${offs[*]}), module thread in 2-3 median $on IOPS p99 ${p_on}us (${ons[*]}): ratio $ratio; BLOCK on cpu 0 attached $BLK0 of $IOS"
+# CPU time per request, medians: on CPU 0 the irq thread's and all of CPU 0's, and the
+# completion thread's on 2-3 -- what moved off CPU 0, and what the move cost elsewhere.
+where="cpu time per request: original irq thread $(median "${offirq[@]}")us, cpu0 $(median "${offc0[@]}")us; attached irq thread $(median "${onirq[@]}")us, cpu0 $(median "${onc0[@]}")us, completion thread $(median "${oncq[@]}")us"
+vm_log "$where"
+vm_pass "$(uname -r): vector on throttled cpu 0, fio on cpu 3: original path median $off IOPS p99 ${p_off}us (${offs[*]}), module thread in 2-3 median $on IOPS p99 ${p_on}us (${ons[*]}): ratio $ratio; BLOCK on cpu 0 attached $BLK0 of $IOS; $where"
