@@ -55,6 +55,19 @@ rewrite() {
 	dd if="$2" of="$1" bs=1M iflag=fullblock conv=notrunc status=none && truncate -r "$2" "$1"
 }
 
+# free_irq_dir DIR: removes a freed IRQ's /proc/irq/N or /sys/kernel/irq/N
+# as the kernel does for irqpilotd's kept fds. free_desc()
+# (kernel/irq/irqdesc.c) removes both nodes, and a kept fd's next read
+# fails (-ENODEV from kernfs_seq_start(), -EIO from proc_reg_read_iter()).
+# A removed tmpfs file stays readable through an open fd, with its old
+# text, until the daemon's next full scan of /proc/interrupts, up to a
+# minute later. So each file is emptied first: the daemon reads nothing
+# through the kept fd, looks the name up again and finds it gone, which is
+# what it does with a failed read.
+free_irq_dir() {
+	find "$1" -type f -exec truncate -s 0 {} + && rm -rf "$1"
+}
+
 # standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
 # workload on a fixture tree, in the background (its pid in $standin_pid):
 # 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list

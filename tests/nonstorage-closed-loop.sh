@@ -123,9 +123,9 @@ check "... still 0-7" affinity_is 60 0-7
 # warning, and the pin was dropped with it).
 kill "$standin_pid" 2>/dev/null
 wait "$standin_pid" 2>/dev/null
-rm -rf "$root/proc/irq/45"
+free_irq_dir "$root/proc/irq/45"
 check "a cycle runs while only /proc/irq/45 is gone" wait_cycles 1
-rm -rf "$root/sys/kernel/irq/45"
+free_irq_dir "$root/sys/kernel/irq/45"
 grep -v '^ *45:' "$root/proc/interrupts" >"$root/proc/interrupts.new"
 mv "$root/proc/interrupts.new" "$root/proc/interrupts"
 gone="IRQ 45, pinned to 2-3 by irqctl pin, is not in /proc/interrupts"
