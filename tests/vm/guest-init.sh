@@ -68,7 +68,8 @@ done
 [ ${#aliases[@]} -gt 0 ] && modprobe -q -a -b "${aliases[@]}" 2>/dev/null
 ls /sys/bus/pci/drivers/ahci >/dev/null 2>&1 && modprobe -q sd_mod
 # Under systemd, udev's coldplug may still be binding drivers when the scenario's service starts.
-[ $under_systemd -eq 1 ] && udevadm settle -t 60
+# A host without the udev package gives the guest none: the modprobe above bound them already.
+[ $under_systemd -eq 1 ] && command -v udevadm >/dev/null && udevadm settle -t 60
 
 export VM_OUT VM_NAME VM_THROTTLE VM_DISKS VM_HOST_SRC VM_HOST_BUILD
 export VM_SRC=/run/irqpilot/src VM_BUILD=/run/irqpilot/build

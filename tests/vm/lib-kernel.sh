@@ -139,6 +139,8 @@ vm_kernel_fetch() {
 		# Merged /usr (trixie's images ship usr/lib/modules only).
 		[ -d "$root/lib/modules" ] || { mkdir -p "$root/lib" && ln -s ../usr/lib/modules "$root/lib/modules"; }
 		# modules.dep and the alias index come from depmod, which the package's postinst runs.
+		command -v depmod >/dev/null || PATH=$PATH:/usr/sbin:/sbin
+		command -v depmod >/dev/null || { echo "no depmod to index $kver's modules: install kmod (scripts/deps --test)"; exit 1; }
 		depmod -b "$root" "$kver" || { echo "depmod -b $root $kver failed"; exit 1; }
 		echo "$deb" >"$root/.deb"
 	) 9>"$VM_CACHE/kernels.lock" || return 1
