@@ -15,6 +15,7 @@
 #include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
+#include "irqpilot/sorted.h"
 
 /* ---- the real operations ---- */
 
@@ -192,16 +193,8 @@ bool ip_originals_empty(const struct ip_originals *o)
 /* Index of @irq, or where it would be inserted (with *found false). */
 static size_t orig_irq_pos(const struct ip_originals *o, unsigned irq, bool *found)
 {
-	size_t lo = 0, hi = o->nr_irqs;
+	size_t lo = IP_LOWER_BOUND(o->irqs, o->nr_irqs, irq, irq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->irqs[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*found = lo < o->nr_irqs && o->irqs[lo].irq == irq;
 	return lo;
 }

@@ -20,6 +20,7 @@
 
 #include "irqpilot/macro.h"
 #include "irqpilot/policy.h"
+#include "irqpilot/sorted.h"
 
 #define NS_PER_S 1000000000.0
 /* Pins go first when the move budget is shared out. */
@@ -163,16 +164,8 @@ void ip_history_free(struct ip_history *h)
 /* Index of @irq, or where it would be inserted (with *found false). */
 static size_t hist_pos(const struct ip_history *h, unsigned irq, bool *found)
 {
-	size_t lo = 0, hi = h->nr;
+	size_t lo = IP_LOWER_BOUND(h->irqs, h->nr, irq, irq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->irqs[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*found = lo < h->nr && h->irqs[lo].irq == irq;
 	return lo;
 }

@@ -26,6 +26,7 @@
 #include "irqpilot/macro.h"
 #include "irqpilot/procfs.h"
 #include "irqpilot/sample.h"
+#include "irqpilot/sorted.h"
 
 /*
  * A vector's node and the mode of its smp_affinity do not change while it
@@ -292,19 +293,11 @@ static void fdc_free(struct fd_cache *fc)
 /* @irq's entry, made if need be; NULL only on ENOMEM (then read uncached). */
 static struct vec_fds *fdc_slot(struct fd_cache *fc, unsigned irq)
 {
-	int lo = 0, hi = fc->nr - 1;
+	int lo = (int)IP_LOWER_BOUND(fc->v, fc->nr, irq, irq);
 	struct vec_fds *v;
 
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (fc->v[mid].irq == irq)
-			return &fc->v[mid];
-		if (fc->v[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
+	if (lo < fc->nr && fc->v[lo].irq == irq)
+		return &fc->v[lo];
 	if (fc->nr == fc->cap) {
 		int ncap = fc->cap ? fc->cap * 2 : 64;
 		struct vec_fds *n = realloc(fc->v, sizeof(*n) * ncap);
@@ -573,18 +566,10 @@ struct irq_ctx {
 
 static bool is_tracked(const struct irq_ctx *c, unsigned irq, const char *actions)
 {
-	int lo = 0, hi = c->nr_tracked - 1;
+	size_t i = ip_lower_bound(c->tracked, (size_t)c->nr_tracked, sizeof(*c->tracked), 0, irq);
 
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (c->tracked[mid] == irq)
-			return true;
-		if (c->tracked[mid] < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
+	if (i < (size_t)c->nr_tracked && c->tracked[i] == irq)
+		return true;
 	return c->opts->track && c->opts->track(c->opts->track_ctx, irq, actions);
 }
 
@@ -1238,20 +1223,10 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
 {
-	int lo = 0, hi = s->nr_vecs - 1;
+	size_t i = IP_LOWER_BOUND(s->vecs, s->nr_vecs, irq, irq);
 
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-
-		if (s->vecs[mid].irq == irq) {
-			s->vecs[mid].reread = true;
-			return;
-		}
-		if (s->vecs[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
+	if (i < (size_t)s->nr_vecs && s->vecs[i].irq == irq)
+		s->vecs[i].reread = true;
 }
 
 /*
@@ -1753,20 +1728,10 @@ void ip_snapshot_free(struct ip_snapshot *s)
 
 struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq)
 {
-	int lo = 0, hi = s->nr_irqs - 1;
-
 	/* /proc/interrupts lists IRQs in ascending order */
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
+	size_t i = IP_LOWER_BOUND(s->irqs, s->nr_irqs, irq, irq);
 
-		if (s->irqs[mid].irq == irq)
-			return &s->irqs[mid];
-		if (s->irqs[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	return i < (size_t)s->nr_irqs && s->irqs[i].irq == irq ? &s->irqs[i] : NULL;
 }
 
 const char *ip_count_source_name(enum ip_count_source s)
