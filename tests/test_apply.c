@@ -22,6 +22,10 @@
 #include "irqpilot/apply.h"
 #include "irqpilot/state.h"
 #include "irqpilot/macro.h"
+#include "irqpilot/report.h"
+
+/* act words nothing: its results are read as report.c says them */
+#define MSG(res) ip_report_apply_line((char[IP_REASON_MAX]){ 0 }, IP_REASON_MAX, &(res))
 
 /* ---- the fake system ---- */
 
@@ -339,7 +343,7 @@ static void test_apply_and_restore(void **state)
 	assert_int_equal(e->res.n, 4);
 	for (int i = 0; i < e->res.n; i++)
 		assert_int_equal(e->res.r[i].outcome, IP_APPLY_OK);
-	assert_string_equal(e->res.r[0].msg, "wrote 7 to proc/irq/45/smp_affinity_list");
+	assert_string_equal(MSG(e->res.r[0]), "wrote 7 to proc/irq/45/smp_affinity_list");
 	assert_true(e->res.r[0].have_effective);
 	assert_set(&e->res.r[0].effective, "7");
 	assert_false(e->res.r[0].pending);
@@ -377,7 +381,7 @@ static void test_apply_and_restore(void **state)
 	assert_int_equal(e->fake.calls[2].policy, SCHED_OTHER);
 	assert_int_equal(e->fake.calls[2].priority, 0);
 	assert_int_equal(e->res.n, 4);
-	assert_string_equal(e->res.r[0].msg, "restored proc/irq/45/smp_affinity_list to 0-7");
+	assert_string_equal(MSG(e->res.r[0]), "restored proc/irq/45/smp_affinity_list to 0-7");
 	/* Restored means forgotten: a second restore does nothing. */
 	ip_apply_results_free(&e->res);
 	e->fake.nr_calls = 0;
@@ -400,9 +404,9 @@ static void test_dry_run_writes_nothing(void **state)
 	assert_int_equal(e->res.n, 4);
 	for (int i = 0; i < e->res.n; i++)
 		assert_int_equal(e->res.r[i].outcome, IP_APPLY_DRY_RUN);
-	assert_string_equal(e->res.r[0].msg, "would write 7 to proc/irq/45/smp_affinity_list");
-	assert_contains(e->res.r[1].msg, "would set the affinity of thread 700");
-	assert_string_equal(e->res.r[3].msg, "would write 2 to sys/block/sda/queue/rq_affinity");
+	assert_string_equal(MSG(e->res.r[0]), "would write 7 to proc/irq/45/smp_affinity_list");
+	assert_contains(MSG(e->res.r[1]), "would set the affinity of thread 700");
+	assert_string_equal(MSG(e->res.r[3]), "would write 2 to sys/block/sda/queue/rq_affinity");
 	assert_int_equal(e->h.nr, 0);
 	assert_int_equal(e->o.nr_threads, 0);
 	assert_int_equal(e->o.nr_rq, 0);
@@ -424,7 +428,7 @@ static void test_vanished_irq_dropped(void **state)
 	assert_int_equal(e->res.r[0].err, -ENOENT);
 	assert_true(e->p.moves[0].failed);
 	assert_null(ip_history_find(&e->h, 46));
-	assert_contains(e->res.r[0].msg, "IRQ 46 vanished");
+	assert_contains(MSG(e->res.r[0]), "IRQ 46 vanished");
 }
 
 /* An irqctl pin outlives the line it was written to: the policy's memory
@@ -483,7 +487,7 @@ static void test_managed_on_write(void **state)
 	assert_int_equal(ip_history_find(&e->h, 47)->managed, IP_MANAGED_EIO);
 	assert_null(ip_originals_irq(&e->o, 47));
 	assert_string_equal(
-		e->res.r[0].msg,
+		MSG(e->res.r[0]),
 		"IRQ 47 is managed by the kernel (write failed with EIO); never written again");
 	assert_string_equal(slurp(e->dir, "proc/irq/47/smp_affinity_list"), "0-7\n");
 
@@ -519,11 +523,11 @@ static void test_managed_by_mode(void **state)
 	assert_int_equal(e->fake.nr_calls, 0);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_MANAGED);
 	assert_int_equal(ip_history_find(&e->h, 47)->managed, IP_MANAGED_MODE);
-	assert_contains(e->res.r[0].msg, "mode 0444");
+	assert_contains(MSG(e->res.r[0]), "mode 0444");
 
 	/* Every smp_affinity 0444: a read-only copy, modes mean nothing. */
 	ip_apply_results_free(&e->res);
-	ip_history_drop(&e->h, 47);
+	ip_history_forget(&e->h, 47);
 	e->p.moves[0].failed = false;
 	for (unsigned irq = 10; irq <= 47; irq++) {
 		snprintf(path, sizeof(path), "%s/proc/irq/%u/smp_affinity", e->dir, irq);
@@ -564,7 +568,7 @@ static void test_modes_of_612(void **state)
 	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_MANAGED);
 	assert_int_equal(ip_history_find(&e->h, 30)->managed, IP_MANAGED_MODE);
-	assert_contains(e->res.r[0].msg, "mode 0444");
+	assert_contains(MSG(e->res.r[0]), "mode 0444");
 	assert_int_equal(e->res.r[1].outcome, IP_APPLY_OK);
 	assert_int_equal(e->fake.nr_calls, 1);
 	assert_string_equal(e->fake.calls[0].path, "proc/irq/28/smp_affinity_list");
@@ -584,7 +588,7 @@ static void test_retry_and_no_space(void **state)
 	assert_true(e->p.moves[0].failed);
 	assert_true(!ip_history_find(&e->h, 45) ||
 		    ip_history_find(&e->h, 45)->managed == IP_MANAGED_NO);
-	assert_contains(e->res.r[0].msg, "planned again next cycle");
+	assert_contains(MSG(e->res.r[0]), "planned again next cycle");
 
 	ip_apply_results_free(&e->res);
 	e->fake.inject_err = -ERANGE;
@@ -638,11 +642,11 @@ static void test_other_errors_reported(void **state)
 		assert_int_equal(e->res.n, 3);
 		assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
 		assert_int_equal(e->res.r[0].err, -EBUSY);
-		assert_contains(e->res.r[0].msg, strerror(EBUSY));
+		assert_contains(MSG(e->res.r[0]), strerror(EBUSY));
 		assert_int_equal(e->res.r[1].outcome, IP_APPLY_RETRY);
 		assert_int_equal(e->res.r[2].outcome, IP_APPLY_FAILED);
 		assert_int_equal(e->res.r[2].err, -EPERM);
-		assert_contains(e->res.r[2].msg,
+		assert_contains(MSG(e->res.r[2]),
 				"setting the priority of thread 700 irq/45-test failed");
 		assert_true(e->p.moves[0].failed && e->p.threads[0].failed);
 	}
@@ -664,7 +668,7 @@ static void test_read_back(void **state)
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
 	assert_true(e->res.r[0].pending);
 	assert_set(&e->res.r[0].effective, "0");
-	assert_contains(e->res.r[0].msg, "IO-APIC line moves at its next interrupt");
+	assert_contains(MSG(e->res.r[0]), "IO-APIC line moves at its next interrupt");
 	assert_false(e->p.moves[0].failed);
 
 	ip_apply_results_free(&e->res);
@@ -673,7 +677,7 @@ static void test_read_back(void **state)
 	e->p.moves[0].ioapic = false;
 	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
 	assert_false(e->res.r[0].pending);
-	assert_string_equal(e->res.r[0].msg, "IRQ 47 set to 2, but the kernel put it on 1");
+	assert_string_equal(MSG(e->res.r[0]), "IRQ 47 set to 2, but the kernel put it on 1");
 	assert_set(&ip_history_find(&e->h, 47)->effective, "1");
 
 	ip_apply_results_free(&e->res);
@@ -726,7 +730,7 @@ static void test_restore_skips_reused_pid(void **state)
 	assert_int_equal(e->fake.nr_calls, 0);
 	assert_int_equal(e->res.n, 1);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
-	assert_contains(e->res.r[0].msg, "pid 700 is now my sh) x started at 99999, not thread irq/45-test");
+	assert_contains(MSG(e->res.r[0]), "pid 700 is now my sh) x started at 99999, not thread irq/45-test");
 	assert_int_equal(e->o.nr_threads, 0);
 	ip_apply_results_free(&e->res);
 
@@ -756,7 +760,7 @@ static void test_failed_restore_keeps_record(void **state)
 	e->fake.inject_err = -EROFS;
 	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
-	assert_contains(e->res.r[0].msg, "the original is kept");
+	assert_contains(MSG(e->res.r[0]), "the original is kept");
 	assert_string_equal(ip_originals_irq(&e->o, 45), "0-7");
 	assert_int_equal(e->o.nr_rq, 1);
 	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "7");
@@ -791,10 +795,10 @@ static void test_restore_cq_already_detached(void **state)
 	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
 	assert_int_equal(e->res.n, 2);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
-	assert_contains(e->res.r[0].msg, "sda was no longer attached");
+	assert_contains(MSG(e->res.r[0]), "sda was no longer attached");
 	assert_null(ip_originals_cq(&e->o, "sda"));
 	assert_int_equal(e->res.r[1].outcome, IP_APPLY_FAILED);
-	assert_contains(e->res.r[1].msg, "kept for --restore");
+	assert_contains(MSG(e->res.r[1]), "kept for --restore");
 	assert_non_null(ip_originals_cq(&e->o, "sdb"));
 	ip_apply_results_free(&e->res);
 	e->fake.inject_err = 0;
@@ -905,17 +909,47 @@ static void test_write_ahead(void **state)
 	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
 	assert_int_equal(e->fake.nr_calls, 0);
 	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
-	assert_contains(e->res.r[0].msg, "its original could not be recorded first");
+	assert_contains(MSG(e->res.r[0]), "its original could not be recorded first");
 	assert_true(e->p.moves[0].failed);
 	assert_null(ip_originals_irq(&e->o, 45));
 	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7");
 	ip_state_close(ah.st);
 }
 
+/* Every result act can give is worded: a record report.c has no words
+ * for would reach the log as an empty line. */
+static void test_every_result_has_words(void **state)
+{
+	(void)state;
+	for (int what = IP_APPLY_IRQ; what <= IP_APPLY_CQ; what++)
+		for (int o = IP_APPLY_OK; o <= IP_APPLY_SKIPPED; o++)
+			for (int d = IP_APPLY_D_NONE; d <= IP_APPLY_D_PID_REUSED; d++)
+				for (int restore = 0; restore < 2; restore++) {
+					struct ip_apply_result r = {
+						.what = what, .outcome = o, .detail = d,
+						.restore = restore, .irq = 45, .pid = 700,
+						.comm = "irq/45-ufshcd", .device = "sda",
+						.err = o == IP_APPLY_OK ? 0 : -EIO, .value = 1,
+					};
+					const char *line = MSG(r);
+
+					assert_true(strlen(line) > 10);
+					assert_null(strstr(line, "(null)"));
+					assert_string_not_equal(ip_apply_detail_name(d), "unknown");
+				}
+	struct ip_apply_result rq = { .what = IP_APPLY_RQ, .restore = true, .device = "sda", .value = 1 };
+
+	assert_string_equal(MSG(rq), "restored sys/block/sda/queue/rq_affinity to 1");
+	rq.err = -EACCES;
+	rq.outcome = IP_APPLY_FAILED;
+	assert_string_equal(MSG(rq), "restoring sys/block/sda/queue/rq_affinity to 1 failed: Permission denied");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_every_result_has_words),
 		cmocka_unit_test_setup_teardown(test_apply_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_dropped, setup, teardown),

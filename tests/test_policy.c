@@ -517,9 +517,17 @@ static void test_history_basics(void **state)
 	assert_true(ip_history_find(&h, 30)->have_pin);
 	ip_history_unpin(&h, 30);
 	assert_false(ip_history_find(&h, 30)->have_pin);
-	ip_history_drop(&h, 30);
+	ip_history_forget(&h, 30);
 	assert_null(ip_history_find(&h, 30));
 	assert_int_equal(h.nr, 2);
+	/* a vanished line's memory goes, the user's pin on its number stays */
+	assert_int_equal(ip_history_pin(&h, 45, &pin), 0);
+	ip_history_get(&h, 45)->placed = true;
+	ip_history_forget(&h, 45);
+	assert_int_equal(h.nr, 2);
+	assert_true(ip_history_find(&h, 45)->have_pin);
+	assert_true(cpuset_equal(&ip_history_find(&h, 45)->pin, &pin));
+	assert_false(ip_history_find(&h, 45)->placed);
 	ip_history_free(&h);
 }
 

@@ -7,8 +7,9 @@
  * affinities, IRQ thread affinities and priorities and rq_affinity, reads
  * back where the kernel really put each vector, sorts every failure into
  * what it means for the next cycle, and remembers the original settings
- * so that they can be restored. It never prints: each action gives a
- * result record with a one-line message.
+ * so that they can be restored. It never words anything: each action
+ * gives a result record (what, outcome, detail and the values behind
+ * them), which report.c alone turns into text (ip_report_apply_line()).
  */
 
 #include <stdbool.h>
@@ -156,21 +157,42 @@ const char *ip_apply_outcome_name(enum ip_apply_outcome o);
 /* What an errno from writing @what means. The one place that decides. */
 enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err);
 
+/* Why a result is what it is, where its outcome and errno do not say. */
+enum ip_apply_detail {
+	IP_APPLY_D_NONE = 0,
+	IP_APPLY_D_UNRECORDED,	   /* FAILED: the original could not be made durable first */
+	IP_APPLY_D_KNOWN_MANAGED,  /* SKIPPED: a refusal or the mode said so earlier */
+	IP_APPLY_D_MODE_0444,	   /* MANAGED: smp_affinity's mode, before any write */
+	IP_APPLY_D_ELSEWHERE,	   /* OK, but the read-back shows other CPUs (see pending) */
+	IP_APPLY_D_THREAD_GONE,	   /* restore: the thread's pid is gone */
+	IP_APPLY_D_IDENTITY,	   /* restore: who the pid is could not be read */
+	IP_APPLY_D_PID_REUSED,	   /* restore: the pid names another process now */
+};
+const char *ip_apply_detail_name(enum ip_apply_detail d);
+
 struct ip_apply_result {
 	enum ip_apply_what what;
 	enum ip_apply_outcome outcome;
+	enum ip_apply_detail detail;
+	bool restore;	 /* ip_apply_restore*(): putting an original back */
 	unsigned irq;	 /* IRQ, and the IRQ of a thread */
 	pid_t pid;	 /* threads */
-	char device[32]; /* rq_affinity */
+	char comm[64];	 /* threads: as planned, or as recorded */
+	uint64_t start;	 /* PID_REUSED: the recorded thread's start time */
+	char now_comm[64]; /* PID_REUSED: who the pid is now, and since when */
+	uint64_t now_start;
+	char device[32]; /* rq_affinity, irqpilot_cq */
+	unsigned major, minor; /* irqpilot_cq */
 	int err;	 /* the negative errno, 0 on success */
-	ip_cpuset written;
-	int value; /* rq_affinity value, or thread priority */
+	ip_cpuset planned; /* IRQ: the plan's target (ENOSPC falls back from it) */
+	ip_cpuset written; /* IRQ and thread affinity: what was (last) written */
+	int value; /* rq_affinity value, thread priority, or 1 for an attach */
+	int policy; /* thread scheduling policy */
 	bool have_effective;
 	ip_cpuset effective; /* read back from effective_affinity_list */
 	/* x86 IO-APIC lines take a new affinity at their next interrupt, so a
 	 * read-back still showing the old CPU is not a refusal. */
 	bool pending;
-	char msg[IP_REASON_MAX];
 };
 
 struct ip_apply_results {

@@ -335,7 +335,11 @@ void ip_history_free(struct ip_history *h);
 const struct ip_irq_hist *ip_history_find(const struct ip_history *h, unsigned irq);
 /* Finds or creates; NULL on ENOMEM. */
 struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq);
-void ip_history_drop(struct ip_history *h, unsigned irq);
+/* The line of @irq vanished: what was learned of it is of that line, and
+ * a later IRQ of the number is another one. A runtime pin is the user's,
+ * not the line's: it stays, so that the pin-irq-gone note is said once the
+ * line leaves /proc/interrupts, and irqctl unpin still finds it. */
+void ip_history_forget(struct ip_history *h, unsigned irq);
 /* irqctl pin / unpin: a runtime pin wins over every rule. */
 int ip_history_pin(struct ip_history *h, unsigned irq, const ip_cpuset *cpus);
 void ip_history_unpin(struct ip_history *h, unsigned irq);

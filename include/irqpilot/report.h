@@ -63,6 +63,9 @@ const char *ip_report_kept_line(char *buf, size_t size, const struct ip_kept *k)
 const char *ip_report_rq_line(char *buf, size_t size, const struct ip_rq_action *r);
 const char *ip_report_cq_line(char *buf, size_t size, const struct ip_cq_action *a);
 const char *ip_report_note_line(char *buf, size_t size, const struct ip_note *n);
+/* What act did with one action, as the log, --restore and the text plan
+ * say it: "wrote 7 to proc/irq/45/smp_affinity_list". Returns @buf. */
+const char *ip_report_apply_line(char *buf, size_t size, const struct ip_apply_result *r);
 
 /*
  * A record as one journal entry: its MESSAGE_ID (its reason code's, see

@@ -577,6 +577,7 @@ static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool
 	const struct ip_step *st = ip_engine_last(d->engine);
 	const struct ip_irq *q = st ? ip_snapshot_irq(st->model.cur, irq) : NULL;
 	struct ip_apply_results res;
+	char line[IP_REASON_MAX];
 
 	*did = false;
 	if (!q || ip_irq_info(q)->nr_devs > 0 || ip_policy_irq_named(&d->cfg.policy, irq, q->actions))
@@ -587,7 +588,7 @@ static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool
 	}
 	for (int i = 0; i < res.n; i++) {
 		ip_log(&d->log, res.r[i].outcome == IP_APPLY_OK ? LOG_INFO : LOG_WARNING, "unpin: %s",
-		       res.r[i].msg);
+		       ip_report_apply_line(line, sizeof(line), &res.r[i]));
 		if (res.r[i].outcome == IP_APPLY_OK) {
 			*restored = res.r[i].written;
 			*did = true;

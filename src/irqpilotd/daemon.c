@@ -288,8 +288,8 @@ static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
 {
 	for (int i = 0; i < st->results.n; i++) {
 		const struct ip_apply_result *r = &st->results.r[i];
+		char key[64], line[IP_REASON_MAX];
 		unsigned suppressed;
-		char key[64];
 
 		if (r->outcome == IP_APPLY_OK || r->outcome == IP_APPLY_DRY_RUN ||
 		    r->outcome == IP_APPLY_SKIPPED ||
@@ -302,7 +302,8 @@ static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
 		if (ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
 			ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
 				  r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL, NULL, "%s%s",
-				  r->msg, suppressed ? " (earlier messages suppressed)" : "");
+				  ip_report_apply_line(line, sizeof(line), r),
+				  suppressed ? " (earlier messages suppressed)" : "");
 	}
 }
 
@@ -1333,6 +1334,7 @@ static void daemon_free(struct ip_daemon *d)
 static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;
+	char line[IP_REASON_MAX];
 	int failed = 0;
 
 	if (!d->cfg.daemon.restore_on_exit)
@@ -1347,7 +1349,7 @@ static void restore_on_exit(struct ip_daemon *d)
 
 		failed += bad;
 		ip_log_id(&d->log, bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO,
-			  IP_MESSAGE_RESTORE, NULL, "%s", res.r[i].msg);
+			  IP_MESSAGE_RESTORE, NULL, "%s", ip_report_apply_line(line, sizeof(line), &res.r[i]));
 	}
 	ip_apply_results_free(&res);
 	save_state(d);
@@ -1552,6 +1554,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_originals orig;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
+	char line[IP_REASON_MAX];
 	int ret, failed = 0;
 
 	ret = ip_state_open(o->runtime_dir, &st, &diag);
@@ -1602,7 +1605,8 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		bool bad_one = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
 
 		failed += bad_one;
-		fprintf(bad_one ? stderr : stdout, "%s\n", res.r[i].msg);
+		fprintf(bad_one ? stderr : stdout, "%s\n",
+			ip_report_apply_line(line, sizeof(line), &res.r[i]));
 	}
 	ip_apply_results_free(&res);
 	/* what failed stays recorded */

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +105,29 @@ const char *ip_apply_outcome_name(enum ip_apply_outcome o)
 		return "failed";
 	case IP_APPLY_SKIPPED:
 		return "skipped";
+	}
+	return "unknown";
+}
+
+const char *ip_apply_detail_name(enum ip_apply_detail d)
+{
+	switch (d) {
+	case IP_APPLY_D_NONE:
+		return "none";
+	case IP_APPLY_D_UNRECORDED:
+		return "original-unrecorded";
+	case IP_APPLY_D_KNOWN_MANAGED:
+		return "known-managed";
+	case IP_APPLY_D_MODE_0444:
+		return "mode-0444";
+	case IP_APPLY_D_ELSEWHERE:
+		return "effective-elsewhere";
+	case IP_APPLY_D_THREAD_GONE:
+		return "thread-gone";
+	case IP_APPLY_D_IDENTITY:
+		return "identity-unreadable";
+	case IP_APPLY_D_PID_REUSED:
+		return "pid-reused";
 	}
 	return "unknown";
 }
@@ -361,24 +383,6 @@ static struct ip_apply_result *add_result(struct actx *a, enum ip_apply_what wha
 	return res;
 }
 
-static void msgf(struct ip_apply_result *res, const char *fmt, ...) _printf_(2, 3);
-static void msgf(struct ip_apply_result *res, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
-	va_end(ap);
-}
-
-static const char *fmt_set(char *buf, size_t size, const ip_cpuset *s)
-{
-	size_t need = cpuset_format_list(s, buf, size);
-
-	if (need >= size && size > 4)
-		strcpy(buf + size - 4, "...");
-	return buf;
-}
 
 /* Write-ahead: the original just added to the history reaches the disk
  * before the write it guards. */
@@ -446,7 +450,6 @@ static void read_back(struct actx *a, struct ip_move *mv, struct ip_apply_result
 	_cleanup_free_ char *path = ip_asprintf("proc/irq/%u/effective_affinity_list", mv->irq);
 	_cleanup_free_ char *line = NULL;
 	struct ip_irq_hist *e;
-	char b1[128], b2[128];
 
 	if (!path || ip_root_read_line(a->r, path, &line) < 0)
 		return;
@@ -460,17 +463,8 @@ static void read_back(struct actx *a, struct ip_move *mv, struct ip_apply_result
 	}
 	if (cpuset_intersects(&res->effective, &res->written))
 		return;
-	if (mv->ioapic) {
-		res->pending = true;
-		msgf(res,
-		     "IRQ %u set to %s; effective still %s: an IO-APIC line moves at its next interrupt",
-		     mv->irq, fmt_set(b1, sizeof(b1), &res->written),
-		     fmt_set(b2, sizeof(b2), &res->effective));
-	} else {
-		msgf(res, "IRQ %u set to %s, but the kernel put it on %s", mv->irq,
-		     fmt_set(b1, sizeof(b1), &res->written),
-		     fmt_set(b2, sizeof(b2), &res->effective));
-	}
+	res->detail = IP_APPLY_D_ELSEWHERE;
+	res->pending = mv->ioapic;
 }
 
 static int write_irq_list(struct actx *a, unsigned irq, const ip_cpuset *set)
@@ -492,17 +486,15 @@ static bool refuse_managed(struct actx *a, struct ip_move *mv, struct ip_apply_r
 
 	if (e && e->managed != IP_MANAGED_NO) {
 		res->outcome = IP_APPLY_SKIPPED;
+		res->detail = IP_APPLY_D_KNOWN_MANAGED;
 		mv->failed = true;
-		msgf(res, "IRQ %u is managed by the kernel; not written", mv->irq);
 		return true;
 	}
 	if (read_only_mode(a, mv->irq)) {
 		res->outcome = IP_APPLY_MANAGED;
+		res->detail = IP_APPLY_D_MODE_0444;
 		mv->failed = true;
 		mark_managed(a, mv->irq, IP_MANAGED_MODE);
-		msgf(res,
-		     "IRQ %u is managed by the kernel (smp_affinity is mode 0444); not written",
-		     mv->irq);
 		return true;
 	}
 	return false;
@@ -534,8 +526,7 @@ static int keep_original(struct actx *a, struct ip_move *mv, struct ip_apply_res
 		ip_originals_drop_irq(a->o, mv->irq);
 		res->err = err;
 		res->outcome = IP_APPLY_FAILED;
-		msgf(res, "IRQ %u not written: its original could not be recorded first: %s",
-		     mv->irq, strerror(-err));
+		res->detail = IP_APPLY_D_UNRECORDED;
 		mv->failed = true;
 	}
 	return err;
@@ -560,57 +551,14 @@ static int write_with_fallback(struct actx *a, const struct ip_move *mv, ip_cpus
 	return err;
 }
 
-/* What the policy remembered of a vanished IRQ is of that line, and a
- * later IRQ of its number is another one: dropped. A runtime pin is the
- * user's, not the number's: it stays, so that the policy's pin-irq-gone
- * note is said once the line leaves /proc/interrupts too, and irqctl
- * unpin still finds it. */
-static void forget_vanished(struct actx *a, unsigned irq)
+/* What a failed write means for the IRQ's state. */
+static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res, int err)
 {
-	const struct ip_irq_hist *e = ip_history_find(a->h, irq);
-	ip_cpuset pin;
-
-	if (!e || !e->have_pin) {
-		ip_history_drop(a->h, irq);
-		return;
-	}
-	pin = e->pin;
-	ip_history_drop(a->h, irq);
-	/* no allocation: the entry just dropped left room */
-	if (ip_history_pin(a->h, irq, &pin) < 0)
-		a->err = -ENOMEM;
-}
-
-/* What a failed write means for the IRQ's state, and what is said. */
-static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res,
-			 const char *path, int err)
-{
-	char b1[128];
-
-	switch (res->outcome) {
-	case IP_APPLY_MANAGED:
+	if (res->outcome == IP_APPLY_MANAGED) {
 		mark_managed(a, mv->irq, err == -EPERM ? IP_MANAGED_EPERM : IP_MANAGED_EIO);
-		msgf(res,
-		     "IRQ %u is managed by the kernel (write failed with %s); never written again",
-		     mv->irq, err == -EPERM ? "EPERM" : "EIO");
-		break;
-	case IP_APPLY_VANISHED:
-		forget_vanished(a, mv->irq);
+	} else if (res->outcome == IP_APPLY_VANISHED) {
+		ip_history_forget(a->h, mv->irq);
 		ip_originals_drop_irq(a->o, mv->irq);
-		msgf(res, "IRQ %u vanished (%s is gone); dropped", mv->irq, path);
-		break;
-	case IP_APPLY_RETRY:
-		msgf(res, "IRQ %u refused %s (%s): a bad or offline CPU; planned again next cycle",
-		     mv->irq, fmt_set(b1, sizeof(b1), &res->written), strerror(-err));
-		break;
-	case IP_APPLY_NO_SPACE:
-		msgf(res, "IRQ %u: no vector space on %s nor on the rest of its domain", mv->irq,
-		     fmt_set(b1, sizeof(b1), &mv->to));
-		break;
-	default:
-		msgf(res, "writing %s to %s failed: %s", fmt_set(b1, sizeof(b1), &res->written), path,
-		     strerror(-err));
-		break;
 	}
 	mv->failed = true;
 }
@@ -621,7 +569,6 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	_cleanup_free_ char *path = ip_asprintf("proc/irq/%u/smp_affinity_list", mv->irq);
 	ip_cpuset try = mv->to;
 	bool added = false;
-	char b1[128];
 	int err;
 
 	if (!res || !path) {
@@ -629,12 +576,11 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 		return;
 	}
 	res->irq = mv->irq;
-	res->written = mv->to;
+	res->planned = res->written = mv->to;
 	if (refuse_managed(a, mv, res))
 		return;
 	if (a->dry_run) {
 		res->outcome = IP_APPLY_DRY_RUN;
-		msgf(res, "would write %s to %s", fmt_set(b1, sizeof(b1), &mv->to), path);
 		return;
 	}
 	if (keep_original(a, mv, res, path, &added) < 0)
@@ -647,11 +593,10 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	if (added && res->outcome != IP_APPLY_OK)
 		ip_originals_drop_irq(a->o, mv->irq);
 	if (res->outcome != IP_APPLY_OK) {
-		write_failed(a, mv, res, path, err);
+		write_failed(a, mv, res, err);
 		return;
 	}
 	mv->to = try;
-	msgf(res, "wrote %s to %s", fmt_set(b1, sizeof(b1), &try), path);
 	read_back(a, mv, res);
 }
 
@@ -715,27 +660,6 @@ static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned ir
 	return nv;
 }
 
-static void thread_failure(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
-			   const char *what)
-{
-	switch (res->outcome) {
-	case IP_APPLY_VANISHED:
-		msgf(res, "thread %d %s is gone", ta->pid, ta->comm);
-		break;
-	case IP_APPLY_RETRY:
-		msgf(res, "thread %d %s refused its %s (%s); planned again next cycle", ta->pid,
-		     ta->comm, what, strerror(-res->err));
-		break;
-	default:
-		if (res->msg[0])
-			break;
-		msgf(res, "setting the %s of thread %d %s failed: %s", what, ta->pid, ta->comm,
-		     strerror(-res->err));
-		break;
-	}
-	ta->failed = true;
-}
-
 /* Records the original (write-ahead) and makes the change; the original
  * is kept only when the change was made. */
 static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
@@ -760,8 +684,7 @@ static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip
 		if (res->err < 0) {
 			*have = false;
 			res->outcome = IP_APPLY_FAILED;
-			msgf(res, "thread %d %s not changed: its original could not be recorded first: %s",
-			     ta->pid, ta->comm, strerror(-res->err));
+			res->detail = IP_APPLY_D_UNRECORDED;
 			return;
 		}
 	}
@@ -773,9 +696,43 @@ static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip
 		*have = false;
 }
 
+/* A result for one of @ta's two changes, or NULL (out of memory). */
+static struct ip_apply_result *thread_result(struct actx *a, const struct ip_thread_action *ta,
+					     enum ip_apply_what what)
+{
+	struct ip_apply_result *res = add_result(a, what);
+
+	if (!res)
+		return NULL;
+	res->irq = ta->irq;
+	res->pid = ta->pid;
+	snprintf(res->comm, sizeof(res->comm), "%s", ta->comm);
+	res->written = ta->to;
+	res->policy = ta->policy;
+	res->value = ta->priority;
+	if (a->dry_run)
+		res->outcome = IP_APPLY_DRY_RUN;
+	return res;
+}
+
+/* The change, once who the thread is was read (@id < 0: it could not be). */
+static void thread_apply_one(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
+			     int id, const char *comm, uint64_t start)
+{
+	if (id < 0) {
+		res->err = id;
+		res->outcome = ip_apply_classify(res->what, id);
+	} else {
+		thread_change(a, ta, res, comm, start, res->what == IP_APPLY_THREAD_SCHED);
+	}
+	if (res->outcome != IP_APPLY_OK)
+		ta->failed = true;
+}
+
 static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 {
-	char b1[128], comm[64] = "";
+	struct ip_apply_result *res;
+	char comm[64] = "";
 	uint64_t start = 0;
 	int id = 0;
 
@@ -783,56 +740,17 @@ static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 	if (!a->dry_run && (ta->set_affinity || ta->set_sched))
 		id = thread_identity(a->r, ta->pid, comm, sizeof(comm), &start);
 	if (ta->set_affinity) {
-		struct ip_apply_result *res = add_result(a, IP_APPLY_THREAD_AFFINITY);
-
-		if (!res)
+		if (!(res = thread_result(a, ta, IP_APPLY_THREAD_AFFINITY)))
 			return;
-		res->irq = ta->irq;
-		res->pid = ta->pid;
-		res->written = ta->to;
-		if (a->dry_run) {
-			res->outcome = IP_APPLY_DRY_RUN;
-			msgf(res, "would set the affinity of thread %d %s to %s", ta->pid, ta->comm,
-			     fmt_set(b1, sizeof(b1), &ta->to));
-		} else {
-			if (id < 0) {
-				res->err = id;
-				res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, id);
-			} else {
-				thread_change(a, ta, res, comm, start, false);
-			}
-			if (res->outcome == IP_APPLY_OK)
-				msgf(res, "set the affinity of thread %d %s to %s", ta->pid,
-				     ta->comm, fmt_set(b1, sizeof(b1), &ta->to));
-			else
-				thread_failure(a, ta, res, "affinity");
-		}
+		if (!a->dry_run)
+			thread_apply_one(a, ta, res, id, comm, start);
 	}
 	if (ta->set_sched) {
-		struct ip_apply_result *res = add_result(a, IP_APPLY_THREAD_SCHED);
-
-		if (!res)
+		if (!(res = thread_result(a, ta, IP_APPLY_THREAD_SCHED)))
 			return;
-		res->irq = ta->irq;
-		res->pid = ta->pid;
-		res->value = ta->priority;
-		if (a->dry_run) {
-			res->outcome = IP_APPLY_DRY_RUN;
-			msgf(res, "would set thread %d %s to SCHED_FIFO %d", ta->pid, ta->comm,
-			     ta->priority);
+		if (a->dry_run)
 			return;
-		}
-		if (id < 0) {
-			res->err = id;
-			res->outcome = ip_apply_classify(IP_APPLY_THREAD_SCHED, id);
-		} else {
-			thread_change(a, ta, res, comm, start, true);
-		}
-		if (res->outcome == IP_APPLY_OK)
-			msgf(res, "set thread %d %s to SCHED_FIFO %d", ta->pid, ta->comm,
-			     ta->priority);
-		else
-			thread_failure(a, ta, res, "priority");
+		thread_apply_one(a, ta, res, id, comm, start);
 	}
 	prune_threads(a->o);
 }
@@ -862,7 +780,6 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	snprintf(val, sizeof(val), "%d", ra->value);
 	if (a->dry_run) {
 		res->outcome = IP_APPLY_DRY_RUN;
-		msgf(res, "would write %s to %s", val, path);
 		return;
 	}
 	if (!rq_recorded(a->o, ra->device)) {
@@ -878,8 +795,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 			if (res->err < 0) {
 				a->o->nr_rq--;
 				res->outcome = IP_APPLY_FAILED;
-				msgf(res, "%s not written: its original could not be recorded first: %s",
-				     path, strerror(-res->err));
+				res->detail = IP_APPLY_D_UNRECORDED;
 				ra->failed = true;
 				return;
 			}
@@ -890,44 +806,23 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	/* the original we added is the last entry: nothing changed, drop it */
 	if (added && res->outcome != IP_APPLY_OK)
 		a->o->nr_rq--;
-	switch (res->outcome) {
-	case IP_APPLY_OK:
-		msgf(res, "wrote %s to %s", val, path);
-		return;
-	case IP_APPLY_VANISHED:
-		msgf(res, "device %s vanished (%s is gone)", ra->device, path);
-		break;
-	case IP_APPLY_RETRY:
-		msgf(res, "%s refused %s (%s)", path, val, strerror(-res->err));
-		break;
-	default:
-		msgf(res, "writing %s to %s failed: %s", val, path, strerror(-res->err));
-		break;
-	}
-	ra->failed = true;
-}
-
-static const char *cq_strerror(int err)
-{
-	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded"
-	       : err == -ENOTCONN  ? "no connection to irqpilot_cq yet, attached next cycle"
-				    : strerror(-err);
+	if (res->outcome != IP_APPLY_OK)
+		ra->failed = true;
 }
 
 static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 {
 	struct ip_apply_result *res = add_result(a, IP_APPLY_CQ);
-	const char *verb = ca->attach ? "attach" : "detach";
 	bool added = false;
 
 	if (!res)
 		return;
 	snprintf(res->device, sizeof(res->device), "%s", ca->device);
+	res->major = ca->major;
+	res->minor = ca->minor;
 	res->value = ca->attach;
 	if (a->dry_run) {
 		res->outcome = IP_APPLY_DRY_RUN;
-		msgf(res, "would %s %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major,
-		     ca->minor, ca->attach ? "to" : "from");
 		return;
 	}
 	/* An attach is recorded before it is made, so --restore detaches a
@@ -942,8 +837,7 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 		if (res->err < 0) {
 			ip_originals_drop_cq(a->o, ca->device);
 			res->outcome = IP_APPLY_FAILED;
-			msgf(res, "%s not attached: the attach could not be recorded first: %s",
-			     ca->device, strerror(-res->err));
+			res->detail = IP_APPLY_D_UNRECORDED;
 			ca->failed = true;
 			return;
 		}
@@ -957,15 +851,9 @@ static void apply_cq(struct actx *a, struct ip_cq_action *ca)
 	 * of the cycle, as a detach needs no write-ahead) */
 	if (!ca->attach && res->outcome == IP_APPLY_OK)
 		ip_originals_drop_cq(a->o, ca->device);
-	if (res->outcome == IP_APPLY_OK) {
-		msgf(res, "%sed %s (%u:%u) %s irqpilot_cq", verb, ca->device, ca->major, ca->minor,
-		     ca->attach ? "to" : "from");
-		return;
-	}
 	/* A refused attach is planned again every cycle: the daemon says it once. */
-	msgf(res, "%s of %s (%u:%u) failed: %s", verb, ca->device, ca->major, ca->minor,
-	     cq_strerror(res->err));
-	ca->failed = true;
+	if (res->outcome != IP_APPLY_OK)
+		ca->failed = true;
 }
 
 int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct ip_originals *o,
@@ -1022,17 +910,12 @@ static void restore_irqs(struct actx *a)
 			o->irqs[k++] = *e;
 			continue;
 		}
+		res->restore = true;
 		res->irq = e->irq;
 		cpuset_parse_list(&res->written, e->list);
+		res->planned = res->written;
 		res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
 		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
-		if (res->outcome == IP_APPLY_OK)
-			msgf(res, "restored %s to %s", path, e->list);
-		else if (res->outcome == IP_APPLY_VANISHED)
-			msgf(res, "IRQ %u is gone (%s): nothing to restore", e->irq, path);
-		else
-			msgf(res, "restoring %s to %s failed: %s; the original is kept", path,
-			     e->list, strerror(-res->err));
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			o->irqs[k++] = *e;
 		else
@@ -1054,26 +937,28 @@ static bool same_thread(struct actx *a, const struct ip_thread_orig *o)
 	res = add_result(a, o->have_affinity ? IP_APPLY_THREAD_AFFINITY : IP_APPLY_THREAD_SCHED);
 	if (!res)
 		return false;
+	res->restore = true;
 	res->irq = o->irq;
 	res->pid = o->pid;
+	snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 	res->err = ret < 0 ? ret : -ESRCH;
 	res->outcome = ip_apply_classify(res->what, res->err);
-	if (ret == -ESRCH)
-		msgf(res, "thread %d %s is gone: nothing to restore", o->pid, o->comm);
-	else if (ret < 0)
-		msgf(res, "thread %d %s: cannot read who it is (%s); not restored", o->pid, o->comm,
-		     strerror(-ret));
-	else
-		msgf(res, "pid %d is now %s started at %llu, not thread %s started at %llu: "
-			  "not restored",
-		     o->pid, comm, (unsigned long long)start, o->comm, (unsigned long long)o->start);
+	if (ret == -ESRCH) {
+		res->detail = IP_APPLY_D_THREAD_GONE;
+	} else if (ret < 0) {
+		res->detail = IP_APPLY_D_IDENTITY;
+	} else {
+		res->detail = IP_APPLY_D_PID_REUSED;
+		res->start = o->start;
+		snprintf(res->now_comm, sizeof(res->now_comm), "%s", comm);
+		res->now_start = start;
+	}
 	return false;
 }
 
 static void restore_threads(struct actx *a)
 {
 	struct ip_originals *orig = a->o;
-	char b1[128];
 
 	for (size_t i = 0; i < orig->nr_threads && !a->err; i++) {
 		struct ip_thread_orig *o = &orig->threads[i];
@@ -1089,15 +974,13 @@ static void restore_threads(struct actx *a)
 			res = add_result(a, IP_APPLY_THREAD_AFFINITY);
 			if (!res)
 				return;
+			res->restore = true;
 			res->irq = o->irq;
 			res->pid = o->pid;
+			snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 			res->written = o->allowed;
 			res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
 			res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
-			msgf(res, "%s the affinity of thread %d %s to %s%s%s",
-			     res->err ? "restoring" : "restored", o->pid, o->comm,
-			     fmt_set(b1, sizeof(b1), &o->allowed), res->err ? " failed: " : "",
-			     res->err ? strerror(-res->err) : "");
 			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
 				o->have_affinity = false;
 		}
@@ -1105,17 +988,16 @@ static void restore_threads(struct actx *a)
 			res = add_result(a, IP_APPLY_THREAD_SCHED);
 			if (!res)
 				return;
+			res->restore = true;
 			res->irq = o->irq;
 			res->pid = o->pid;
+			snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
+			res->policy = o->policy;
 			res->value = o->priority;
 			res->err = a->ops->set_scheduler(
 				a->ops->ctx, o->pid, o->policy,
 				o->policy == SCHED_FIFO || o->policy == SCHED_RR ? o->priority : 0);
 			res->outcome = ip_apply_classify(IP_APPLY_THREAD_SCHED, res->err);
-			msgf(res, "%s the policy of thread %d %s to %d, priority %d%s%s",
-			     res->err ? "restoring" : "restored", o->pid, o->comm, o->policy,
-			     o->priority, res->err ? " failed: " : "",
-			     res->err ? strerror(-res->err) : "");
 			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
 				o->have_sched = false;
 		}
@@ -1136,27 +1018,18 @@ static void restore_cq(struct actx *a)
 			o->cq[k++] = *e; /* not tried: kept */
 			continue;
 		}
+		res->restore = true;
 		snprintf(res->device, sizeof(res->device), "%s", e->device);
+		res->major = e->major;
+		res->minor = e->minor;
 		res->err = a->ops->cq ? a->ops->cq(a->ops->ctx, e->major, e->minor, false) : -ENOTSUP;
 		res->outcome = ip_apply_classify(IP_APPLY_CQ, res->err);
 		/* ENOENT is the module's "disk is not attached": it detached an
 		 * owned disk when the socket that attached it closed (a daemon
 		 * killed with -9), or the disk was removed. Either way there is
 		 * nothing left to put back. */
-		if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED) {
-			if (!res->err)
-				msgf(res, "detached %s from irqpilot_cq", e->device);
-			else if (res->err == -ENOENT)
-				msgf(res, "%s was no longer attached to irqpilot_cq (already detached)",
-				     e->device);
-			else
-				msgf(res, "%s is not attached to irqpilot_cq: %s", e->device,
-				     cq_strerror(res->err));
-		} else {
-			msgf(res, "detaching %s from irqpilot_cq failed: %s; kept for --restore",
-			     e->device, cq_strerror(res->err));
+		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			o->cq[k++] = *e;
-		}
 	}
 	o->nr_cq = k;
 }
@@ -1177,13 +1050,12 @@ static void restore_rq(struct actx *a)
 			h->rq[k++] = h->rq[i]; /* not tried: kept */
 			continue;
 		}
+		res->restore = true;
 		snprintf(res->device, sizeof(res->device), "%s", h->rq[i].device);
 		snprintf(val, sizeof(val), "%d", h->rq[i].value);
 		res->value = h->rq[i].value;
 		res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 		res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
-		msgf(res, "%s %s to %s%s%s", res->err ? "restoring" : "restored", path, val,
-		     res->err ? " failed: " : "", res->err ? strerror(-res->err) : "");
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			h->rq[k++] = h->rq[i];
 	}

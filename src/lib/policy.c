@@ -204,15 +204,26 @@ struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq)
 	return &h->irqs[i];
 }
 
-void ip_history_drop(struct ip_history *h, unsigned irq)
+void ip_history_forget(struct ip_history *h, unsigned irq)
 {
 	bool found;
 	size_t i = hist_pos(h, irq, &found);
+	struct ip_irq_hist *e;
 
 	if (!found)
 		return;
-	free(h->irqs[i].win);
-	memmove(&h->irqs[i], &h->irqs[i + 1], (h->nr - i - 1) * sizeof(*h->irqs));
+	e = &h->irqs[i];
+	free(e->win);
+	if (e->have_pin) {
+		ip_cpuset pin = e->pin;
+
+		memset(e, 0, sizeof(*e));
+		e->irq = irq;
+		e->have_pin = true;
+		e->pin = pin;
+		return;
+	}
+	memmove(e, e + 1, (h->nr - i - 1) * sizeof(*h->irqs));
 	h->nr--;
 }
 

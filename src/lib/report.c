@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* report: the model and the plan as JSON, text and journal fields. */
+#include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "irqpilot/cqclient.h"
 #include "irqpilot/log.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
@@ -1490,11 +1492,230 @@ static void plan_json_notes(struct ip_json *j, const struct ip_plan *p)
 	ip_json_array_end(j);
 }
 
+/* ---- act's results ------------------------------------------------- */
+
+static const char *cq_strerror(int err)
+{
+	return err == -IP_CQ_ABSENT ? "irqpilot_cq is not loaded"
+	       : err == -ENOTCONN  ? "no connection to irqpilot_cq yet, attached next cycle"
+				    : strerror(-err);
+}
+
+static void irq_restore_text(struct line *l, const struct ip_apply_result *r, const char *path,
+			     const char *set)
+{
+	if (r->outcome == IP_APPLY_OK)
+		put(l, "restored %s to %s", path, set);
+	else if (r->outcome == IP_APPLY_VANISHED)
+		put(l, "IRQ %u is gone (%s): nothing to restore", r->irq, path);
+	else
+		put(l, "restoring %s to %s failed: %s; the original is kept", path, set,
+		    strerror(-r->err));
+}
+
+static void irq_result_text(struct line *l, const struct ip_apply_result *r)
+{
+	char path[48], b1[128], b2[128];
+
+	snprintf(path, sizeof(path), "proc/irq/%u/smp_affinity_list", r->irq);
+	set_str(b1, &r->written);
+	if (r->restore) {
+		irq_restore_text(l, r, path, b1);
+		return;
+	}
+	switch (r->outcome) {
+	case IP_APPLY_OK:
+		if (r->detail != IP_APPLY_D_ELSEWHERE)
+			put(l, "wrote %s to %s", b1, path);
+		else if (r->pending)
+			put(l, "IRQ %u set to %s; effective still %s: an IO-APIC line moves at its next interrupt",
+			    r->irq, b1, set_str(b2, &r->effective));
+		else
+			put(l, "IRQ %u set to %s, but the kernel put it on %s", r->irq, b1,
+			    set_str(b2, &r->effective));
+		break;
+	case IP_APPLY_DRY_RUN:
+		put(l, "would write %s to %s", b1, path);
+		break;
+	case IP_APPLY_SKIPPED:
+		put(l, "IRQ %u is managed by the kernel; not written", r->irq);
+		break;
+	case IP_APPLY_MANAGED:
+		if (r->detail == IP_APPLY_D_MODE_0444)
+			put(l, "IRQ %u is managed by the kernel (smp_affinity is mode 0444); not written",
+			    r->irq);
+		else
+			put(l, "IRQ %u is managed by the kernel (write failed with %s); never written again",
+			    r->irq, r->err == -EPERM ? "EPERM" : "EIO");
+		break;
+	case IP_APPLY_VANISHED:
+		put(l, "IRQ %u vanished (%s is gone); dropped", r->irq, path);
+		break;
+	case IP_APPLY_RETRY:
+		put(l, "IRQ %u refused %s (%s): a bad or offline CPU; planned again next cycle", r->irq,
+		    b1, strerror(-r->err));
+		break;
+	case IP_APPLY_NO_SPACE:
+		put(l, "IRQ %u: no vector space on %s nor on the rest of its domain", r->irq,
+		    set_str(b2, &r->planned));
+		break;
+	case IP_APPLY_FAILED:
+		if (r->detail == IP_APPLY_D_UNRECORDED)
+			put(l, "IRQ %u not written: its original could not be recorded first: %s", r->irq,
+			    strerror(-r->err));
+		else
+			put(l, "writing %s to %s failed: %s", b1, path, strerror(-r->err));
+		break;
+	}
+}
+
+static void thread_restore_text(struct line *l, const struct ip_apply_result *r)
+{
+	const char *done = r->err ? "restoring" : "restored";
+	const char *sep = r->err ? " failed: " : "", *err = r->err ? strerror(-r->err) : "";
+	char b1[128];
+
+	if (r->detail == IP_APPLY_D_THREAD_GONE)
+		put(l, "thread %d %s is gone: nothing to restore", (int)r->pid, r->comm);
+	else if (r->detail == IP_APPLY_D_IDENTITY)
+		put(l, "thread %d %s: cannot read who it is (%s); not restored", (int)r->pid, r->comm,
+		    strerror(-r->err));
+	else if (r->detail == IP_APPLY_D_PID_REUSED)
+		put(l, "pid %d is now %s started at %" PRIu64 ", not thread %s started at %" PRIu64
+		       ": not restored",
+		    (int)r->pid, r->now_comm, r->now_start, r->comm, r->start);
+	else if (r->what == IP_APPLY_THREAD_AFFINITY)
+		put(l, "%s the affinity of thread %d %s to %s%s%s", done, (int)r->pid, r->comm,
+		    set_str(b1, &r->written), sep, err);
+	else
+		put(l, "%s the policy of thread %d %s to %d, priority %d%s%s", done, (int)r->pid,
+		    r->comm, r->policy, r->value, sep, err);
+}
+
+static void thread_result_text(struct line *l, const struct ip_apply_result *r)
+{
+	bool sched = r->what == IP_APPLY_THREAD_SCHED;
+	const char *what = sched ? "priority" : "affinity";
+	int pid = (int)r->pid;
+	char b1[128];
+
+	if (r->restore) {
+		thread_restore_text(l, r);
+		return;
+	}
+	set_str(b1, &r->written);
+	switch (r->outcome) {
+	case IP_APPLY_DRY_RUN:
+	case IP_APPLY_OK:
+		/* the plan sets SCHED_FIFO only (the policy's thread_action()) */
+		if (sched)
+			put(l, "%sset thread %d %s to SCHED_FIFO %d",
+			    r->outcome == IP_APPLY_DRY_RUN ? "would " : "", pid, r->comm, r->value);
+		else
+			put(l, "%sset the affinity of thread %d %s to %s",
+			    r->outcome == IP_APPLY_DRY_RUN ? "would " : "", pid, r->comm, b1);
+		break;
+	case IP_APPLY_VANISHED:
+		put(l, "thread %d %s is gone", pid, r->comm);
+		break;
+	case IP_APPLY_RETRY:
+		put(l, "thread %d %s refused its %s (%s); planned again next cycle", pid, r->comm, what,
+		    strerror(-r->err));
+		break;
+	default:
+		if (r->detail == IP_APPLY_D_UNRECORDED)
+			put(l, "thread %d %s not changed: its original could not be recorded first: %s",
+			    pid, r->comm, strerror(-r->err));
+		else
+			put(l, "setting the %s of thread %d %s failed: %s", what, pid, r->comm,
+			    strerror(-r->err));
+		break;
+	}
+}
+
+static void rq_result_text(struct line *l, const struct ip_apply_result *r)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", r->device);
+	if (r->restore) {
+		put(l, "%s %s to %d%s%s", r->err ? "restoring" : "restored", path, r->value,
+		    r->err ? " failed: " : "", r->err ? strerror(-r->err) : "");
+		return;
+	}
+	if (r->outcome == IP_APPLY_DRY_RUN)
+		put(l, "would write %d to %s", r->value, path);
+	else if (r->outcome == IP_APPLY_OK)
+		put(l, "wrote %d to %s", r->value, path);
+	else if (r->outcome == IP_APPLY_VANISHED)
+		put(l, "device %s vanished (%s is gone)", r->device, path);
+	else if (r->outcome == IP_APPLY_RETRY)
+		put(l, "%s refused %d (%s)", path, r->value, strerror(-r->err));
+	else if (r->detail == IP_APPLY_D_UNRECORDED)
+		put(l, "%s not written: its original could not be recorded first: %s", path,
+		    strerror(-r->err));
+	else
+		put(l, "writing %d to %s failed: %s", r->value, path, strerror(-r->err));
+}
+
+static void cq_result_text(struct line *l, const struct ip_apply_result *r)
+{
+	const char *verb = r->value ? "attach" : "detach", *to = r->value ? "to" : "from";
+
+	if (r->restore && (r->outcome == IP_APPLY_OK || r->outcome == IP_APPLY_VANISHED)) {
+		/* ENOENT: the module detached an owned disk itself, or the disk went */
+		if (!r->err)
+			put(l, "detached %s from irqpilot_cq", r->device);
+		else if (r->err == -ENOENT)
+			put(l, "%s was no longer attached to irqpilot_cq (already detached)", r->device);
+		else
+			put(l, "%s is not attached to irqpilot_cq: %s", r->device, cq_strerror(r->err));
+	} else if (r->restore) {
+		put(l, "detaching %s from irqpilot_cq failed: %s; kept for --restore", r->device,
+		    cq_strerror(r->err));
+	} else if (r->outcome == IP_APPLY_DRY_RUN) {
+		put(l, "would %s %s (%u:%u) %s irqpilot_cq", verb, r->device, r->major, r->minor, to);
+	} else if (r->outcome == IP_APPLY_OK) {
+		put(l, "%sed %s (%u:%u) %s irqpilot_cq", verb, r->device, r->major, r->minor, to);
+	} else if (r->detail == IP_APPLY_D_UNRECORDED) {
+		put(l, "%s not attached: the attach could not be recorded first: %s", r->device,
+		    strerror(-r->err));
+	} else {
+		put(l, "%s of %s (%u:%u) failed: %s", verb, r->device, r->major, r->minor,
+		    cq_strerror(r->err));
+	}
+}
+
+const char *ip_report_apply_line(char *buf, size_t size, const struct ip_apply_result *r)
+{
+	struct line l = { buf, size, 0 };
+
+	if (size)
+		buf[0] = '\0';
+	switch (r->what) {
+	case IP_APPLY_IRQ:
+		irq_result_text(&l, r);
+		break;
+	case IP_APPLY_THREAD_AFFINITY:
+	case IP_APPLY_THREAD_SCHED:
+		thread_result_text(&l, r);
+		break;
+	case IP_APPLY_RQ:
+		rq_result_text(&l, r);
+		break;
+	case IP_APPLY_CQ:
+		cq_result_text(&l, r);
+		break;
+	}
+	return buf;
+}
+
 static void plan_json_results(struct ip_json *j, const struct ip_apply_results *res)
 {
 	ip_json_array_begin(j, "results");
 	for (int i = 0; res && i < res->n; i++) {
 		const struct ip_apply_result *r = &res->r[i];
+		char line[IP_REASON_MAX];
 
 		ip_json_object_begin(j, NULL);
 		ip_json_string(j, "what", what_name(r->what));
@@ -1507,7 +1728,9 @@ static void plan_json_results(struct ip_json *j, const struct ip_apply_results *
 		ip_json_int(j, "errno", -r->err);
 		if (r->have_effective)
 			ip_json_cpuset(j, "effective", &r->effective);
-		ip_json_string(j, "message", r->msg);
+		if (r->detail != IP_APPLY_D_NONE)
+			ip_json_string(j, "detail", ip_apply_detail_name(r->detail));
+		ip_json_string(j, "message", ip_report_apply_line(line, sizeof(line), r));
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -1552,7 +1775,7 @@ void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply
 		fprintf(f, "  note: %s\n", ip_report_note_line(line, sizeof(line), &p->notes[i]));
 	for (int i = 0; res && i < res->n; i++)
 		if (res->r[i].outcome != IP_APPLY_OK && res->r[i].outcome != IP_APPLY_DRY_RUN)
-			fprintf(f, "  %s\n", res->r[i].msg);
+			fprintf(f, "  %s\n", ip_report_apply_line(line, sizeof(line), &res->r[i]));
 }
 
 int ip_report_submit_by_domain(const struct ip_model *m, unsigned irq, double *by_domain, double *total)
