@@ -28,9 +28,9 @@ fioargs=(--name=rr --filename=/dev/"$sd" --direct=1 --ioengine=libaio --iodepth=
 	--rw=randread --size=200M --time_based --runtime=8 --cpus_allowed=3 --percentile_list=99)
 
 cq_pid() { ipcq list | awk -v d="$sd" '$1 == "disk=" d { sub(/pid=/, "", $5); print $5; exit }'; }
-# Where the time goes: CPU time in clock ticks, a thread's utime + stime (proc(5) fields 14-15),
-# and CPU 0's busy time from /proc/stat (all but idle and iowait).
-ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null || echo 0; }
+# Where the time goes: each thread's CPU time in clock ticks (vm_cpu_ticks; 0 for a thread
+# that is gone), and CPU 0's busy time from /proc/stat (all but idle and iowait).
+ticks() { vm_cpu_ticks "$1" || echo 0; }
 cpu0_busy() { awk '$1 == "cpu0" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 hz=$(getconf CLK_TCK)
 ithr=$(vm_irq_thread "$irq")

@@ -58,11 +58,10 @@ hog=$!
 for _ in $(seq $((600 * VM_GUARD))); do [ -e /tmp/hog.running ] && break; sleep 0.1; done
 [ -e /tmp/hog.running ] || vm_fail "the FIFO 99 hog did not start its loop within $((60 * VM_GUARD)) s"
 ps -eLo pid,cls,rtprio,psr,pcpu,comm | grep -E ' (bash|ipcq/)' | grep -v grep
-cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; } # utime + stime (proc(5))
 hz=$(getconf CLK_TCK)
-h0=$(cpu_ticks $hog) t_job=$SECONDS
+h0=$(vm_cpu_ticks $hog) t_job=$SECONDS
 job --size=8M || vm_fail "fio failed while the thread was starved"
-t_job=$((SECONDS - t_job)) h1=$(cpu_ticks $hog)
+t_job=$((SECONDS - t_job)) h1=$(vm_cpu_ticks $hog)
 : >/tmp/hog.stop
 [ -n "$h1" ] || vm_fail "the hog ended (its 120 s guard) before the ${t_job}s starved job did"
 hog_s=$(( (h1 - h0) / hz ))

@@ -201,12 +201,22 @@ vm_aff() { vm_read /proc/irq/"$1"/smp_affinity_list; }
 # for a thread that is alive (seen in 7 of 3,000 reads of a busy process on the host).
 vm_proc_status() {
 	local s="" re
-	IFS= read -r -d '' s <"/proc/$1/status" 2>/dev/null
+	IFS= read -r -d '' s 2>/dev/null <"/proc/$1/status"
 	re=$'(^|\n)'"$2"$':[ \t]*([^\n]*)'
 	[[ $s =~ $re ]] && printf '%s' "${BASH_REMATCH[2]}"
 }
 vm_thread_cpus() { vm_proc_status "$1" Cpus_allowed_list; }
 vm_irq_thread() { pgrep "^irq/$1-" | head -n1; }
+# vm_cpu_ticks PID: the CPU time it has used, in clock ticks (getconf CLK_TCK): utime + stime,
+# proc(5) fields 14 and 15, counted after the ")" that ends comm (which may hold spaces). One
+# read, as above. Nothing, and status 1, once the process is gone.
+vm_cpu_ticks() {
+	local s=""
+	IFS= read -r -d '' s 2>/dev/null <"/proc/$1/stat"
+	[ -n "$s" ] || return 1
+	s=${s##*) }
+	awk 'NR == 1 { print $12 + $13 }' <<<"$s"
+}
 
 # Start fio in the background, pinned to one CPU, until killed: vm_fio_bg CPU FIO_ARGS...
 # Sets FIO_BG_PID.
