@@ -668,6 +668,38 @@ static void assert_scans(struct ip_sampler *s, unsigned long full, unsigned long
 	assert_int_equal(nfast, fast);
 }
 
+/* A sampler over a copy of server-2s, past its two full scans and its
+ * first fast sample: the tracked vectors' files are kept open. */
+struct warm {
+	char tmp[40], root[64];
+	struct ip_root *r;
+	struct ip_sampler *s;
+};
+
+/* @clock: the samples' time from irqpilot/time_ns (1 s), for the long timer */
+static void warm_sampler(struct warm *w, struct ip_snapshot *snap, bool clock)
+{
+	struct ip_sampler_opts o = { .live_counters = false };
+
+	snprintf(w->tmp, sizeof(w->tmp), "/tmp/irqpilot-kept-XXXXXX");
+	copy_server(w->tmp, w->root, sizeof(w->root));
+	if (clock)
+		put(w->root, "irqpilot/time_ns", "1000000000\n");
+	assert_int_equal(ip_root_open(w->root, &w->r), 0);
+	assert_int_equal(ip_sampler_new(w->r, &o, &w->s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(w->s, snap);
+	assert_scans(w->s, 2, 1);
+}
+
+static void cool(struct warm *w, struct ip_snapshot *snap)
+{
+	ip_snapshot_free(snap);
+	ip_sampler_free(w->s);
+	ip_root_free(w->r);
+	assert_int_equal(rm_rf(w->tmp), 0);
+}
+
 /*
  * Between full scans the tracked vectors' files are read through fds kept
  * open: a count the kernel changed is seen the next sample, with no file
@@ -676,20 +708,13 @@ static void assert_scans(struct ip_sampler *s, unsigned long full, unsigned long
  */
 static void test_kept_fds_read_fresh(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-kept-XXXXXX", root[64];
-	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
-	struct ip_sampler *s;
-	struct ip_root *r;
+	struct warm w;
+	const char *root = w.root;
 	int fds = 0;
 
 	(void)state;
-	copy_server(tmp, root, sizeof(root));
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
-	for (int i = 0; i < 3; i++)
-		sample_ok(s, &snap);
-	assert_scans(s, 2, 1);
+	warm_sampler(&w, &snap, false);
 	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001);
 
 	/* step 1 changes the affinity: its effective affinity is read, and
@@ -701,8 +726,8 @@ static void test_kept_fds_read_fresh(void **state)
 			 2001 + step * 1000);
 		put(root, "sys/kernel/irq/150/per_cpu_count", text);
 		put(root, "proc/irq/150/smp_affinity_list", step % 2 ? "9\n" : "8-9\n");
-		sample_ok(s, &snap);
-		assert_scans(s, 2, 1 + step);
+		sample_ok(w.s, &snap);
+		assert_scans(w.s, 2, 1 + step);
 		assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001 + step * 1000);
 		assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 150)->info->affinity),
 				    step % 2 ? "9" : "8-9");
@@ -712,10 +737,7 @@ static void test_kept_fds_read_fresh(void **state)
 			fds = count_fds();
 		assert_int_equal(count_fds(), fds);
 	}
-	ip_snapshot_free(&snap);
-	ip_sampler_free(s);
-	ip_root_free(r);
-	assert_int_equal(rm_rf(tmp), 0);
+	cool(&w, &snap);
 }
 
 /* /proc/interrupts of @root without IRQ @irq's line. */
@@ -740,21 +762,15 @@ static void drop_line(const char *root, unsigned irq)
  */
 static void test_kept_fds_vanished_vector(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-vanish-XXXXXX", root[64], cmd[700];
-	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
+	struct warm w;
+	const char *root = w.root;
 	struct ip_sampler *s;
-	struct ip_root *r;
+	char cmd[700];
 
 	(void)state;
-	copy_server(tmp, root, sizeof(root));
-	/* the clock of the samples, for the long timer */
-	put(root, "irqpilot/time_ns", "1000000000\n");
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
-	for (int i = 0; i < 3; i++)
-		sample_ok(s, &snap);
-	assert_scans(s, 2, 1);
+	warm_sampler(&w, &snap, true);
+	s = w.s;
 	assert_true(ip_snapshot_irq(&snap, 151)->tracked);
 
 	put(root, "sys/kernel/irq/151/per_cpu_count", "");
@@ -797,11 +813,7 @@ static void test_kept_fds_vanished_vector(void **state)
 	assert_scans(s, 5, 5);
 	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[30], 7);
 	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 0);
-
-	ip_snapshot_free(&snap);
-	ip_sampler_free(s);
-	ip_root_free(r);
-	assert_int_equal(rm_rf(tmp), 0);
+	cool(&w, &snap);
 }
 
 /* IRQ 150's CPU 9 count in server-2s' /proc/interrupts (field 11), in place. */
@@ -846,23 +858,17 @@ static void assert_note(struct ip_sampler *s, const char *what)
  */
 static void test_kept_fds_empty_read(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-empty-XXXXXX", root[64];
-	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot a = { 0 }, b = { 0 };
 	struct ip_model m = { 0 };
 	struct ip_diag d = { "" };
+	struct warm w;
+	const char *root = w.root;
 	struct ip_sampler *s;
-	struct ip_root *r;
 	struct ip_irq *q;
 
 	(void)state;
-	copy_server(tmp, root, sizeof(root));
-	put(root, "irqpilot/time_ns", "1000000000\n");
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
-	for (int i = 0; i < 3; i++)
-		sample_ok(s, &a);
-	assert_scans(s, 2, 1);
+	warm_sampler(&w, &a, true);
+	s = w.s;
 	/* a new affinity: its effective affinity is read and kept open too */
 	put(root, "proc/irq/150/smp_affinity_list", "9\n");
 	sample_ok(s, &a);
@@ -919,12 +925,8 @@ static void test_kept_fds_empty_read(void **state)
 	assert_scans(s, 3, 7);
 	assert_int_equal(ip_snapshot_irq(&a, 150)->percpu[9], 5001);
 	assert_null(ip_sampler_take_note(s));
-
-	ip_snapshot_free(&a);
 	ip_snapshot_free(&b);
-	ip_sampler_free(s);
-	ip_root_free(r);
-	assert_int_equal(rm_rf(tmp), 0);
+	cool(&w, &a);
 }
 
 /*
