@@ -1552,15 +1552,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
+/*
+ * A fixture tree may carry its own clock (irqpilot/time_ns, what replays
+ * and closed loops step); without one it runs on the monotonic clock. The
+ * live root never has one: a stray /irqpilot/time_ns on a real machine
+ * must not stop the daemon's clock.
+ */
 static int read_time(struct ip_root *r, uint64_t *t)
 {
 	long long v;
-	int ret = ip_root_read_long(r, "irqpilot/time_ns", &v);
+	int ret = ip_root_is_live(r) ? -ENOENT : ip_root_read_long(r, "irqpilot/time_ns", &v);
 
-	if (ret == -ENOENT && ip_root_is_live(r)) {
-		*t = now_ns();
-		return 0;
-	}
 	if (ret == -ENOENT) {
 		*t = now_ns();
 		return 0;
