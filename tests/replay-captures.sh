@@ -5,6 +5,11 @@ set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 shared=${IRQPILOT_SHARED:-$top_srcdir/../shared}
+# A git worktree (../wt/NAME) finds them beside its main checkout.
+if [ -z "${IRQPILOT_SHARED:-}" ] && [ ! -d "$shared/captures" ] &&
+	common=$(git -C "$top_srcdir" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
+	shared=$(dirname "$common")/../shared
+fi
 bin=$top_builddir/src/irqpilotd/irqpilotd
 caps=$shared/captures
 fail=0
