@@ -111,25 +111,18 @@ const char *ip_apply_outcome_name(enum ip_apply_outcome o)
 
 const char *ip_apply_detail_name(enum ip_apply_detail d)
 {
-	switch (d) {
-	case IP_APPLY_D_NONE:
-		return "none";
-	case IP_APPLY_D_UNRECORDED:
-		return "original-unrecorded";
-	case IP_APPLY_D_KNOWN_MANAGED:
-		return "known-managed";
-	case IP_APPLY_D_MODE_0444:
-		return "mode-0444";
-	case IP_APPLY_D_ELSEWHERE:
-		return "effective-elsewhere";
-	case IP_APPLY_D_THREAD_GONE:
-		return "thread-gone";
-	case IP_APPLY_D_IDENTITY:
-		return "identity-unreadable";
-	case IP_APPLY_D_PID_REUSED:
-		return "pid-reused";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[IP_APPLY_D_NONE] = "none",
+		[IP_APPLY_D_UNRECORDED] = "original-unrecorded",
+		[IP_APPLY_D_KNOWN_MANAGED] = "known-managed",
+		[IP_APPLY_D_MODE_0444] = "mode-0444",
+		[IP_APPLY_D_ELSEWHERE] = "effective-elsewhere",
+		[IP_APPLY_D_THREAD_GONE] = "thread-gone",
+		[IP_APPLY_D_IDENTITY] = "identity-unreadable",
+		[IP_APPLY_D_PID_REUSED] = "pid-reused",
+	};
+
+	return (unsigned)d < ARRAY_SIZE(names) && names[d] ? names[d] : "unknown";
 }
 
 enum ip_apply_outcome ip_apply_classify(enum ip_apply_what what, int err)
