@@ -1607,7 +1607,7 @@ static void thread_result_text(struct line *l, const struct ip_apply_result *r)
 	switch (r->outcome) {
 	case IP_APPLY_DRY_RUN:
 	case IP_APPLY_OK:
-		/* the plan sets SCHED_FIFO only (the policy's thread_action()) */
+		/* the plan sets SCHED_FIFO only (add_thread() in policy.c) */
 		if (sched)
 			put(l, "%sset thread %d %s to SCHED_FIFO %d",
 			    r->outcome == IP_APPLY_DRY_RUN ? "would " : "", pid, r->comm, r->value);
