@@ -21,6 +21,7 @@
 
 #include "irqpilot/apply.h"
 #include "irqpilot/state.h"
+#include "irqpilot/log.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 
@@ -945,11 +946,57 @@ static void test_every_result_has_words(void **state)
 	assert_string_equal(MSG(rq), "restoring sys/block/sda/queue/rq_affinity to 1 failed: Permission denied");
 }
 
+static bool has_field(const struct ip_journal *jf, const char *f)
+{
+	for (int i = 0; i < jf->nr; i++)
+		if (strcmp(jf->fields[i], f) == 0)
+			return true;
+	return false;
+}
+
+/* A result as the journal gets it: the words, and fields a script can match. */
+static void test_result_journal(void **state)
+{
+	struct ip_journal *jf = malloc(sizeof(*jf));
+	struct ip_apply_result r = { .what = IP_APPLY_IRQ, .outcome = IP_APPLY_MANAGED, .irq = 47,
+				     .err = -EPERM };
+
+	(void)state;
+	assert_non_null(jf);
+	cpuset_set(&r.written, 2);
+	ip_report_apply_journal(jf, &r);
+	assert_string_equal(jf->message,
+			    "IRQ 47 is managed by the kernel (write failed with EPERM); never written again");
+	assert_string_equal(jf->message_id, IP_MESSAGE_MANAGED);
+	assert_true(has_field(jf, "IRQPILOT_IRQ=47"));
+	assert_true(has_field(jf, "IRQPILOT_ACTION=irq"));
+	assert_true(has_field(jf, "IRQPILOT_OUTCOME=managed"));
+	assert_true(has_field(jf, "IRQPILOT_ERRNO=EPERM"));
+	assert_true(has_field(jf, "IRQPILOT_TO=2"));
+	assert_int_equal(jf->nr, 5);
+
+	struct ip_apply_result t = { .what = IP_APPLY_THREAD_SCHED, .outcome = IP_APPLY_VANISHED,
+				     .detail = IP_APPLY_D_PID_REUSED, .restore = true, .irq = 45,
+				     .pid = 700, .comm = "irq/45-test", .start = 5, .now_comm = "sh",
+				     .now_start = 9, .err = -ESRCH };
+
+	ip_report_apply_journal(jf, &t);
+	assert_string_equal(jf->message, "pid 700 is now sh started at 9, not thread irq/45-test started at 5: not restored");
+	assert_string_equal(jf->message_id, IP_MESSAGE_RESTORE);
+	assert_true(has_field(jf, "IRQPILOT_PID=700"));
+	assert_true(has_field(jf, "IRQPILOT_IRQ=45"));
+	assert_true(has_field(jf, "IRQPILOT_ACTION=thread_sched"));
+	assert_true(has_field(jf, "IRQPILOT_OUTCOME_DETAIL=pid-reused"));
+	assert_true(has_field(jf, "IRQPILOT_ERRNO=ESRCH"));
+	free(jf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_every_result_has_words),
+		cmocka_unit_test(test_result_journal),
 		cmocka_unit_test_setup_teardown(test_apply_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_dropped, setup, teardown),

@@ -92,6 +92,11 @@ void ip_report_kept_journal(struct ip_journal *jf, const struct ip_kept *k);
 void ip_report_rq_journal(struct ip_journal *jf, const struct ip_rq_action *r);
 void ip_report_cq_journal(struct ip_journal *jf, const struct ip_cq_action *a);
 void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n);
+/* What act did, as a journal entry: IRQPILOT_ACTION (the JSON results'
+ * "what"), IRQPILOT_OUTCOME, IRQPILOT_OUTCOME_DETAIL, IRQPILOT_ERRNO (its
+ * name), IRQPILOT_IRQ, _PID, _DEVICE and _TO (the CPUs written); the
+ * catalog's MESSAGE_ID of a restore or of a vector found managed. */
+void ip_report_apply_journal(struct ip_journal *jf, const struct ip_apply_result *r);
 
 /* The human-readable summary of --oneshot --dry-run. */
 void ip_report_model_text(FILE *f, const struct ip_model *m, const char *submit_source);

@@ -284,12 +284,12 @@ static void report_unsteerable(struct ip_daemon *d, const struct ip_snapshot *s)
 	}
 }
 
-static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
+static void report_apply_results(struct ip_daemon *d, const struct ip_step *st, struct ip_journal *jf)
 {
 	for (int i = 0; i < st->results.n; i++) {
 		const struct ip_apply_result *r = &st->results.r[i];
-		char key[64], line[IP_REASON_MAX];
 		unsigned suppressed;
+		char key[64];
 
 		if (r->outcome == IP_APPLY_OK || r->outcome == IP_APPLY_DRY_RUN ||
 		    r->outcome == IP_APPLY_SKIPPED ||
@@ -299,11 +299,12 @@ static void report_apply_results(struct ip_daemon *d, const struct ip_step *st)
 		 * vector space, a vanished object: each can change cycle by
 		 * cycle) is not deduplicated but limited to 3 a minute. */
 		snprintf(key, sizeof(key), "apply %d %u %d", r->what, r->irq, (int)r->pid);
-		if (ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
-			ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
-				  r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL, NULL, "%s%s",
-				  ip_report_apply_line(line, sizeof(line), r),
-				  suppressed ? " (earlier messages suppressed)" : "");
+		if (!ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
+			continue;
+		ip_report_apply_journal(jf, r);
+		ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
+			  jf->message_id, jf->fields, "%s%s", jf->message,
+			  suppressed ? " (earlier messages suppressed)" : "");
 	}
 }
 
@@ -360,9 +361,9 @@ static void report_cycle(struct ip_daemon *d, const struct ip_step *st)
 		report_disk_settings(d, p, dry, jf);
 		report_kept_and_notes(d, p, jf);
 	}
+	report_apply_results(d, st, jf);
 	free(jf);
 	report_unsteerable(d, st->model.cur);
-	report_apply_results(d, st);
 	report_busy_irq_threads(d, st);
 }
 
@@ -1335,6 +1336,7 @@ static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;
 	char line[IP_REASON_MAX];
+	struct ip_journal *jf;
 	int failed = 0;
 
 	if (!d->cfg.daemon.restore_on_exit)
@@ -1344,13 +1346,22 @@ static void restore_on_exit(struct ip_daemon *d)
 		       d->state_path);
 		return;
 	}
+	/* large (two CPU lists), so not on the stack; without it, the text alone */
+	jf = malloc(sizeof(*jf));
 	for (int i = 0; i < res.n; i++) {
 		bool bad = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
+		int prio = bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO;
 
 		failed += bad;
-		ip_log_id(&d->log, bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO,
-			  IP_MESSAGE_RESTORE, NULL, "%s", ip_report_apply_line(line, sizeof(line), &res.r[i]));
+		if (jf) {
+			ip_report_apply_journal(jf, &res.r[i]);
+			ip_log_id(&d->log, prio, jf->message_id, jf->fields, "%s", jf->message);
+		} else {
+			ip_log_id(&d->log, prio, IP_MESSAGE_RESTORE, NULL, "%s",
+				  ip_report_apply_line(line, sizeof(line), &res.r[i]));
+		}
 	}
+	free(jf);
 	ip_apply_results_free(&res);
 	save_state(d);
 	if (failed)

@@ -2066,6 +2066,43 @@ void ip_report_note_journal(struct ip_journal *jf, const struct ip_note *n)
 	jf_why(jf, &n->why);
 }
 
+/* "EPERM"; the number where glibc has no name for it */
+static const char *errno_label(int e, char *buf, size_t size)
+{
+	const char *name = strerrorname_np(e);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "%d", e);
+	return buf;
+}
+
+void ip_report_apply_journal(struct ip_journal *jf, const struct ip_apply_result *r)
+{
+	char en[16];
+
+	jf->message_id = r->restore ? IP_MESSAGE_RESTORE
+			 : r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL;
+	jf->nr = 0;
+	jf->used = 0;
+	jf->fields[0] = NULL;
+	ip_report_apply_line(jf->message, sizeof(jf->message), r);
+	if (r->what == IP_APPLY_IRQ || r->pid)
+		jf_add(jf, "IRQPILOT_IRQ=%u", r->irq);
+	if (r->pid)
+		jf_add(jf, "IRQPILOT_PID=%d", (int)r->pid);
+	if (r->device[0])
+		jf_add(jf, "IRQPILOT_DEVICE=%s", r->device);
+	jf_add(jf, "IRQPILOT_ACTION=%s", what_name(r->what));
+	jf_add(jf, "IRQPILOT_OUTCOME=%s", ip_apply_outcome_name(r->outcome));
+	if (r->detail != IP_APPLY_D_NONE)
+		jf_add(jf, "IRQPILOT_OUTCOME_DETAIL=%s", ip_apply_detail_name(r->detail));
+	if (r->err)
+		jf_add(jf, "IRQPILOT_ERRNO=%s", errno_label(-r->err, en, sizeof(en)));
+	if (r->what == IP_APPLY_IRQ || r->what == IP_APPLY_THREAD_AFFINITY)
+		jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&r->written));
+}
+
 /* ---- metrics: Prometheus text exposition format 0.0.4 ------------------- */
 
 const char *ip_report_prom_escape(const char *s, char *buf, size_t size)
@@ -2172,16 +2209,6 @@ static const char *prom_labels(char *buf, size_t size, const char *k1, const cha
 		snprintf(buf, size, "{%s=\"%s\",%s=\"%s\"}", k1, e1, k2, ip_report_prom_escape(v2, e2, sizeof(e2)));
 	else
 		snprintf(buf, size, "{%s=\"%s\"}", k1, e1);
-	return buf;
-}
-
-static const char *errno_label(int e, char *buf, size_t size)
-{
-	const char *name = strerrorname_np(e);
-
-	if (name)
-		return name;
-	snprintf(buf, size, "%d", e);
 	return buf;
 }
 
