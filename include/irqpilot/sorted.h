@@ -32,11 +32,24 @@ static inline size_t ip_lower_bound(const void *base, size_t n, size_t size, siz
 	return lo;
 }
 
-/* ip_lower_bound() over @arr[0..n) by its member @field, which must be an
+/* ip_lower_bound(), and *@found: whether the record there has @key. */
+static inline size_t ip_sorted_pos(const void *base, size_t n, size_t size, size_t off, unsigned key,
+				   bool *found)
+{
+	size_t i = ip_lower_bound(base, n, size, off, key);
+	unsigned k = 0;
+
+	if (i < n)
+		memcpy(&k, (const char *)base + i * size + off, sizeof(k));
+	*found = i < n && k == key;
+	return i;
+}
+
+/* ip_sorted_pos() over @arr[0..n) by its member @field, which must be an
  * unsigned (a negative array size stops the build otherwise). */
-#define IP_LOWER_BOUND(arr, n, field, key)                                                  \
-	((void)sizeof(char[sizeof((arr)->field) == sizeof(unsigned) ? 1 : -1]),           \
-	 ip_lower_bound((arr), (size_t)(n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), \
-			(key)))
+#define IP_SORTED_POS(arr, n, field, key, found)                                              \
+	((void)sizeof(char[sizeof((arr)->field) == sizeof(unsigned) ? 1 : -1]),             \
+	 ip_sorted_pos((arr), (size_t)(n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), \
+		       (key), (found)))
 
 #endif

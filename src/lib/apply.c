@@ -208,10 +208,7 @@ bool ip_originals_empty(const struct ip_originals *o)
 /* Index of @irq, or where it would be inserted (with *found false). */
 static size_t orig_irq_pos(const struct ip_originals *o, unsigned irq, bool *found)
 {
-	size_t lo = IP_LOWER_BOUND(o->irqs, o->nr_irqs, irq, irq);
-
-	*found = lo < o->nr_irqs && o->irqs[lo].irq == irq;
-	return lo;
+	return IP_SORTED_POS(o->irqs, o->nr_irqs, irq, irq, found);
 }
 
 const char *ip_originals_irq(const struct ip_originals *o, unsigned irq)
@@ -545,10 +542,10 @@ static int write_with_fallback(struct actx *a, const struct ip_move *mv, ip_cpus
 }
 
 /* What a failed write means for the IRQ's state. */
-static void write_failed(struct actx *a, struct ip_move *mv, struct ip_apply_result *res, int err)
+static void write_failed(struct actx *a, struct ip_move *mv, const struct ip_apply_result *res)
 {
 	if (res->outcome == IP_APPLY_MANAGED) {
-		mark_managed(a, mv->irq, err == -EPERM ? IP_MANAGED_EPERM : IP_MANAGED_EIO);
+		mark_managed(a, mv->irq, res->err == -EPERM ? IP_MANAGED_EPERM : IP_MANAGED_EIO);
 	} else if (res->outcome == IP_APPLY_VANISHED) {
 		ip_history_forget(a->h, mv->irq);
 		ip_originals_drop_irq(a->o, mv->irq);
@@ -586,7 +583,7 @@ static void apply_move(struct actx *a, struct ip_move *mv)
 	if (added && res->outcome != IP_APPLY_OK)
 		ip_originals_drop_irq(a->o, mv->irq);
 	if (res->outcome != IP_APPLY_OK) {
-		write_failed(a, mv, res, err);
+		write_failed(a, mv, res);
 		return;
 	}
 	mv->to = try;

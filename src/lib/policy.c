@@ -164,10 +164,7 @@ void ip_history_free(struct ip_history *h)
 /* Index of @irq, or where it would be inserted (with *found false). */
 static size_t hist_pos(const struct ip_history *h, unsigned irq, bool *found)
 {
-	size_t lo = IP_LOWER_BOUND(h->irqs, h->nr, irq, irq);
-
-	*found = lo < h->nr && h->irqs[lo].irq == irq;
-	return lo;
+	return IP_SORTED_POS(h->irqs, h->nr, irq, irq, found);
 }
 
 const struct ip_irq_hist *ip_history_find(const struct ip_history *h, unsigned irq)

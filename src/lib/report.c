@@ -1854,13 +1854,19 @@ none:
 
 /* ---- the journal -------------------------------------------------------- */
 
-static void jf_init(struct ip_journal *jf, const struct ip_why *w)
+/* An empty entry with @message_id (NULL: none). */
+static void jf_reset(struct ip_journal *jf, const char *message_id)
 {
-	jf->message_id = ip_reason_message_id(w->code);
+	jf->message_id = message_id;
 	jf->message[0] = '\0';
 	jf->nr = 0;
 	jf->used = 0;
 	jf->fields[0] = NULL;
+}
+
+static void jf_init(struct ip_journal *jf, const struct ip_why *w)
+{
+	jf_reset(jf, ip_reason_message_id(w->code));
 }
 
 /* A field whose name is already there is left out: a detail's numbers
@@ -2081,11 +2087,8 @@ void ip_report_apply_journal(struct ip_journal *jf, const struct ip_apply_result
 {
 	char en[16];
 
-	jf->message_id = r->restore ? IP_MESSAGE_RESTORE
-			 : r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL;
-	jf->nr = 0;
-	jf->used = 0;
-	jf->fields[0] = NULL;
+	jf_reset(jf, r->restore ? IP_MESSAGE_RESTORE
+		     : r->outcome == IP_APPLY_MANAGED ? IP_MESSAGE_MANAGED : NULL);
 	ip_report_apply_line(jf->message, sizeof(jf->message), r);
 	if (r->what == IP_APPLY_IRQ || r->pid)
 		jf_add(jf, "IRQPILOT_IRQ=%u", r->irq);

@@ -293,10 +293,11 @@ static void fdc_free(struct fd_cache *fc)
 /* @irq's entry, made if need be; NULL only on ENOMEM (then read uncached). */
 static struct vec_fds *fdc_slot(struct fd_cache *fc, unsigned irq)
 {
-	int lo = (int)IP_LOWER_BOUND(fc->v, fc->nr, irq, irq);
+	bool found;
+	int lo = (int)IP_SORTED_POS(fc->v, fc->nr, irq, irq, &found);
 	struct vec_fds *v;
 
-	if (lo < fc->nr && fc->v[lo].irq == irq)
+	if (found)
 		return &fc->v[lo];
 	if (fc->nr == fc->cap) {
 		int ncap = fc->cap ? fc->cap * 2 : 64;
@@ -566,9 +567,10 @@ struct irq_ctx {
 
 static bool is_tracked(const struct irq_ctx *c, unsigned irq, const char *actions)
 {
-	size_t i = ip_lower_bound(c->tracked, (size_t)c->nr_tracked, sizeof(*c->tracked), 0, irq);
+	bool found;
 
-	if (i < (size_t)c->nr_tracked && c->tracked[i] == irq)
+	ip_sorted_pos(c->tracked, (size_t)c->nr_tracked, sizeof(*c->tracked), 0, irq, &found);
+	if (found)
 		return true;
 	return c->opts->track && c->opts->track(c->opts->track_ctx, irq, actions);
 }
@@ -1223,9 +1225,10 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
 {
-	size_t i = IP_LOWER_BOUND(s->vecs, s->nr_vecs, irq, irq);
+	bool found;
+	size_t i = IP_SORTED_POS(s->vecs, s->nr_vecs, irq, irq, &found);
 
-	if (i < (size_t)s->nr_vecs && s->vecs[i].irq == irq)
+	if (found)
 		s->vecs[i].reread = true;
 }
 
@@ -1731,9 +1734,10 @@ void ip_snapshot_free(struct ip_snapshot *s)
 struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq)
 {
 	/* /proc/interrupts lists IRQs in ascending order */
-	size_t i = IP_LOWER_BOUND(s->irqs, s->nr_irqs, irq, irq);
+	bool found;
+	size_t i = IP_SORTED_POS(s->irqs, s->nr_irqs, irq, irq, &found);
 
-	return i < (size_t)s->nr_irqs && s->irqs[i].irq == irq ? &s->irqs[i] : NULL;
+	return found ? &s->irqs[i] : NULL;
 }
 
 const char *ip_count_source_name(enum ip_count_source s)
