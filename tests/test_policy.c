@@ -2911,6 +2911,21 @@ static void test_dominant_balanced(void **state)
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
+
+	/* One job starting a cycle before its peer (seen in the oracle under
+	 * TCG) starts the window alone: no move within the domain for that. */
+	tb = oracle_vm(2, 2500, -1, 0);
+	oracle_place(tb, 3);
+	ip_history_init(&h);
+	for (int i = 0; i < 12; i++) {
+		if (i == 1)
+			tb_submit(tb, 0, 3, 2500);
+		step(tb, &cfg, &h, (2000 + i * 2) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
 }
 
 /*

@@ -300,8 +300,9 @@ static void test_virt_mmio(void **state)
 			at = i;
 	assert_true(at >= 0);
 	assert_non_null(strstr(run.reason[at], "over the window (75% or more dominates)"));
+	for (int i = at + 1; i < run.steps; i++)
+		assert_non_null(strstr(run.reason[i], "already handled in"));
 	assert_true(run.irq_seen[run.steps - 1]);
-	assert_non_null(strstr(run.reason[run.steps - 1], "already handled in"));
 	ip_policy_config_free(&cfg);
 }
 

@@ -2131,6 +2131,17 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
  * needs another CPU to dominate; dwell and max_moves hold as for any move.
  * A dominant submitter on an isolated, banned or far-node CPU moves nothing.
  */
+/*
+ * Cycles the window must hold before a CPU's dominance moves a vector
+ * within its domain. The window starts with its first sample, so a job that
+ * starts a moment before its peer (seen in the oracle: fio's two jobs on
+ * CPUs 2 and 3, one second apart under TCG) would dominate it alone; after
+ * the first sample at 1 and then 1/2, the share is 1/2 + b^k / 2 (b = 7/9),
+ * below IP_DOMINANT_SHARE from k = 3 on: the first sample and three more
+ * (or the whole window, if shorter: window = 1 decides on each sample).
+ */
+#define IP_DOMINANT_MIN_CYCLES 4
+
 static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 {
 	const ip_cpuset *cur = irq_placement(&c->s->irqs[qi]);
@@ -2140,7 +2151,8 @@ static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 	struct ip_why *w;
 
 	if (cd->kind != CAND_KEEP || cd->why.code != IP_R_ALREADY_PLACED || !cd->single ||
-	    cd->managed || cd->pinned || cd->banned || cd->td < 0 || cpu < 0)
+	    cd->managed || cd->pinned || cd->banned || cd->td < 0 || cpu < 0 || cd->state < 0 ||
+	    c->p->states[cd->state].n < MIN(IP_DOMINANT_MIN_CYCLES, c->cfg->window))
 		return;
 	domain_eligible(c, cd->td, &elig);
 	near = elig;
