@@ -531,8 +531,8 @@ static void test_history_basics(void **state)
 	ip_history_free(&h);
 }
 
-/* The phone: the vector goes to the submitter's domain, to the CPU next to
- * the submitter, then stays there. */
+/* The phone: the vector goes to the submitter's domain, to the CPU of its one
+ * submitter (which submits everything there), then stays there. */
 static void test_phone_moves_to_submitter_domain(void **state)
 {
 	struct tb *tb = phone(5000);
@@ -549,19 +549,19 @@ static void test_phone_moves_to_submitter_domain(void **state)
 	mv = find_move(&p, 45);
 	assert_non_null(mv);
 	/* 6 is fio itself; 7 is the other CPU of the domain. */
-	assert_set(&mv->to, "7");
+	assert_set(&mv->to, "6");
 	assert_set(&mv->from, "0");
 	assert_set(&mv->from_affinity, "0-7");
-	assert_set(&mv->fallback, "6");
+	assert_set(&mv->fallback, "7");
 	assert_string_equal(mv->device, "sda");
 	assert_string_equal(
 		REASON(mv),
-		"moved 45 ufshcd 0 → 7: all of sda submissions on performance domain 6-7, none of its interrupts were handled there");
+		"moved 45 ufshcd 0 → 6: all of sda submissions on performance domain 6-7, none of its interrupts were handled there; CPU 6 submits all of the domain's I/O, so to it");
 	assert_false(mv->ioapic);
 	/* The thread follows the move directly. */
 	assert_non_null(find_thread(&p, 700));
-	assert_set(&find_thread(&p, 700)->to, "7");
-	assert_contains(REASON(find_thread(&p, 700)), "follows vector 45 to 7");
+	assert_set(&find_thread(&p, 700)->to, "6");
+	assert_contains(REASON(find_thread(&p, 700)), "follows vector 45 to 6");
 
 	/* Steady workload: never again. */
 	for (int i = 1; i <= 30; i++) {
@@ -581,8 +581,9 @@ static void test_phone_moves_to_submitter_domain(void **state)
 	free(tb);
 }
 
-/* x86 with SMT: never on the busiest submitter's sibling, even when that
- * is the least loaded CPU. */
+/* x86 with SMT: with no submitter dominating the domain (60% and 40%),
+ * never on the busiest submitter's sibling, even when that is the least
+ * loaded CPU. */
 static void test_smt_sibling_avoided(void **state)
 {
 	struct tb *tb = tb_new(8);
@@ -600,6 +601,7 @@ static void test_smt_sibling_avoided(void **state)
 	tb_vec(tb, d, qi, -1, NULL, false);
 	tb_rate(tb, qi, 0, 3000);
 	tb_submit(tb, d, 4, 3000);
+	tb_submit(tb, d, 6, 2000);
 	tb->base_load[5] = 0;
 	tb->base_load[6] = 900;
 	tb->base_load[7] = 400;
@@ -823,11 +825,12 @@ static void test_managed_nvme(void **state)
 	assert_non_null(ta);
 	assert_true(ta->set_affinity);
 	assert_false(ta->set_sched);
-	/* CPU 6 submits; 4 is the least loaded other CPU of 4-7. */
-	assert_set(&ta->to, "4");
+	/* CPU 6 submits everything: its own CPU. */
+	assert_set(&ta->to, "6");
 	assert_contains(
 		REASON(ta),
-		"thread 800 irq/30-nvme0q1 0-7 → 4: vector 30 is managed; all of nvme0n1 submissions on performance domain 4-7");
+		"thread 800 irq/30-nvme0q1 0-7 → 6: vector 30 is managed; all of nvme0n1 submissions on performance domain 4-7");
+	assert_contains(REASON(ta), "; CPU 6 submits all of the domain's I/O, so to it");
 
 	step(tb, &cfg, &h, 1005 * S, &p);
 	k = find_kept(&p, 30);
@@ -942,7 +945,7 @@ static struct tb *phone_on_5(const struct ip_policy_config *cfg, struct ip_histo
 	struct tb *tb = phone(5000);
 
 	tb_clear_submits(tb, 0);
-	tb_submit(tb, 0, 4, 5000);
+	tb_submit(tb, 0, 5, 5000);
 	step(tb, cfg, h, 1000 * S, p);
 	assert_int_equal(p->nr_moves, 1);
 	assert_set(&p->moves[0].to, "5");
@@ -1185,9 +1188,9 @@ static void test_min_rate_energy(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "0");
+	assert_set(&p.moves[0].to, "1");
 	assert_contains(REASON(&p.moves[0]),
-			"moved 45 ufshcd 7 → 0: all of sda submissions on efficiency domain 0-3");
+			"moved 45 ufshcd 7 → 1: all of sda submissions on efficiency domain 0-3");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -1378,7 +1381,7 @@ static void test_window_follows(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 1); /* the first sample starts the window */
-	assert_set(&p.moves[0].to, "4");
+	assert_set(&p.moves[0].to, "5");
 	tb_clear_submits(tb, 0);
 	tb_submit(tb, 0, 9, 3000);
 	for (t = 1; t < 20; t++) {
@@ -1388,7 +1391,7 @@ static void test_window_follows(void **state)
 	}
 	/* 1 - 2 (7/9)^k >= 0.20: the fourth cycle */
 	assert_int_equal(t, 4);
-	assert_set(&p.moves[0].to, "8");
+	assert_set(&p.moves[0].to, "9");
 	assert_contains(REASON(&p.moves[0]), "performance domain 8-11");
 	/* a pause of two cycles, then the workload on CPU 1: followed in its
 	 * first cycle (one empty cycle alone does not end the window) */
@@ -1398,7 +1401,7 @@ static void test_window_follows(void **state)
 	tb_submit(tb, 0, 1, 3000);
 	step(tb, &cfg, &h, 1202 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "0");
+	assert_set(&p.moves[0].to, "1");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -1470,7 +1473,7 @@ static void test_dwell(void **state)
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "4");
+	assert_set(&p.moves[0].to, "5");
 	/* The workload moves on at once. */
 	tb_clear_submits(tb, 0);
 	tb_submit(tb, 0, 9, 3000);
@@ -1480,8 +1483,8 @@ static void test_dwell(void **state)
 			    "kept 28 ahci[0000:00:1f.2]: in dwell (moved 4.0 s ago, dwell 10 s)");
 	step(tb, &cfg, &h, 1011 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "8");
-	assert_contains(REASON(&p.moves[0]), "moved 28 ahci[0000:00:1f.2] 4 → 8:");
+	assert_set(&p.moves[0].to, "9");
+	assert_contains(REASON(&p.moves[0]), "moved 28 ahci[0000:00:1f.2] 5 → 9:");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -1534,7 +1537,7 @@ static void test_return_needs_double_threshold(void **state)
 			    "kept 28 ahci[0000:00:1f.2]: gain 30 pp below threshold 40 pp");
 	step(tb, &cfg, &h, 1061 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "8");
+	assert_set(&p.moves[0].to, "9");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
@@ -1559,9 +1562,11 @@ static void test_max_moves(void **state)
 		qi = tb_irq(tb, 40 + i, strdup(name), "PCI-MSI", "0", 0);
 		tb_vec(tb, d, qi, -1, NULL, false);
 		tb_rate(tb, qi, 0, 1000);
-		/* sda..sdf: 50, 60, ... 100% on 4-7, so sdf gains most. */
+		/* sda..sdf: 50, 60, ... 100% on 4-7, so sdf gains most; in
+		 * 0-3 split evenly, so that no CPU dominates that domain. */
 		tb_submit(tb, d, 5, 500 + 100 * i);
-		tb_submit(tb, d, 1, 500 - 100 * i + 0.0);
+		tb_submit(tb, d, 1, (500 - 100 * i) / 2.0);
+		tb_submit(tb, d, 2, (500 - 100 * i) / 2.0);
 	}
 	ip_policy_config_init(&cfg);
 	ip_history_init(&h);
@@ -1579,15 +1584,18 @@ static void test_max_moves(void **state)
 	assert_string_equal(
 		REASON(find_kept(&p, 40)),
 		"kept 40 sda: already handled in performance domain 0-3 (50% of sda submissions there)");
-	/* The four spread out instead of piling on the least loaded CPU. */
+	/* The four spread out instead of piling on the least loaded CPU, or on
+	 * CPU 5, which submits all of 4-7's I/O: the one of most gain (sdf)
+	 * goes there, the others, which would add to its interrupts, elsewhere. */
 	{
 		ip_cpuset all;
 
 		cpuset_zero(&all);
 		for (int i = 0; i < p.nr_moves; i++)
 			cpuset_or(&all, &all, &p.moves[i].to);
-		assert_int_equal(cpuset_count(&all), 3);
-		assert_false(cpuset_test(&all, 5));
+		assert_int_equal(cpuset_count(&all), 4);
+		assert_set(&find_move(&p, 45)->to, "5");
+		assert_contains(REASON(find_move(&p, 44)), "but carries another vector's interrupts already");
 	}
 	step(tb, &cfg, &h, 1001 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
@@ -1731,10 +1739,10 @@ static void test_thread_follows_vector(void **state)
 	step(tb, &cfg, &h, 1002 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_int_equal(p.nr_threads, 1);
-	assert_set(&p.threads[0].to, "7");
+	assert_set(&p.threads[0].to, "6");
 	assert_set(&p.threads[0].from, "0-7");
 	assert_string_equal(REASON(&p.threads[0]),
-			    "thread 700 irq/45-ufshcd 0-7 → 7: follows vector 45 on 7");
+			    "thread 700 irq/45-ufshcd 0-7 → 6: follows vector 45 on 6");
 	step(tb, &cfg, &h, 1003 * S, &p);
 	assert_int_equal(p.nr_threads, 0);
 	ip_plan_free(&p);
@@ -1872,7 +1880,7 @@ static void test_commit_skips_failed(void **state)
 	assert_int_equal(p.nr_moves, 1);
 	assert_int_equal(ip_history_commit(&h, &p, 1001 * S), 0);
 	assert_int_equal(ip_history_find(&h, 45)->last_move_ns, 1001 * S);
-	assert_set(&ip_history_find(&h, 45)->placement, "7");
+	assert_set(&ip_history_find(&h, 45)->placement, "6");
 	assert_set(&ip_history_find(&h, 45)->from, "0");
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -2713,18 +2721,21 @@ static void test_numa_target(void **state)
 	assert_true(mv->why.numa);
 	assert_int_equal(mv->why.node, 1);
 	assert_contains(REASON(mv), "; on the device's NUMA node 1 (the domain spans 2 nodes)");
+	/* its one submitter's CPU is off the node: not taken */
+	assert_true(mv->why.dominant && mv->why.dom_unusable);
+	assert_contains(REASON(mv), "CPU 1 submits all of the domain's I/O, but is not usable");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
 
-	/* Without a node the old choice: CPU 0, off the submitter's core. */
+	/* Without a node, the one submitter's own CPU. */
 	tb = numa_classes(-1, &qi);
 	ip_history_init(&h);
 	step(tb, &cfg, &h, 1000 * S, &p);
 	mv = find_move(&p, 60);
 	assert_non_null(mv);
-	assert_set(&mv->to, "0");
-	assert_set(&mv->fallback, "1-3,8-11");
+	assert_set(&mv->to, "1");
+	assert_set(&mv->fallback, "0,2-3,8-11");
 	assert_false(mv->why.numa);
 	assert_null(strstr(REASON(mv), "NUMA"));
 	ip_plan_free(&p);
@@ -2752,8 +2763,8 @@ static void test_numa_target(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	mv = find_move(&p, 60);
 	assert_non_null(mv);
-	assert_set(&mv->to, "0");
-	assert_set(&mv->fallback, "1-3");
+	assert_set(&mv->to, "1");
+	assert_set(&mv->fallback, "0,2-3");
 	assert_false(mv->why.numa);
 	ip_plan_free(&p);
 	ip_history_free(&h);
@@ -2774,6 +2785,233 @@ static void test_numa_target(void **state)
 	ip_history_free(&h);
 	free(tb);
 	ip_policy_config_free(&cfg);
+}
+
+/*
+ * The oracle's guest (bench-oracle.sh): LLC domains 0-1 and 2-3, one AHCI
+ * vector (IRQ 24, threadirqs) starting on CPU 1, fio submitting on @sub_a
+ * at @rate_a and on @sub_b (-1: none) at @rate_b.
+ */
+static struct tb *oracle_vm(int sub_a, double rate_a, int sub_b, double rate_b)
+{
+	struct tb *tb = tb_new(4);
+	int d, qi;
+
+	tb_domain(tb, "0-1", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 2);
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 24, "ahci[0000:00:1f.2]", "PCI-MSI", "1", 1);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 1, 2500);
+	tb_thread(tb, 240, 24, "irq/24-ahci[0000:00:1f.2]", "1", SCHED_FIFO, 50);
+	tb_submit(tb, d, sub_a, rate_a);
+	if (sub_b >= 0)
+		tb_submit(tb, d, sub_b, rate_b);
+	return tb;
+}
+
+/* Puts vector 24 of oracle_vm() on @cpu, as a static placement would. */
+static void oracle_place(struct tb *tb, int cpu)
+{
+	int qi = tb_irq_index(tb, 24);
+	double rate = tb->irate[qi].total > 0 ? tb->irate[qi].total : 2500;
+
+	tb->irqs[qi].info->affinity = L(cpu == 2 ? "2" : cpu == 3 ? "3" : "1");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, cpu);
+	tb_rate(tb, qi, cpu, rate);
+	tb->threads[0].allowed = tb->irqs[qi].info->effective;
+}
+
+/*
+ * One submitter (fio on CPU 3): the vector goes to CPU 3 itself, where the
+ * oracle measured the most IOPS (2,548 against 2,028 on CPU 2); its thread
+ * follows; and then it stays.
+ */
+static void test_dominant_submitter_cpu(void **state)
+{
+	struct tb *tb = oracle_vm(3, 2500, 2, 20); /* 2: a little background I/O */
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 24);
+	assert_non_null(mv);
+	assert_set(&mv->to, "3");
+	assert_set(&mv->fallback, "2");
+	assert_int_equal(mv->why.code, IP_R_SUBMITTERS_ELSEWHERE);
+	assert_true(mv->why.dominant && !mv->why.dom_unusable && mv->why.dom_cpu == 3);
+	assert_contains(REASON(mv), "; CPU 3 submits 99% of the domain's I/O, so to it");
+	assert_set(&find_thread(&p, 240)->to, "3");
+	for (int i = 1; i <= 30; i++) {
+		step(tb, &cfg, &h, (1000 + i * 2) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_string_equal(REASON(find_kept(&p, 24)),
+			    "kept 24 ahci[0000:00:1f.2]: already handled in performance domain 2-3 (all of sda submissions there)");
+
+	/* Already in the domain, on the other CPU (where the policy put it
+	 * before it knew better): to CPU 3, once, with its own reason. */
+	oracle_place(tb, 2);
+	step(tb, &cfg, &h, 1100 * S, &p);
+	mv = find_move(&p, 24);
+	assert_non_null(mv);
+	assert_int_equal(mv->why.code, IP_R_DOMINANT_CPU);
+	assert_set(&mv->to, "3");
+	assert_set(&mv->fallback, "2");
+	assert_string_equal(
+		REASON(mv),
+		"moved 24 ahci[0000:00:1f.2] 2 → 3: CPU 3 submits 99% of sda submissions in performance domain 2-3 over the window (75% or more dominates); handled on 2");
+	assert_set(&find_thread(&p, 240)->to, "3");
+	for (int i = 1; i <= 30; i++) {
+		step(tb, &cfg, &h, (1100 + i * 2) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_int_equal(tb->moves_total, 2);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
+ * Two balanced submitters (fio on CPUs 2 and 3, 3 a little ahead): no CPU
+ * dominates, so the choice is as before, off the busiest one's core; and a
+ * vector already on either CPU of the domain stays.
+ */
+static void test_dominant_balanced(void **state)
+{
+	struct tb *tb = oracle_vm(3, 1300, 2, 1200);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 24);
+	assert_non_null(mv);
+	assert_set(&mv->to, "2");
+	assert_false(mv->why.dominant);
+	assert_null(strstr(REASON(mv), "of the domain's I/O"));
+	for (int cpu = 2; cpu <= 3; cpu++) {
+		oracle_place(tb, cpu);
+		for (int i = 1; i <= 10; i++) {
+			step(tb, &cfg, &h, (1000 + cpu * 100 + i * 2) * S, &p);
+			assert_int_equal(p.nr_moves, 0);
+		}
+		assert_contains(REASON(find_kept(&p, 24)), "already handled in performance domain 2-3");
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* One job starting a cycle before its peer (seen in the oracle under
+	 * TCG) starts the window alone: no move within the domain for that. */
+	tb = oracle_vm(2, 2500, -1, 0);
+	oracle_place(tb, 3);
+	ip_history_init(&h);
+	for (int i = 0; i < 12; i++) {
+		if (i == 1)
+			tb_submit(tb, 0, 3, 2500);
+		step(tb, &cfg, &h, (2000 + i * 2) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
+ * The dominant submitter's CPU isolated or banned: never chosen; the vector
+ * goes to another CPU of the domain and the reason says why not that one.
+ * A vector already beside it stays there.
+ */
+static void test_dominant_unusable(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		struct tb *tb = oracle_vm(3, 2500, 2, 100);
+
+		ip_policy_config_init(&cfg);
+		if (pass == 0)
+			tb_isolate(tb, "3");
+		else
+			cfg.banned = L("3");
+		ip_history_init(&h);
+		step(tb, &cfg, &h, 1000 * S, &p);
+		mv = find_move(&p, 24);
+		assert_non_null(mv);
+		assert_set(&mv->to, "2");
+		assert_true(mv->why.dominant && mv->why.dom_unusable);
+		assert_contains(REASON(mv), "CPU 3 submits 96% of the domain's I/O, but is not usable");
+		for (int i = 1; i <= 10; i++) {
+			step(tb, &cfg, &h, (1000 + i * 2) * S, &p);
+			assert_int_equal(p.nr_moves, 0);
+		}
+		assert_int_equal(tb->moves_total, 1);
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		free(tb);
+	}
+}
+
+/* Moves of vector 24 over @cycles cycles 1 s apart (dwell 2 s, as the VM
+ * scenarios run), the submitter switching between CPUs 2 and 3 every
+ * @phase cycles; the vector starts on CPU 3. */
+static int alternating_moves(int window, int phase, int cycles)
+{
+	struct tb *tb = oracle_vm(3, 2500, -1, 0);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int moves;
+
+	ip_policy_config_init(&cfg);
+	cfg.dwell_s = 2;
+	cfg.window = window;
+	ip_history_init(&h);
+	oracle_place(tb, 3);
+	for (int i = 0; i < cycles; i++) {
+		int on = (i / phase) % 2 ? 2 : 3;
+
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, on, 2500);
+		step(tb, &cfg, &h, (1000 + i) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * The dominant submitter alternating inside the window moves nothing within
+ * the domain; judged on single samples (window 1) it would chase every
+ * switch. A switch that lasts (phases of 20 cycles) is followed, once each.
+ */
+static void test_dominant_alternating(void **state)
+{
+	(void)state;
+	/* snapshots: a move at (nearly) every switch the dwell allows */
+	assert_true(alternating_moves(1, 2, 60) >= 10);
+	/* the window: shares of 0.56 (phase 1), 0.62 (2), 0.68 (3), 0.73 (4) at most */
+	for (int phase = 1; phase <= 4; phase++)
+		assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, phase, 60), 0);
+	/* 3 switches in 80 cycles: 3 moves */
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 20, 80), 3);
 }
 
 int main(void)
@@ -2827,6 +3065,10 @@ int main(void)
 		cmocka_unit_test(test_cq_stability),
 		cmocka_unit_test(test_numa_rehome),
 		cmocka_unit_test(test_numa_target),
+		cmocka_unit_test(test_dominant_submitter_cpu),
+		cmocka_unit_test(test_dominant_balanced),
+		cmocka_unit_test(test_dominant_unusable),
+		cmocka_unit_test(test_dominant_alternating),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

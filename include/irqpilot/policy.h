@@ -100,6 +100,18 @@ enum ip_completion_threads ip_policy_completion_threads(const struct ip_policy_c
  * comma-separated action names), as the policy matches them. */
 bool ip_policy_irq_named(const struct ip_policy_config *cfg, unsigned irq, const char *actions);
 
+/*
+ * A submitter dominates its domain when its share of the domain's
+ * submissions, averaged over the window, is at least this: the vector and
+ * its IRQ thread then go to its own CPU (under threadirqs the BLOCK softirq
+ * runs where the IRQ thread runs, so its completions stay on the CPU that
+ * waits for them). Above one half, so that two CPUs never both dominate;
+ * above the 0.73 that a load alternating between two CPUs every 4 cycles
+ * or faster reaches in the default window (1 / (1 + b^4), b = 7/9), so
+ * that such a load moves nothing within the domain. See policy.c.
+ */
+#define IP_DOMINANT_SHARE 0.75
+
 /* A second stall of a completion thread within this detaches its device ... */
 #define IP_CQ_STALL_WINDOW_S 60
 /* ... which is then not attached again automatically for this long. */
@@ -189,6 +201,11 @@ enum ip_reason {
 	 * handled only off its device's node: to that node's CPUs of the
 	 * domain. share, cls, domain, set (where it was handled), node, nodes */
 	IP_R_NUMA_NODE,
+	/* a vector already in its submitters' domain, handled off the CPU of the
+	 * one submitter that dominates the domain's submissions over the window
+	 * (IP_DOMINANT_SHARE): to that CPU. cpu, share (its share of the domain's
+	 * submissions), threshold, cls, domain, set (where it was handled) */
+	IP_R_DOMINANT_CPU,
 	IP_R_COUNT
 };
 
@@ -263,6 +280,16 @@ struct ip_why {
 	 * local_cpulist); nodes: how many nodes the domain's usable CPUs span. */
 	bool numa;
 	int node, nodes;
+	/* dominant: a submitter on CPU dom_cpu has IP_DOMINANT_SHARE or more
+	 * of the target domain's submissions over the window (dom_share), and
+	 * a move there takes that CPU; dom_unusable: it was isolated, banned or
+	 * off the device's node, dom_busy: it carries more interrupts than the
+	 * least loaded CPU by the vector's own rate or more (another vector
+	 * went there); either way the CPU was chosen as without one. */
+	bool dominant;
+	int dom_cpu;
+	double dom_share;
+	bool dom_unusable, dom_busy;
 };
 
 /* ---- history: what earlier cycles did ------------------------------- */
@@ -282,10 +309,12 @@ struct ip_irq_hist {
 	ip_cpuset effective;
 	/* The policy's window: per domain, the EWMA of the submission shares
 	 * (win[0..win_nd)) and of the handled shares (win[win_nd..2*win_nd)),
-	 * over win_n cycles (capped at the window). Owned. win_n = 0: no
-	 * window, the next sample starts one. */
+	 * over win_n cycles (capped at the window), then per CPU the EWMA of
+	 * its share of the submissions (win[2*win_nd..2*win_nd+win_nc)), which
+	 * says whether one submitter dominates its domain. Owned. win_n = 0:
+	 * no window, the next sample starts one. */
 	double *win;
-	int win_nd, win_n;
+	int win_nd, win_nc, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
 };
 
@@ -439,7 +468,7 @@ struct ip_vec_state {
 	 * neither leaves it as it is. A pause of two cycles ends it too (what
 	 * the last workload did says nothing about where the next one submits). */
 	bool win_end;
-	int nd, n;
+	int nd, nc, n;
 	double *win;
 };
 

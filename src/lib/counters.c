@@ -206,7 +206,11 @@ static int open_tracepoint(long long id, int cpu, unsigned major, unsigned minor
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.size = sizeof(attr);
 	attr.config = (uint64_t)id;
-	attr.sample_period = 1;
+	/* Counting, not sampling (sample_period 0): read() gives the count
+	 * either way, but a sampling event takes perf_swevent_overflow() and
+	 * an attempt at a sample record (kernel/events/core.c) on every bio
+	 * and every completion, which nobody reads. */
+	attr.sample_period = 0;
 	fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;

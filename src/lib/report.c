@@ -602,6 +602,8 @@ static const struct reason_def {
 	{ IP_R_OFF_BANNED, "off-banned", "eafdb9638acd45f09a39a578f26e1696" },
 	/* within a domain that spans NUMA nodes */
 	{ IP_R_NUMA_NODE, "numa-node", "a2b0cf70a28546f1be6df7eb7d3f6af3" },
+	/* within a domain one submitter dominates */
+	{ IP_R_DOMINANT_CPU, "dominant-cpu", "2887a9b2744d49baad5b6c3dfa88eb39" },
 };
 _Static_assert(ARRAY_SIZE(reasons) == IP_R_COUNT,
 	       "each enum ip_reason needs its row in reasons[], with its MESSAGE_ID or NO_ID(why)");
@@ -880,6 +882,11 @@ static bool why_moves_text(struct line *l, const struct ip_why *w, enum ip_reaso
 		    share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain), w->nodes,
 		    set_str(b2, &w->set), w->node);
 		break;
+	case IP_R_DOMINANT_CPU:
+		put(l, "CPU %d submits %s of %s submissions in %s domain %s over the window (%s or more dominates); handled on %s",
+		    w->cpu, share_str(p1, w->share), devices_str(d, w), cls, set_str(b1, &w->domain),
+		    share_str(p2, w->threshold), set_str(b2, &w->set));
+		break;
 	default:
 		return false;
 	}
@@ -1066,6 +1073,15 @@ static void why_text(struct line *l, const struct ip_why *w, enum ip_reason code
 	 * names the node in its own words */
 	if (w->numa && code == w->code && code != IP_R_NUMA_NODE)
 		put(l, "; on the device's NUMA node %d (the domain spans %d nodes)", w->node, w->nodes);
+	/* which CPU of the domain, where one submitter dominates it */
+	if (w->dominant && code == w->code && code != IP_R_DOMINANT_CPU) {
+		char p1[16];
+
+		put(l, "; CPU %d submits %s of the domain's I/O", w->dom_cpu, share_str(p1, w->dom_share));
+		put(l, "%s", w->dom_unusable ? ", but is not usable (isolated, banned or off the device's node)"
+			     : w->dom_busy ? ", but carries another vector's interrupts already"
+					   : ", so to it");
+	}
 }
 
 const char *ip_report_why(char *buf, size_t size, const struct ip_why *w)
@@ -1201,6 +1217,14 @@ static void domain_numbers(struct why_out *o, const struct ip_why *w, enum ip_re
 		o->integer(o, "node", w->node);
 		o->integer(o, "nodes", w->nodes);
 		break;
+	case IP_R_DOMINANT_CPU:
+		o->integer(o, "cpu", w->cpu);
+		o->num(o, "share", w->share);
+		o->num(o, "threshold", w->threshold);
+		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
+		o->set(o, "domain", &w->domain);
+		o->set(o, "handled_on", &w->set);
+		break;
 	case IP_R_OFF_ISOLATED:
 	case IP_R_OFF_BANNED:
 		o->set(o, "unusable", &w->set);
@@ -1306,6 +1330,12 @@ static void why_numbers(struct why_out *o, const struct ip_why *w, enum ip_reaso
 	if (w->numa && code == w->code && code != IP_R_NUMA_NODE) {
 		o->integer(o, "node", w->node);
 		o->integer(o, "nodes", w->nodes);
+	}
+	if (w->dominant && code == w->code && code != IP_R_DOMINANT_CPU) {
+		o->integer(o, "submitter_cpu", w->dom_cpu);
+		o->num(o, "submitter_share", w->dom_share);
+		o->flag(o, "submitter_unusable", w->dom_unusable);
+		o->flag(o, "submitter_busy", w->dom_busy);
 	}
 	if (w->src == IP_FROM_RULE)
 		o->str(o, "rule", w->rule);

@@ -10,6 +10,9 @@
 # both daemons back to back, ORACLE_ROUNDS rounds (3), and the summary gives medians of IOPS and
 # p99 per placement, the best placement, and each daemon's median as a share of the best. It
 # asserts only that every run worked; make bench writes the figures into bench/RESULTS.md.
+# The number of rounds is the scenario's first argument, since run-vm.sh passes the guest no
+# environment: tests/vm/run-vm.sh tests/vm/scenarios/bench-oracle.sh 1 (ORACLE_ROUNDS, if set
+# in the guest, is the default).
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
 # shellcheck source=bench/vm-compare.sh
@@ -17,7 +20,8 @@
 trap vm_daemon_save_log EXIT
 
 grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
-rounds=${ORACLE_ROUNDS:-3}
+rounds=${1:-${ORACLE_ROUNDS:-3}}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || vm_fail "rounds must be a positive number, not '$rounds'"
 CMP_START_CPU=1 CMP_DOMAIN=2-3
 cmp_setup
 fio_one=("${CMP_FIO[@]}")

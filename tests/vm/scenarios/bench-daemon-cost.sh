@@ -1,0 +1,63 @@
+#!/bin/bash
+# vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2 --timeout 1800
+# Issue 14: what irqpilotd's presence costs the I/O it places, apart from where it places it. The
+# AHCI vector stays on CPU 2 (threadirqs) and fio submits on CPU 3; each round measures fio with
+# no daemon and beside irqpilotd --dry-run (which samples, decides and opens its perf counters as
+# the daemon does, but writes nothing), and, given a second irqpilotd binary as the second
+# argument (a path the guest sees: the host's /var/tmp, or below the build tree), beside that one
+# too, e.g. the main branch's, to compare. irqpilotd starts cmp_warm's 8 s before the measured run,
+# as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
+# utime + stime) in the measured run; asserts only that the runs worked.
+#   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD]]
+# shellcheck source=tests/vm/lib.sh
+. "$VM_LIB"
+# shellcheck source=bench/vm-compare.sh
+. "$VM_SRC/bench/vm-compare.sh"
+trap vm_daemon_save_log EXIT
+
+grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
+rounds=${1:-3}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || vm_fail "rounds must be a positive number, not '$rounds'"
+other=${2:-}
+[ -z "$other" ] || [ -x "$other" ] || vm_fail "no executable $other in the guest"
+CMP_START_CPU=2 CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
+cmp_setup
+this=$IRQPILOTD
+ways=(none this)
+[ -n "$other" ] && ways+=(other)
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
+	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
+
+declare -A got_iops got_ticks
+one() { # none|this|other
+	local t0=0 t1=0
+	cmp_reset
+	if [ "$1" != none ]; then
+		vm_policy /tmp/irqpilot.conf '[daemon]' "interval = $CMP_INTERVAL" '[policy]' 'dwell = 2'
+		if [ "$1" = other ]; then IRQPILOTD=$other; else IRQPILOTD=$this; fi
+		vm_daemon_start /tmp/irqpilot.conf --dry-run
+	fi
+	cmp_warm "$CMP_WARM"
+	[ "$1" = none ] || t0=$(ticks "$VM_DAEMON_PID")
+	cmp_measure
+	[ "$1" = none ] || t1=$(ticks "$VM_DAEMON_PID")
+	got_iops[$1]+=" $IOPS"
+	got_ticks[$1]+=" $((t1 - t0))"
+	vm_log "  $1: $IOPS IOPS, p99 ${P99:-?} us, irq on $(vm_eff "$CMP_IRQ") [$IRQS], daemon ticks in the run $((t1 - t0))"
+	if [ "$1" != none ]; then
+		vm_daemon_stop TERM || vm_fail "irqpilotd exited with status $? on SIGTERM"
+		vm_daemon_save_log
+	fi
+}
+for r in $(seq "$rounds"); do
+	vm_log "round $r of $rounds"
+	for w in "${ways[@]}"; do one "$w"; done
+done
+line=""
+for w in "${ways[@]}"; do
+	line+="; $w $(median <<<"${got_iops[$w]}") IOPS"
+	[ "$w" = none ] || line+=", $(median <<<"${got_ticks[$w]}") ticks"
+done
+vm_pass "vector on cpu 2, fio on cpu 3, $rounds rounds, medians, daemons --dry-run, ticks of ${CMP_RUN}s (USER_HZ $(getconf CLK_TCK))${line}"
