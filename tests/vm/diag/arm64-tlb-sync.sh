@@ -8,7 +8,8 @@
 #    of /bin/true (fork, exec, mmap, munmap, exit: on arm64 the broadcast TLB flushes);
 #  - the IOPS of one fio (iodepth 1, on CPU 3) over 8 s with the AHCI vector on big CPU 2, and,
 #    with the hogs, on little CPU 0.
-# See irqpilot-little-big.sh's header and tests/vm/README.md for what it showed.
+# The first argument is the number of rounds (default 2). See irqpilot-little-big.sh's header
+# and tests/vm/README.md for what it showed.
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
 taskset -pc 2-3 $$ >/dev/null
@@ -40,13 +41,14 @@ window() { # label cpu-for-the-vector
 	read -r t1 _ </proc/uptime; read -r r1 _ <"$st"
 	vm_log "FIO $1: vector on $(vm_eff "$irq"): $(awk -v r="$((r1 - r0))" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", r / (b - a) }') IOPS"
 }
-for r in 1 2; do
+rounds=${1:-2} # the first argument: how many rounds of each measurement
+for ((r = 1; r <= rounds; r++)); do
 	spawns "nohog$r"; hogs_on; spawns "hog$r"; hogs_off
 done
 vm_fio_bg 3 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=1 --bs=4k \
 	--rw=randread --size=64M
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
-for r in 1 2; do
+for ((r = 1; r <= rounds; r++)); do
 	window "nohog$r" 2; hogs_on; window "hog$r" 2; window "hog$r" 0; hogs_off
 done
 vm_pass "done"
