@@ -32,8 +32,8 @@
 # busy loops: the run measured the freezes, not the vector (x0.99 in one earlier run). x86
 # guests shoot TLBs down with IPIs to the mm's CPUs, and passed at x7. A 10 ms period bounds
 # each freeze to 9 ms while the little vCPUs stay at 10%. It also bounds an interrupt's wait on
-# CPU 0, so fio runs at iodepth 1, where each I/O waits for its own completion: 14-19 IOPS on
-# CPU 0 against 66-71 on CPU 2. fio starts once, before the busy loops, because under them a
+# CPU 0, so fio runs at iodepth 1, where each I/O waits for its own completion: 16-28 IOPS on
+# CPU 0 against 64-108 on CPU 2. fio starts once, before the busy loops, because under them a
 # start (forks, maps, faults) took 38-56 s at the 100 ms period.
 # Without a cgroup to throttle with, run-vm.sh SKIPs the run; the scenario also SKIPs when it was
 # started without the throttle, so it can never pass without little cores.
