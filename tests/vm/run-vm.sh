@@ -14,10 +14,12 @@
 #   --timeout SECONDS   wall-clock limit for the whole boot; qemu is killed after it (default 300)
 #   --stall SECONDS     a guest silent this long before it has booted is stuck: its vCPUs are
 #                       reported (stall.txt) and it is booted once more (default 180)
-#   --throttle "CPUS:PERCENT"
+#   --throttle "CPUS:PERCENT[/PERIOD_MS]"
 #                       cap the host threads of the listed vCPUs (cpulist) at PERCENT of one
 #                       host CPU each, through a cgroup (v2 threaded, else v1 cpu) made and
-#                       removed here. If no cgroup can be made the run is a SKIP, never a PASS.
+#                       removed here, with a CFS period of PERIOD_MS (default 100): a capped
+#                       vCPU that used its quota stops for the rest of the period.
+#                       If no cgroup can be made the run is a SKIP, never a PASS.
 #   --out DIR           results dir: console.log (serial, \r stripped), result, and a writable
 #                       9p export the guest sees as /run/irqpilot/out (default: a new temp dir)
 #   --arch ARCH         guest architecture: x86_64 (default) | aarch64      (also ARCH=)
@@ -574,7 +576,7 @@ throttle_v2_setup() {
 		mkdir "$p/vcpu$cpu" || return 1
 		cg_dirs+=("$p/vcpu$cpu")
 		echo threaded >"$p/vcpu$cpu/cgroup.type" || return 1
-		echo "$((throttle_pct * 1000)) 100000" >"$p/vcpu$cpu/cpu.max" || return 1
+		echo "$((throttle_pct * throttle_period / 100)) $throttle_period" >"$p/vcpu$cpu/cpu.max" || return 1
 		echo "$tid" >"$p/vcpu$cpu/cgroup.threads" || return 1
 	done
 	throttle_kind=v2
@@ -593,8 +595,8 @@ throttle_v1_setup() {
 		tid=${vcpu_tid[$cpu]}
 		mkdir "$p/vcpu$cpu" || return 1
 		cg_dirs+=("$p/vcpu$cpu")
-		echo 100000 >"$p/vcpu$cpu/cpu.cfs_period_us" || return 1
-		echo "$((throttle_pct * 1000))" >"$p/vcpu$cpu/cpu.cfs_quota_us" || return 1
+		echo "$throttle_period" >"$p/vcpu$cpu/cpu.cfs_period_us" || return 1
+		echo "$((throttle_pct * throttle_period / 100))" >"$p/vcpu$cpu/cpu.cfs_quota_us" || return 1
 		echo "$tid" >"$p/vcpu$cpu/tasks" || return 1
 	done
 	throttle_kind=v1
@@ -630,12 +632,22 @@ throttle_report() {
 
 throttle_cpus=""
 throttle_pct=0
+throttle_period=100000
 throttle_kind=""
 declare -A vcpu_tid=()
 if [ -n "$throttle" ]; then
-	[[ "$throttle" =~ ^([0-9,-]+):([0-9]+)$ ]] || die "--throttle wants CPUS:PERCENT, e.g. 1,2:30"
+	[[ "$throttle" =~ ^([0-9,-]+):([0-9]+)(/([0-9]+))?$ ]] ||
+		die "--throttle wants CPUS:PERCENT[/PERIOD_MS], e.g. 1,2:30 or 0,1:10/10"
 	throttle_pct=${BASH_REMATCH[2]}
 	[ "$throttle_pct" -ge 1 ] && [ "$throttle_pct" -le 100 ] || die "--throttle percent 1..100"
+	if [ -n "${BASH_REMATCH[4]}" ]; then
+		throttle_period=$((10#${BASH_REMATCH[4]} * 1000))
+		# The CFS bandwidth limits (kernel/sched/core.c): period 1 ms..1 s, quota >= 1 ms.
+		[ "$throttle_period" -ge 1000 ] && [ "$throttle_period" -le 1000000 ] ||
+			die "--throttle period 1..1000 ms"
+		[ $((throttle_pct * throttle_period / 100)) -ge 1000 ] ||
+			die "--throttle $throttle: the quota would be under the kernel's 1 ms minimum"
+	fi
 	for part in ${BASH_REMATCH[1]//,/ }; do
 		if [[ "$part" =~ ^([0-9]+)-([0-9]+)$ ]]; then
 			throttle_cpus+=" $(seq -s ' ' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")"
@@ -778,8 +790,8 @@ apply_throttle() {
 		kill -TERM "$qemu_pid" 2>/dev/null
 		return
 	fi
-	log "throttled vCPUs$throttle_cpus to $throttle_pct% each ($throttle_kind cgroup $cg_parent)"
-	echo "vCPUs$throttle_cpus at $throttle_pct% ($throttle_kind)" >"$out/throttle.ready"
+	log "throttled vCPUs$throttle_cpus to $throttle_pct% each of a $((throttle_period / 1000)) ms period ($throttle_kind cgroup $cg_parent)"
+	echo "vCPUs$throttle_cpus at $throttle_pct% of $((throttle_period / 1000)) ms ($throttle_kind)" >"$out/throttle.ready"
 }
 
 # TERM first, so that QEMU can flush the console; KILL if it is still there 2 s later.
