@@ -1032,7 +1032,7 @@ static int kept_fds(const char *root, bool capped, int *before_out)
 	struct ip_sampler *s, *full;
 	struct rlimit old, low;
 	struct ip_root *r;
-	int before, during;
+	int before, during, after;
 
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
 	low = old;
@@ -1061,10 +1061,13 @@ static int kept_fds(const char *root, bool capped, int *before_out)
 	ip_snapshot_free(&a);
 	ip_snapshot_free(&b);
 	ip_sampler_free(s);
-	assert_int_equal(count_fds(), before);
+	/* the files read every cycle by name stay with the root
+	 * (ip_root_read_again()) until it is freed */
+	after = count_fds();
 	ip_root_free(r);
+	assert_int_equal(count_fds(), before - 1); /* and the root's own */
 	*before_out = before;
-	return during - before;
+	return during - after;
 }
 
 static void test_kept_fds_bounded(void **state)

@@ -1449,27 +1449,38 @@ static bool parse_thread_comm(const char *comm, unsigned *irq, bool *secondary)
 	return true;
 }
 
-/* Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ thread. */
-static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
+static int rd(struct ip_root *r, const char *path, bool again, char **out, size_t *len)
+{
+	return again ? ip_root_read_again(r, path, true, out, len) : ip_root_read_attr(r, path, out, len);
+}
+
+/*
+ * Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ
+ * thread. @again: a known IRQ thread, read every sample through kept fds
+ * (ip_root_read_again()); the scan of all of /proc keeps none.
+ */
+static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_thread *t)
 {
 	_cleanup_free_ char *comm = NULL, *stat = NULL, *status = NULL;
 	struct ip_pid_stat ps;
 	struct ip_pid_status st;
-	char path[64];
+	char path[64], *nl;
 	size_t len;
 	int ret;
 
 	snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
-	ret = ip_root_read_line(r, path, &comm);
+	ret = rd(r, path, again, &comm, NULL);
 	if (ret < 0)
 		return ret;
+	if ((nl = strchr(comm, '\n')))
+		*nl = '\0';
 	memset(t, 0, sizeof(*t));
 	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
 		return -ESRCH;
 	t->pid = pid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
-	ret = ip_root_read_attr(r, path, &stat, &len);
+	ret = rd(r, path, again, &stat, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_stat(stat, len, &ps, NULL) < 0)
@@ -1480,7 +1491,7 @@ static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
 	t->rt_priority = ps.rt_priority;
 	t->last_cpu = ps.has_processor ? ps.processor : -1;
 	snprintf(path, sizeof(path), "proc/%d/status", (int)pid);
-	ret = ip_root_read_attr(r, path, &status, &len);
+	ret = rd(r, path, again, &status, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_status(status, len, &st, NULL) < 0)
@@ -1522,7 +1533,7 @@ static int scan_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 
 		if (*end || pid <= 0)
 			continue;
-		if (read_thread(s->root, (pid_t)pid, &t) < 0)
+		if (read_thread(s->root, (pid_t)pid, false, &t) < 0)
 			continue;
 		ret = add_thread(snap, &cap, &t);
 		if (ret < 0)
@@ -1576,7 +1587,7 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 		for (int i = 0; i < s->nr_thread_pids; i++) {
 			struct ip_irq_thread t;
 
-			if (read_thread(s->root, s->thread_pids[i], &t) < 0) {
+			if (read_thread(s->root, s->thread_pids[i], true, &t) < 0) {
 				lost = true;
 				break;
 			}
@@ -1617,7 +1628,7 @@ static int read_softirqs(struct ip_root *r, struct ip_snapshot *snap, struct ip_
 
 	if (!by_cpu)
 		return -ENOMEM;
-	ret = ip_root_read(r, "proc/softirqs", &text, &len);
+	ret = ip_root_read_again(r, "proc/softirqs", false, &text, &len);
 	if (ret == -ENOENT)
 		return 0; /* fixtures may leave it out: no softirq load then */
 	if (ret < 0)
@@ -1643,7 +1654,7 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
-	int ret = ip_root_read(r, "proc/diskstats", &text, &len);
+	int ret = ip_root_read_again(r, "proc/diskstats", false, &text, &len);
 
 	if (ret == -ENOENT)
 		return 0;
@@ -1658,10 +1669,13 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 {
 	_cleanup_free_ char *online = NULL;
-	int ret = ip_root_read_line(s->root, "sys/devices/system/cpu/online", &online);
+	int ret = ip_root_read_again(s->root, "sys/devices/system/cpu/online", true, &online, NULL);
+	char *nl;
 
 	if (ret < 0)
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
+	if ((nl = strchr(online, '\n')))
+		*nl = '\0';
 	/* Isolation changes without a hot-plug or a uevent (a cgroup v2
 	 * partition made isolated): its few small files are read every
 	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
