@@ -248,6 +248,80 @@ static void test_read_attr(void **state)
 	ip_root_free(r);
 }
 
+static int count_fds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+static void expect_again(struct ip_root *r, const char *rel, bool attr, const char *want)
+{
+	char *s;
+	size_t len;
+
+	assert_int_equal(ip_root_read_again(r, rel, attr, &s, &len), 0);
+	assert_string_equal(s, want);
+	assert_int_equal(len, strlen(want));
+	free(s);
+}
+
+/*
+ * A file read every cycle is kept open: rewritten in place it reads the
+ * new text with no fd opened again; replaced by rename (fixtures do) or
+ * removed, the name wins; a file longer than one read is read whole; and
+ * while recording every read reaches the recorder.
+ */
+static void test_read_again(void **state)
+{
+	struct ip_root *r;
+	struct rec rc = { 0 };
+	char path[300], path2[300], *s;
+	size_t len;
+	int fds;
+
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	put("proc/diskstats", "one\n");
+	expect_again(r, "proc/diskstats", false, "one\n");
+	fds = count_fds();
+	put("proc/diskstats", "two, longer\n");
+	expect_again(r, "proc/diskstats", false, "two, longer\n");
+	put("proc/diskstats", "3\n");
+	expect_again(r, "proc/diskstats", true, "3\n");
+	assert_int_equal(count_fds(), fds);
+
+	put("proc/diskstats.new", "renamed\n");
+	snprintf(path, sizeof(path), "%s/proc/diskstats.new", tmpl);
+	snprintf(path2, sizeof(path2), "%s/proc/diskstats", tmpl);
+	assert_int_equal(rename(path, path2), 0);
+	expect_again(r, "proc/diskstats", false, "renamed\n");
+	assert_int_equal(count_fds(), fds);
+
+	put_size("proc/big", 20000);
+	assert_int_equal(ip_root_read_again(r, "proc/big", false, &s, &len), 0);
+	assert_int_equal(len, 20000);
+	free(s);
+	assert_int_equal(ip_root_read_again(r, "proc/big", false, &s, &len), 0);
+	assert_int_equal(len, 20000);
+	free(s);
+
+	assert_int_equal(unlink(path2), 0);
+	assert_int_equal(ip_root_read_again(r, "proc/diskstats", false, &s, &len), -ENOENT);
+	assert_int_equal(count_fds(), fds); /* big's kept, diskstats' closed */
+
+	ip_root_set_recorder(r, recorder, &rc);
+	put("proc/diskstats", "recorded\n");
+	expect_again(r, "proc/diskstats", false, "recorded\n");
+	expect_again(r, "proc/diskstats", true, "recorded\n");
+	assert_int_equal(rc.reads, 2);
+	ip_root_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_listdir_and_write),
 		cmocka_unit_test(test_mirror_keeps_links),
 		cmocka_unit_test(test_read_attr),
+		cmocka_unit_test(test_read_again),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -74,6 +74,23 @@ int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn,
  */
 int ip_root_open_read(struct ip_root *r, const char *path);
 
+/*
+ * ip_root_read() (@attr: ip_root_read_attr()) of a file read every cycle
+ * (/proc/diskstats, an IRQ thread's /proc/PID/stat, the isolation lists):
+ * the fd is kept open and read again with pread() from offset 0, one or
+ * two syscalls instead of three or four. seq_file (fs/seq_file.c,
+ * seq_read_iter()) shows the file afresh whenever it is asked for offset
+ * 0, and kernfs attributes are seq_files (fs/kernfs/file.c). A kept
+ * /proc/PID/ fd of a task that is gone reads ESRCH (fs/proc/base.c,
+ * proc_single_show() and comm_show(): get_pid_task() fails), never a new
+ * task given the PID; then, and on ENODEV or EIO, the file is opened by
+ * name once more. Below a tree other than the live root the name is
+ * checked to still be the kept inode (fstatat), as fixtures replace files
+ * by rename. While recording it reads by name. At most an eighth of
+ * RLIMIT_NOFILE is kept; past it files are read by name.
+ */
+int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
+
 /* First line without its newline, of a single-value file (read as
  * ip_root_read_attr() does). */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);

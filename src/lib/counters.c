@@ -175,7 +175,7 @@ static int read_replay(struct ip_root *r, struct ip_snapshot *snap, const char *
 	_cleanup_free_ char *text = NULL;
 	struct counter_ctx cc = { snap, submit };
 	size_t len;
-	int ret = ip_root_read(r, path, &text, &len);
+	int ret = ip_root_read_again(r, path, false, &text, &len);
 
 	if (ret < 0)
 		return ret;
@@ -593,7 +593,7 @@ static void cq_read_task(struct ip_root *r, const struct ip_snapshot *snap, stru
 	t->allowed = snap->topo.online;
 	t->last_cpu = -1;
 	path = ip_asprintf("proc/%d/status", (int)t->pid);
-	if (!path || ip_root_read(r, path, &text, &len) < 0)
+	if (!path || ip_root_read_again(r, path, true, &text, &len) < 0)
 		return;
 	if (ip_parse_pid_status(text, len, &st, NULL) == 0 && st.has_cpus_allowed)
 		t->allowed = st.cpus_allowed;
@@ -601,7 +601,7 @@ static void cq_read_task(struct ip_root *r, const struct ip_snapshot *snap, stru
 	text = NULL;
 	free(path);
 	path = ip_asprintf("proc/%d/stat", (int)t->pid);
-	if (!path || ip_root_read(r, path, &text, &len) < 0)
+	if (!path || ip_root_read_again(r, path, true, &text, &len) < 0)
 		return;
 	if (ip_parse_pid_stat(text, len, &ps, NULL) == 0) {
 		t->policy = ps.policy;

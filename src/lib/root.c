@@ -7,11 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "irqpilot/macro.h"
 #include "irqpilot/root.h"
+
+/* A file read every cycle, kept open (ip_root_read_again()). */
+struct kept {
+	char *path;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
 
 struct ip_root {
 	int fd;
@@ -19,9 +28,16 @@ struct ip_root {
 	bool live;
 	ip_root_recorder rec;
 	void *rec_ctx;
+	struct kept *kept; /* sorted by path */
+	int nr_kept, cap_kept, max_kept;
 };
 
 #define MAX_LINK_HOPS 40
+/* ip_root_read_again() takes at most an eighth of RLIMIT_NOFILE: the
+ * sampler's kept vector files take a quarter (sample.c, FD_SHARE), the
+ * perf counters and clients the rest. */
+#define KEPT_SHARE 8
+#define KEPT_MAX 4096
 
 char *ip_asprintf(const char *fmt, ...)
 {
@@ -62,14 +78,34 @@ int ip_root_open(const char *dir, struct ip_root **out)
 		return -ENOMEM;
 	}
 	r->live = strcmp(real, "/") == 0;
+	{
+		struct rlimit rl;
+		rlim_t n = 1024;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+			n = rl.rlim_cur;
+		n /= KEPT_SHARE;
+		r->max_kept = n > KEPT_MAX ? KEPT_MAX : (int)n;
+	}
 	*out = TAKE_PTR(r);
 	return 0;
+}
+
+static void kept_forget_all(struct ip_root *r)
+{
+	for (int i = 0; i < r->nr_kept; i++) {
+		close(r->kept[i].fd);
+		free(r->kept[i].path);
+	}
+	r->nr_kept = 0;
 }
 
 void ip_root_free(struct ip_root *r)
 {
 	if (!r)
 		return;
+	kept_forget_all(r);
+	free(r->kept);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->dir);
@@ -404,6 +440,151 @@ int ip_root_read(struct ip_root *r, const char *path, char **out, size_t *len)
 int ip_root_read_attr(struct ip_root *r, const char *path, char **out, size_t *len)
 {
 	return root_read(r, path, true, out, len);
+}
+
+/* @path's entry in r->kept, or where it would go (*found false). */
+static int kept_pos(const struct ip_root *r, const char *path, bool *found)
+{
+	int lo = 0, hi = r->nr_kept;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2, c = strcmp(r->kept[mid].path, path);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static void kept_drop(struct ip_root *r, int i)
+{
+	close(r->kept[i].fd);
+	free(r->kept[i].path);
+	memmove(&r->kept[i], &r->kept[i + 1], sizeof(*r->kept) * (r->nr_kept - i - 1));
+	r->nr_kept--;
+}
+
+/* Keeps @fd (just read whole by name) for @path at @i; quietly not when
+ * the share of fds is used up or memory is short. */
+static void kept_add(struct ip_root *r, int i, const char *path, int fd)
+{
+	struct stat st;
+	struct kept *k;
+
+	if (r->nr_kept >= r->max_kept || fstat(fd, &st) < 0)
+		goto no;
+	if (r->nr_kept == r->cap_kept) {
+		int ncap = r->cap_kept ? r->cap_kept * 2 : 16;
+		struct kept *n = realloc(r->kept, sizeof(*n) * ncap);
+
+		if (!n)
+			goto no;
+		r->kept = n;
+		r->cap_kept = ncap;
+	}
+	k = &r->kept[i];
+	memmove(k + 1, k, sizeof(*k) * (r->nr_kept - i));
+	k->path = strdup(path);
+	if (!k->path) {
+		memmove(k, k + 1, sizeof(*k) * (r->nr_kept - i));
+		goto no;
+	}
+	k->fd = fd;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	r->nr_kept++;
+	return;
+no:
+	close(fd);
+}
+
+/* The whole of @fd from offset 0, to EOF, as root_read() gives it: @attr,
+ * a first read shorter than asked is EOF; so is reaching @size (-1: not
+ * known), a regular file's size just read by fstatat. */
+static int pread_all(int fd, bool attr, off_t size, char **out, size_t *len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	for (;;) {
+		ssize_t k;
+
+		if (cap - n < 4096) {
+			size_t ncap = cap ? cap * 2 : 8192;
+			char *nb;
+
+			if (ncap > IP_ROOT_READ_MAX + 1)
+				ncap = IP_ROOT_READ_MAX + 1;
+			if (ncap <= n + 1)
+				return -EFBIG;
+			if (!(nb = realloc(buf, ncap)))
+				return -ENOMEM;
+			buf = nb;
+			cap = ncap;
+		}
+		k = pread(fd, buf + n, cap - n - 1, (off_t)n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += k;
+		if ((attr && n < cap - 1) || (off_t)n == size)
+			break;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
+int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
+{
+	off_t size = -1;
+	bool found;
+	int i, fd, ret;
+
+	if (r->rec)
+		return attr ? ip_root_read_attr(r, path, out, len) : ip_root_read(r, path, out, len);
+	i = kept_pos(r, path, &found);
+	if (found && !r->live) {
+		struct stat st;
+
+		/* a fixture may rename a new file over the old one */
+		if (fstatat(r->fd, rel(path), &st, 0) < 0 || st.st_dev != r->kept[i].dev ||
+		    st.st_ino != r->kept[i].ino) {
+			kept_drop(r, i);
+			found = false;
+		} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+			size = st.st_size;
+		}
+	}
+	if (found) {
+		ret = pread_all(r->kept[i].fd, attr, size, out, len);
+		if (ret != -ESRCH && ret != -ENODEV && ret != -EIO)
+			return ret;
+		/* gone (a task, a kernfs node): by name once more */
+		kept_drop(r, i);
+	}
+	fd = root_openat(r, path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	ret = pread_all(fd, attr, -1, out, len);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	kept_add(r, i, path, fd);
+	return 0;
 }
 
 #define LINES_CHUNK (256u << 10)

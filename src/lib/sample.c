@@ -78,6 +78,28 @@ struct held {
 	double pub;	     /* what snapshots say, cumulative */
 };
 
+/*
+ * Passive lines: the tracked vectors irqpilotd can do nothing for, as the
+ * full scan's sample saw them: managed by the kernel (their affinity
+ * cannot be written) and without an IRQ thread to move instead. Most
+ * storage vectors are such (NVMe: one per hw queue), and reading their
+ * per_cpu_count and /proc/irq/N/ files was most of a cycle; at 1,024 CPUs
+ * one 1,024-field file each. Between full scans they are held as the
+ * untracked lines are, but per CPU: their counts grow at the rate measured
+ * between the last two full scans, on the CPUs they were counted on, and
+ * their /proc/irq/N/ is what the last read said (the kernel changes a
+ * managed vector's affinity only when CPUs go offline, which invalidates
+ * everything). So their rates, and with them the devices' locality, are
+ * at most FULL_SCAN_NS old. When such a vector is freed, its controller's
+ * admin vector, never managed and so still read, goes with it
+ * (pci_free_irq_vectors()), and its failing kept fd makes a full scan.
+ */
+/* One CPU's count of a tracked line, as held between full scans. */
+struct held_cpu {
+	int cpu;
+	struct held h;
+};
+
 struct full_cache {
 	bool have;
 	int nr;		     /* lines of the last full scan, sorted by IRQ */
@@ -85,6 +107,13 @@ struct full_cache {
 	char *names;
 	size_t names_len;
 	struct held *line;   /* nr: totals of untracked lines */
+	/* Tracked lines: the CPUs each had a count on at the full scan
+	 * (line i's are pc[pc_off[i] .. pc_off[i + 1]), by CPU), and whether
+	 * the line is passive until the next full scan: then its counts are
+	 * these, held, and nothing of it is read. */
+	struct held_cpu *pc;
+	int *pc_off;	     /* nr + 1 */
+	bool *passive;	     /* nr */
 	int nr_cpus;
 	struct held *cpu;    /* nr_cpus: untracked load per CPU */
 	uint64_t full_ns;    /* time of the last full scan */
@@ -173,6 +202,8 @@ struct ip_sampler {
 	struct ip_storage storage;
 	unsigned *tracked; /* sorted IRQ numbers whose per-CPU counts are kept */
 	int nr_tracked;
+	bool last_fast;	       /* this sample read no /proc/interrupts */
+	bool fc_fresh;	       /* this sample published a full scan */
 
 	bool have_threads;
 	pid_t *thread_pids;
@@ -476,6 +507,9 @@ static void drop_full(struct full_cache *fc)
 	free(fc->names);
 	free(fc->line);
 	free(fc->cpu);
+	free(fc->pc);
+	free(fc->pc_off);
+	free(fc->passive);
 	memset(fc, 0, sizeof(*fc));
 }
 
@@ -867,6 +901,65 @@ static uint64_t held_update(struct held *h, const struct held *last, uint64_t re
 }
 
 /*
+ * The tracked lines' per-CPU counts into @n, continued from @old's as the
+ * untracked totals are: the rate is measured between the two full scans,
+ * and a line held since the last one (passive) shows counts that catch up
+ * to the kernel's but never go down. Only CPUs with a count are kept: a
+ * vector fires on the few CPUs of its affinity.
+ */
+static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const struct full_cache *old, double dt)
+{
+	int nr_cpus = snap->topo.nr_cpus, np = 0, j = 0;
+
+	for (int i = 0; i < snap->nr_irqs; i++)
+		for (int c = 0; snap->irqs[i].percpu && c < nr_cpus; c++)
+			np += snap->irqs[i].percpu[c] != 0;
+	n->pc = malloc(sizeof(*n->pc) * (np ? np : 1));
+	n->pc_off = malloc(sizeof(*n->pc_off) * (n->nr + 1));
+	n->passive = calloc(n->nr ? n->nr : 1, sizeof(*n->passive));
+	if (!n->pc || !n->pc_off || !n->passive)
+		return -ENOMEM;
+	np = 0;
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq *q = &snap->irqs[i];
+		const struct held_cpu *lp = NULL, *le = NULL;
+		bool held = false;
+
+		n->pc_off[i] = np;
+		if (!q->percpu)
+			continue;
+		while (j < old->nr && old->irqs[j].irq < q->irq)
+			j++;
+		if (j < old->nr && old->pc && old->irqs[j].irq == q->irq && old->irqs[j].tracked &&
+		    strcmp(old->irqs[j].actions, q->actions) == 0) {
+			lp = old->pc + old->pc_off[j];
+			le = old->pc + old->pc_off[j + 1];
+			held = old->passive[j] && old->pub_ns != old->full_ns;
+		}
+		for (int c = 0; c < nr_cpus; c++) {
+			struct held_cpu *e;
+			uint64_t v;
+
+			if (!q->percpu[c])
+				continue;
+			while (lp < le && lp->cpu < c)
+				lp++;
+			e = &n->pc[np++];
+			e->cpu = c;
+			v = held_update(&e->h, lp < le && lp->cpu == c ? &lp->h : NULL, q->percpu[c], dt, true,
+					held, old, snap->time_ns);
+			if (v > q->percpu[c]) {
+				q->total += v - q->percpu[c];
+				snap->irq_load[c] += v - q->percpu[c];
+				q->percpu[c] = (uint32_t)v;
+			}
+		}
+	}
+	n->pc_off[snap->nr_irqs] = np;
+	return 0;
+}
+
+/*
  * After a full scan: measure the untracked rates, publish the untracked
  * counts (held_update) and keep the lines for the samples until the next
  * full scan.
@@ -922,11 +1015,15 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 		snap->irq_load[cpu] = own + held_update(&n.cpu[cpu], last, snap->irq_load[cpu] - own, dt,
 							baseline, held, old, snap->time_ns);
 	}
+	/* after the untracked load, which is taken from the kernel's counts */
+	if (publish_tracked(snap, &n, old, dt) < 0)
+		goto fail;
 	n.full_ns = n.pub_ns = snap->time_ns;
 	n.nr_full = old->have ? old->nr_full + 1 : 1;
 	drop_full(old);
 	s->fc = n;
 	s->tracked_changed = false;
+	s->fc_fresh = true;
 	return 0;
 fail:
 	/* its infos are not the snapshot's: free only what was duplicated */
@@ -994,9 +1091,23 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 	return 0;
 }
 
+/* A passive line's counts (see struct held_cpu), as held at this sample. */
+static void held_counts(const struct full_cache *fc, int i, struct ip_snapshot *snap, struct ip_irq *q)
+{
+	q->total = 0;
+	for (int k = fc->pc_off[i]; k < fc->pc_off[i + 1]; k++) {
+		const struct held_cpu *e = &fc->pc[k];
+		uint64_t v = (uint64_t)held_at(&e->h, fc->full_ns, snap->time_ns);
+
+		q->percpu[e->cpu] = (uint32_t)v;
+		q->total += v;
+		snap->irq_load[e->cpu] += v;
+	}
+}
+
 /*
  * A sample without /proc/interrupts: the lines of the last full scan, the
- * tracked ones read again from sysfs. -EAGAIN: this sample needs a full
+ * tracked ones read again from sysfs, but for the passive ones. -EAGAIN: this sample needs a full
  * scan after all (a tracked vector vanished, or its file cannot be
  * trusted), and snap holds no lines.
  */
@@ -1037,6 +1148,10 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 			goto fail;
 		if (!(q->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*q->percpu))))
 			goto fail;
+		if (fc->passive[i]) {
+			held_counts(fc, i, snap, q);
+			continue;
+		}
 		ret = read_per_cpu_count(s, snap, q, &pd);
 		if (ret == -ENODATA) {
 			/* The vector is there and the same: only this read
@@ -1185,6 +1300,18 @@ static bool read_irq_dir(struct ip_sampler *s, unsigned nr, struct ip_irq_info *
 	return irq->have_proc;
 }
 
+/* A passive vector's /proc/irq/N/, as last read (see struct held_cpu). */
+static void keep_irq_dir(struct ip_irq_info *irq, const struct vec_cache *old, struct vec_cache *out)
+{
+	irq->have_proc = true;
+	irq->affinity = old->affinity;
+	irq->node = old->node;
+	irq->mode = old->mode;
+	irq->have_effective = old->have_effective;
+	irq->effective = old->effective;
+	*out = *old;
+}
+
 /*
  * /proc/irq/N/ of every tracked vector. A capture must hold every file on
  * every step, so a recording root gets no help from the cache.
@@ -1214,7 +1341,10 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 			j++;
 		if (use_cache && j < s->nr_vecs && s->vecs[j].irq == q->irq)
 			old = &s->vecs[j];
-		if (read_irq_dir(s, q->irq, q->info, old, &vecs[n]))
+		/* fast samples' lines are the full cache's, in its order */
+		if (old && !old->reread && s->last_fast && s->fc.passive[i])
+			keep_irq_dir(q->info, old, &vecs[n++]);
+		else if (read_irq_dir(s, q->irq, q->info, old, &vecs[n]))
 			n++;
 	}
 	free(s->vecs);
@@ -1319,27 +1449,38 @@ static bool parse_thread_comm(const char *comm, unsigned *irq, bool *secondary)
 	return true;
 }
 
-/* Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ thread. */
-static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
+static int rd(struct ip_root *r, const char *path, bool again, char **out, size_t *len)
+{
+	return again ? ip_root_read_again(r, path, true, out, len) : ip_root_read_attr(r, path, out, len);
+}
+
+/*
+ * Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ
+ * thread. @again: a known IRQ thread, read every sample through kept fds
+ * (ip_root_read_again()); the scan of all of /proc keeps none.
+ */
+static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_thread *t)
 {
 	_cleanup_free_ char *comm = NULL, *stat = NULL, *status = NULL;
 	struct ip_pid_stat ps;
 	struct ip_pid_status st;
-	char path[64];
+	char path[64], *nl;
 	size_t len;
 	int ret;
 
 	snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
-	ret = ip_root_read_line(r, path, &comm);
+	ret = rd(r, path, again, &comm, NULL);
 	if (ret < 0)
 		return ret;
+	if ((nl = strchr(comm, '\n')))
+		*nl = '\0';
 	memset(t, 0, sizeof(*t));
 	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
 		return -ESRCH;
 	t->pid = pid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
 	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
-	ret = ip_root_read_attr(r, path, &stat, &len);
+	ret = rd(r, path, again, &stat, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_stat(stat, len, &ps, NULL) < 0)
@@ -1350,7 +1491,7 @@ static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
 	t->rt_priority = ps.rt_priority;
 	t->last_cpu = ps.has_processor ? ps.processor : -1;
 	snprintf(path, sizeof(path), "proc/%d/status", (int)pid);
-	ret = ip_root_read_attr(r, path, &status, &len);
+	ret = rd(r, path, again, &status, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_status(status, len, &st, NULL) < 0)
@@ -1392,7 +1533,7 @@ static int scan_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 
 		if (*end || pid <= 0)
 			continue;
-		if (read_thread(s->root, (pid_t)pid, &t) < 0)
+		if (read_thread(s->root, (pid_t)pid, false, &t) < 0)
 			continue;
 		ret = add_thread(snap, &cap, &t);
 		if (ret < 0)
@@ -1446,7 +1587,7 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 		for (int i = 0; i < s->nr_thread_pids; i++) {
 			struct ip_irq_thread t;
 
-			if (read_thread(s->root, s->thread_pids[i], &t) < 0) {
+			if (read_thread(s->root, s->thread_pids[i], true, &t) < 0) {
 				lost = true;
 				break;
 			}
@@ -1487,7 +1628,7 @@ static int read_softirqs(struct ip_root *r, struct ip_snapshot *snap, struct ip_
 
 	if (!by_cpu)
 		return -ENOMEM;
-	ret = ip_root_read(r, "proc/softirqs", &text, &len);
+	ret = ip_root_read_again(r, "proc/softirqs", false, &text, &len);
 	if (ret == -ENOENT)
 		return 0; /* fixtures may leave it out: no softirq load then */
 	if (ret < 0)
@@ -1513,7 +1654,7 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
-	int ret = ip_root_read(r, "proc/diskstats", &text, &len);
+	int ret = ip_root_read_again(r, "proc/diskstats", false, &text, &len);
 
 	if (ret == -ENOENT)
 		return 0;
@@ -1528,10 +1669,13 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 {
 	_cleanup_free_ char *online = NULL;
-	int ret = ip_root_read_line(s->root, "sys/devices/system/cpu/online", &online);
+	int ret = ip_root_read_again(s->root, "sys/devices/system/cpu/online", true, &online, NULL);
+	char *nl;
 
 	if (ret < 0)
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
+	if ((nl = strchr(online, '\n')))
+		*nl = '\0';
 	/* Isolation changes without a hot-plug or a uevent (a cgroup v2
 	 * partition made isolated): its few small files are read every
 	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
@@ -1644,6 +1788,7 @@ static int sample_irqs(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 		ret = read_fast(s, snap);
 		if (ret == 0) {
 			s->nr_fast_scans++;
+			s->last_fast = true;
 			return 0;
 		}
 		if (ret != -EAGAIN)
@@ -1687,11 +1832,34 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	return ip_counters_sample(s->counters, s->root, snap, d);
 }
 
+/*
+ * After the full scan this sample published: which lines are passive until
+ * the next one (see struct held_cpu), now that the sample says which are
+ * managed and which have IRQ threads.
+ */
+static void mark_passive(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	struct full_cache *fc = &s->fc;
+
+	if (!fc->have || fc->nr != snap->nr_irqs)
+		return;
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		const struct ip_irq *q = &snap->irqs[i];
+		bool passive = q->percpu && q->info && q->info->have_proc && q->info->managed != IP_MANAGED_NO;
+
+		for (int t = 0; passive && t < snap->nr_threads; t++)
+			if (snap->threads[t].irq == q->irq)
+				passive = false;
+		fc->passive[i] = passive;
+	}
+}
+
 int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
 {
 	int ret;
 
 	memset(snap, 0, sizeof(*snap));
+	s->last_fast = s->fc_fresh = false;
 	ret = sample_frame(s, snap, d);
 	if (ret >= 0)
 		ret = sample_irqs(s, snap, d);
@@ -1701,6 +1869,8 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 		ip_snapshot_free(snap);
 		return ret;
 	}
+	if (s->fc_fresh)
+		mark_passive(s, snap);
 	return 0;
 }
 

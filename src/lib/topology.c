@@ -101,23 +101,29 @@ static int parse_spaced_list(const char *text, ip_cpuset *s)
 	return cpuset_parse_list(s, buf);
 }
 
-static int read_cpulist(struct ip_root *r, const char *path, ip_cpuset *s)
+/* @again: read every cycle, through a kept fd (ip_root_read_again()) */
+static int read_cpulist_how(struct ip_root *r, const char *path, ip_cpuset *s, bool again)
 {
 	_cleanup_free_ char *buf = NULL;
-	int ret = ip_root_read(r, path, &buf, NULL);
+	int ret = again ? ip_root_read_again(r, path, true, &buf, NULL) : ip_root_read(r, path, &buf, NULL);
 
 	if (ret < 0)
 		return ret;
 	return parse_cpulist_text(buf, s);
 }
 
+static int read_cpulist(struct ip_root *r, const char *path, ip_cpuset *s)
+{
+	return read_cpulist_how(r, path, s, false);
+}
+
 /* An optional list: absent leaves @s empty; present but unreadable is an
  * error, because silently losing e.g. the isolated set would put IRQs on
  * CPUs the admin fenced off. */
-static int read_optional_list(struct ip_root *r, const char *path, ip_cpuset *s, bool *found,
+static int read_optional_list(struct ip_root *r, const char *path, ip_cpuset *s, bool *found, bool again,
 			      struct ip_diag *d)
 {
-	int ret = read_cpulist(r, path, s);
+	int ret = read_cpulist_how(r, path, s, again);
 
 	if (found)
 		*found = ret == 0;
@@ -260,8 +266,9 @@ unsigned ip_parse_osrelease(const char *text, size_t len)
  * The isolated and nohz_full sets. Unlike the rest of the topology they
  * change while the machine runs (a cgroup v2 partition becomes isolated),
  * so ip_topology_refresh_isolation() reads them every cycle: three small
- * sysfs/cgroup files. The command line's part comes from @t, parsed once by
- * ip_topology_sample(). Into @iso and @nohz.
+ * sysfs/cgroup files, through kept fds (ip_root_read_again()). The command
+ * line's part comes from @t, parsed once by ip_topology_sample(). Into
+ * @iso and @nohz.
  */
 static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip_cpuset *iso, ip_cpuset *nohz,
 			      struct ip_diag *d)
@@ -270,7 +277,7 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 	bool found;
 	int ret;
 
-	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, d);
+	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, true, d);
 	if (ret < 0)
 		return ret;
 	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
@@ -280,12 +287,12 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 		cpuset_or(iso, iso, &t->cmdline_isolcpus);
 	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
 	 * show up in the boot-time list. */
-	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, d);
+	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, true, d);
 	if (ret < 0)
 		return ret;
 	cpuset_or(iso, iso, &cg);
 
-	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, d);
+	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, true, d);
 	if (ret < 0)
 		return ret;
 	if (!found && t->cmdline_have_nohz_full)
@@ -845,7 +852,7 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
 	if (bad >= 0)
 		return ip_diag_set(d, -EINVAL,
 				   CPU_DIR "online: CPU %d is not in " CPU_DIR "possible", bad);
-	ret = read_optional_list(r, CPU_DIR "present", &n.present, NULL, d);
+	ret = read_optional_list(r, CPU_DIR "present", &n.present, NULL, false, d);
 	if (ret < 0)
 		return ret;
 	if (cpuset_empty(&n.present))
