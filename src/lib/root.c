@@ -345,6 +345,26 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 /* Big enough for any single-value attribute: sysfs shows at most a page. */
 #define ATTR_BUF 8192
 
+/* Room for at least 4 KiB more of a file being read into @buf (@n bytes
+ * so far, @cap allocated), doubling, capped at IP_ROOT_READ_MAX: a file
+ * that would pass the cap is -EFBIG, not silently cut. */
+static int grow_read_buf(char **buf, size_t *cap, size_t n)
+{
+	size_t ncap = *cap ? *cap * 2 : 8192;
+	char *nb;
+
+	if (ncap > IP_ROOT_READ_MAX + 1)
+		ncap = IP_ROOT_READ_MAX + 1;
+	if (ncap <= n + 1)
+		return -EFBIG;
+	nb = realloc(*buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
 /*
  * @attr: a single-value file (kernfs, single_open seq_file), produced
  * whole on the first read, so a read shorter than asked is EOF; small
@@ -395,18 +415,10 @@ static int root_read(struct ip_root *r, const char *path, bool attr, char **out,
 		ssize_t k;
 
 		if (cap - n < 4096) {
-			size_t ncap = cap ? cap * 2 : 8192;
-			char *nb;
+			int ret = grow_read_buf(&buf, &cap, n);
 
-			if (ncap > IP_ROOT_READ_MAX + 1)
-				ncap = IP_ROOT_READ_MAX + 1;
-			if (ncap <= n + 1)
-				return -EFBIG;
-			nb = realloc(buf, ncap);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-			cap = ncap;
+			if (ret < 0)
+				return ret;
 		}
 		k = read(fd, buf + n, cap - n - 1);
 		if (k < 0) {
@@ -517,17 +529,10 @@ static int pread_all(int fd, bool attr, off_t size, char **out, size_t *len)
 		ssize_t k;
 
 		if (cap - n < 4096) {
-			size_t ncap = cap ? cap * 2 : 8192;
-			char *nb;
+			int ret = grow_read_buf(&buf, &cap, n);
 
-			if (ncap > IP_ROOT_READ_MAX + 1)
-				ncap = IP_ROOT_READ_MAX + 1;
-			if (ncap <= n + 1)
-				return -EFBIG;
-			if (!(nb = realloc(buf, ncap)))
-				return -ENOMEM;
-			buf = nb;
-			cap = ncap;
+			if (ret < 0)
+				return ret;
 		}
 		k = pread(fd, buf + n, cap - n - 1, (off_t)n);
 		if (k < 0 && errno == EINTR)
