@@ -94,6 +94,8 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 /* First line without its newline, of a single-value file (read as
  * ip_root_read_attr() does). */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);
+/* The same through a kept fd, for a file read every cycle (ip_root_read_again()). */
+int ip_root_read_line_again(struct ip_root *r, const char *path, char **out);
 /* A single-value file holding one decimal integer (leading/trailing
  * blanks allowed). */
 int ip_root_read_long(struct ip_root *r, const char *path, long long *out);

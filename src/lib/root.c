@@ -489,6 +489,7 @@ static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 {
 	struct stat st;
 	struct kept *k;
+	char *copy;
 
 	if (r->nr_kept >= r->max_kept || fstat(fd, &st) < 0)
 		goto no;
@@ -501,13 +502,12 @@ static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 		r->kept = n;
 		r->cap_kept = ncap;
 	}
+	copy = strdup(path);
+	if (!copy)
+		goto no;
 	k = &r->kept[i];
 	memmove(k + 1, k, sizeof(*k) * (r->nr_kept - i));
-	k->path = strdup(path);
-	if (!k->path) {
-		memmove(k, k + 1, sizeof(*k) * (r->nr_kept - i));
-		goto no;
-	}
+	k->path = copy;
 	k->fd = fd;
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
@@ -559,7 +559,7 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 	int i, fd, ret;
 
 	if (r->rec)
-		return attr ? ip_root_read_attr(r, path, out, len) : ip_root_read(r, path, out, len);
+		return root_read(r, path, attr, out, len);
 	i = kept_pos(r, path, &found);
 	if (found && !r->live) {
 		struct stat st;
@@ -662,17 +662,35 @@ int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn,
 	return 0;
 }
 
+/* @buf cut at its first newline. */
+static char *first_line(char *buf)
+{
+	char *nl = strchr(buf, '\n');
+
+	if (nl)
+		*nl = '\0';
+	return buf;
+}
+
 int ip_root_read_line(struct ip_root *r, const char *path, char **out)
 {
-	char *buf, *nl;
+	char *buf;
 	int ret = ip_root_read_attr(r, path, &buf, NULL);
 
 	if (ret < 0)
 		return ret;
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-	*out = buf;
+	*out = first_line(buf);
+	return 0;
+}
+
+int ip_root_read_line_again(struct ip_root *r, const char *path, char **out)
+{
+	char *buf;
+	int ret = ip_root_read_again(r, path, true, &buf, NULL);
+
+	if (ret < 0)
+		return ret;
+	*out = first_line(buf);
 	return 0;
 }
 

@@ -1464,16 +1464,14 @@ static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_t
 	_cleanup_free_ char *comm = NULL, *stat = NULL, *status = NULL;
 	struct ip_pid_stat ps;
 	struct ip_pid_status st;
-	char path[64], *nl;
+	char path[64];
 	size_t len;
 	int ret;
 
 	snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
-	ret = rd(r, path, again, &comm, NULL);
+	ret = again ? ip_root_read_line_again(r, path, &comm) : ip_root_read_line(r, path, &comm);
 	if (ret < 0)
 		return ret;
-	if ((nl = strchr(comm, '\n')))
-		*nl = '\0';
 	memset(t, 0, sizeof(*t));
 	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
 		return -ESRCH;
@@ -1669,13 +1667,10 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 {
 	_cleanup_free_ char *online = NULL;
-	int ret = ip_root_read_again(s->root, "sys/devices/system/cpu/online", true, &online, NULL);
-	char *nl;
+	int ret = ip_root_read_line_again(s->root, "sys/devices/system/cpu/online", &online);
 
 	if (ret < 0)
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
-	if ((nl = strchr(online, '\n')))
-		*nl = '\0';
 	/* Isolation changes without a hot-plug or a uevent (a cgroup v2
 	 * partition made isolated): its few small files are read every
 	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
