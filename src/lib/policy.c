@@ -2122,16 +2122,6 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
 }
 
 /*
- * A vector already in its submitters' domain, handled off the CPU of the
- * submitter that dominates the domain, moves to that CPU (issue 14, "which
- * CPU of the domain": under threadirqs the completion then runs where the
- * submitter waits for it). Not on noise: dominance is judged on the
- * window's shares and needs IP_DOMINANT_SHARE, so a load that alternates
- * between two CPUs faster than the window moves nothing, and moving again
- * needs another CPU to dominate; dwell and max_moves hold as for any move.
- * A dominant submitter on an isolated, banned or far-node CPU moves nothing.
- */
-/*
  * Cycles the window must hold before a CPU's dominance moves a vector
  * within its domain. The window starts with its first sample, so a job that
  * starts a moment before its peer (seen in the oracle: fio's two jobs on
@@ -2142,6 +2132,16 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
  */
 #define IP_DOMINANT_MIN_CYCLES 4
 
+/*
+ * A vector already in its submitters' domain, handled off the CPU of the
+ * submitter that dominates the domain, moves to that CPU (issue 14, "which
+ * CPU of the domain": under threadirqs the completion then runs where the
+ * submitter waits for it). Not on noise: dominance is judged on the
+ * window's shares and needs IP_DOMINANT_SHARE, so a load that alternates
+ * between two CPUs faster than the window moves nothing, and moving again
+ * needs another CPU to dominate; dwell and max_moves hold as for any move.
+ * A dominant submitter on an isolated, banned or far-node CPU moves nothing.
+ */
 static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 {
 	const ip_cpuset *cur = irq_placement(&c->s->irqs[qi]);
