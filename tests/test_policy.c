@@ -2967,6 +2967,86 @@ static void test_dominant_unusable(void **state)
 	}
 }
 
+/*
+ * Room on the dominant submitter's CPU counts other tracked vectors only.
+ * The arm64 little-big guest in CI: a vector slowed to 54/s by a capped
+ * little CPU, fio alone on little CPU 1, which also carries its timer and
+ * the BLOCK softirqs of its I/O (more than 54/s). Counting those refused
+ * CPU 1, the vector went to CPU 0 and a cycle later moved again, to 1, by
+ * dominant-cpu: two moves where one was due. Then one submitter to two
+ * disks: one vector on its CPU, the other beside it, said so.
+ */
+static void test_dominant_room(void **state)
+{
+	struct tb *tb = tb_new(4);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_move *mv;
+	int d, qi, qj;
+
+	(void)state;
+	tb_domain(tb, "0-1", 400, IP_CLASS_EFFICIENCY, 0);
+	tb_domain(tb, "2-3", 1024, IP_CLASS_PERFORMANCE, 2);
+	d = tb_dev(tb, "sda", 1);
+	qi = tb_irq(tb, 24, "ahci[0000:00:03.0]", "GICv2m-MSI", "3", 1);
+	tb_vec(tb, d, qi, -1, NULL, false);
+	tb_rate(tb, qi, 3, 54);
+	tb_thread(tb, 153, 24, "irq/24-ahci[0000:00:03.0]", "3", SCHED_FIFO, 50);
+	tb_submit(tb, d, 1, 54);
+	tb->base_load[1] = 250;
+	tb->cpu_softirq[1] = 300;
+	ip_policy_config_init(&cfg);
+	cfg.dwell_s = 2;
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	mv = find_move(&p, 24);
+	assert_non_null(mv);
+	assert_set(&mv->to, "1");
+	assert_true(mv->why.dominant && !mv->why.dom_busy && mv->why.dom_cpu == 1);
+	assert_contains(REASON(mv), "CPU 1 submits all of the domain's I/O, so to it");
+	assert_set(&find_thread(&p, 153)->to, "1");
+	for (int i = 1; i <= 30; i++) {
+		step(tb, &cfg, &h, (1000 + i) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_int_equal(tb->moves_total, 1);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+
+	/* fio on CPU 3 to sda and sdb, each with its own vector on CPU 1 */
+	tb = oracle_vm(3, 2500, -1, 0);
+	d = tb_dev(tb, "sdb", 1);
+	qj = tb_irq(tb, 25, "ahci[0000:00:1f.3]", "PCI-MSI", "1", 1);
+	tb_vec(tb, d, qj, -1, NULL, false);
+	tb_rate(tb, qj, 1, 2500);
+	tb_submit(tb, d, 3, 2500);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 2000 * S, &p);
+	assert_int_equal(p.nr_moves, 2);
+	for (int i = 0; i < 2; i++) {
+		mv = &p.moves[i];
+		assert_true(mv->why.dominant && mv->why.dom_cpu == 3);
+		if (i == 0) {
+			assert_set(&mv->to, "3");
+			assert_false(mv->why.dom_busy);
+		} else {
+			assert_set(&mv->to, "2");
+			assert_true(mv->why.dom_busy);
+			assert_contains(REASON(mv), "but carries another vector's interrupts already");
+		}
+	}
+	for (int i = 1; i <= 30; i++) {
+		step(tb, &cfg, &h, (2000 + i) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_int_equal(tb->moves_total, 2);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
 /* Moves of vector 24 over @cycles cycles 1 s apart (dwell 2 s, as the VM
  * scenarios run), the submitter switching between CPUs 2 and 3 every
  * @phase cycles; the vector starts on CPU 3. */
@@ -3069,6 +3149,7 @@ int main(void)
 		cmocka_unit_test(test_dominant_balanced),
 		cmocka_unit_test(test_dominant_unusable),
 		cmocka_unit_test(test_dominant_alternating),
+		cmocka_unit_test(test_dominant_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
