@@ -978,23 +978,29 @@ static bool is_isolated(const struct ctx *c, int cpu)
 	       (cpu < c->t->nr_cpus && (c->t->cpus[cpu].isolated || c->t->cpus[cpu].nohz_full));
 }
 
-static double cpu_load(const struct ctx *c, int cpu, int qi)
+/* @base[@cpu] without vector @qi's own interrupts, which leave with it. */
+static double load_without(const struct ctx *c, const double *base, int cpu, int qi)
 {
-	double l = c->load[cpu];
+	double l = base[cpu];
 
-	/* The vector's own interrupts leave with it. */
 	if (qi >= 0 && c->m->irq && c->m->irq[qi].percpu)
 		l -= c->m->irq[qi].percpu[cpu];
 	return l;
 }
 
-static int least_loaded(const struct ctx *c, const ip_cpuset *set, int near, int qi)
+static double cpu_load(const struct ctx *c, int cpu, int qi)
+{
+	return load_without(c, c->load, cpu, qi);
+}
+
+/* The CPU of @set with the least of @base, ties to the one nearest @near. */
+static int least_of(const struct ctx *c, const double *base, const ip_cpuset *set, int near, int qi)
 {
 	int best = -1;
 	double bl = 0;
 
 	CPUSET_FOREACH(cpu, set) {
-		double l = cpu_load(c, cpu, qi);
+		double l = load_without(c, base, cpu, qi);
 
 		if (best < 0 || l < bl - EPS ||
 		    (fabs(l - bl) <= EPS && near >= 0 && abs(cpu - near) < abs(best - near))) {
@@ -1005,14 +1011,9 @@ static int least_loaded(const struct ctx *c, const ip_cpuset *set, int near, int
 	return best;
 }
 
-/* Interrupts per second of tracked lines other than @qi on @cpu. */
-static double vector_load(const struct ctx *c, int cpu, int qi)
+static int least_loaded(const struct ctx *c, const ip_cpuset *set, int near, int qi)
 {
-	double l = c->vload[cpu];
-
-	if (qi >= 0 && c->m->irq && c->m->irq[qi].percpu)
-		l -= c->m->irq[qi].percpu[cpu];
-	return l;
+	return least_of(c, c->load, set, near, qi);
 }
 
 /*
@@ -1029,20 +1030,12 @@ static double vector_load(const struct ctx *c, int cpu, int qi)
  */
 static bool dominant_has_room(const struct ctx *c, const ip_cpuset *set, int cpu, int qi, double rate)
 {
-	double least = -1, over;
+	int least = least_of(c, c->vload, set, -1, qi);
+	double over;
 
-	CPUSET_FOREACH(other, set) {
-		double l;
-
-		if (other >= c->t->nr_cpus)
-			break;
-		l = vector_load(c, other, qi);
-		if (least < 0 || l < least)
-			least = l;
-	}
 	if (least < 0)
 		return false;
-	over = vector_load(c, cpu, qi) - least;
+	over = load_without(c, c->vload, cpu, qi) - load_without(c, c->vload, least, qi);
 	return over <= EPS || over + EPS < rate;
 }
 
