@@ -988,11 +988,6 @@ static double load_without(const struct ctx *c, const double *base, int cpu, int
 	return l;
 }
 
-static double cpu_load(const struct ctx *c, int cpu, int qi)
-{
-	return load_without(c, c->load, cpu, qi);
-}
-
 /* The CPU of @set with the least of @base, ties to the one nearest @near. */
 static int least_of(const struct ctx *c, const double *base, const ip_cpuset *set, int near, int qi)
 {
