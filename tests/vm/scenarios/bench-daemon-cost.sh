@@ -3,12 +3,12 @@
 # Issue 14: what irqpilotd's presence costs the I/O it places, apart from where it places it. The
 # AHCI vector stays on CPU 2 (threadirqs) and fio submits on CPU 3; each round measures fio with
 # no daemon and beside irqpilotd --dry-run (which samples, decides and opens its perf counters as
-# the daemon does, but writes nothing), and, given a second irqpilotd binary as the second
-# argument (a path the guest sees: the host's /var/tmp, or below the build tree), beside that one
-# too, e.g. the main branch's, to compare. irqpilotd starts cmp_warm's 8 s before the measured run,
+# the daemon does, but writes nothing), and, given other irqpilotd binaries after ROUNDS (paths
+# the guest sees: the host's /var/tmp, or below the build tree), beside each of them too, e.g. the
+# main branch's, to compare; they run in the order given, after this tree's, in every round. irqpilotd starts cmp_warm's 8 s before the measured run,
 # as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
 # utime + stime) in the measured run; asserts only that the runs worked.
-#   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD]]
+#   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD...]]
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
 # shellcheck source=bench/vm-compare.sh
@@ -18,25 +18,25 @@ trap vm_daemon_save_log EXIT
 grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
 rounds=${1:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || vm_fail "rounds must be a positive number, not '$rounds'"
-other=${2:-}
-[ -z "$other" ] || [ -x "$other" ] || vm_fail "no executable $other in the guest"
+others=("${@:2}")
+for o in "${others[@]}"; do [ -x "$o" ] || vm_fail "no executable $o in the guest"; done
 CMP_START_CPU=2 CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
 cmp_setup
 this=$IRQPILOTD
 ways=(none this)
-[ -n "$other" ] && ways+=(other)
+for i in "${!others[@]}"; do ways+=("other$((i + 1))"); done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
 	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 
 declare -A got_iops got_ticks
-one() { # none|this|other
+one() { # none|this|otherN
 	local t0=0 t1=0
 	cmp_reset
 	if [ "$1" != none ]; then
 		vm_policy /tmp/irqpilot.conf '[daemon]' "interval = $CMP_INTERVAL" '[policy]' 'dwell = 2'
-		if [ "$1" = other ]; then IRQPILOTD=$other; else IRQPILOTD=$this; fi
+		case $1 in other*) IRQPILOTD=${others[${1#other} - 1]} ;; *) IRQPILOTD=$this ;; esac
 		vm_daemon_start /tmp/irqpilot.conf --dry-run
 	fi
 	cmp_warm "$CMP_WARM"
@@ -57,7 +57,9 @@ for r in $(seq "$rounds"); do
 done
 line=""
 for w in "${ways[@]}"; do
-	line+="; $w $(median <<<"${got_iops[$w]}") IOPS"
+	label=$w
+	case $w in other*) label+=" (${others[${w#other} - 1]})" ;; esac
+	line+="; $label $(median <<<"${got_iops[$w]}") IOPS"
 	[ "$w" = none ] || line+=", $(median <<<"${got_ticks[$w]}") ticks"
 done
 vm_pass "vector on cpu 2, fio on cpu 3, $rounds rounds, medians, daemons --dry-run, ticks of ${CMP_RUN}s (USER_HZ $(getconf CLK_TCK))${line}"
