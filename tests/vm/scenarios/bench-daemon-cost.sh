@@ -5,7 +5,10 @@
 # no daemon and beside irqpilotd --dry-run (which samples, decides and opens its perf counters as
 # the daemon does, but writes nothing), and, given other irqpilotd binaries after ROUNDS (paths
 # the guest sees: the host's /var/tmp, or below the build tree), beside each of them too, e.g. the
-# main branch's, to compare; they run in the order given, after this tree's, in every round. irqpilotd starts cmp_warm's 8 s before the measured run,
+# main branch's, to compare; they run in the order given, after this tree's, in every round.
+# Last in each round, when bench/get-irqbalance.sh has unpacked it, irqbalance at the same
+# interval with --banirq for the AHCI vector: all its sampling and balancing, the vector left
+# where it is, so that its presence is measured on the same terms. irqpilotd starts cmp_warm's 8 s before the measured run,
 # as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
 # utime + stime) in the measured run; asserts only that the runs worked.
 #   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD...]]
@@ -25,16 +28,22 @@ cmp_setup
 this=$IRQPILOTD
 ways=(none this)
 for i in "${!others[@]}"; do ways+=("other$((i + 1))"); done
+[ -x "$IRQBALANCE_BIN" ] && ways+=(irqbalance)
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
 	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 
 declare -A got_iops got_ticks
-one() { # none|this|otherN
+one() { # none|this|otherN|irqbalance
 	local t0=0 t1=0
 	cmp_reset
-	if [ "$1" != none ]; then
+	if [ "$1" = irqbalance ]; then
+		mkdir -p /run/irqbalance
+		"$IRQBALANCE_BIN" --foreground --interval "$CMP_INTERVAL" --banirq="$CMP_IRQ" \
+			>/tmp/irqbalance.log 2>&1 &
+		VM_DAEMON_PID=$!
+	elif [ "$1" != none ]; then
 		vm_policy /tmp/irqpilot.conf '[daemon]' "interval = $CMP_INTERVAL" '[policy]' 'dwell = 2'
 		case $1 in other*) IRQPILOTD=${others[${1#other} - 1]} ;; *) IRQPILOTD=$this ;; esac
 		vm_daemon_start /tmp/irqpilot.conf --dry-run
@@ -46,7 +55,13 @@ one() { # none|this|otherN
 	got_iops[$1]+=" $IOPS"
 	got_ticks[$1]+=" $((t1 - t0))"
 	vm_log "  $1: $IOPS IOPS, p99 ${P99:-?} us, irq on $(vm_eff "$CMP_IRQ") [$IRQS], daemon ticks in the run $((t1 - t0))"
-	if [ "$1" != none ]; then
+	if [ "$1" = irqbalance ]; then
+		kill -0 "$VM_DAEMON_PID" 2>/dev/null || vm_fail "irqbalance exited: $(cat /tmp/irqbalance.log)"
+		kill "$VM_DAEMON_PID"
+		wait "$VM_DAEMON_PID" 2>/dev/null
+		VM_DAEMON_PID=
+		[ "$(vm_eff "$CMP_IRQ")" = "$CMP_START_CPU" ] || vm_fail "irqbalance moved the banned vector"
+	elif [ "$1" != none ]; then
 		vm_daemon_stop TERM || vm_fail "irqpilotd exited with status $? on SIGTERM"
 		vm_daemon_save_log
 	fi
