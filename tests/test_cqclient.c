@@ -661,6 +661,30 @@ static void test_client_absent(void **state)
 	assert_int_equal(ip_cq_event_fd(NULL), -1);
 }
 
+/*
+ * Loaded or not, from the root's sys/module/irqpilot_cq: the kernel makes
+ * that directory for every loaded module (kernel/module/sysfs.c,
+ * mod_sysfs_init()), with initstate and refcnt among its modinfo_attrs
+ * (kernel/module/main.c). The daemon asks it before any netlink lookup,
+ * which would make the kernel run modprobe for an absent family.
+ */
+static void test_module_loaded(void **state)
+{
+	char dir[] = "/tmp/ipcq-mod-XXXXXX";
+	struct ip_root *r;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put(dir, "sys/module/nvme/initstate", "live\n");
+	assert_int_equal(ip_root_open(dir, &r), 0);
+	assert_false(ip_cq_loaded(r));
+	put(dir, "sys/module/irqpilot_cq/initstate", "live\n");
+	put(dir, "sys/module/irqpilot_cq/refcnt", "0\n");
+	assert_true(ip_cq_loaded(r));
+	ip_root_free(r);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_list_parse_edges),
 		cmocka_unit_test(test_encode_request),
 		cmocka_unit_test(test_client_absent),
+		cmocka_unit_test(test_module_loaded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

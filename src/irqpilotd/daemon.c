@@ -558,7 +558,7 @@ static void cq_connect(struct ip_daemon *d, const struct ip_step *st)
 	}
 	if (d->live.cq)
 		return;
-	ret = ip_cq_open(&d->live.cq, &diag);
+	ret = ip_cq_loaded(d->root) ? ip_cq_open(&d->live.cq, &diag) : -IP_CQ_ABSENT;
 	if (ret == -IP_CQ_ABSENT) {
 		if (!d->cq_absent_logged)
 			ip_log(&d->log, LOG_NOTICE,

@@ -729,13 +729,13 @@ static int cq_read_replay(struct ip_root *r, struct ip_snapshot *snap, struct ip
 	return 0;
 }
 
-static int cq_read_live(struct ip_counters *c, struct ip_snapshot *snap)
+static int cq_read_live(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap)
 {
 	struct ip_diag diag = { "" };
 	struct ip_cq_list l;
 	int ret;
 
-	if (!c->cq && ip_cq_open(&c->cq, &diag) < 0)
+	if (!c->cq && (!ip_cq_loaded(r) || ip_cq_open(&c->cq, &diag) < 0))
 		return 0; /* no module: the daemon says so, once */
 	ret = ip_cq_list(c->cq, snap->topo.nr_cpus, &l, &diag);
 	if (ret < 0) {
@@ -831,7 +831,7 @@ static int cq_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapsho
 	int ret = cq_read_replay(r, snap, d);
 
 	if (ret == -ENOENT && c->live)
-		ret = cq_read_live(c, snap);
+		ret = cq_read_live(c, r, snap);
 	else if (ret == -ENOENT)
 		ret = 0;
 	if (ret >= 0) {

@@ -15,6 +15,7 @@
 
 #include "irqpilot/cqclient.h"
 #include "irqpilot/macro.h"
+#include "irqpilot/root.h"
 #include "uapi/irqpilot_cq.h"
 
 struct ip_cq {
@@ -105,6 +106,12 @@ static int family_version(struct nl_sock *sk)
 	}
 	nl_cache_free(cache);
 	return v;
+}
+
+bool ip_cq_loaded(struct ip_root *r)
+{
+	/* the module's name is its family's (kmod/Kbuild, uapi header) */
+	return ip_root_exists(r, "sys/module/" IPCQ_GENL_NAME);
 }
 
 int ip_cq_open(struct ip_cq **out, struct ip_diag *d)

@@ -37,6 +37,14 @@ in_domain() {
 }
 
 vm_policy /tmp/irqpilot.conf '[daemon]' 'interval = 1' '[policy]' 'dwell = 2' 'min_rate = 20'
+# irqpilot_cq is not loaded here. Asking generic netlink for its family would make the kernel run
+# modprobe for it (net/netlink/genetlink.c, ctrl_getfamily()) once per lookup: count the
+# kernel's modprobe calls over the whole run through a helper that logs and passes them on.
+modprobe_was=$(cat /proc/sys/kernel/modprobe)
+printf '#!/bin/sh\necho "$*" >>/tmp/modprobe-calls\nexec %s "$@"\n' "$modprobe_was" >/tmp/modprobe-log
+chmod +x /tmp/modprobe-log
+: >/tmp/modprobe-calls
+echo /tmp/modprobe-log >/proc/sys/kernel/modprobe || vm_fail "cannot set kernel.modprobe"
 vm_fio_bg 3 "${fioargs[@]}"
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 vm_daemon_start /tmp/irqpilot.conf
@@ -82,5 +90,9 @@ grep -E ': (moved|thread) ' "$VM_DLOG"
 	vm_fail "moves after settling: status $m1 -> $m2, log lines $l1 -> $l2 in $((c4 - c3)) cycles"
 [ $((c4 - c3)) -ge 20 ] || vm_fail "irqpilotd ran only $((c4 - c3)) cycles in 240 s of settling"
 vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
+echo "$modprobe_was" >/proc/sys/kernel/modprobe
+cq_probes=$(grep -c "family-irqpilot_cq" /tmp/modprobe-calls)
+[ "$cq_probes" -eq 0 ] ||
+	vm_fail "the kernel ran modprobe $cq_probes times for the absent irqpilot_cq family in $c4 cycles"
 
-vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1; fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles"
+vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1; fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles; 0 modprobe calls for irqpilot_cq (of $(wc -l </tmp/modprobe-calls) in all)"
