@@ -117,21 +117,35 @@ cmp_none() {
 	vm_log "$CMP_A; BLOCK [$BLOCK]"
 }
 
+# irqbalance every CMP_INTERVAL, extra options as arguments (bench-daemon-cost.sh's
+# --banirq); sets CMP_IB_PID
+# shellcheck disable=SC2120
+cmp_irqbalance_start() {
+	mkdir -p /run/irqbalance
+	"$IRQBALANCE_BIN" --foreground --interval "$CMP_INTERVAL" "$@" >/tmp/irqbalance.log 2>&1 &
+	CMP_IB_PID=$!
+}
+cmp_irqbalance_alive() {
+	kill -0 "$CMP_IB_PID" 2>/dev/null || vm_fail "irqbalance exited: $(cat /tmp/irqbalance.log)"
+}
+cmp_irqbalance_stop() {
+	kill "$CMP_IB_PID"
+	wait "$CMP_IB_PID" 2>/dev/null
+	CMP_IB_PID=
+}
+
 # (b) irqbalance
 cmp_irqbalance() {
-	local pid
 	[ -x "$IRQBALANCE_BIN" ] || { CMP_B="irqbalance: not run (no $IRQBALANCE_BIN; run bench/get-irqbalance.sh on the host)"; return 0; }
 	vm_log "(b) irqbalance every ${CMP_INTERVAL}s"
 	cmp_reset
-	mkdir -p /run/irqbalance
 	cmp_poller_start
-	"$IRQBALANCE_BIN" --foreground --interval "$CMP_INTERVAL" >/tmp/irqbalance.log 2>&1 &
-	pid=$!
+	# shellcheck disable=SC2119
+	cmp_irqbalance_start
 	cmp_warm "$CMP_WARM"
-	kill -0 "$pid" 2>/dev/null || vm_fail "irqbalance exited: $(cat /tmp/irqbalance.log)"
+	cmp_irqbalance_alive
 	cmp_measure
-	kill "$pid"
-	wait "$pid" 2>/dev/null
+	cmp_irqbalance_stop
 	cmp_poller_stop
 	CMP_B="$(cmp_line irqbalance), affinity $(vm_aff "$CMP_IRQ"), $CMP_WRITES affinity changes"
 	vm_log "$CMP_B; BLOCK [$BLOCK]"

@@ -64,7 +64,7 @@ struct ip_root;
 /*
  * Whether the module is loaded, from @r's sys/module/irqpilot_cq, which
  * the kernel makes before the module's init registers the family
- * (kernel/module/sysfs.c, mod_sysfs_setup()). Ask this before
+ * (kernel/module/sysfs.c, mod_sysfs_init()). Ask this before
  * ip_cq_open() on every cycle: resolving a family that is not registered
  * makes the kernel run modprobe for "net-pf-16-proto-16-family-NAME" and
  * wait for it (net/netlink/genetlink.c, ctrl_getfamily()), a process

@@ -8,8 +8,8 @@
 # main branch's, to compare; they run in the order given, after this tree's, in every round.
 # Last in each round, when bench/get-irqbalance.sh has unpacked it, irqbalance at the same
 # interval with --banirq for the AHCI vector: all its sampling and balancing, the vector left
-# where it is, so that its presence is measured on the same terms. irqpilotd starts cmp_warm's 8 s before the measured run,
-# as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
+# where it is, so that its presence is measured on the same terms. Each daemon starts cmp_warm's
+# 8 s before the measured run, as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
 # utime + stime) in the measured run; asserts only that the runs worked.
 #   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD...]]
 # shellcheck source=tests/vm/lib.sh
@@ -21,13 +21,16 @@ trap vm_daemon_save_log EXIT
 grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
 rounds=${1:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || vm_fail "rounds must be a positive number, not '$rounds'"
-others=("${@:2}")
-for o in "${others[@]}"; do [ -x "$o" ] || vm_fail "no executable $o in the guest"; done
 CMP_START_CPU=2 CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
 cmp_setup
-this=$IRQPILOTD
+declare -A bin=([this]=$IRQPILOTD) # way -> irqpilotd binary
 ways=(none this)
-for i in "${!others[@]}"; do ways+=("other$((i + 1))"); done
+shift
+for o in "$@"; do
+	[ -x "$o" ] || vm_fail "no executable $o in the guest"
+	ways+=("other$((${#ways[@]} - 1))")
+	bin[${ways[-1]}]=$o
+done
 [ -x "$IRQBALANCE_BIN" ] && ways+=(irqbalance)
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
@@ -36,30 +39,27 @@ ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 
 declare -A got_iops got_ticks
 one() { # none|this|otherN|irqbalance
-	local t0=0 t1=0
+	local t0=0 t1=0 pid=
 	cmp_reset
 	if [ "$1" = irqbalance ]; then
-		mkdir -p /run/irqbalance
-		"$IRQBALANCE_BIN" --foreground --interval "$CMP_INTERVAL" --banirq="$CMP_IRQ" \
-			>/tmp/irqbalance.log 2>&1 &
-		VM_DAEMON_PID=$!
+		cmp_irqbalance_start --banirq="$CMP_IRQ"
+		pid=$CMP_IB_PID
 	elif [ "$1" != none ]; then
 		vm_policy /tmp/irqpilot.conf '[daemon]' "interval = $CMP_INTERVAL" '[policy]' 'dwell = 2'
-		case $1 in other*) IRQPILOTD=${others[${1#other} - 1]} ;; *) IRQPILOTD=$this ;; esac
+		IRQPILOTD=${bin[$1]}
 		vm_daemon_start /tmp/irqpilot.conf --dry-run
+		pid=$VM_DAEMON_PID
 	fi
 	cmp_warm "$CMP_WARM"
-	[ "$1" = none ] || t0=$(ticks "$VM_DAEMON_PID")
+	[ "$1" = none ] || t0=$(ticks "$pid")
 	cmp_measure
-	[ "$1" = none ] || t1=$(ticks "$VM_DAEMON_PID")
+	[ "$1" = none ] || t1=$(ticks "$pid")
 	got_iops[$1]+=" $IOPS"
 	got_ticks[$1]+=" $((t1 - t0))"
 	vm_log "  $1: $IOPS IOPS, p99 ${P99:-?} us, irq on $(vm_eff "$CMP_IRQ") [$IRQS], daemon ticks in the run $((t1 - t0))"
 	if [ "$1" = irqbalance ]; then
-		kill -0 "$VM_DAEMON_PID" 2>/dev/null || vm_fail "irqbalance exited: $(cat /tmp/irqbalance.log)"
-		kill "$VM_DAEMON_PID"
-		wait "$VM_DAEMON_PID" 2>/dev/null
-		VM_DAEMON_PID=
+		cmp_irqbalance_alive
+		cmp_irqbalance_stop
 		[ "$(vm_eff "$CMP_IRQ")" = "$CMP_START_CPU" ] || vm_fail "irqbalance moved the banned vector"
 	elif [ "$1" != none ]; then
 		vm_daemon_stop TERM || vm_fail "irqpilotd exited with status $? on SIGTERM"
@@ -73,7 +73,7 @@ done
 line=""
 for w in "${ways[@]}"; do
 	label=$w
-	case $w in other*) label+=" (${others[${w#other} - 1]})" ;; esac
+	case $w in other*) label+=" (${bin[$w]})" ;; esac
 	line+="; $label $(median <<<"${got_iops[$w]}") IOPS"
 	[ "$w" = none ] || line+=", $(median <<<"${got_ticks[$w]}") ticks"
 done
