@@ -44,7 +44,7 @@ struct tb {
 	struct ip_irq_info info[MAXI];
 	int nr_irqs;
 	struct ip_irq_rate irate[MAXI];
-	double irq_percpu[MAXI][MAXC];
+	float irq_percpu[MAXI][MAXC];
 	struct ip_irq_thread threads[MAXT];
 	int nr_threads;
 	struct ip_dev_rate drate[MAXD];

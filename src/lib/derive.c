@@ -42,7 +42,7 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		struct ip_irq_rate *r = &m->irq[i];
 
 		if (c->percpu) {
-			r->percpu = zalloc(nr_cpus);
+			r->percpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*r->percpu));
 			if (!r->percpu)
 				return -ENOMEM;
 		}
@@ -55,7 +55,7 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		for (int k = 0; k < nr_cpus; k++) {
 			uint64_t before = (same && p->percpu && k < prev->topo.nr_cpus) ? p->percpu[k] : 0;
 
-			r->percpu[k] = (double)delta(before, c->percpu[k], same) / dt;
+			r->percpu[k] = (float)((double)delta(before, c->percpu[k], same) / dt);
 		}
 	}
 	return 0;

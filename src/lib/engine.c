@@ -283,7 +283,7 @@ static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const 
 			sum += m->irq[i].percpu[c];
 			m->irq[i].percpu[c] = 0;
 		}
-		m->irq[i].percpu[to] = sum;
+		m->irq[i].percpu[to] = (float)sum;
 		for (int k = 0; k < q->info->nr_devs; k++) {
 			int dev = q->info->devs[k];
 			struct ip_dev_rate *r = &m->dev[dev];

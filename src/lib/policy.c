@@ -2234,7 +2234,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	struct ip_move *mv;
 	char devs[64];
 	ip_cpuset to = cd->target, fallback;
-	const double *own = c->m->irq ? c->m->irq[cd->idx].percpu : NULL;
+	const float *own = c->m->irq ? c->m->irq[cd->idx].percpu : NULL;
 
 	cpuset_zero(&fallback);
 	if (cd->single) {
@@ -3024,6 +3024,15 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 	struct cand *cands = NULL;
 	int cap = 0;
 
+	/* A candidate is almost always a tracked line, and one is some 1.5 KB
+	 * (its CPU sets): sized to them, not grown by doubling, which at 1,024
+	 * CPUs held 384 slots for 131 vectors at the realloc. */
+	for (int i = 0; i < c->s->nr_irqs; i++)
+		cap += c->s->irqs[i].tracked;
+	if (cap && !(cands = malloc(sizeof(*cands) * cap))) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
 	*nr = 0;
 	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
 		struct cand cd;
@@ -3032,7 +3041,7 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 		if (cd.kind == CAND_NONE && !cd.named)
 			continue;
 		if (*nr == cap) {
-			int ncap = cap ? cap * 2 : 16;
+			int ncap = cap ? cap + cap / 2 + 1 : 16;
 			struct cand *n = realloc(cands, sizeof(*n) * ncap);
 
 			if (!n) {

@@ -72,18 +72,26 @@ static const char *irq_name(const struct ip_model *m, unsigned irq)
 }
 
 /* Only non-zero CPUs: a 1,024-CPU machine stays readable. */
-static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int n)
+/* One of @d or @f (a vector's rates are float, model.h), or neither. */
+static void json_by_cpu_of(struct ip_json *j, const char *key, const double *d, const float *f, int n)
 {
 	char k[16];
 
 	ip_json_object_begin(j, key);
-	for (int c = 0; v && c < n; c++) {
-		if (v[c] <= 0)
+	for (int c = 0; (d || f) && c < n; c++) {
+		double v = d ? d[c] : f[c];
+
+		if (v <= 0)
 			continue;
 		snprintf(k, sizeof(k), "%d", c);
-		ip_json_double(j, k, v[c]);
+		ip_json_double(j, k, v);
 	}
 	ip_json_object_end(j);
+}
+
+static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int n)
+{
+	json_by_cpu_of(j, key, v, NULL, n);
 }
 
 void ip_report_json_cpus(struct ip_json *j, const struct ip_model *m)
@@ -256,7 +264,7 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 			ip_json_string(j, NULL, s->storage.devs[info->devs[k]].name);
 		ip_json_array_end(j);
 		ip_json_double(j, "rate", m->irq[i].total);
-		json_by_cpu(j, "by_cpu", m->irq[i].percpu, s->topo.nr_cpus);
+		json_by_cpu_of(j, "by_cpu", NULL, m->irq[i].percpu, s->topo.nr_cpus);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
