@@ -11,7 +11,9 @@
 # where it is, so that its presence is measured on the same terms. Each daemon starts cmp_warm's
 # 8 s before the measured run, as in bench-oracle.sh. Reports medians of IOPS and the daemon's CPU time (clock ticks of
 # utime + stime) in the measured run; asserts only that the runs worked.
-#   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [ROUNDS [OTHER_IRQPILOTD...]]
+# --vector-cpu N puts the vector on CPU N instead (3: fio's own CPU, where bench-oracle.sh's
+# daemons leave it, so that their presence is measured where they place).
+#   tests/vm/run-vm.sh tests/vm/scenarios/bench-daemon-cost.sh [--vector-cpu N] [ROUNDS [OTHER_IRQPILOTD...]]
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
 # shellcheck source=bench/vm-compare.sh
@@ -19,9 +21,15 @@
 trap vm_daemon_save_log EXIT
 
 grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
+vcpu=2
+if [ "${1:-}" = --vector-cpu ]; then
+	vcpu=${2:-}
+	[[ $vcpu =~ ^[0-3]$ ]] || vm_fail "--vector-cpu takes a CPU 0-3, not '$vcpu'"
+	shift 2
+fi
 rounds=${1:-3}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || vm_fail "rounds must be a positive number, not '$rounds'"
-CMP_START_CPU=2 CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
+CMP_START_CPU=$vcpu CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
 cmp_setup
 declare -A bin=([this]=$IRQPILOTD) # way -> irqpilotd binary
 ways=(none this)
@@ -77,4 +85,4 @@ for w in "${ways[@]}"; do
 	line+="; $label $(median <<<"${got_iops[$w]}") IOPS"
 	[ "$w" = none ] || line+=", $(median <<<"${got_ticks[$w]}") ticks"
 done
-vm_pass "vector on cpu 2, fio on cpu 3, $rounds rounds, medians, daemons --dry-run, ticks of ${CMP_RUN}s (USER_HZ $(getconf CLK_TCK))${line}"
+vm_pass "vector on cpu $vcpu, fio on cpu 3, $rounds rounds, medians, daemons --dry-run, ticks of ${CMP_RUN}s (USER_HZ $(getconf CLK_TCK))${line}"
