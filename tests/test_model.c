@@ -93,10 +93,10 @@ static void test_phone(void **state)
 	assert_int_equal(ip_irq_info(ufs)->managed, IP_MANAGED_NO);
 	/* one vector for every LUN */
 	assert_int_equal(ip_irq_info(ufs)->nr_devs, 2);
-	assert_true(ufs->percpu[0] > 0);
-	assert_int_equal(ufs->percpu[6], 0);
+	assert_true(ip_irq_count_on(ufs, 0) > 0);
+	assert_int_equal(ip_irq_count_on(ufs, 6), 0);
 	/* untracked IRQs keep no per-CPU counts but add to the CPU load */
-	assert_true(s.irq_load[0] >= ufs->percpu[0]);
+	assert_true(s.irq_load[0] >= ip_irq_count_on(ufs, 0));
 	ip_snapshot_free(&s);
 }
 
@@ -209,20 +209,23 @@ static void test_capture_ahci_rates(void **state)
 	ip_snapshot_free(&s1);
 }
 
-/* A 32-bit counter that wrapped, and an IRQ number that was reused. */
+/* A 32-bit counter that wrapped, an IRQ number that was reused, and a CPU
+ * whose count is gone (it went offline: the model counts online CPUs). */
 static void test_wrap_and_reuse(void **state)
 {
 	struct ip_snapshot a, b;
 	struct ip_model m;
-	uint32_t pa[2] = { 0xfffffff0u, 0 }, pb[2] = { 0x10, 0 };
-	uint32_t pc[2] = { 500, 0 }, pd[2] = { 7, 0 };
+	struct ip_cpu_count pa[2] = { { 0, 0xfffffff0u }, { 1, 100 } }, pb[1] = { { 0, 0x10 } };
+	struct ip_cpu_count pc[1] = { { 0, 500 } }, pd[1] = { { 0, 7 } };
 	struct ip_irq ia[2] = {
-		{ .irq = 40, .actions = "ahci[0000:00:17.0]", .total = 0xfffffff0u, .percpu = pa },
-		{ .irq = 41, .actions = "eth0", .total = 500, .percpu = pc },
+		{ .irq = 40, .tracked = true, .actions = "ahci[0000:00:17.0]", .total = 0xfffffff0u,
+		  .percpu = pa, .nr_percpu = 2 },
+		{ .irq = 41, .tracked = true, .actions = "eth0", .total = 500, .percpu = pc, .nr_percpu = 1 },
 	};
 	struct ip_irq ib[2] = {
-		{ .irq = 40, .actions = "ahci[0000:00:17.0]", .total = 0x10, .percpu = pb },
-		{ .irq = 41, .actions = "nvme0q1", .total = 7, .percpu = pd },
+		{ .irq = 40, .tracked = true, .actions = "ahci[0000:00:17.0]", .total = 0x10, .percpu = pb,
+		  .nr_percpu = 1 },
+		{ .irq = 41, .tracked = true, .actions = "nvme0q1", .total = 7, .percpu = pd, .nr_percpu = 1 },
 	};
 	uint64_t load[2] = { 0, 0 }, soft[2] = { 0, 0 };
 
@@ -239,8 +242,11 @@ static void test_wrap_and_reuse(void **state)
 	assert_int_equal(ip_model_derive(&a, &b, &m, NULL), 0);
 	assert_true(fabs(m.irq[0].total - 32) < 1e-9);
 	assert_true(fabs(m.irq[0].percpu[0] - 32) < 1e-9);
+	/* not a wrap of CPU 1's count: it has none now */
+	assert_true(m.irq[0].percpu[1] == 0);
 	/* a new owner of IRQ 41 started again from zero */
 	assert_true(fabs(m.irq[1].total - 7) < 1e-9);
+	assert_true(fabs(m.irq[1].percpu[0] - 7) < 1e-9);
 	ip_model_free(&m);
 }
 
@@ -515,9 +521,11 @@ static void test_fast_path_same_model(void **state)
 			assert_string_equal(a.irqs[i].actions, b.irqs[i].actions);
 			assert_int_equal(a.irqs[i].tracked, b.irqs[i].tracked);
 			assert_int_equal(a.irqs[i].total, b.irqs[i].total);
-			assert_int_equal(!a.irqs[i].percpu, !b.irqs[i].percpu);
-			for (int c = 0; a.irqs[i].percpu && c < a.topo.nr_cpus; c++)
-				assert_int_equal(a.irqs[i].percpu[c], b.irqs[i].percpu[c]);
+			assert_int_equal(a.irqs[i].nr_percpu, b.irqs[i].nr_percpu);
+			for (int k = 0; k < a.irqs[i].nr_percpu; k++) {
+				assert_int_equal(a.irqs[i].percpu[k].cpu, b.irqs[i].percpu[k].cpu);
+				assert_int_equal(a.irqs[i].percpu[k].count, b.irqs[i].percpu[k].count);
+			}
 			assert_string_equal(ip_irq_info(&a.irqs[i])->chip, ip_irq_info(&b.irqs[i])->chip);
 		}
 		for (int c = 0; c < a.topo.nr_cpus; c++)
@@ -716,7 +724,7 @@ static void test_kept_fds_read_fresh(void **state)
 
 	(void)state;
 	warm_sampler(&w, &snap, false);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 9), 2001);
 
 	/* step 1 changes the affinity: its effective affinity is read, and
 	 * that file kept open too; from then on nothing is opened */
@@ -729,7 +737,7 @@ static void test_kept_fds_read_fresh(void **state)
 		put(root, "proc/irq/150/smp_affinity_list", step % 2 ? "9\n" : "8-9\n");
 		sample_ok(w.s, &snap);
 		assert_scans(w.s, 2, 1 + step);
-		assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 2001 + step * 1000);
+		assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 9), 2001 + step * 1000);
 		assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 150)->info->affinity),
 				    step % 2 ? "9" : "8-9");
 		/* CPU 31 is offline: /proc/interrupts does not show it */
@@ -796,8 +804,8 @@ static void test_kept_fds_vanished_vector(void **state)
 	assert_scans(s, 4, 2);
 	sample_ok(s, &snap);
 	assert_scans(s, 4, 3);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 5);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[9], 0);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 29), 5);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 9), 0);
 
 	/* the same without a uevent: the long timer's full scan reopens */
 	snprintf(cmd, sizeof(cmd), "rm '%s/sys/kernel/irq/150/per_cpu_count'", root);
@@ -806,14 +814,14 @@ static void test_kept_fds_vanished_vector(void **state)
 	    "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,7,0\n");
 	sample_ok(s, &snap);
 	assert_scans(s, 4, 4);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 5); /* the kept fd: old inode */
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 29), 5); /* the kept fd: old inode */
 	put(root, "irqpilot/time_ns", "62000000000\n");
 	sample_ok(s, &snap);
 	assert_scans(s, 5, 4);
 	sample_ok(s, &snap);
 	assert_scans(s, 5, 5);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[30], 7);
-	assert_int_equal(ip_snapshot_irq(&snap, 150)->percpu[29], 0);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 30), 7);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 150), 29), 0);
 	cool(&w, &snap);
 }
 
@@ -911,7 +919,7 @@ static void test_kept_fds_empty_read(void **state)
 	assert_note(s, "per_cpu_count read empty");
 	q = ip_snapshot_irq(&b, 150);
 	assert_true(q->tracked);
-	assert_int_equal(q->percpu[9], 4001);
+	assert_int_equal(ip_irq_count_on(q, 9), 4001);
 	assert_string_equal(cpuset_str(&q->info->affinity), "9");
 	assert_int_equal(ip_model_derive(&a, &b, &m, &d), 0);
 	assert_true(fabs(m.irq[q - b.irqs].total - 1000) < 1e-6);
@@ -924,7 +932,7 @@ static void test_kept_fds_empty_read(void **state)
 	set_line_150(root, 5001);
 	sample_ok(s, &a);
 	assert_scans(s, 3, 7);
-	assert_int_equal(ip_snapshot_irq(&a, 150)->percpu[9], 5001);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&a, 150), 9), 5001);
 	assert_null(ip_sampler_take_note(s));
 	ip_snapshot_free(&b);
 	cool(&w, &a);
@@ -994,10 +1002,10 @@ static void test_passive_vector_held(void **state)
 	laptop_count(root, 124, 777, false);
 	sample_ok(s, &snap);
 	assert_scans(s, 2, 1);
-	assert_int_equal(ip_snapshot_irq(&snap, 134)->percpu[9], 12310);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 134), 9), 12310);
 	assert_int_equal(ip_snapshot_irq(&snap, 134)->total, 12310);
 	assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 134)->info->affinity), "9");
-	assert_int_equal(ip_snapshot_irq(&snap, 124)->percpu[9], 777);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 124), 9), 777);
 
 	/* the long timer's full scan reads it: 6,000 in 60 s */
 	at_s(root, 62);
@@ -1005,16 +1013,16 @@ static void test_passive_vector_held(void **state)
 	put(root, "proc/irq/134/smp_affinity_list", "9\n");
 	sample_ok(s, &snap);
 	assert_scans(s, 3, 1);
-	assert_int_equal(ip_snapshot_irq(&snap, 134)->percpu[9], 18310);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 134), 9), 18310);
 
 	/* and holds it at 100 a second, whatever the file says */
 	at_s(root, 72);
 	laptop_count(root, 134, 5, false);
 	sample_ok(s, &snap);
 	assert_scans(s, 3, 2);
-	assert_int_equal(ip_snapshot_irq(&snap, 134)->percpu[9], 19310);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 134), 9), 19310);
 	assert_int_equal(ip_snapshot_irq(&snap, 134)->total, 19310);
-	assert_int_equal(ip_snapshot_irq(&snap, 134)->percpu[8], 0);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 134), 8), 0);
 
 	ip_snapshot_free(&snap);
 	ip_sampler_free(s);

@@ -48,16 +48,29 @@ struct ip_irq_info {
 	int devs[4];         /* indexes into storage.devs (a shared INTx line has several) */
 };
 
+/* A tracked line's interrupts on one CPU. The kernel counts them in 32
+ * bits (derive knows the wrap). */
+struct ip_cpu_count {
+	uint32_t cpu;
+	uint32_t count;
+};
+
 struct ip_irq {
 	unsigned irq;
 	bool tracked;        /* storage vector, or named by the policy */
+	int nr_percpu;       /* entries of percpu */
 	char *actions;       /* "" when the line has none; in snapshot.irq_names */
 	uint64_t total;      /* sum over the online columns */
-	/* nr_cpus entries when tracked, else NULL. The kernel counts an
-	 * IRQ's interrupts per CPU in 32 bits (derive knows the wrap). */
-	uint32_t *percpu;
+	/* Tracked lines only: the CPUs with a non-zero count, ascending;
+	 * NULL for the rest and for a tracked line that has none. A vector
+	 * fires on the few CPUs of its affinity: at 1,024 CPUs an array by
+	 * CPU held 4 KB of zeros a vector, in both snapshots of a cycle. */
+	struct ip_cpu_count *percpu;
 	struct ip_irq_info *info; /* tracked lines only, else NULL: read it with ip_irq_info() */
 };
+
+/* @q's count on @cpu, 0 where it has none. */
+uint32_t ip_irq_count_on(const struct ip_irq *q, int cpu);
 
 /* How a line without /proc/irq data reads: nothing known, node -1, not
  * managed, on no storage device. */

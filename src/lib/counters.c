@@ -533,10 +533,11 @@ static int complete_from_irqs(struct ip_snapshot *snap)
 		for (int v = 0; v < b->nr_vectors; v++) {
 			const struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
 
-			if (!irq || !irq->percpu || b->vectors[v].admin)
+			if (!irq || b->vectors[v].admin)
 				continue;
-			for (int k = 0; k < nr_cpus; k++)
-				dc->complete[k] += irq->percpu[k];
+			for (int k = 0; k < irq->nr_percpu; k++)
+				if ((int)irq->percpu[k].cpu < nr_cpus)
+					dc->complete[irq->percpu[k].cpu] += irq->percpu[k].count;
 		}
 		dc->complete_src = IP_SRC_INTERRUPTS;
 	}

@@ -41,7 +41,7 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		bool same = p && strcmp(p->actions, c->actions) == 0;
 		struct ip_irq_rate *r = &m->irq[i];
 
-		if (c->percpu) {
+		if (c->tracked) {
 			r->percpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*r->percpu));
 			if (!r->percpu)
 				return -ENOMEM;
@@ -52,10 +52,18 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		r->total = (double)delta(same ? p->total : 0, c->total, same) / dt;
 		if (!r->percpu)
 			continue;
-		for (int k = 0; k < nr_cpus; k++) {
-			uint64_t before = (same && p->percpu && k < prev->topo.nr_cpus) ? p->percpu[k] : 0;
+		/* both by CPU, ascending; a CPU without a count now has a rate of
+		 * 0, whatever it had (a count that went down restarts) */
+		for (int k = 0, j = 0; k < c->nr_percpu; k++) {
+			const struct ip_cpu_count *e = &c->percpu[k];
+			uint64_t before = 0;
 
-			r->percpu[k] = (float)((double)delta(before, c->percpu[k], same) / dt);
+			while (same && j < p->nr_percpu && p->percpu[j].cpu < e->cpu)
+				j++;
+			if (same && j < p->nr_percpu && p->percpu[j].cpu == e->cpu && (int)e->cpu < prev->topo.nr_cpus)
+				before = p->percpu[j].count;
+			if ((int)e->cpu < nr_cpus)
+				r->percpu[e->cpu] = (float)((double)delta(before, e->count, same) / dt);
 		}
 	}
 	return 0;

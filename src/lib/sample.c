@@ -637,6 +637,39 @@ static struct ip_irq_info *new_info(const struct ip_irq_line *l)
 	return info;
 }
 
+static int cmp_cpu_count(const void *a, const void *b)
+{
+	const struct ip_cpu_count *x = a, *y = b;
+
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/* The columns of /proc/interrupts are the online CPUs in order
+ * (show_interrupts(), kernel/irq/proc.c: for_each_online_cpu), so this
+ * holds on any kernel; a fixture's header need not. */
+static bool counts_sorted(const struct ip_irq *q)
+{
+	for (int k = 1; k < q->nr_percpu; k++)
+		if (q->percpu[k - 1].cpu >= q->percpu[k].cpu)
+			return false;
+	return true;
+}
+
+uint32_t ip_irq_count_on(const struct ip_irq *q, int cpu)
+{
+	int lo = 0, hi = q->nr_percpu;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (q->percpu[mid].cpu < (uint32_t)cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return cpu >= 0 && lo < q->nr_percpu && q->percpu[lo].cpu == (uint32_t)cpu ? q->percpu[lo].count : 0;
+}
+
 static int irq_line(void *ctx, const struct ip_irq_line *l)
 {
 	struct irq_ctx *c = ctx;
@@ -678,9 +711,13 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 	if (irq->tracked) {
 		/* Only tracked lines are ever shown with their chip, or read
 		 * from /proc/irq/N/: the rest keep their name and counts. */
+		int n = 0;
+
+		for (int i = 0; i < l->ncounts && i < c->hdr->ncols; i++)
+			n += l->counts[i] && c->hdr->col_cpu[i] >= 0 && c->hdr->col_cpu[i] < nr_cpus;
 		irq->info = new_info(l);
-		irq->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*irq->percpu));
-		if (!irq->info || !irq->percpu) {
+		irq->percpu = n ? malloc(sizeof(*irq->percpu) * n) : NULL;
+		if (!irq->info || (n && !irq->percpu)) {
 			free(irq->info);
 			free(irq->percpu);
 			return -ENOMEM;
@@ -698,8 +735,10 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 			continue;
 		snap->irq_load[cpu] += l->counts[i];
 		if (irq->percpu)
-			irq->percpu[cpu] = (uint32_t)l->counts[i];
+			irq->percpu[irq->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)cpu, (uint32_t)l->counts[i] };
 	}
+	if (!counts_sorted(irq))
+		qsort(irq->percpu, irq->nr_percpu, sizeof(*irq->percpu), cmp_cpu_count);
 	c->sig = fnv1a(c->sig, &l->irq, sizeof(l->irq));
 	c->sig = fnv1a(c->sig, l->actions, la);
 	return 0;
@@ -909,11 +948,10 @@ static uint64_t held_update(struct held *h, const struct held *last, uint64_t re
  */
 static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const struct full_cache *old, double dt)
 {
-	int nr_cpus = snap->topo.nr_cpus, np = 0, j = 0;
+	int np = 0, j = 0;
 
 	for (int i = 0; i < snap->nr_irqs; i++)
-		for (int c = 0; snap->irqs[i].percpu && c < nr_cpus; c++)
-			np += snap->irqs[i].percpu[c] != 0;
+		np += snap->irqs[i].nr_percpu;
 	n->pc = malloc(sizeof(*n->pc) * (np ? np : 1));
 	n->pc_off = malloc(sizeof(*n->pc_off) * (n->nr + 1));
 	n->passive = calloc(n->nr ? n->nr : 1, sizeof(*n->passive));
@@ -926,7 +964,7 @@ static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const
 		bool held = false;
 
 		n->pc_off[i] = np;
-		if (!q->percpu)
+		if (!q->tracked)
 			continue;
 		while (j < old->nr && old->irqs[j].irq < q->irq)
 			j++;
@@ -936,22 +974,22 @@ static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const
 			le = old->pc + old->pc_off[j + 1];
 			held = old->passive[j] && old->pub_ns != old->full_ns;
 		}
-		for (int c = 0; c < nr_cpus; c++) {
+		for (int k = 0; k < q->nr_percpu; k++) {
+			struct ip_cpu_count *pc = &q->percpu[k];
+			int c = (int)pc->cpu;
 			struct held_cpu *e;
 			uint64_t v;
 
-			if (!q->percpu[c])
-				continue;
 			while (lp < le && lp->cpu < c)
 				lp++;
 			e = &n->pc[np++];
 			e->cpu = c;
-			v = held_update(&e->h, lp < le && lp->cpu == c ? &lp->h : NULL, q->percpu[c], dt, true,
+			v = held_update(&e->h, lp < le && lp->cpu == c ? &lp->h : NULL, pc->count, dt, true,
 					held, old, snap->time_ns);
-			if (v > q->percpu[c]) {
-				q->total += v - q->percpu[c];
-				snap->irq_load[c] += v - q->percpu[c];
-				q->percpu[c] = (uint32_t)v;
+			if (v > pc->count) {
+				q->total += v - pc->count;
+				snap->irq_load[c] += v - pc->count;
+				pc->count = (uint32_t)v;
 			}
 		}
 	}
@@ -967,6 +1005,7 @@ static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const
 static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 {
 	struct full_cache *old = &s->fc, n = { .have = true };
+	_cleanup_free_ uint64_t *own = NULL; /* by CPU: the tracked lines' counts */
 	int nr_cpus = snap->topo.nr_cpus, j = 0;
 	bool baseline = old->have && !s->tracked_changed;
 	bool held = old->have && old->pub_ns != old->full_ns;
@@ -977,10 +1016,11 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 	n.irqs = calloc(n.nr ? n.nr : 1, sizeof(*n.irqs));
 	n.line = calloc(n.nr ? n.nr : 1, sizeof(*n.line));
 	n.cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*n.cpu));
+	own = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*own));
 	for (int i = 0; i < snap->nr_irqs; i++)
 		n.names_len += strlen(snap->irqs[i].actions) + 1;
 	n.names = malloc(n.names_len ? n.names_len : 1);
-	if (!n.irqs || !n.line || !n.cpu || !n.names)
+	if (!n.irqs || !n.line || !n.cpu || !n.names || !own)
 		goto fail;
 	n.names_len = 0;
 	for (int i = 0; i < snap->nr_irqs; i++) {
@@ -990,6 +1030,7 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 
 		*c = *q;
 		c->percpu = NULL;
+		c->nr_percpu = 0;
 		c->actions = memcpy(n.names + n.names_len, q->actions, la);
 		n.names_len += la;
 		c->info = NULL;
@@ -1005,15 +1046,14 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 			last = &old->line[j];
 		q->total = held_update(&n.line[i], last, q->total, dt, baseline, held, old, snap->time_ns);
 	}
+	for (int i = 0; i < snap->nr_irqs; i++)
+		for (int k = 0; k < snap->irqs[i].nr_percpu; k++)
+			own[snap->irqs[i].percpu[k].cpu] += snap->irqs[i].percpu[k].count;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		const struct held *last = old->have && old->nr_cpus == nr_cpus ? &old->cpu[cpu] : NULL;
-		uint64_t own = 0;
 
-		for (int i = 0; i < snap->nr_irqs; i++)
-			if (snap->irqs[i].percpu)
-				own += snap->irqs[i].percpu[cpu];
-		snap->irq_load[cpu] = own + held_update(&n.cpu[cpu], last, snap->irq_load[cpu] - own, dt,
-							baseline, held, old, snap->time_ns);
+		snap->irq_load[cpu] = own[cpu] + held_update(&n.cpu[cpu], last, snap->irq_load[cpu] - own[cpu],
+							     dt, baseline, held, old, snap->time_ns);
 	}
 	/* after the untracked load, which is taken from the kernel's counts */
 	if (publish_tracked(snap, &n, old, dt) < 0)
@@ -1072,7 +1112,7 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
-	int nr_cpus = snap->topo.nr_cpus, ret;
+	int nr_cpus = snap->topo.nr_cpus, n = 0, ret;
 
 	ret = read_vec_file(s, q->irq, VF_PCC, &text, &len);
 	if (ret < 0)
@@ -1080,11 +1120,21 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 	ret = ip_parse_per_cpu_count(text, len, &snap->topo.possible, s->pcc, nr_cpus, d);
 	if (ret < 0)
 		return ip_diag_prefix(d, ret, "sys/kernel/irq/%u/per_cpu_count", q->irq);
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		n += s->pcc[cpu] && cpuset_test(&snap->topo.online, cpu);
+	free(q->percpu);
+	q->nr_percpu = 0;
 	q->total = 0;
+	if (!n)
+		return 0;
+	if (!(q->percpu = malloc(sizeof(*q->percpu) * n)))
+		return -ENOMEM;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
-		uint32_t v = cpuset_test(&snap->topo.online, cpu) ? s->pcc[cpu] : 0;
+		uint32_t v = s->pcc[cpu];
 
-		q->percpu[cpu] = v;
+		if (!v || !cpuset_test(&snap->topo.online, cpu))
+			continue;
+		q->percpu[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)cpu, v };
 		q->total += v;
 		snap->irq_load[cpu] += v;
 	}
@@ -1092,17 +1142,23 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 }
 
 /* A passive line's counts (see struct held_cpu), as held at this sample. */
-static void held_counts(const struct full_cache *fc, int i, struct ip_snapshot *snap, struct ip_irq *q)
+static int held_counts(const struct full_cache *fc, int i, struct ip_snapshot *snap, struct ip_irq *q)
 {
+	int n = fc->pc_off[i + 1] - fc->pc_off[i];
+
 	q->total = 0;
+	if (n && !(q->percpu = malloc(sizeof(*q->percpu) * n)))
+		return -ENOMEM;
+	/* publish_tracked() kept them by CPU, ascending */
 	for (int k = fc->pc_off[i]; k < fc->pc_off[i + 1]; k++) {
 		const struct held_cpu *e = &fc->pc[k];
 		uint64_t v = (uint64_t)held_at(&e->h, fc->full_ns, snap->time_ns);
 
-		q->percpu[e->cpu] = (uint32_t)v;
+		q->percpu[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)e->cpu, (uint32_t)v };
 		q->total += v;
 		snap->irq_load[e->cpu] += v;
 	}
+	return 0;
 }
 
 /*
@@ -1139,6 +1195,7 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		q->actions = snap->irq_names + (fc->irqs[i].actions - fc->names);
 		q->info = NULL;
 		q->percpu = NULL;
+		q->nr_percpu = 0;
 		snap->nr_irqs = i + 1;
 		if (!q->tracked) {
 			q->total = (uint64_t)held_at(&fc->line[i], fc->full_ns, snap->time_ns);
@@ -1146,10 +1203,9 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		}
 		if (fc->irqs[i].info && !(q->info = dup_info(fc->irqs[i].info)))
 			goto fail;
-		if (!(q->percpu = calloc(nr_cpus ? nr_cpus : 1, sizeof(*q->percpu))))
-			goto fail;
 		if (fc->passive[i]) {
-			held_counts(fc, i, snap, q);
+			if (held_counts(fc, i, snap, q) < 0)
+				goto fail;
 			continue;
 		}
 		ret = read_per_cpu_count(s, snap, q, &pd);
@@ -1840,7 +1896,7 @@ static void mark_passive(struct ip_sampler *s, const struct ip_snapshot *snap)
 		return;
 	for (int i = 0; i < snap->nr_irqs; i++) {
 		const struct ip_irq *q = &snap->irqs[i];
-		bool passive = q->percpu && q->info && q->info->have_proc && q->info->managed != IP_MANAGED_NO;
+		bool passive = q->tracked && q->info && q->info->have_proc && q->info->managed != IP_MANAGED_NO;
 
 		for (int t = 0; passive && t < snap->nr_threads; t++)
 			if (snap->threads[t].irq == q->irq)
