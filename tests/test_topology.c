@@ -174,6 +174,44 @@ static void test_phone(void **state)
 	ip_topology_free(&t);
 }
 
+/* Snapshots' copies share the arrays while the topology reads the same,
+ * and one that changed (a CPU isolated) gets its own; each copy frees in
+ * any order, the cache last or first. */
+static void test_copy_shared(void **state)
+{
+	struct ip_topology t, a, b, c;
+	struct ip_topology_share *cache = NULL;
+
+	(void)state;
+	sample_ok(FIXTURES "phone-arm64", NULL, &t);
+	assert_int_equal(ip_topology_copy_shared(&a, &t, &cache), 0);
+	assert_int_equal(ip_topology_copy_shared(&b, &t, &cache), 0);
+	assert_ptr_equal(a.cpus, b.cpus);
+	assert_ptr_equal(a.domains, b.domains);
+	assert_ptr_not_equal(a.cpus, t.cpus);
+	assert_int_equal(b.nr_domains, 3);
+	assert_domain(&b, 0, "6-7", IP_CLASS_PERFORMANCE);
+
+	t.cpus[5].isolated = true;
+	cpuset_set(&t.isolated, 5);
+	assert_int_equal(ip_topology_copy_shared(&c, &t, &cache), 0);
+	assert_ptr_not_equal(c.cpus, b.cpus);
+	assert_true(c.cpus[5].isolated);
+	assert_false(b.cpus[5].isolated);
+	assert_true(cpuset_test(&c.isolated, 5));
+	assert_false(cpuset_test(&b.isolated, 5));
+
+	ip_topology_free(&a);
+	assert_null(a.cpus);
+	ip_topology_share_drop(&cache);
+	assert_null(cache);
+	assert_false(b.cpus[5].isolated); /* still b's, after the cache let go */
+	ip_topology_free(&b);
+	assert_true(c.cpus[5].isolated);
+	ip_topology_free(&c);
+	ip_topology_free(&t);
+}
+
 static void test_phone_overrides(void **state)
 {
 	struct ip_cpu_overrides ov = { .have_performance = true, .have_efficiency = true };
@@ -648,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_max_cpus),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_osrelease),
+		cmocka_unit_test(test_copy_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,7 +58,9 @@ struct ip_cpu_count {
 struct ip_irq {
 	unsigned irq;
 	bool tracked;        /* storage vector, or named by the policy */
-	int nr_percpu;       /* entries of percpu */
+	/* entries of percpu; at most IP_CPU_MAX. 16 bits keep the struct at
+	 * 40 bytes: a snapshot holds one for every line of /proc/interrupts. */
+	uint16_t nr_percpu;
 	char *actions;       /* "" when the line has none; in snapshot.irq_names */
 	uint64_t total;      /* sum over the online columns */
 	/* Tracked lines only: the CPUs with a non-zero count, ascending;
@@ -68,6 +70,8 @@ struct ip_irq {
 	struct ip_cpu_count *percpu;
 	struct ip_irq_info *info; /* tracked lines only, else NULL: read it with ip_irq_info() */
 };
+
+_Static_assert(IP_CPU_MAX <= UINT16_MAX, "struct ip_irq counts CPUs in 16 bits");
 
 /* @q's count on @cpu, 0 where it has none. */
 uint32_t ip_irq_count_on(const struct ip_irq *q, int cpu);

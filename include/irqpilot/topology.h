@@ -75,6 +75,9 @@ struct ip_topology {
 	 * the kernel runs: parsed with the topology, not at every refresh */
 	bool cmdline_have_isolcpus, cmdline_have_nohz_full;
 	ip_cpuset cmdline_isolcpus, cmdline_nohz_full;
+	/* Set in a copy made by ip_topology_copy_shared(): cpus and domains
+	 * are not its own but counted, and freed with their last user. */
+	struct ip_topology_share *share;
 };
 
 #define IP_KERNEL_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
@@ -101,6 +104,19 @@ int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, stru
 /* Recompute classes and domains (e.g. after overrides changed). */
 int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov, struct ip_diag *d);
 void ip_topology_free(struct ip_topology *t);
+
+/*
+ * @dst becomes a copy of @src whose cpus[] and domains[] are shared with
+ * the other copies made through @cache while @src reads the same: each
+ * snapshot holds a copy, and at 1,024 CPUs one is ~180 KB. A topology that
+ * changed (hot-plug, an isolated partition) gets new arrays; the copies
+ * that hold the old ones keep them. The copies must not be written to.
+ * ip_topology_free() frees a copy; ip_topology_share_drop() the cache's
+ * own reference.
+ */
+int ip_topology_copy_shared(struct ip_topology *dst, const struct ip_topology *src,
+			    struct ip_topology_share **cache);
+void ip_topology_share_drop(struct ip_topology_share **cache);
 
 /* Domain index of @cpu, or -1. */
 int ip_topology_domain_of(const struct ip_topology *t, int cpu);

@@ -823,6 +823,13 @@ int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov,
 	if (nd == 0) {
 		free(doms);
 		doms = NULL;
+	} else if (nd < t->nr_cpus) {
+		/* sized for one domain a CPU: at 1,024 CPUs 160 KB, kept for
+		 * the sampler's whole life, for the few domains there are */
+		struct ip_domain *fit = realloc(doms, sizeof(*doms) * nd);
+
+		if (fit)
+			doms = fit;
 	}
 	t->domains = doms;
 	t->nr_domains = nd;
@@ -904,12 +911,81 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
 	return 0;
 }
 
+struct ip_topology_share {
+	unsigned refs;
+	int nr_cpus, nr_domains;
+	struct ip_cpu *cpus;
+	struct ip_domain *domains;
+};
+
+static void share_put(struct ip_topology_share *sh)
+{
+	if (!sh || --sh->refs)
+		return;
+	free(sh->cpus);
+	free(sh->domains);
+	free(sh);
+}
+
+void ip_topology_share_drop(struct ip_topology_share **cache)
+{
+	share_put(*cache);
+	*cache = NULL;
+}
+
+static bool share_matches(const struct ip_topology_share *sh, const struct ip_topology *t)
+{
+	/* the cache's arrays are memcpy()s of t's, padding and all */
+	return sh->nr_cpus == t->nr_cpus && sh->nr_domains == t->nr_domains &&
+	       (!t->nr_cpus || memcmp(sh->cpus, t->cpus, sizeof(*t->cpus) * t->nr_cpus) == 0) &&
+	       (!t->nr_domains || memcmp(sh->domains, t->domains, sizeof(*t->domains) * t->nr_domains) == 0);
+}
+
+int ip_topology_copy_shared(struct ip_topology *dst, const struct ip_topology *src,
+			    struct ip_topology_share **cache)
+{
+	struct ip_topology_share *sh = *cache;
+
+	if (!sh || !share_matches(sh, src)) {
+		ip_topology_share_drop(cache);
+		sh = calloc(1, sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		sh->refs = 1;
+		sh->nr_cpus = src->nr_cpus;
+		sh->nr_domains = src->nr_domains;
+		if (src->nr_cpus && !(sh->cpus = malloc(sizeof(*sh->cpus) * src->nr_cpus)))
+			goto nomem;
+		if (src->nr_domains && !(sh->domains = malloc(sizeof(*sh->domains) * src->nr_domains)))
+			goto nomem;
+		if (src->nr_cpus)
+			memcpy(sh->cpus, src->cpus, sizeof(*sh->cpus) * src->nr_cpus);
+		if (src->nr_domains)
+			memcpy(sh->domains, src->domains, sizeof(*sh->domains) * src->nr_domains);
+		*cache = sh;
+	}
+	*dst = *src;
+	dst->cpus = sh->cpus;
+	dst->domains = sh->domains;
+	dst->share = sh;
+	sh->refs++;
+	return 0;
+nomem:
+	share_put(sh);
+	return -ENOMEM;
+}
+
 void ip_topology_free(struct ip_topology *t)
 {
 	if (!t)
 		return;
-	free(t->cpus);
-	free(t->domains);
+	if (t->share) {
+		share_put(t->share);
+		t->share = NULL;
+	} else {
+		free(t->cpus);
+		free(t->domains);
+	}
 	t->cpus = NULL;
 	t->domains = NULL;
 	t->nr_cpus = 0;
