@@ -138,7 +138,7 @@ static void test_device_counts_and_share(void **state)
 	struct ip_snapshot cur = { 0 }, prev = { 0 };
 	float irq_pc[2] = { 25, 75 };
 	double sub_pc[2] = { 0, 100 };
-	struct ip_irq_rate ir = { .total = 100, .percpu = irq_pc };
+	struct ip_irq_rate ir = { .total = 100, .first = 0, .nr = 2, .percpu = irq_pc };
 	struct ip_dev_rate dr = { .submit = sub_pc, .submit_total = 100 };
 	struct ip_step st = { 0 };
 	struct ip_metrics mx;

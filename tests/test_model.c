@@ -192,7 +192,7 @@ static void test_capture_ahci_rates(void **state)
 		;
 	assert_true(i < s1.nr_irqs);
 	/* a vector's rates are float (model.h): as exact as 6 digits */
-	assert_true(fabs(m.irq[i].percpu[2] - per) < per * 1e-6);
+	assert_true(fabs(ip_irq_rate_on(&m.irq[i], 2) - per) < per * 1e-6);
 	assert_true(fabs(m.cpu_softirq[2] - 8000 / dt) < 1e-6);
 	assert_true(m.cpu_softirq[3] == 0);
 	/* the thread woke once per interrupt: no polling pathology here */
@@ -241,12 +241,15 @@ static void test_wrap_and_reuse(void **state)
 	b.time_ns = 2000000000;
 	assert_int_equal(ip_model_derive(&a, &b, &m, NULL), 0);
 	assert_true(fabs(m.irq[0].total - 32) < 1e-9);
-	assert_true(fabs(m.irq[0].percpu[0] - 32) < 1e-9);
-	/* not a wrap of CPU 1's count: it has none now */
-	assert_true(m.irq[0].percpu[1] == 0);
+	assert_true(fabs(ip_irq_rate_on(&m.irq[0], 0) - 32) < 1e-9);
+	/* not a wrap of CPU 1's count: it has none now, and the rates span
+	 * CPU 0 alone */
+	assert_true(ip_irq_rate_on(&m.irq[0], 1) == 0);
+	assert_int_equal(m.irq[0].first, 0);
+	assert_int_equal(m.irq[0].nr, 1);
 	/* a new owner of IRQ 41 started again from zero */
 	assert_true(fabs(m.irq[1].total - 7) < 1e-9);
-	assert_true(fabs(m.irq[1].percpu[0] - 7) < 1e-9);
+	assert_true(fabs(ip_irq_rate_on(&m.irq[1], 0) - 7) < 1e-9);
 	ip_model_free(&m);
 }
 
@@ -923,7 +926,10 @@ static void test_kept_fds_empty_read(void **state)
 	assert_string_equal(cpuset_str(&q->info->affinity), "9");
 	assert_int_equal(ip_model_derive(&a, &b, &m, &d), 0);
 	assert_true(fabs(m.irq[q - b.irqs].total - 1000) < 1e-6);
-	assert_true(fabs(m.irq[q - b.irqs].percpu[9] - 1000) < 1e-6);
+	assert_true(fabs(ip_irq_rate_on(&m.irq[q - b.irqs], 9) - 1000) < 1e-6);
+	/* it fired on CPU 9 alone: its rates span that one CPU */
+	assert_int_equal(m.irq[q - b.irqs].first, 9);
+	assert_int_equal(m.irq[q - b.irqs].nr, 1);
 	ip_model_free(&m);
 
 	/* and the next sample is a fast one again, through fds opened anew */

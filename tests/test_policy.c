@@ -158,7 +158,10 @@ static int tb_irq(struct tb *tb, unsigned irq, const char *actions, const char *
 	cpuset_set(&q->info->effective, effective);
 	q->info->mode = 0644;
 	q->info->node = -1;
+	/* the whole row, zeros and all: a span of every CPU (model.h) */
 	tb->irate[tb->nr_irqs].percpu = tb->irq_percpu[tb->nr_irqs];
+	tb->irate[tb->nr_irqs].first = 0;
+	tb->irate[tb->nr_irqs].nr = MAXC;
 	return tb->nr_irqs++;
 }
 

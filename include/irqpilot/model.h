@@ -169,11 +169,20 @@ struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq);
 
 struct ip_irq_rate {
 	double total;        /* interrupts/s */
-	/* nr_cpus, tracked IRQs only. float: at 1,024 CPUs these are 4 KB a
-	 * vector, the largest block of a cycle's memory, and a rate needs no
-	 * more than float's 7 digits (reports print 6). */
+	/* Tracked IRQs only: interrupts/s of CPUs first .. first + nr - 1,
+	 * the span it fired on in the interval; 0 elsewhere (and nr 0,
+	 * percpu NULL, when it did not fire). A vector fires on the few CPUs
+	 * of its affinity: by all CPUs these were 4 KB a vector at 1,024
+	 * CPUs, the largest block of a cycle. float: a rate needs no more
+	 * than its 7 digits (reports print 6). ip_irq_rate_on() reads one. */
+	int first, nr;
 	float *percpu;
 };
+
+static inline double ip_irq_rate_on(const struct ip_irq_rate *r, int cpu)
+{
+	return cpu >= r->first && cpu < r->first + r->nr ? r->percpu[cpu - r->first] : 0;
+}
 
 struct ip_dev_rate {
 	enum ip_count_source submit_src, complete_src;

@@ -43,11 +43,12 @@ static const char *decision_for(const struct ip_step *st, unsigned irq, char *bu
 
 static int busiest_cpu(const struct ip_model *m, int i)
 {
+	const struct ip_irq_rate *r = &m->irq[i];
 	int best = -1;
 
-	for (int c = 0; m->irq[i].percpu && c < m->cur->topo.nr_cpus; c++)
-		if (m->irq[i].percpu[c] > 0 && (best < 0 || m->irq[i].percpu[c] > m->irq[i].percpu[best]))
-			best = c;
+	for (int k = 0; k < r->nr && r->first + k < m->cur->topo.nr_cpus; k++)
+		if (r->percpu[k] > 0 && (best < 0 || r->percpu[k] > r->percpu[best - r->first]))
+			best = r->first + k;
 	return best;
 }
 
@@ -191,7 +192,7 @@ static void explain_rates(struct ip_json *j, const struct ip_model *m, const str
 		if (busy >= 0) {
 			ip_json_int(j, "busiest_cpu", busy);
 			ip_json_double(j, "busiest_share",
-				       m->irq[i].total > 0 ? m->irq[i].percpu[busy] / m->irq[i].total : 0);
+				       m->irq[i].total > 0 ? ip_irq_rate_on(&m->irq[i], busy) / m->irq[i].total : 0);
 		}
 	}
 	if (byd && ip_report_submit_by_domain(m, q->irq, byd, &total) >= 0 && total > 0) {

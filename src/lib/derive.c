@@ -27,6 +27,51 @@ static double *zalloc(int n)
 	return calloc(n > 0 ? n : 1, sizeof(double));
 }
 
+/* Line @c's count on its @k-th CPU since @p's (the same line when @same). */
+static uint64_t cpu_delta(const struct ip_snapshot *prev, const struct ip_irq *p, const struct ip_irq *c,
+			  int k, int *j, bool same)
+{
+	const struct ip_cpu_count *e = &c->percpu[k];
+	uint64_t before = 0;
+
+	/* both by CPU, ascending; a CPU without a count now has none to
+	 * give (a count that went down restarts) */
+	while (same && *j < p->nr_percpu && p->percpu[*j].cpu < e->cpu)
+		(*j)++;
+	if (same && *j < p->nr_percpu && p->percpu[*j].cpu == e->cpu && (int)e->cpu < prev->topo.nr_cpus)
+		before = p->percpu[*j].count;
+	return delta(before, e->count, same);
+}
+
+/* The rates of the CPUs tracked line @c fired on, first to last. */
+static int derive_irq_cpus(const struct ip_snapshot *prev, const struct ip_irq *p, const struct ip_irq *c,
+			   bool same, int nr_cpus, double dt, struct ip_irq_rate *r)
+{
+	int first = -1, last = -1, j = 0;
+
+	for (int k = 0; k < c->nr_percpu && (int)c->percpu[k].cpu < nr_cpus; k++)
+		if (cpu_delta(prev, p, c, k, &j, same)) {
+			if (first < 0)
+				first = (int)c->percpu[k].cpu;
+			last = (int)c->percpu[k].cpu;
+		}
+	if (first < 0)
+		return 0;
+	r->percpu = calloc(last - first + 1, sizeof(*r->percpu));
+	if (!r->percpu)
+		return -ENOMEM;
+	r->first = first;
+	r->nr = last - first + 1;
+	j = 0;
+	for (int k = 0; k < c->nr_percpu && (int)c->percpu[k].cpu <= last; k++) {
+		uint64_t n = cpu_delta(prev, p, c, k, &j, same);
+
+		if ((int)c->percpu[k].cpu >= first)
+			r->percpu[c->percpu[k].cpu - first] = (float)((double)n / dt);
+	}
+	return 0;
+}
+
 static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
 		       double dt)
 {
@@ -41,30 +86,12 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		bool same = p && strcmp(p->actions, c->actions) == 0;
 		struct ip_irq_rate *r = &m->irq[i];
 
-		if (c->tracked) {
-			r->percpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*r->percpu));
-			if (!r->percpu)
-				return -ENOMEM;
-		}
 		if (!prev || dt <= 0)
 			continue;
 		/* A reused number started counting again from zero. */
 		r->total = (double)delta(same ? p->total : 0, c->total, same) / dt;
-		if (!r->percpu)
-			continue;
-		/* both by CPU, ascending; a CPU without a count now has a rate of
-		 * 0, whatever it had (a count that went down restarts) */
-		for (int k = 0, j = 0; k < c->nr_percpu; k++) {
-			const struct ip_cpu_count *e = &c->percpu[k];
-			uint64_t before = 0;
-
-			while (same && j < p->nr_percpu && p->percpu[j].cpu < e->cpu)
-				j++;
-			if (same && j < p->nr_percpu && p->percpu[j].cpu == e->cpu && (int)e->cpu < prev->topo.nr_cpus)
-				before = p->percpu[j].count;
-			if ((int)e->cpu < nr_cpus)
-				r->percpu[e->cpu] = (float)((double)delta(before, e->count, same) / dt);
-		}
+		if (c->tracked && derive_irq_cpus(prev, p, c, same, nr_cpus, dt, r) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }

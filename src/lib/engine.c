@@ -277,13 +277,16 @@ static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const 
 		int to = cpuset_first(&moved_to[i]);
 		double sum = 0;
 
-		if (!moved[i] || !m->irq[i].percpu || to < 0 || to >= n)
+		if (!moved[i] || !q->tracked || to < 0 || to >= n)
 			continue;
-		for (int c = 0; c < n; c++) {
-			sum += m->irq[i].percpu[c];
-			m->irq[i].percpu[c] = 0;
+		for (int k = 0; k < m->irq[i].nr; k++)
+			sum += m->irq[i].percpu[k];
+		/* all of it on @to now: a span of one CPU (none if it did not fire) */
+		if (m->irq[i].nr) {
+			m->irq[i].first = to;
+			m->irq[i].nr = 1;
+			m->irq[i].percpu[0] = (float)sum;
 		}
-		m->irq[i].percpu[to] = (float)sum;
 		for (int k = 0; k < q->info->nr_devs; k++) {
 			int dev = q->info->devs[k];
 			struct ip_dev_rate *r = &m->dev[dev];

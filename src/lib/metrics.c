@@ -101,11 +101,11 @@ static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *
 		if (!q)
 			continue;
 		r = &m->irq[q - s->irqs];
-		for (int c = 0; r->percpu && c < n; c++) {
-			int d = s->topo.cpus[c].domain;
+		for (int k = 0; k < r->nr && r->first + k < n; k++) {
+			int d = s->topo.cpus[r->first + k].domain;
 
 			if (d >= 0 && d < nd)
-				hit[d] += r->percpu[c] * m->interval_s;
+				hit[d] += r->percpu[k] * m->interval_s;
 		}
 	}
 	for (int c = 0; m->dev[i].submit && c < n; c++) {

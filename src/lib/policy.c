@@ -944,21 +944,21 @@ static void handled_by_vector(struct ctx *c, int qi, ip_cpuset *from)
 	const struct ip_irq *q = &c->s->irqs[qi];
 	const struct ip_irq_rate *ir = c->m->irq ? &c->m->irq[qi] : NULL;
 
-	if (!ir || !ir->percpu || ir->total <= 0) {
+	if (!ir || !ir->nr || ir->total <= 0) {
 		handled_from_set(c, irq_placement(q), from);
 		return;
 	}
 	for (int d = 0; d < c->t->nr_domains; d++)
 		c->hd[d] = 0;
 	cpuset_zero(from);
-	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
-		int d = cpu_domain(c, cpu);
+	for (int k = 0; k < ir->nr && ir->first + k < c->t->nr_cpus; k++) {
+		int cpu = ir->first + k, d = cpu_domain(c, cpu);
 
-		if (ir->percpu[cpu] <= 0)
+		if (ir->percpu[k] <= 0)
 			continue;
 		cpuset_set(from, cpu);
 		if (d >= 0)
-			c->hd[d] += ir->percpu[cpu] / ir->total;
+			c->hd[d] += ir->percpu[k] / ir->total;
 	}
 }
 
@@ -983,8 +983,8 @@ static double load_without(const struct ctx *c, const double *base, int cpu, int
 {
 	double l = base[cpu];
 
-	if (qi >= 0 && c->m->irq && c->m->irq[qi].percpu)
-		l -= c->m->irq[qi].percpu[cpu];
+	if (qi >= 0 && c->m->irq)
+		l -= ip_irq_rate_on(&c->m->irq[qi], cpu);
 	return l;
 }
 
@@ -2234,7 +2234,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	struct ip_move *mv;
 	char devs[64];
 	ip_cpuset to = cd->target, fallback;
-	const float *own = c->m->irq ? c->m->irq[cd->idx].percpu : NULL;
+	const struct ip_irq_rate *own = c->m->irq ? &c->m->irq[cd->idx] : NULL;
 
 	cpuset_zero(&fallback);
 	if (cd->single) {
@@ -2275,9 +2275,9 @@ static void emit_move(struct ctx *c, struct cand *cd)
 				c->load[cpu] += cd->rate / n;
 				c->vload[cpu] += cd->rate / n;
 			}
-		for (int cpu = 0; own && cpu < c->t->nr_cpus; cpu++) {
-			c->load[cpu] -= own[cpu];
-			c->vload[cpu] -= own[cpu];
+		for (int k = 0; own && k < own->nr && own->first + k < c->t->nr_cpus; k++) {
+			c->load[own->first + k] -= own->percpu[k];
+			c->vload[own->first + k] -= own->percpu[k];
 		}
 	}
 	cd->moved = true;
@@ -2997,8 +2997,8 @@ static int ctx_alloc(struct ctx *c)
 			       (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
 	/* Only tracked lines have per-CPU rates; the rest is c->load's. */
 	for (int i = 0; m->irq && i < m->cur->nr_irqs; i++)
-		for (int cpu = 0; m->irq[i].percpu && cpu < c->t->nr_cpus; cpu++)
-			c->vload[cpu] += m->irq[i].percpu[cpu];
+		for (int k = 0; k < m->irq[i].nr && m->irq[i].first + k < c->t->nr_cpus; k++)
+			c->vload[m->irq[i].first + k] += m->irq[i].percpu[k];
 	return 0;
 }
 

@@ -72,26 +72,33 @@ static const char *irq_name(const struct ip_model *m, unsigned irq)
 }
 
 /* Only non-zero CPUs: a 1,024-CPU machine stays readable. */
-/* One of @d or @f (a vector's rates are float, model.h), or neither. */
-static void json_by_cpu_of(struct ip_json *j, const char *key, const double *d, const float *f, int n)
+static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int n)
 {
 	char k[16];
 
 	ip_json_object_begin(j, key);
-	for (int c = 0; (d || f) && c < n; c++) {
-		double v = d ? d[c] : f[c];
-
-		if (v <= 0)
+	for (int c = 0; v && c < n; c++) {
+		if (v[c] <= 0)
 			continue;
 		snprintf(k, sizeof(k), "%d", c);
-		ip_json_double(j, k, v);
+		ip_json_double(j, k, v[c]);
 	}
 	ip_json_object_end(j);
 }
 
-static void json_by_cpu(struct ip_json *j, const char *key, const double *v, int n)
+/* A vector's rates, which only span the CPUs it fired on (model.h). */
+static void json_irq_by_cpu(struct ip_json *j, const char *key, const struct ip_irq_rate *r, int n)
 {
-	json_by_cpu_of(j, key, v, NULL, n);
+	char k[16];
+
+	ip_json_object_begin(j, key);
+	for (int i = 0; i < r->nr && r->first + i < n; i++) {
+		if (r->percpu[i] <= 0)
+			continue;
+		snprintf(k, sizeof(k), "%d", r->first + i);
+		ip_json_double(j, k, r->percpu[i]);
+	}
+	ip_json_object_end(j);
 }
 
 void ip_report_json_cpus(struct ip_json *j, const struct ip_model *m)
@@ -264,7 +271,7 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 			ip_json_string(j, NULL, s->storage.devs[info->devs[k]].name);
 		ip_json_array_end(j);
 		ip_json_double(j, "rate", m->irq[i].total);
-		json_by_cpu_of(j, "by_cpu", NULL, m->irq[i].percpu, s->topo.nr_cpus);
+		json_irq_by_cpu(j, "by_cpu", &m->irq[i], s->topo.nr_cpus);
 		ip_json_object_end(j);
 	}
 	ip_json_array_end(j);
@@ -1867,14 +1874,14 @@ double ip_report_locality(const struct ip_model *m, unsigned irq)
 	ip_report_submit_by_domain(m, irq, sub, &sub_total);
 	for (i = 0; i < s->nr_irqs && s->irqs[i].irq != irq; i++)
 		;
-	if (i == s->nr_irqs || sub_total <= 0 || !m->irq[i].percpu)
+	if (i == s->nr_irqs || sub_total <= 0 || !m->irq[i].nr)
 		goto none;
-	for (int c = 0; c < n; c++) {
-		int d = s->topo.cpus[c].domain;
+	for (int k = 0; k < m->irq[i].nr && m->irq[i].first + k < n; k++) {
+		int d = s->topo.cpus[m->irq[i].first + k].domain;
 
-		irq_total += m->irq[i].percpu[c];
+		irq_total += m->irq[i].percpu[k];
 		if (d >= 0 && d < nd)
-			hit[d] += m->irq[i].percpu[c];
+			hit[d] += m->irq[i].percpu[k];
 	}
 	if (irq_total <= 0)
 		goto none;
