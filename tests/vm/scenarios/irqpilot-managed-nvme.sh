@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --disk nvme:4 --smp 4,sockets=2,cores=2
+# vm: --disk nvme:4 --smp 4,sockets=2,cores=2 --tcg-threads single
 # Issue 5 with irqpilot and kernel-managed vectors: an NVMe controller with 4 I/O queues on
 # 4 CPUs has one managed vector per queue (nvme0q1..4; nvme0q0, the admin queue, is not
 # managed). With fio submitting from CPU 2 and irqpilotd running for 10 cycles:
