@@ -680,17 +680,10 @@ static bool counts_sorted(const struct ip_irq *q)
 
 uint32_t ip_irq_count_on(const struct ip_irq *q, int cpu)
 {
-	int lo = 0, hi = q->nr_percpu;
+	bool found = false;
+	size_t i = cpu >= 0 ? IP_SORTED_POS(q->percpu, q->nr_percpu, cpu, (unsigned)cpu, &found) : 0;
 
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (q->percpu[mid].cpu < (uint32_t)cpu)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return cpu >= 0 && lo < q->nr_percpu && q->percpu[lo].cpu == (uint32_t)cpu ? q->percpu[lo].count : 0;
+	return found ? q->percpu[i].count : 0;
 }
 
 static int irq_line(void *ctx, const struct ip_irq_line *l)
