@@ -39,4 +39,7 @@ PKG_CONFIG_LIBDIR="$sys/usr/lib/$triplet/pkgconfig:$sys/usr/share/pkgconfig" PKG
 	sh -c '"$1"-gcc --sysroot="$2" -O2 -Wall -I"$3/include/uapi" $(pkg-config --cflags libnl-genl-3.0) \
 		"$3/kmod/tests/ipcq-ctl.c" $(pkg-config --libs libnl-genl-3.0) -o "$4"' \
 	sh "$triplet" "$sys" "$src" "$bdir/kmod/tests/ipcq-ctl" >&2
+# guest-init.sh's tracepoint holder, for the same reason.
+mkdir -p "$bdir/tests/vm"
+"$triplet-gcc" --sysroot="$sys" -O2 -Wall "$src/tests/vm/tp-hold.c" -o "$bdir/tests/vm/tp-hold" >&2
 echo "$bdir"

@@ -77,6 +77,21 @@ export VM_LIB=/run/irqpilot/src/tests/vm/lib.sh
 export VM_SUMMARY=/run/irqpilot/summary
 : >"$VM_SUMMARY"
 
+# Turn on now, before any I/O, the block tracepoints irqpilotd counts with, and keep them on:
+# patching them under fio hangs multi-threaded TCG (tests/vm/tp-hold.c, tests/vm/README.md).
+# run-vm.sh built the holder for this guest's arch into out/.
+tphold=$VM_OUT/tp-hold
+export VM_TP_HOLD_PID=""
+if [ ! -x "$tphold" ]; then
+	echo "IRQPILOT-TPHOLD none: no $tphold (run-vm.sh says why)"
+else
+	coproc TPHOLD { exec "$tphold" block:block_bio_queue block:block_rq_complete 2>&1; }
+	VM_TP_HOLD_PID=$TPHOLD_PID
+	read -r -t 30 -u "${TPHOLD[0]}" tpmsg || tpmsg="no answer in 30 s"
+	echo "IRQPILOT-TPHOLD $tpmsg"
+	case $tpmsg in held*) ;; *) VM_TP_HOLD_PID="" ;; esac
+fi
+
 # With --throttle the host caps the vCPU threads only now that boot is over; wait until it has.
 if [ -n "${VM_THROTTLE:-}" ]; then
 	for _ in $(seq 1 600); do

@@ -114,6 +114,19 @@ vm_policy() {
 	"$IRQPILOTD" --check-config="$f" >/dev/null || vm_fail "policy file $f is invalid: $(cat "$f")"
 }
 
+# Let go of the block tracepoints guest-init holds on (tests/vm/tp-hold.c), for a scenario that
+# measures what turning them on costs. Daemons started under I/O after this can hang
+# multi-threaded TCG (tests/vm/README.md).
+vm_tp_release() {
+	[ -n "${VM_TP_HOLD_PID:-}" ] || return 0
+	kill "$VM_TP_HOLD_PID" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$VM_TP_HOLD_PID" 2>/dev/null || { VM_TP_HOLD_PID=""; return 0; }
+		sleep 0.1
+	done
+	vm_fail "tp-hold (pid $VM_TP_HOLD_PID) did not exit on SIGTERM"
+}
+
 # Start irqpilotd: vm_daemon_start CONF [EXTRA OPTIONS...]; waits for its control socket.
 vm_daemon_start() {
 	local conf=$1; shift

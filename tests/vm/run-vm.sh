@@ -529,6 +529,19 @@ fi
 		"$src" "$build" "$throttle" "${disks[*]}"
 } >"$out/job.sh"
 
+# guest-init's tracepoint holder (tests/vm/tp-hold.c says why), built here for the guest's arch:
+# the host's gcc for its own, cross-build.sh's binary in the build tree for a foreign one. A
+# compile inside a TCG guest took 5-6 s of every boot.
+rm -f "$out/tp-hold"
+if [ "$arch" = "$(uname -m)" ]; then
+	gcc -O2 -Wall -o "$out/tp-hold" "$src/tests/vm/tp-hold.c" || die "cannot build tests/vm/tp-hold.c"
+elif [ -x "$build/tests/vm/tp-hold" ]; then
+	cp "$build/tests/vm/tp-hold" "$out/tp-hold" || die "cannot copy $build/tests/vm/tp-hold"
+else
+	echo "run-vm: warning: no $arch tp-hold in $build (tests/vm/cross-build.sh builds one): a" \
+		"daemon started under I/O may hang this guest" >&2
+fi
+
 # The host's half before the boot (# host-prep:): what it makes in $out the guest finds in
 # /run/irqpilot/out.
 if [ ${#host_prep[@]} -gt 0 ]; then

@@ -21,6 +21,8 @@
 trap vm_daemon_save_log EXIT
 
 grep -qw threadirqs /proc/cmdline || vm_fail "kernel was booted without threadirqs"
+# Turning the block tracepoints on is part of the presence measured, so they start off here.
+vm_tp_release
 vcpu=2
 if [ "${1:-}" = --vector-cpu ]; then
 	vcpu=${2:-}
