@@ -31,5 +31,5 @@ for d in "$sd" "$nv" nullb0; do
 	res+="$d $off->$on IOPS ${wpc}w/c; "
 done
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "${res%; }"

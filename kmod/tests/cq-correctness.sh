@@ -81,5 +81,5 @@ for d in "$sd" "$nv" nullb0; do ipcq detach "$d" || vm_fail "detach $d"; done
 [ -z "$(ipcq list)" ] || vm_fail "LIST not empty after detaching all"
 pgrep -f 'ipcq/' >/dev/null && vm_fail "threads left after detach"
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "nvme/nullb0 verify ok, module completions = block layer's; $sd: $got/$ios via threads, $wk wakeups, BLOCK softirqs $soft1 -> $soft2"

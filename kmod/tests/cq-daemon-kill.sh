@@ -80,5 +80,5 @@ grep -qs "^cq $sd " "$VM_RT/state" && vm_fail "the state file still records $sd 
 grep -q "$sd" /tmp/restore2.out && vm_fail "a second --restore dealt with $sd again: $(cat /tmp/restore2.out)"
 
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "irqpilotd attached $sd owned (thread $pid, $cpl completions); after kill -9 the module detached it within $took s; fio verify clean; --restore exited 0 and dropped the record"

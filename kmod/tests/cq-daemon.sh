@@ -186,5 +186,5 @@ grep -q '"completion_threads":\[{"device":"'"$sd"'","queue":0,"pid":'"$pid"',"cp
 vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
 [ -z "$(cq_pid)" ] || vm_fail "$sd still attached after irqpilotd stopped (restore)"
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "fio IOPS original path ${offs[*]} (mean $off), module ${ons[*]} (mean $on): auto's trial chose the $verdict path ($auto_why); with completion_threads = yes the thread went to $thr_cpus at cycle $placed (reload at cycle $hup), BLOCK [$blk] vs $cpl thread completions in $secs s; detached on exit"

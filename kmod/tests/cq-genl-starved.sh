@@ -61,5 +61,5 @@ wait $listener 2>/dev/null
 cat /tmp/events.log
 grep -q "event=detach disk=$sd" /tmp/events.log || vm_fail "no detach event"
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "thread starved: DETACH, genl ctrl list and LIST answered before the hog ended (thread alive then: $alive); thread gone after it; fio verify clean"

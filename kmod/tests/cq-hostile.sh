@@ -112,5 +112,5 @@ cat /tmp/events.log
 grep -q "event=attach disk=nullb1" /tmp/events.log || vm_fail "no attach event for nullb1"
 grep -q "event=detach disk=nullb1" /tmp/events.log || vm_fail "no detach event for nullb1"
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "$privs; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean"

@@ -88,7 +88,7 @@ off=$(median "${offs[@]}"); on=$(median "${ons[@]}")
 p_off=$(median "${offp[@]}"); p_on=$(median "${onp[@]}")
 ratio=$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.2f", b ? a / b : 0 }')
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 # CPU time per request, medians: on CPU 0 the irq thread's and all of CPU 0's, and the
 # completion thread's on 2-3 -- what moved off CPU 0, and what the move cost elsewhere.
 where="cpu time per request: original irq thread $(median "${offirq[@]}")us, cpu0 $(median "${offc0[@]}")us; attached irq thread $(median "${onirq[@]}")us, cpu0 $(median "${onc0[@]}")us, completion thread $(median "${oncq[@]}")us"

@@ -89,5 +89,5 @@ cat /tmp/events.log
 grep -q "event=stall disk=$sd .*hwq=0 .*wait_ns=" /tmp/events.log || vm_fail "no stall event"
 ipcq list
 rmmod irqpilot_cq || vm_fail "rmmod"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "stall detected ($st), $fb requests on the fallback at $starved_iops IOPS (job ${t_job}s), thread took over again"

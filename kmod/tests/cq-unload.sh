@@ -26,22 +26,7 @@ nv=$(vm_disk nvme) || vm_fail "no NVMe disk"; nv=${nv#/dev/}
 nullb_make nullb0 2
 disks="$sd $nv nullb0"
 
-# fio loops until /tmp/stop exists; each pass writes 24M and reads it back verified.
-for d in $disks; do
-	(
-		n=0
-		while [ ! -e /tmp/stop ]; do
-			fio --name="$d" --filename=/dev/"$d" --direct=1 --ioengine=libaio --iodepth=16 \
-				--bs=4k --rw=randwrite --size=24M --verify=crc32c --do_verify=1 \
-				--verify_fatal=1 --randrepeat=0 >/tmp/fio-"$d".log 2>&1 ||
-				{ echo "fio $d pass $n failed"; cat /tmp/fio-"$d".log; exit 1; }
-			n=$((n + 1))
-		done
-		echo "fio $d: $n passes"
-	) &
-	pids+=($!)
-done
-
+vm_fio_verify_start $disks
 sleep 3
 redirected=0
 for c in $(seq 1 "$CYCLES"); do
@@ -57,10 +42,7 @@ for c in $(seq 1 "$CYCLES"); do
 	vm_log "cycle $c: $n completions through the threads"
 	[ -d /sys/module/irqpilot_cq ] && vm_fail "cycle $c: module still loaded"
 done
-touch /tmp/stop
-rc=0
-for p in "${pids[@]}"; do wait "$p" || rc=1; done
-[ $rc -eq 0 ] || vm_fail "fio verify failed during the unload cycles"
+vm_fio_verify_stop || vm_fail "fio verify failed during the unload cycles"
 [ "$redirected" -gt 1000 ] || vm_fail "only $redirected completions went through the threads"
-kernel_clean || vm_fail "kernel log trouble"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "$CYCLES insmod/attach/rmmod cycles under fio verify on $disks: no error, $redirected completions via threads"

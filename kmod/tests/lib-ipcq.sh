@@ -50,12 +50,3 @@ nullb_make() {
 	echo 1 >"$c/power" || vm_fail "power on $1"
 	vm_wait_path "/sys/block/$1" 10 || vm_fail "no /sys/block/$1"
 }
-
-# Kernel log trouble since boot: prints the first bad lines, returns 1 if any.
-kernel_clean() {
-	local bad
-	bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|blocked for more than|rcu: INFO|self-detected stall|list_add corruption|refcount_t' | head -n5)
-	[ -z "$bad" ] && return 0
-	echo "$bad"
-	return 1
-}

@@ -79,18 +79,12 @@ export VM_SUMMARY=/run/irqpilot/summary
 
 # Turn on now, before any I/O, the block tracepoints irqpilotd counts with, and keep them on:
 # patching them under fio hangs multi-threaded TCG (tests/vm/tp-hold.c, tests/vm/README.md).
-# run-vm.sh built the holder for this guest's arch into out/.
-tphold=$VM_OUT/tp-hold
-export VM_TP_HOLD_PID=""
-if [ ! -x "$tphold" ]; then
-	echo "IRQPILOT-TPHOLD none: no $tphold (run-vm.sh says why)"
-else
-	coproc TPHOLD { exec "$tphold" block:block_bio_queue block:block_rq_complete 2>&1; }
-	VM_TP_HOLD_PID=$TPHOLD_PID
-	read -r -t 30 -u "${TPHOLD[0]}" tpmsg || tpmsg="no answer in 30 s"
-	echo "IRQPILOT-TPHOLD $tpmsg"
-	case $tpmsg in held*) ;; *) VM_TP_HOLD_PID="" ;; esac
-fi
+# vm_tp_hold starts run-vm.sh's build of the holder for this guest's arch; lib.sh's other helpers
+# are not for PID 1 (vm_fail exits).
+. "$VM_LIB"
+vm_tp_hold
+echo "IRQPILOT-TPHOLD $VM_TPH_MSG"
+export VM_TP_HOLD_PID=$VM_TPH_PID
 
 # With --throttle the host caps the vCPU threads only now that boot is over; wait until it has.
 if [ -n "${VM_THROTTLE:-}" ]; then

@@ -114,6 +114,27 @@ vm_policy() {
 	"$IRQPILOTD" --check-config="$f" >/dev/null || vm_fail "policy file $f is invalid: $(cat "$f")"
 }
 
+# Hold the block tracepoints irqpilotd counts with on: tests/vm/tp-hold (run-vm.sh builds it into
+# out/) opens a counting perf event on each until SIGTERM. Sets VM_TPH_PID and VM_TPH_MSG (its
+# "held N" line, or why not); returns 1, with no holder left, unless it holds them. Never calls
+# vm_fail: guest-init.sh, which is PID 1, starts the boot's holder with it.
+vm_tp_hold() {
+	local bin=$VM_OUT/tp-hold
+	VM_TPH_PID=""
+	if [ ! -x "$bin" ]; then
+		VM_TPH_MSG="none: no $bin (run-vm.sh says why)"
+		return 1
+	fi
+	coproc VM_TPH { exec "$bin" block:block_bio_queue block:block_rq_complete 2>&1; }
+	read -r -t $((30 * VM_GUARD)) -u "${VM_TPH[0]}" VM_TPH_MSG ||
+		VM_TPH_MSG="no answer in $((30 * VM_GUARD)) s"
+	case $VM_TPH_MSG in held\ *) return 0 ;; esac
+	kill "$VM_TPH_PID" 2>/dev/null
+	wait "$VM_TPH_PID" 2>/dev/null
+	VM_TPH_PID=""
+	return 1
+}
+
 # Let go of the block tracepoints guest-init holds on (tests/vm/tp-hold.c), for a scenario that
 # measures what turning them on costs. Daemons started under I/O after this can hang
 # multi-threaded TCG (tests/vm/README.md).
@@ -253,6 +274,46 @@ vm_wait_io() {
 	done
 	return 1
 }
+# fio writes and verifies (crc32c) each disk, pass after pass, in the background until
+# vm_fio_verify_stop: the stress under which the module and kernel-text tests make things come and
+# go. vm_fio_verify_start DISK... (names in /dev); sets VM_FIOV_PIDS.
+vm_fio_verify_start() {
+	local d
+	VM_FIOV_PIDS=()
+	rm -f /tmp/fio-verify.stop
+	for d in "$@"; do
+		(
+			n=0
+			while [ ! -e /tmp/fio-verify.stop ]; do
+				fio --name="$d" --filename=/dev/"$d" --direct=1 --ioengine=libaio \
+					--iodepth=16 --bs=4k --rw=randwrite --size=24M --verify=crc32c \
+					--do_verify=1 --verify_fatal=1 --randrepeat=0 >/tmp/fio-"$d".log 2>&1 ||
+					{ echo "fio $d pass $n failed"; cat /tmp/fio-"$d".log; exit 1; }
+				n=$((n + 1))
+			done
+			echo "fio $d: $n passes"
+		) &
+		VM_FIOV_PIDS+=($!)
+	done
+}
+# Ends the loops after their current pass; returns 1 if any pass failed.
+vm_fio_verify_stop() {
+	local p rc=0
+	touch /tmp/fio-verify.stop
+	for p in "${VM_FIOV_PIDS[@]}"; do wait "$p" || rc=1; done
+	VM_FIOV_PIDS=()
+	return $rc
+}
+
+# Kernel log trouble since boot: prints the first bad lines, returns 1 if any.
+vm_kernel_clean() {
+	local bad
+	bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|blocked for more than|rcu: INFO|self-detected stall|list_add corruption|refcount_t' | head -n5)
+	[ -z "$bad" ] && return 0
+	echo "$bad"
+	return 1
+}
+
 vm_fio_bg_stop() {
 	[ -n "${FIO_BG_PID:-}" ] || return 0
 	kill -INT "$FIO_BG_PID" 2>/dev/null

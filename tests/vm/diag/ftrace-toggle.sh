@@ -19,18 +19,7 @@ nv=$(vm_disk nvme) || vm_fail "no NVMe disk"; nv=${nv#/dev/}
 nullb_make nullb0 2
 disks="$sd $nv nullb0"
 
-for d in $disks; do
-	(
-		while [ ! -e /tmp/stop ]; do
-			fio --name="$d" --filename=/dev/"$d" --direct=1 --ioengine=libaio --iodepth=16 \
-				--bs=4k --rw=randwrite --size=24M --verify=crc32c --do_verify=1 \
-				--verify_fatal=1 --randrepeat=0 >/tmp/fio-"$d".log 2>&1 ||
-				{ echo "fio $d failed"; cat /tmp/fio-"$d".log; exit 1; }
-		done
-	) &
-	pids+=($!)
-done
-
+vm_fio_verify_start $disks
 sleep 3
 echo blk_mq_complete_request_remote >$t/set_ftrace_filter || vm_fail "set_ftrace_filter"
 for c in $(seq 1 "$CYCLES"); do
@@ -41,9 +30,6 @@ for c in $(seq 1 "$CYCLES"); do
 	echo >$t/trace
 	vm_log "cycle $c: $hits traced calls"
 done
-touch /tmp/stop
-rc=0
-for p in "${pids[@]}"; do wait "$p" || rc=1; done
-[ $rc -eq 0 ] || vm_fail "fio verify failed"
-kernel_clean || vm_fail "kernel log trouble"
+vm_fio_verify_stop || vm_fail "fio verify failed"
+vm_kernel_clean || vm_fail "kernel log trouble"
 vm_pass "$CYCLES function-tracer on/off cycles on blk_mq_complete_request_remote under fio verify: no hang"
