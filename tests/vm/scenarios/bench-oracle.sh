@@ -7,9 +7,14 @@
 # and two (one fio job on each of CPUs 2 and 3). LLC domains are {0,1} and {2,3}.
 #
 # TCG is noisy and drifts as the host's load changes, so each round measures every placement and
-# both daemons back to back, ORACLE_ROUNDS rounds (3), and the summary gives medians of IOPS and
-# p99 per placement, the best placement, and each daemon's median as a share of the best. It
-# asserts only that every run worked; make bench writes the figures into bench/RESULTS.md.
+# both daemons back to back, ORACLE_ROUNDS rounds (3). The order of the six ways turns by one
+# each round (round 2 starts with irqpilotd, round 3 with irqbalance, ...): in a fixed order a
+# drift within the round would always fall on the same way. The summary gives medians of IOPS and
+# p99 per placement, the best placement, each daemon's median as a share of the best, and each
+# daemon paired: the median over rounds of its IOPS over the static run, in the same round, on
+# the CPU it left the vector on ("vs its cpu"; its placement set apart from its presence), and
+# irqpilotd over irqbalance in the same round. It asserts only that every run worked; make bench
+# writes the figures into bench/RESULTS.md.
 # The number of rounds is the scenario's first argument, since run-vm.sh passes the guest no
 # environment: tests/vm/run-vm.sh tests/vm/scenarios/bench-oracle.sh 1 (ORACLE_ROUNDS, if set
 # in the guest, is the default).
@@ -34,12 +39,35 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) {
 # where a daemon left the vector: the "affinity X," of its cmp_line
 left_on() { sed -n 's/.* us, affinity \(.*\), [0-9]* affinity changes.*/\1/p' <<<"$1"; }
 
-declare -A got_iops got_p99 got_aff
+declare -A got_iops got_p99 got_aff got_pair
+# IOPS of each way in the current round
+declare -A this
 record() { # KEY
 	got_iops[$1]+=" $IOPS"
 	got_p99[$1]+=" ${P99:-}"
+	this[${1#*,}]=$IOPS
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'; }
+
+static() { # CPU
+	local p=$1
+	echo "$p" >/proc/irq/"$CMP_IRQ"/smp_affinity_list || vm_fail "cannot put irq $CMP_IRQ on cpu $p"
+	sleep 0.5
+	# the daemons' runs have the affinity poller beside them (0.5 s reads of every
+	# /proc/irq/*, not cheap under TCG): so do these
+	cmp_poller_start
+	cmp_measure
+	cmp_poller_stop
+	# x86 moves a vector at its next interrupt, so effective_affinity is judged by where
+	# the measured run's interrupts came, not before it
+	on=$(vm_pct "$(vm_sum_in "$IRQS" "$p")" "$(vm_sum "$IRQS")")
+	awk -v x="$on" 'BEGIN { exit !(x >= 90) }' ||
+		vm_fail "irq $CMP_IRQ fired only $on% on cpu $p after a write of $p: [$IRQS]"
+	record "$w,cpu$p"
+	vm_log "  static cpu $p: $IOPS IOPS, p99 ${P99:-?} us, BLOCK [$BLOCK]"
 }
 
+ways=(cpu0 cpu1 cpu2 cpu3 irqbalance irqpilotd)
 for w in one two; do
 	if [ $w = one ]; then
 		CMP_SUBMIT_CPU=3 CMP_FIO=("${fio_one[@]}")
@@ -47,32 +75,38 @@ for w in one two; do
 		CMP_SUBMIT_CPU=2,3 CMP_FIO=("${fio_two[@]}")
 	fi
 	for r in $(seq "$rounds"); do
-		vm_log "workload $w (fio on $CMP_SUBMIT_CPU), round $r of $rounds"
-		for p in 0 1 2 3; do
-			echo "$p" >/proc/irq/"$CMP_IRQ"/smp_affinity_list ||
-				vm_fail "cannot put irq $CMP_IRQ on cpu $p"
-			sleep 0.5
-			# the daemons' runs have the affinity poller beside them (0.5 s reads
-			# of every /proc/irq/*, not cheap under TCG): so do these
-			cmp_poller_start
-			cmp_measure
-			cmp_poller_stop
-			# x86 moves a vector at its next interrupt, so effective_affinity is
-			# judged by where the measured run's interrupts came, not before it
-			on=$(vm_pct "$(vm_sum_in "$IRQS" "$p")" "$(vm_sum "$IRQS")")
-			awk -v x="$on" 'BEGIN { exit !(x >= 90) }' ||
-				vm_fail "irq $CMP_IRQ fired only $on% on cpu $p after a write of $p: [$IRQS]"
-			record "$w,cpu$p"
-			vm_log "  static cpu $p: $IOPS IOPS, p99 ${P99:-?} us, BLOCK [$BLOCK]"
+		this=()
+		order=()
+		for i in "${!ways[@]}"; do
+			order+=("${ways[(i - r + 1 + ${#ways[@]} * rounds) % ${#ways[@]}]}")
 		done
-		cmp_irqbalance
-		if [ -x "$IRQBALANCE_BIN" ]; then
-			record "$w,irqbalance"
-			got_aff[$w,irqbalance]+=" $(left_on "$CMP_B")"
-		fi
-		cmp_irqpilotd
-		record "$w,irqpilotd"
-		got_aff[$w,irqpilotd]+=" $(left_on "$CMP_C")"
+		vm_log "workload $w (fio on $CMP_SUBMIT_CPU), round $r of $rounds: ${order[*]}"
+		for way in "${order[@]}"; do
+			case $way in
+			cpu*) static "${way#cpu}" ;;
+			irqbalance)
+				cmp_irqbalance
+				if [ -x "$IRQBALANCE_BIN" ]; then
+					record "$w,irqbalance"
+					got_aff[$w,irqbalance]+=" $(left_on "$CMP_B")"
+				fi
+				;;
+			irqpilotd)
+				cmp_irqpilotd
+				record "$w,irqpilotd"
+				got_aff[$w,irqpilotd]+=" $(left_on "$CMP_C")"
+				;;
+			esac
+		done
+		# paired within the round: a daemon against the static run on the CPU it left the
+		# vector on (a single CPU; a set has no static run to pair with)
+		for d in irqbalance irqpilotd; do
+			[ -n "${this[$d]:-}" ] || continue
+			a=$(left_on "$([ $d = irqbalance ] && echo "$CMP_B" || echo "$CMP_C")")
+			[[ $a =~ ^[0-3]$ ]] && got_pair[$w,$d]+=" $(ratio "${this[$d]}" "${this[cpu$a]}")"
+		done
+		[ -n "${this[irqbalance]:-}" ] &&
+			got_pair[$w,vs]+=" $(ratio "${this[irqpilotd]}" "${this[irqbalance]}")"
 	done
 done
 
@@ -91,7 +125,10 @@ for w in one two; do
 		m=$(median <<<"${got_iops[$w,$d]}")
 		line+="; $d $m/$(median <<<"${got_p99[$w,$d]}")us $(awk -v a="$m" -v b="$best_iops" \
 			'BEGIN { printf "%.0f%%", 100 * a / b }') of best, on${got_aff[$w,$d]}"
+		line+=", $(median <<<"${got_pair[$w,$d]:-}") vs its cpu [${got_pair[$w,$d]:-} ]"
 	done
+	[ -n "${got_pair[$w,vs]:-}" ] &&
+		line+="; irqpilotd/irqbalance $(median <<<"${got_pair[$w,vs]}") [${got_pair[$w,vs]} ]"
 	summary+=("$line")
 	vm_log "ORACLE $line"
 done
