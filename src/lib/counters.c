@@ -19,6 +19,27 @@ struct perf_dev {
 	int *submit_fd, *complete_fd;
 };
 
+/*
+ * The counters of one CPU, read as a group (PERF_FORMAT_GROUP). Reading a
+ * per-CPU event from another CPU costs an IPI to that CPU and a wait for it
+ * (perf_event_read(), kernel/events/core.c); a group's leader reads all of
+ * its siblings in one. One event per read cost two IPIs per device per CPU
+ * every cycle: under TCG with more vCPUs than host CPUs each took
+ * milliseconds of spinning (tests/vm/diag/daemon-profile.sh), and on any
+ * machine it interrupts every CPU, isolated ones too, twice per device.
+ * A group is capped so that its read stays under the kernel's 16 KiB
+ * (perf_event_validate_size()).
+ */
+#define PERF_GROUP_MAX 256
+struct perf_group {
+	int fd; /* the leader's; not owned (a perf_dev holds every fd) */
+	int cpu;
+	int nr;
+	uint64_t id[PERF_GROUP_MAX];
+	int dev[PERF_GROUP_MAX];
+	bool complete[PERF_GROUP_MAX];
+};
+
 struct task_io {
 	pid_t pid;
 	uint64_t bytes;
@@ -32,6 +53,9 @@ struct ip_counters {
 	int nr_cpus;
 	int nr_perf;
 	struct perf_dev *perf;
+	struct perf_group *groups;
+	int nr_groups;
+	uint64_t *group_buf;
 	/* The idle wakeup: one block_bio_queue event per online CPU, armed by
 	 * the daemon while it has no timer; rebuilt (wake_gen++) with perf. */
 	struct ip_perf_wake *wake;
@@ -96,6 +120,11 @@ static void perf_close(struct ip_counters *c)
 	free(c->perf);
 	c->perf = NULL;
 	c->nr_perf = 0;
+	free(c->groups);
+	c->groups = NULL;
+	c->nr_groups = 0;
+	free(c->group_buf);
+	c->group_buf = NULL;
 }
 
 static void tdev_free(struct ip_counters *c)
@@ -196,7 +225,7 @@ static int tracepoint_id(struct ip_root *r, const char *event, long long *id)
 	return ip_root_read_long(r, path, id);
 }
 
-static int open_tracepoint(long long id, int cpu, unsigned major, unsigned minor)
+static int open_tracepoint(long long id, int cpu, int group_fd, unsigned major, unsigned minor)
 {
 	struct perf_event_attr attr;
 	char filter[64];
@@ -211,7 +240,8 @@ static int open_tracepoint(long long id, int cpu, unsigned major, unsigned minor
 	 * an attempt at a sample record (kernel/events/core.c) on every bio
 	 * and every completion, which nobody reads. */
 	attr.sample_period = 0;
-	fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* The kernel's dev_t inside tracepoints is MKDEV: major << 20 | minor. */
@@ -309,10 +339,42 @@ const char *ip_counters_wake_why(const struct ip_counters *c)
 	return c->nr_wake ? NULL : "no online CPU";
 }
 
+/* One more event on @cpu: a sibling in the CPU's open group, or the leader of a new one. */
+static int group_open(struct ip_counters *c, int *open_grp, long long tp, int cpu, int dev,
+		      bool complete, const struct ip_blockdev *b)
+{
+	struct perf_group *g = open_grp[cpu] >= 0 ? &c->groups[open_grp[cpu]] : NULL;
+	int fd;
+
+	if (!g || g->nr == PERF_GROUP_MAX) {
+		g = &c->groups[c->nr_groups];
+		g->fd = -1;
+		g->cpu = cpu;
+		g->nr = 0;
+		open_grp[cpu] = c->nr_groups++;
+	}
+	fd = open_tracepoint(tp, cpu, g->fd, b->major, b->minor);
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &g->id[g->nr]) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	if (g->fd < 0)
+		g->fd = fd;
+	g->dev[g->nr] = dev;
+	g->complete[g->nr] = complete;
+	g->nr++;
+	return fd;
+}
+
 static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_snapshot *snap)
 {
 	long long qid, cid;
-	int n = snap->storage.nr_devs, ncpu = snap->topo.nr_cpus;
+	int n = snap->storage.nr_devs, ncpu = snap->topo.nr_cpus, gmax;
+	_cleanup_free_ int *open_grp = NULL; /* per CPU: the group being filled, -1 */
 
 	if (tracepoint_id(r, "block_bio_queue", &qid) < 0 ||
 	    tracepoint_id(r, "block_rq_complete", &cid) < 0)
@@ -321,8 +383,15 @@ static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_
 	if ((long)n * ncpu * 2 > 8192)
 		return -E2BIG;
 	c->perf = calloc(n ? n : 1, sizeof(*c->perf));
-	if (!c->perf)
+	/* at most one group per CPU per PERF_GROUP_MAX events */
+	gmax = ncpu * ((2 * n + PERF_GROUP_MAX - 1) / PERF_GROUP_MAX);
+	c->groups = calloc(gmax ? gmax : 1, sizeof(*c->groups));
+	c->group_buf = malloc(sizeof(uint64_t) * (1 + 2 * PERF_GROUP_MAX));
+	open_grp = malloc(sizeof(int) * (ncpu ? ncpu : 1));
+	if (!c->perf || !c->groups || !c->group_buf || !open_grp)
 		return -ENOMEM;
+	for (int k = 0; k < ncpu; k++)
+		open_grp[k] = -1;
 	c->nr_cpus = ncpu;
 	for (int i = 0; i < n; i++) {
 		const struct ip_blockdev *b = &snap->storage.devs[i];
@@ -341,11 +410,11 @@ static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_
 
 			if (cpu >= ncpu)
 				break;
-			fd = open_tracepoint(qid, cpu, b->major, b->minor);
+			fd = group_open(c, open_grp, qid, cpu, i, false, b);
 			if (fd < 0)
 				return fd;
 			p->submit_fd[cpu] = fd;
-			fd = open_tracepoint(cid, cpu, b->major, b->minor);
+			fd = group_open(c, open_grp, cid, cpu, i, true, b);
 			if (fd < 0)
 				return fd;
 			p->complete_fd[cpu] = fd;
@@ -375,17 +444,33 @@ static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
 		dc->complete = calloc(c->nr_cpus, sizeof(uint64_t));
 		if (!dc->submit || !dc->complete)
 			return -ENOMEM;
-		for (int k = 0; k < c->nr_cpus; k++) {
-			uint64_t v;
-
-			if (c->perf[i].submit_fd[k] >= 0 &&
-			    read(c->perf[i].submit_fd[k], &v, sizeof(v)) == sizeof(v))
-				dc->submit[k] = v;
-			if (c->perf[i].complete_fd[k] >= 0 &&
-			    read(c->perf[i].complete_fd[k], &v, sizeof(v)) == sizeof(v))
-				dc->complete[k] = v;
-		}
 		dc->submit_src = dc->complete_src = IP_SRC_PERF;
+	}
+	for (int gi = 0; gi < c->nr_groups; gi++) {
+		const struct perf_group *g = &c->groups[gi];
+		/* { nr, { value, id } [nr] } (perf_read_group(), kernel/events/core.c) */
+		size_t want = sizeof(uint64_t) * (1 + 2 * (size_t)g->nr);
+		uint64_t *v = c->group_buf;
+		ssize_t got = read(g->fd, v, want);
+
+		/* Anything but the whole group leaves this CPU's counts at 0
+		 * for the sample rather than put counts in the wrong place. */
+		if (got != (ssize_t)want || v[0] != (uint64_t)g->nr)
+			continue;
+		for (int j = 0; j < g->nr; j++) {
+			int m = j;
+
+			/* siblings come in the order they joined; the id says */
+			if (v[2 + 2 * j] != g->id[m])
+				for (m = 0; m < g->nr && g->id[m] != v[2 + 2 * j]; m++)
+					;
+			if (m == g->nr)
+				continue;
+			if (g->complete[m])
+				snap->dc[g->dev[m]].complete[g->cpu] = v[1 + 2 * j];
+			else
+				snap->dc[g->dev[m]].submit[g->cpu] = v[1 + 2 * j];
+		}
 	}
 	return 0;
 }
