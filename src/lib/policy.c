@@ -563,6 +563,22 @@ static void *grow(void *v, int *n, size_t *alloc, size_t size, int *err)
 	return v;
 }
 
+/* Room for @want more records at once, where they are known to come. */
+static void *reserve(void *v, int n, size_t *alloc, size_t want, size_t size, int *err)
+{
+	void *nv;
+
+	if ((size_t)n + want <= *alloc)
+		return v;
+	nv = realloc(v, ((size_t)n + want) * size);
+	if (!nv) {
+		*err = -ENOMEM;
+		return v;
+	}
+	*alloc = (size_t)n + want;
+	return nv;
+}
+
 /* ---- decide --------------------------------------------------------------- */
 
 enum cand_kind {
@@ -614,6 +630,32 @@ struct cand {
 	ip_cpuset placed;
 };
 
+/* The queues one vector of a device serves. */
+struct vq_vec {
+	int served;	/* how many */
+	int lo, hi;	/* first and last CPU of cpus, -1 if none */
+	ip_cpuset cpus; /* theirs */
+};
+
+struct vq_key {
+	unsigned irq;
+	int vi; /* index into the device's vectors */
+};
+
+/*
+ * A device's vectors by IRQ, with the queues each serves. Asked vector by
+ * vector, every question walked all vectors and queues of the device: a
+ * fifth of an idle cycle at 64 CPUs, and quadratic in the queues. The
+ * model does not change during a decision, so the first question about a
+ * device builds its map and the others look it up.
+ */
+struct vq_map {
+	bool built;
+	int nr;
+	struct vq_key *key; /* sorted by irq, one per irq */
+	struct vq_vec *vec; /* by vector index */
+};
+
 struct ctx {
 	const struct ip_model *m;
 	const struct ip_snapshot *s;
@@ -631,6 +673,8 @@ struct ctx {
 	double *sh;	    /* nr_domains scratch: submission shares */
 	double *hd;	    /* nr_domains scratch: handled shares */
 	double *csh;	    /* nr_cpus scratch: each CPU's share of the submissions */
+	const struct ip_irq_hist **hist; /* nr_irqs: each line's history, or NULL */
+	struct vq_map *vq;		 /* storage.nr_devs: see vq_map */
 	bool have_rates;
 };
 
@@ -828,38 +872,162 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 
 /* ---- measures ---- */
 
-/* Which hw queues of @dev vector @irq serves; false if all of them. */
-static bool vector_queue_cpus(const struct ip_blockdev *dev, unsigned irq, ip_cpuset *cpus,
-			      bool *admin)
-{
-	int vi = -1;
-	bool any = false, served_all = true;
+struct qpos {
+	unsigned index; /* of the queue */
+	int k;		/* into the device's queues */
+};
 
-	*admin = false;
-	cpuset_zero(cpus);
-	for (int i = 0; i < dev->nr_vectors; i++)
-		if (dev->vectors[i].irq == irq)
-			vi = i;
-	if (vi < 0)
-		return false;
-	*admin = dev->vectors[vi].admin;
+static int cmp_qpos(const void *a, const void *b)
+{
+	const struct qpos *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->k - y->k;
+}
+
+static int cmp_vq_key(const void *a, const void *b)
+{
+	const struct vq_key *x = a, *y = b;
+
+	if (x->irq != y->irq)
+		return x->irq < y->irq ? -1 : 1;
+	return x->vi - y->vi;
+}
+
+/* qsort(), but not of what is in order already, as a device's vectors
+ * and queues almost always are. */
+static void sort_once(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((char *)base + (i - 1) * size, (char *)base + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
+
+static void vq_add(struct vq_vec *v, const struct ip_hwqueue *hq)
+{
+	cpuset_or(&v->cpus, &v->cpus, &hq->cpus);
+	v->served++;
+}
+
+/*
+ * The queues each vector serves into @vec (by vector index): those that
+ * name it, and those whose index is the vector's queue, each queue once
+ * when both say so. Queues by index, so that this is not vectors x queues.
+ */
+static int vq_serve(const struct ip_blockdev *dev, struct vq_vec *vec)
+{
+	struct qpos *qp = malloc(sizeof(*qp) * (dev->nr_queues ? dev->nr_queues : 1));
+	int nq = 0;
+
+	if (!qp)
+		return -ENOMEM;
 	for (int k = 0; k < dev->nr_queues; k++) {
 		const struct ip_hwqueue *hq = &dev->queues[k];
 
-		if (hq->vector == vi ||
-		    (dev->vectors[vi].queue >= 0 && hq->index == dev->vectors[vi].queue)) {
-			cpuset_or(cpus, cpus, &hq->cpus);
-			any = true;
-		} else {
-			served_all = false;
-		}
+		if (hq->vector >= 0 && hq->vector < dev->nr_vectors)
+			vq_add(&vec[hq->vector], hq);
+		/* a vector's queue is >= 0: no other index can be its */
+		if (hq->index >= 0)
+			qp[nq++] = (struct qpos){ (unsigned)hq->index, k };
 	}
+	sort_once(qp, nq, sizeof(*qp), cmp_qpos);
+	for (int vi = 0; vi < dev->nr_vectors; vi++) {
+		int queue = dev->vectors[vi].queue;
+		bool found;
+		size_t j;
+
+		if (queue < 0)
+			continue;
+		j = IP_SORTED_POS(qp, nq, index, (unsigned)queue, &found);
+		for (; j < (size_t)nq && qp[j].index == (unsigned)queue; j++)
+			if (dev->queues[qp[j].k].vector != vi) /* else counted as naming it */
+				vq_add(&vec[vi], &dev->queues[qp[j].k]);
+	}
+	for (int vi = 0; vi < dev->nr_vectors; vi++) {
+		vec[vi].lo = cpuset_first(&vec[vi].cpus);
+		vec[vi].hi = cpuset_last(&vec[vi].cpus);
+	}
+	free(qp);
+	return 0;
+}
+
+/* Device @d's map, built at the first question; empty on ENOMEM (c->err). */
+static const struct vq_map *vq_map(struct ctx *c, int d)
+{
+	const struct ip_blockdev *dev = &c->s->storage.devs[d];
+	struct vq_map *map = &c->vq[d];
+	int n = 0;
+
+	if (map->built)
+		return map;
+	map->built = true;
+	if (dev->nr_vectors <= 0)
+		return map;
+	map->key = malloc(dev->nr_vectors * sizeof(*map->key));
+	map->vec = calloc(dev->nr_vectors, sizeof(*map->vec));
+	if (!map->key || !map->vec || vq_serve(dev, map->vec) < 0) {
+		c->err = -ENOMEM;
+		return map;
+	}
+	for (int vi = 0; vi < dev->nr_vectors; vi++)
+		map->key[vi] = (struct vq_key){ dev->vectors[vi].irq, vi };
+	sort_once(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
+	/* An IRQ two vectors name is the later one's, as it always was. */
+	for (int i = 0; i < dev->nr_vectors; i++)
+		if (i + 1 == dev->nr_vectors || map->key[i + 1].irq != map->key[i].irq)
+			map->key[n++] = map->key[i];
+	map->nr = n;
+	return map;
+}
+
+static void vq_free(struct ctx *c)
+{
+	for (int d = 0; c->vq && d < c->s->storage.nr_devs; d++) {
+		free(c->vq[d].key);
+		free(c->vq[d].vec);
+	}
+	free(c->vq);
+}
+
+/*
+ * Which hw queues of device @d vector @irq serves: theirs, or NULL if it
+ * serves all of them, or none. *@admin: whether it is the admin vector.
+ */
+static const struct vq_vec *vector_queue_cpus(struct ctx *c, int d, unsigned irq, bool *admin)
+{
+	const struct vq_map *map = vq_map(c, d);
+	const struct vq_vec *v;
+	bool found;
+	size_t i;
+
+	*admin = false;
+	i = IP_SORTED_POS(map->key, map->nr, irq, irq, &found);
+	if (!found)
+		return NULL;
+	*admin = c->s->storage.devs[d].vectors[map->key[i].vi].admin;
+	v = &map->vec[map->key[i].vi];
 	/*
 	 * A vector that serves every queue completes all of the device's I/O,
 	 * also that of CPUs no cpu_list names: with isolcpus=3, 6.1 lists a
 	 * single queue as "0, 1, 2", yet CPU 3's I/O goes through it.
 	 */
-	return any && !served_all;
+	return v->served > 0 && v->served < c->s->storage.devs[d].nr_queues ? v : NULL;
+}
+
+/*
+ * The CPU after @cpu whose submissions count for a vector: the next of its
+ * queues' CPUs (@qv), else simply the next; -1 after the last. Walked, not
+ * each CPU tested: a queue has 4 of 256 CPUs, spread over both SMT halves.
+ * In CPU order either way, so that the sum is the same to the last bit.
+ */
+static int next_submitter(const struct vq_vec *qv, int cpu)
+{
+	if (!qv)
+		return cpu + 1;
+	return cpu < qv->hi ? cpuset_next(&qv->cpus, cpu + 1) : -1;
 }
 
 /*
@@ -875,18 +1043,17 @@ static bool vector_submits(struct ctx *c, int qi, double *total, bool *admin_onl
 	int nr_admin = 0, nr = 0;
 
 	*total = 0;
-	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
-		c->sub[cpu] = 0;
+	memset(c->sub, 0, c->t->nr_cpus * sizeof(*c->sub));
 	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++) {
 		int d = info->devs[i];
 		const struct ip_dev_rate *dr;
-		ip_cpuset qcpus;
-		bool restricted, admin;
+		const struct vq_vec *qv;
+		bool admin;
 
 		if (d < 0 || d >= c->s->storage.nr_devs)
 			continue;
 		nr++;
-		restricted = vector_queue_cpus(&c->s->storage.devs[d], q->irq, &qcpus, &admin);
+		qv = vector_queue_cpus(c, d, q->irq, &admin);
 		if (admin) {
 			nr_admin++;
 			continue;
@@ -895,9 +1062,8 @@ static bool vector_submits(struct ctx *c, int qi, double *total, bool *admin_onl
 		if (!dr || !dr->submit)
 			continue;
 		have = true;
-		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
-			if (restricted && !cpuset_test(&qcpus, cpu))
-				continue;
+		for (int cpu = qv ? qv->lo : 0; cpu >= 0 && cpu < c->t->nr_cpus;
+		     cpu = next_submitter(qv, cpu)) {
 			if (dr->submit[cpu] > 0) {
 				c->sub[cpu] += dr->submit[cpu];
 				*total += dr->submit[cpu];
@@ -1819,32 +1985,38 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
-/* Pass 1: what each vector should do, before budget and dwell. */
-static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
+/*
+ * Pass 1: what each vector should do, before budget and dwell. False, and
+ * @cd untouched, for a line that is no candidate (most lines of a
+ * machine): clearing a candidate's 1.5 KB of CPU sets for each was a
+ * sixth of the decision.
+ */
+static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[qi];
 	const struct ip_irq_info *info = ip_irq_info(q);
-	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	const struct ip_irq_hist *e = c->hist[qi];
 	struct resolved r;
 	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
 				 : e			     ? e->managed
 							     : IP_MANAGED_NO;
+	bool storage = info->nr_devs > 0;
 	char devs[64];
 	struct ip_why *w;
 	bool quiet;
 	double total;
 
-	cand_init(c, qi, cd);
 	resolve_rules(c, q, e, &r);
-	if (!cd->storage && !r.named && !(e && e->have_pin))
-		return;
+	if (!storage && !r.named && !(e && e->have_pin))
+		return false;
 	/* A line whose /proc/irq/N is gone is being freed: free_desc()
 	 * (kernel/irq/irqdesc.c) unregisters /proc/irq/N before the descriptor
 	 * leaves /proc/interrupts. A write would fail with ENOENT and drop a
 	 * pin whose IRQ is merely gone (the pin-irq-gone note says that once
 	 * the line goes too). */
-	if (!cd->storage && !info->have_proc)
-		return;
+	if (!storage && !info->have_proc)
+		return false;
+	cand_init(c, qi, cd);
 	cd->named = true;
 	line_devices(c, q, devs, sizeof(devs));
 	if (r.ban) {
@@ -1852,7 +2024,7 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		cd->kind = CAND_KEEP;
 		w = vector_why(c, qi, devs, cd, IP_R_BANNED);
 		why_src(w, r.ban, IP_FROM_RULE);
-		return;
+		return true;
 	}
 	cd->managed = mw != IP_MANAGED_NO;
 	cd->explain = cd->managed && !(e && e->managed_explained);
@@ -1860,22 +2032,23 @@ static void evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		keep_managed(c, qi, devs, cd, mw);
 	if (r.have_pin) {
 		pin_placement(c, qi, devs, cd, &r);
-		return;
+		return true;
 	}
 	if (!cd->storage)
-		return; /* named only for its thread's priority */
+		return true; /* named only for its thread's priority */
 	if (!submissions_known(c, qi, devs, cd, &total))
-		return;
+		return true;
 	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
 	 * second wakes that core for nothing. */
 	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
-		return;
+		return true;
 	if (cd->managed)
 		managed_thread_placement(c, qi, devs, cd, total);
 	else
 		storage_placement(c, qi, devs, cd, e, total, quiet);
+	return true;
 }
 
 /*
@@ -2187,13 +2360,16 @@ static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 	w->set = *cur;
 }
 
-static void evaluate(struct ctx *c, int qi, struct cand *cd)
+/* False for a line that is no candidate (then @cd is untouched). */
+static bool evaluate(struct ctx *c, int qi, struct cand *cd)
 {
-	evaluate_placement(c, qi, cd);
+	if (!evaluate_placement(c, qi, cd))
+		return false;
 	numa_rehome(c, qi, cd);
 	dominant_rehome(c, qi, cd);
 	move_off(c, qi, cd);
 	numa_narrow(c, qi, cd);
+	return true;
 }
 
 static int cmp_gain(const void *a, const void *b)
@@ -2332,7 +2508,7 @@ static int thread_cpu(struct ctx *c, struct cand *cd)
 static void emit_threads(struct ctx *c, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[cd->idx];
-	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	const struct ip_irq_hist *e = c->hist[cd->idx];
 	struct resolved r;
 	int prio;
 
@@ -2557,8 +2733,9 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 		const struct ip_irq *q = ip_snapshot_irq(c->s, b->vectors[v].irq);
 		const struct ip_irq_hist *e;
 		struct resolved r;
-		ip_cpuset qcpus, handled;
-		bool restricted, admin, refused, managed;
+		const struct vq_vec *qv;
+		ip_cpuset handled;
+		bool admin, refused, managed;
 		double total, away = 0, loc = 0;
 		int nd = 0, D, qi;
 		enum ip_stuck stuck = IP_STUCK_NONE;
@@ -2567,10 +2744,10 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 		if (!q || b->vectors[v].admin)
 			continue;
 		qi = (int)(q - c->s->irqs);
-		e = ip_history_find(c->h, q->irq);
-		restricted = vector_queue_cpus(b, q->irq, &qcpus, &admin);
+		e = c->hist[qi];
+		qv = vector_queue_cpus(c, d, q->irq, &admin);
 		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
-			c->sub[cpu] = (!restricted || cpuset_test(&qcpus, cpu)) ? dr->submit[cpu] : 0;
+			c->sub[cpu] = (!qv || cpuset_test(&qv->cpus, cpu)) ? dr->submit[cpu] : 0;
 		total = submit_shares(c);
 		if (total <= 0)
 			continue;
@@ -2980,6 +3157,28 @@ static void emit_cq(struct ctx *c)
 	place_cq_threads(c);
 }
 
+/*
+ * Each line's history, or NULL: one walk of the two lists, both sorted by
+ * IRQ, where a search per question cost a twentieth of an idle cycle. A
+ * list of lines out of order (no sampler makes one) is walked again from
+ * the start where it goes back, so that each line still finds its own.
+ */
+static void line_histories(struct ctx *c)
+{
+	const struct ip_history *h = c->h;
+	size_t j = 0;
+
+	for (int i = 0; h && i < c->s->nr_irqs; i++) {
+		unsigned irq = c->s->irqs[i].irq;
+
+		if (i && irq < c->s->irqs[i - 1].irq)
+			j = 0;
+		while (j < h->nr && h->irqs[j].irq < irq)
+			j++;
+		c->hist[i] = j < h->nr && h->irqs[j].irq == irq ? &h->irqs[j] : NULL;
+	}
+}
+
 static int ctx_alloc(struct ctx *c)
 {
 	const struct ip_model *m = c->m;
@@ -2990,8 +3189,11 @@ static int ctx_alloc(struct ctx *c)
 	c->sh = calloc(c->t->nr_domains + 1, sizeof(double));
 	c->hd = calloc(c->t->nr_domains + 1, sizeof(double));
 	c->csh = calloc(c->t->nr_cpus, sizeof(double));
-	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh)
+	c->hist = calloc(c->s->nr_irqs + 1, sizeof(*c->hist));
+	c->vq = calloc(c->s->storage.nr_devs + 1, sizeof(*c->vq));
+	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh || !c->hist || !c->vq)
 		return -ENOMEM;
+	line_histories(c);
 	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
 		c->load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
 			       (m->cpu_softirq ? m->cpu_softirq[cpu] : 0);
@@ -3035,12 +3237,12 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 	}
 	*nr = 0;
 	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
-		struct cand cd;
+		/* evaluated in place: a copy of each cost as much as clearing it */
+		struct cand spare, *cd = *nr < cap ? &cands[*nr] : &spare;
 
-		evaluate(c, i, &cd);
-		if (cd.kind == CAND_NONE && !cd.named)
+		if (!evaluate(c, i, cd))
 			continue;
-		if (*nr == cap) {
+		if (cd == &spare) {
 			int ncap = cap ? cap + cap / 2 + 1 : 16;
 			struct cand *n = realloc(cands, sizeof(*n) * ncap);
 
@@ -3050,8 +3252,9 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 			}
 			cands = n;
 			cap = ncap;
+			cands[*nr] = spare;
 		}
-		cands[(*nr)++] = cd;
+		(*nr)++;
 	}
 	return cands;
 }
@@ -3076,7 +3279,7 @@ static void note_gone_pins(struct ctx *c)
 /* Kept for the dwell: the vector moved less than dwell_s ago. */
 static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
 {
-	const struct ip_irq_hist *e = ip_history_find(c->h, q->irq);
+	const struct ip_irq_hist *e = c->hist[cd->idx];
 	bool in_dwell = cd->dwell_applies && e && e->last_move_ns && c->now >= e->last_move_ns &&
 			(c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s;
 	struct ip_why why;
@@ -3111,6 +3314,11 @@ static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_i
 static void emit_vectors(struct ctx *c, struct cand *cands, int nr)
 {
 	int moves = 0;
+
+	/* At most one kept record a candidate: room for them all, where
+	 * doubling from 8 copied those of 131 vectors (2 KB each) five times. */
+	c->p->kept = reserve(c->p->kept, c->p->nr_kept, &c->g.kept, nr, sizeof(*c->p->kept),
+			     &c->err);
 
 	for (int i = 0; i < nr && !c->err; i++) {
 		struct cand *cd = &cands[i];
@@ -3182,6 +3390,8 @@ out:
 	free(c.sh);
 	free(c.hd);
 	free(c.csh);
+	free(c.hist);
+	vq_free(&c);
 	free(cands);
 	if (c.err) {
 		ip_plan_free(out);
