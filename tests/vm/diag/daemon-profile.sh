@@ -18,14 +18,13 @@ secs=${1:-20}
 command -v perf >/dev/null || vm_skip "no perf on the host's /"
 CMP_START_CPU=3 CMP_DOMAIN=2-3 CMP_SUBMIT_CPU=3
 cmp_setup
-ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 
 profile() { # WAY PID
 	local t0 t1
-	t0=$(ticks "$2")
+	t0=$(vm_cpu_ticks "$2")
 	perf record -q -e cpu-clock -F 499 -g -p "$2" -o /tmp/perf-"$1".data -- sleep "$secs" \
 		>/dev/null 2>&1 || vm_fail "perf record of $1 failed"
-	t1=$(ticks "$2")
+	t1=$(vm_cpu_ticks "$2")
 	perf report -q --stdio --no-children --sort dso,sym -i /tmp/perf-"$1".data 2>/dev/null |
 		grep -v '^$' | grep -E '^ +[0-9.]+%' | head -n 40 >"$VM_OUT/perf-$1.txt"
 	strace -c -f -p "$2" -o "$VM_OUT/strace-$1.txt" & local st=$!
