@@ -13,31 +13,33 @@
 #include "irqpilot/perfwake.h"
 #include "irqpilot/procfs.h"
 
-/* One device's perf counters: one fd per CPU per event, -1 where none. */
-struct perf_dev {
-	char name[32];
-	int *submit_fd, *complete_fd;
-};
-
 /*
- * The counters of one CPU, read as a group (PERF_FORMAT_GROUP). Reading a
- * per-CPU event from another CPU costs an IPI to that CPU and a wait for it
- * (perf_event_read(), kernel/events/core.c); a group's leader reads all of
- * its siblings in one. One event per read cost two IPIs per device per CPU
- * every cycle: under TCG with more vCPUs than host CPUs each took
- * milliseconds of spinning (tests/vm/diag/daemon-profile.sh), and on any
- * machine it interrupts every CPU, isolated ones too, twice per device.
- * A group is capped so that its read stays under the kernel's 16 KiB
- * (perf_event_validate_size()).
+ * The perf counters of every CPU, read a group at a time (PERF_FORMAT_GROUP).
+ * Reading a per-CPU event from another CPU costs an IPI to that CPU and a
+ * wait for it (perf_event_read(), kernel/events/core.c); a group's leader
+ * reads all of its siblings in one. One event per read cost two IPIs per
+ * device per CPU every cycle: under TCG with more vCPUs than host CPUs each
+ * took milliseconds of spinning (tests/vm/diag/daemon-profile.sh), and on
+ * any machine it interrupts every CPU, isolated ones too, twice per device.
+ *
+ * The events are opened CPU by CPU, and on each CPU device by device, the
+ * submission event before the completion one; so a member's place in its
+ * CPU's sequence says which device and which event it counts, and nothing
+ * else needs to be stored: 16 bytes per event, one flat array, rather than
+ * a fixed-size table per group. A group is capped so that its read stays
+ * under the kernel's 16 KiB (perf_event_validate_size()).
  */
 #define PERF_GROUP_MAX 256
+struct perf_member {
+	int fd;
+	uint64_t id;
+};
+
 struct perf_group {
-	int fd; /* the leader's; not owned (a perf_dev holds every fd) */
 	int cpu;
+	int first; /* its leader's index in ip_counters.members */
+	int seq;   /* the leader's place in the CPU's sequence: 2 * device + complete */
 	int nr;
-	uint64_t id[PERF_GROUP_MAX];
-	int dev[PERF_GROUP_MAX];
-	bool complete[PERF_GROUP_MAX];
 };
 
 struct task_io {
@@ -52,7 +54,9 @@ struct ip_counters {
 	bool perf_failed;
 	int nr_cpus;
 	int nr_perf;
-	struct perf_dev *perf;
+	char (*perf_devs)[32]; /* the devices counted, in the snapshot's order */
+	struct perf_member *members;
+	int nr_members;
 	struct perf_group *groups;
 	int nr_groups;
 	uint64_t *group_buf;
@@ -107,18 +111,13 @@ static void wake_close(struct ip_counters *c)
 static void perf_close(struct ip_counters *c)
 {
 	wake_close(c);
-	for (int i = 0; i < c->nr_perf; i++) {
-		for (int k = 0; k < c->nr_cpus; k++) {
-			if (c->perf[i].submit_fd[k] >= 0)
-				close(c->perf[i].submit_fd[k]);
-			if (c->perf[i].complete_fd[k] >= 0)
-				close(c->perf[i].complete_fd[k]);
-		}
-		free(c->perf[i].submit_fd);
-		free(c->perf[i].complete_fd);
-	}
-	free(c->perf);
-	c->perf = NULL;
+	for (int i = 0; i < c->nr_members; i++)
+		close(c->members[i].fd);
+	free(c->members);
+	c->members = NULL;
+	c->nr_members = 0;
+	free(c->perf_devs);
+	c->perf_devs = NULL;
 	c->nr_perf = 0;
 	free(c->groups);
 	c->groups = NULL;
@@ -339,42 +338,36 @@ const char *ip_counters_wake_why(const struct ip_counters *c)
 	return c->nr_wake ? NULL : "no online CPU";
 }
 
-/* One more event on @cpu: a sibling in the CPU's open group, or the leader of a new one. */
-static int group_open(struct ip_counters *c, int *open_grp, long long tp, int cpu, int dev,
-		      bool complete, const struct ip_blockdev *b)
+/* The next event on @cpu: a sibling in the CPU's group, or the leader of a new one. */
+static int group_open(struct ip_counters *c, long long tp, int cpu, int seq, const struct ip_blockdev *b)
 {
-	struct perf_group *g = open_grp[cpu] >= 0 ? &c->groups[open_grp[cpu]] : NULL;
+	struct perf_group *g = c->nr_groups ? &c->groups[c->nr_groups - 1] : NULL;
+	struct perf_member *m = &c->members[c->nr_members];
 	int fd;
 
-	if (!g || g->nr == PERF_GROUP_MAX) {
-		g = &c->groups[c->nr_groups];
-		g->fd = -1;
-		g->cpu = cpu;
-		g->nr = 0;
-		open_grp[cpu] = c->nr_groups++;
+	if (!g || g->cpu != cpu || g->nr == PERF_GROUP_MAX) {
+		g = &c->groups[c->nr_groups++];
+		*g = (struct perf_group){ .cpu = cpu, .first = c->nr_members, .seq = seq };
 	}
-	fd = open_tracepoint(tp, cpu, g->fd, b->major, b->minor);
+	fd = open_tracepoint(tp, cpu, g->nr ? c->members[g->first].fd : -1, b->major, b->minor);
 	if (fd < 0)
 		return fd;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &g->id[g->nr]) < 0) {
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &m->id) < 0) {
 		int e = -errno;
 
 		close(fd);
 		return e;
 	}
-	if (g->fd < 0)
-		g->fd = fd;
-	g->dev[g->nr] = dev;
-	g->complete[g->nr] = complete;
+	m->fd = fd;
+	c->nr_members++;
 	g->nr++;
-	return fd;
+	return 0;
 }
 
 static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_snapshot *snap)
 {
 	long long qid, cid;
-	int n = snap->storage.nr_devs, ncpu = snap->topo.nr_cpus, gmax;
-	_cleanup_free_ int *open_grp = NULL; /* per CPU: the group being filled, -1 */
+	int n = snap->storage.nr_devs, ncpu = snap->topo.nr_cpus, gmax, ret;
 
 	if (tracepoint_id(r, "block_bio_queue", &qid) < 0 ||
 	    tracepoint_id(r, "block_rq_complete", &cid) < 0)
@@ -382,42 +375,29 @@ static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_
 	/* An fd per device per CPU per event: refuse rather than exhaust fds. */
 	if ((long)n * ncpu * 2 > 8192)
 		return -E2BIG;
-	c->perf = calloc(n ? n : 1, sizeof(*c->perf));
 	/* at most one group per CPU per PERF_GROUP_MAX events */
 	gmax = ncpu * ((2 * n + PERF_GROUP_MAX - 1) / PERF_GROUP_MAX);
+	c->perf_devs = calloc(n ? n : 1, sizeof(*c->perf_devs));
+	c->members = calloc((size_t)2 * n * ncpu + 1, sizeof(*c->members));
 	c->groups = calloc(gmax ? gmax : 1, sizeof(*c->groups));
 	c->group_buf = malloc(sizeof(uint64_t) * (1 + 2 * PERF_GROUP_MAX));
-	open_grp = malloc(sizeof(int) * (ncpu ? ncpu : 1));
-	if (!c->perf || !c->groups || !c->group_buf || !open_grp)
+	if (!c->perf_devs || !c->members || !c->groups || !c->group_buf)
 		return -ENOMEM;
-	for (int k = 0; k < ncpu; k++)
-		open_grp[k] = -1;
 	c->nr_cpus = ncpu;
-	for (int i = 0; i < n; i++) {
-		const struct ip_blockdev *b = &snap->storage.devs[i];
-		struct perf_dev *p = &c->perf[i];
+	c->nr_perf = n;
+	for (int i = 0; i < n; i++)
+		snprintf(c->perf_devs[i], sizeof(c->perf_devs[i]), "%s", snap->storage.devs[i].name);
+	CPUSET_FOREACH(cpu, &snap->topo.online) {
+		if (cpu >= ncpu)
+			break;
+		for (int i = 0; i < n; i++) {
+			const struct ip_blockdev *b = &snap->storage.devs[i];
 
-		snprintf(p->name, sizeof(p->name), "%s", b->name);
-		p->submit_fd = malloc(sizeof(int) * ncpu);
-		p->complete_fd = malloc(sizeof(int) * ncpu);
-		c->nr_perf = i + 1;
-		if (!p->submit_fd || !p->complete_fd)
-			return -ENOMEM;
-		for (int k = 0; k < ncpu; k++)
-			p->submit_fd[k] = p->complete_fd[k] = -1;
-		CPUSET_FOREACH(cpu, &snap->topo.online) {
-			int fd;
-
-			if (cpu >= ncpu)
-				break;
-			fd = group_open(c, open_grp, qid, cpu, i, false, b);
-			if (fd < 0)
-				return fd;
-			p->submit_fd[cpu] = fd;
-			fd = group_open(c, open_grp, cid, cpu, i, true, b);
-			if (fd < 0)
-				return fd;
-			p->complete_fd[cpu] = fd;
+			ret = group_open(c, qid, cpu, 2 * i, b);
+			if (ret >= 0)
+				ret = group_open(c, cid, cpu, 2 * i + 1, b);
+			if (ret < 0)
+				return ret;
 		}
 	}
 	/* without the wakeup the daemon backs off on a timer instead */
@@ -427,11 +407,39 @@ static int perf_setup(struct ip_counters *c, struct ip_root *r, const struct ip_
 
 static bool perf_matches(const struct ip_counters *c, const struct ip_snapshot *snap)
 {
-	if (!c->perf || c->nr_perf != snap->storage.nr_devs || c->nr_cpus != snap->topo.nr_cpus)
+	if (!c->perf_devs || c->nr_perf != snap->storage.nr_devs || c->nr_cpus != snap->topo.nr_cpus)
 		return false;
 	for (int i = 0; i < c->nr_perf; i++)
-		if (strcmp(c->perf[i].name, snap->storage.devs[i].name))
+		if (strcmp(c->perf_devs[i], snap->storage.devs[i].name))
 			return false;
+	return true;
+}
+
+/* One group's counts into the snapshot; false if the read was not the whole group. */
+static bool group_read(const struct ip_counters *c, const struct perf_group *g, struct ip_snapshot *snap)
+{
+	const struct perf_member *m = &c->members[g->first];
+	/* { nr, { value, id } [nr] } (perf_read_group(), kernel/events/core.c) */
+	size_t want = sizeof(uint64_t) * (1 + 2 * (size_t)g->nr);
+	uint64_t *v = c->group_buf;
+
+	if (read(m[0].fd, v, want) != (ssize_t)want || v[0] != (uint64_t)g->nr)
+		return false;
+	for (int j = 0; j < g->nr; j++) {
+		int k = j, seq;
+
+		/* siblings come in the order they joined; the id says */
+		if (v[2 + 2 * j] != m[k].id)
+			for (k = 0; k < g->nr && m[k].id != v[2 + 2 * j]; k++)
+				;
+		if (k == g->nr)
+			continue;
+		seq = g->seq + k;
+		if (seq & 1)
+			snap->dc[seq / 2].complete[g->cpu] = v[1 + 2 * j];
+		else
+			snap->dc[seq / 2].submit[g->cpu] = v[1 + 2 * j];
+	}
 	return true;
 }
 
@@ -446,32 +454,10 @@ static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
 			return -ENOMEM;
 		dc->submit_src = dc->complete_src = IP_SRC_PERF;
 	}
-	for (int gi = 0; gi < c->nr_groups; gi++) {
-		const struct perf_group *g = &c->groups[gi];
-		/* { nr, { value, id } [nr] } (perf_read_group(), kernel/events/core.c) */
-		size_t want = sizeof(uint64_t) * (1 + 2 * (size_t)g->nr);
-		uint64_t *v = c->group_buf;
-		ssize_t got = read(g->fd, v, want);
-
-		/* Anything but the whole group leaves this CPU's counts at 0
-		 * for the sample rather than put counts in the wrong place. */
-		if (got != (ssize_t)want || v[0] != (uint64_t)g->nr)
-			continue;
-		for (int j = 0; j < g->nr; j++) {
-			int m = j;
-
-			/* siblings come in the order they joined; the id says */
-			if (v[2 + 2 * j] != g->id[m])
-				for (m = 0; m < g->nr && g->id[m] != v[2 + 2 * j]; m++)
-					;
-			if (m == g->nr)
-				continue;
-			if (g->complete[m])
-				snap->dc[g->dev[m]].complete[g->cpu] = v[1 + 2 * j];
-			else
-				snap->dc[g->dev[m]].submit[g->cpu] = v[1 + 2 * j];
-		}
-	}
+	/* Anything but the whole group leaves this CPU's counts at 0 for the
+	 * sample rather than put counts in the wrong place. */
+	for (int gi = 0; gi < c->nr_groups; gi++)
+		(void)group_read(c, &c->groups[gi], snap);
 	return 0;
 }
 
