@@ -895,17 +895,6 @@ static int cmp_vq_key(const void *a, const void *b)
 	return x->vi - y->vi;
 }
 
-/* qsort(), but not of what is in order already, as a device's vectors
- * and queues almost always are. */
-static void sort_once(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	for (size_t i = 1; i < n; i++)
-		if (cmp((char *)base + (i - 1) * size, (char *)base + i * size) > 0) {
-			qsort(base, n, size, cmp);
-			return;
-		}
-}
-
 static void vq_add(struct vq_vec *v, const struct ip_hwqueue *hq)
 {
 	cpuset_or(&v->cpus, &v->cpus, &hq->cpus);
@@ -933,7 +922,7 @@ static int vq_serve(const struct ip_blockdev *dev, struct vq_vec *vec)
 		if (hq->index >= 0)
 			qp[nq++] = (struct qpos){ (unsigned)hq->index, k };
 	}
-	sort_once(qp, nq, sizeof(*qp), cmp_qpos);
+	qsort(qp, nq, sizeof(*qp), cmp_qpos);
 	for (int vi = 0; vi < dev->nr_vectors; vi++) {
 		int queue = dev->vectors[vi].queue;
 		bool found;
@@ -974,7 +963,7 @@ static const struct vq_map *vq_map(struct ctx *c, int d)
 	}
 	for (int vi = 0; vi < dev->nr_vectors; vi++)
 		map->key[vi] = (struct vq_key){ dev->vectors[vi].irq, vi };
-	sort_once(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
+	qsort(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
 	/* An IRQ two vectors name is the later one's, as it always was. */
 	for (int i = 0; i < dev->nr_vectors; i++)
 		if (i + 1 == dev->nr_vectors || map->key[i + 1].irq != map->key[i].irq)
@@ -3157,26 +3146,11 @@ static void emit_cq(struct ctx *c)
 	place_cq_threads(c);
 }
 
-/*
- * Each line's history, or NULL: one walk of the two lists, both sorted by
- * IRQ, where a search per question cost a twentieth of an idle cycle. A
- * list of lines out of order (no sampler makes one) is walked again from
- * the start where it goes back, so that each line still finds its own.
- */
+/* Each line's history, or NULL, asked once per line rather than once per question. */
 static void line_histories(struct ctx *c)
 {
-	const struct ip_history *h = c->h;
-	size_t j = 0;
-
-	for (int i = 0; h && i < c->s->nr_irqs; i++) {
-		unsigned irq = c->s->irqs[i].irq;
-
-		if (i && irq < c->s->irqs[i - 1].irq)
-			j = 0;
-		while (j < h->nr && h->irqs[j].irq < irq)
-			j++;
-		c->hist[i] = j < h->nr && h->irqs[j].irq == irq ? &h->irqs[j] : NULL;
-	}
+	for (int i = 0; c->h && i < c->s->nr_irqs; i++)
+		c->hist[i] = ip_history_find(c->h, c->s->irqs[i].irq);
 }
 
 static int ctx_alloc(struct ctx *c)
