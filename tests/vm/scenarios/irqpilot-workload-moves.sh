@@ -2,7 +2,7 @@
 # vm: --disk ahci --append threadirqs --smp 4,sockets=2,cores=2 --need-arch x86_64,aarch64
 # Issue 5 with irqpilot, a workload that moves: as irqpilot-forced-threading, irqpilotd first
 # brings the AHCI vector from CPU 1 to fio's domain 2-3 (LLC domains {0,1} and {2,3}) within 3
-# cycles. Then fio
+# cycles, on submissions counted by perf events (irqctl explain says "perf"). Then fio
 # stops and a new fio runs pinned to CPU 1: the vector (and its IRQ thread) must follow into 0-1
 # within 3 cycles of the new fio starting, and once there, nothing may move for 20 cycles (no new
 # vector move in "irqctl status", no new "moved"/"thread" line in the daemon's log).
@@ -55,6 +55,12 @@ in_domain 2-3 30 || vm_fail "after the first move irq $irq is on $a (effective $
 vm_log "fio on cpu 3: moved in cycle $c1 to $e, thread $t"
 [ "$c1" -le 3 ] || vm_fail "irq $irq reached 2-3 only in cycle $c1 (limit 3)"
 e1=$e
+# The guest's kernel has the block tracepoints, so the submissions that moved the vector were
+# counted by perf events, read a CPU's group at a time (counters.c), not by task sampling.
+src=$(vm_irqctl --json explain "${disk#/dev/}" 2>&1) || vm_fail "irqctl explain ${disk#/dev/}: $src"
+[[ $src =~ \"submit_source\":\ *\"([a-z_]+)\" ]] || vm_fail "no submit_source in irqctl explain: $src"
+src=${BASH_REMATCH[1]}
+[ "$src" = perf ] || vm_fail "submissions of ${disk#/dev/} came from '$src', not perf events"
 
 # The workload moves to CPU 1.
 vm_fio_bg_stop
@@ -95,4 +101,4 @@ cq_probes=$(grep -c "family-irqpilot_cq" /tmp/modprobe-calls)
 [ "$cq_probes" -eq 0 ] ||
 	vm_fail "the kernel ran modprobe $cq_probes times for the absent irqpilot_cq family in $c4 cycles"
 
-vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1; fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles; 0 modprobe calls for irqpilot_cq (of $(wc -l </tmp/modprobe-calls) in all)"
+vm_pass "irq $irq: fio cpu 3 -> moved to $e1 in cycle $c1 (submissions from $src); fio cpu 1 -> followed to $e2 after $follow cycles; then 0 moves in $((c4 - c3)) cycles; 0 modprobe calls for irqpilot_cq (of $(wc -l </tmp/modprobe-calls) in all)"
