@@ -45,7 +45,6 @@ done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
 	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
-ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat 2>/dev/null; }
 
 declare -A got_iops got_ticks
 one() { # none|this|otherN|irqbalance
@@ -61,9 +60,9 @@ one() { # none|this|otherN|irqbalance
 		pid=$VM_DAEMON_PID
 	fi
 	cmp_warm "$CMP_WARM"
-	[ "$1" = none ] || t0=$(ticks "$pid")
+	[ "$1" = none ] || t0=$(vm_cpu_ticks "$pid")
 	cmp_measure
-	[ "$1" = none ] || t1=$(ticks "$pid")
+	[ "$1" = none ] || t1=$(vm_cpu_ticks "$pid")
 	got_iops[$1]+=" $IOPS"
 	got_ticks[$1]+=" $((t1 - t0))"
 	vm_log "  $1: $IOPS IOPS, p99 ${P99:-?} us, irq on $(vm_eff "$CMP_IRQ") [$IRQS], daemon ticks in the run $((t1 - t0))"

@@ -41,7 +41,7 @@ left_on() { sed -n 's/.* us, affinity \(.*\), [0-9]* affinity changes.*/\1/p' <<
 
 declare -A got_iops got_p99 got_aff got_pair
 # IOPS of each way in the current round
-declare -A this
+declare -A this left
 record() { # KEY
 	got_iops[$1]+=" $IOPS"
 	got_p99[$1]+=" ${P99:-}"
@@ -76,6 +76,7 @@ for w in one two; do
 	fi
 	for r in $(seq "$rounds"); do
 		this=()
+		left=()	# where each daemon left the vector this round
 		order=()
 		for i in "${!ways[@]}"; do
 			order+=("${ways[(i - r + 1 + ${#ways[@]} * rounds) % ${#ways[@]}]}")
@@ -88,13 +89,15 @@ for w in one two; do
 				cmp_irqbalance
 				if [ -x "$IRQBALANCE_BIN" ]; then
 					record "$w,irqbalance"
-					got_aff[$w,irqbalance]+=" $(left_on "$CMP_B")"
+					left[irqbalance]=$(left_on "$CMP_B")
+					got_aff[$w,irqbalance]+=" ${left[irqbalance]}"
 				fi
 				;;
 			irqpilotd)
 				cmp_irqpilotd
 				record "$w,irqpilotd"
-				got_aff[$w,irqpilotd]+=" $(left_on "$CMP_C")"
+				left[irqpilotd]=$(left_on "$CMP_C")
+				got_aff[$w,irqpilotd]+=" ${left[irqpilotd]}"
 				;;
 			esac
 		done
@@ -102,7 +105,7 @@ for w in one two; do
 		# vector on (a single CPU; a set has no static run to pair with)
 		for d in irqbalance irqpilotd; do
 			[ -n "${this[$d]:-}" ] || continue
-			a=$(left_on "$([ $d = irqbalance ] && echo "$CMP_B" || echo "$CMP_C")")
+			a=${left[$d]}
 			[[ $a =~ ^[0-3]$ ]] && got_pair[$w,$d]+=" $(ratio "${this[$d]}" "${this[cpu$a]}")"
 		done
 		[ -n "${this[irqbalance]:-}" ] &&
