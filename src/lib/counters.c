@@ -415,8 +415,10 @@ static bool perf_matches(const struct ip_counters *c, const struct ip_snapshot *
 	return true;
 }
 
-/* One group's counts into the snapshot; false if the read was not the whole group. */
-static bool group_read(const struct ip_counters *c, const struct perf_group *g, struct ip_snapshot *snap)
+/* One group's counts into the snapshot. Anything but the whole group leaves
+ * this CPU's counts at 0 for the sample rather than put counts in the wrong
+ * place. */
+static void group_read(const struct ip_counters *c, const struct perf_group *g, struct ip_snapshot *snap)
 {
 	const struct perf_member *m = &c->members[g->first];
 	/* { nr, { value, id } [nr] } (perf_read_group(), kernel/events/core.c) */
@@ -424,7 +426,7 @@ static bool group_read(const struct ip_counters *c, const struct perf_group *g, 
 	uint64_t *v = c->group_buf;
 
 	if (read(m[0].fd, v, want) != (ssize_t)want || v[0] != (uint64_t)g->nr)
-		return false;
+		return;
 	for (int j = 0; j < g->nr; j++) {
 		int k = j, seq;
 
@@ -440,7 +442,6 @@ static bool group_read(const struct ip_counters *c, const struct perf_group *g, 
 		else
 			snap->dc[seq / 2].submit[g->cpu] = v[1 + 2 * j];
 	}
-	return true;
 }
 
 static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
@@ -454,10 +455,8 @@ static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
 			return -ENOMEM;
 		dc->submit_src = dc->complete_src = IP_SRC_PERF;
 	}
-	/* Anything but the whole group leaves this CPU's counts at 0 for the
-	 * sample rather than put counts in the wrong place. */
 	for (int gi = 0; gi < c->nr_groups; gi++)
-		(void)group_read(c, &c->groups[gi], snap);
+		group_read(c, &c->groups[gi], snap);
 	return 0;
 }
 

@@ -57,8 +57,8 @@ vm_log "fio on cpu 3: moved in cycle $c1 to $e, thread $t"
 e1=$e
 # The guest's kernel has the block tracepoints, so the submissions that moved the vector were
 # counted by perf events, read a CPU's group at a time (counters.c), not by task sampling.
-src=$(vm_irqctl --json explain "${disk#/dev/}" 2>&1) || vm_fail "irqctl explain ${disk#/dev/}: $src"
-[[ $src =~ \"submit_source\":\ *\"([a-z_]+)\" ]] || vm_fail "no submit_source in irqctl explain: $src"
+explain=$(vm_irqctl --json explain "${disk#/dev/}" 2>&1) || vm_fail "irqctl explain ${disk#/dev/}: $explain"
+[[ $explain =~ \"submit_source\":\ *\"([a-z_]+)\" ]] || vm_fail "no submit_source in irqctl explain: $explain"
 src=${BASH_REMATCH[1]}
 [ "$src" = perf ] || vm_fail "submissions of ${disk#/dev/} came from '$src', not perf events"
 
