@@ -27,7 +27,10 @@ enum {
 };
 
 #define IP_RUNTIME_DIR_DEFAULT "/run/irqpilot"
-#define IP_IDLE_INTERVAL_S 10.0
+/* Idle without a perf wakeup, a full cycle runs this often: the probe
+ * between them (idle.h) sees I/O and CPUs, uevents and clients kick a
+ * cycle, so what only a full cycle sees is another's affinity write. */
+#define IP_IDLE_FULL_S 60.0
 #define IP_IDLE_AFTER_CYCLES 3
 #define IP_STATE_DIR_DEFAULT "/var/lib/irqpilot"
 /* The connection table: IP_MAX_CLIENTS in all, at most IP_MAX_CLIENTS_PER_UID

@@ -15,10 +15,11 @@
  *    timer runs at all: the kernel makes the wakeup fd readable at the
  *    first bio and the daemon cycles at once. Zero wakeups at idle, and
  *    a burst is placed within one interval.
- *  - otherwise (task sampling, a --root tree, --replay, or the wakeup
- *    could not be opened) it backs off: /proc/diskstats, one small file,
- *    at every interval, and a full cycle when it changed or every
- *    IP_IDLE_INTERVAL_S.
+ *  - otherwise (task sampling, a --root tree, or the wakeup could not be
+ *    opened) it backs off: a probe at every interval reads
+ *    /proc/diskstats and the online, isolated and nohz_full CPU lists (a
+ *    few small files, ip_sampler_probe()), and a full cycle runs when
+ *    they changed or every IP_IDLE_FULL_S (daemon.h).
  * A capture samples at the configured interval whatever the I/O. While
  * the daemon cycles at the interval the wakeup is disarmed, so I/O does
  * not wake it once per bio.

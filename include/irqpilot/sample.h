@@ -64,4 +64,13 @@ void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, uns
 
 int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *out, struct ip_diag *d);
 
+/*
+ * The idle back-off's probe, between full samples (idle.h): @ios is every
+ * disk's completed I/Os in /proc/diskstats, and @cpus_changed whether the
+ * CPUs a placement depends on (online, isolated, nohz_full) differ from
+ * the last sample's, true also before the first. A few small files, read
+ * through kept fds; no snapshot, and the caches stay as they are.
+ */
+int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, struct ip_diag *d);
+
 #endif

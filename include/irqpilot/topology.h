@@ -101,6 +101,9 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
  * error @t is left as it was.
  */
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d);
+/* Whether those sets, read again, differ from @t's (@t is not changed). */
+int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t, bool *changed,
+				  struct ip_diag *d);
 /* Recompute classes and domains (e.g. after overrides changed). */
 int ip_topology_derive(struct ip_topology *t, const struct ip_cpu_overrides *ov, struct ip_diag *d);
 void ip_topology_free(struct ip_topology *t);

@@ -60,6 +60,7 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	const struct ip_history *h = ip_engine_history(d->engine);
 	int steered = 0, managed = 0, devs = st ? st->model.cur->storage.nr_devs : 0;
 	const char *src = ip_sampler_submit_source(ip_engine_sampler(d->engine));
+	double interval = d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s;
 
 	for (int i = 0; st && i < st->model.cur->nr_irqs; i++) {
 		const struct ip_irq *q = &st->model.cur->irqs[i];
@@ -82,10 +83,10 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	ip_json_string(&j, "root", d->o.root);
 	ip_json_string(&j, "config", d->o.config_path);
 	ip_json_bool(&j, "dry_run", ip_engine_dry_run(d->engine));
-	ip_json_double(&j, "interval_s", d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s);
-	/* what the daemon waits now: the idle interval while no I/O is seen */
+	ip_json_double(&j, "interval_s", interval);
+	/* what the daemon waits now: the idle back-off's while no I/O is seen */
 	ip_json_double(&j, "cycle_interval_s",
-		       d->idle ? IP_IDLE_INTERVAL_S : (d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s));
+		       d->idle ? MAX(IP_IDLE_FULL_S, interval) : interval);
 	ip_json_bool(&j, "idle", d->idle);
 	ip_json_uint(&j, "cycles", d->cycles);
 	ip_json_int(&j, "devices", devs);

@@ -583,45 +583,39 @@ static void cq_connect(struct ip_daemon *d, const struct ip_step *st)
 	d->cq_absent_logged = false;
 }
 
-static int add_ios(void *ctx, const struct ip_diskstat *ds)
-{
-	*(uint64_t *)ctx += ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
-	return 0;
-}
-
 /*
  * The idle back-off (idle.h), where no perf wakeup is open: between full
- * cycles every IP_IDLE_INTERVAL_S, /proc/diskstats (one small file, every
- * disk's completed I/Os, also polled ones that raise no interrupt) is read
- * at the configured interval, and a change starts a full cycle at once: a
- * burst after idle waits at most one interval for the cycle that places it
- * (the issue measured 13 s). True when the full cycle can wait; false also
- * when the file cannot be read.
+ * cycles every IP_IDLE_FULL_S, a probe at the configured interval reads
+ * /proc/diskstats (every disk's completed I/Os, also polled ones that raise
+ * no interrupt) and the online, isolated and nohz_full CPU lists; a change
+ * in either starts a full cycle at once. A burst after idle waits at most
+ * one interval for the cycle that places it (the issue measured 13 s), and
+ * a CPU fenced off at idle is left the next interval. True when the full
+ * cycle can wait; false also when a file cannot be read.
  */
 static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 {
-	_cleanup_free_ char *text = NULL;
 	struct ip_diag diag = { "" };
 	uint64_t ios = 0;
-	size_t len;
-	bool quiet;
+	bool quiet, cpus_changed;
 
-	/* At an interval of IP_IDLE_INTERVAL_S or more no timer-due cycle can
-	 * wait: the probe would read and parse a file only to run the full
-	 * cycle, which reads it again. A kick before then finds no baseline
-	 * and runs the full cycle too. */
-	if (interval_s(d) >= IP_IDLE_INTERVAL_S &&
-	    usec >= d->last_step_usec + (uint64_t)(IP_IDLE_INTERVAL_S * USEC_PER_SEC)) {
+	/* At an interval of IP_IDLE_FULL_S or more no timer-due cycle can
+	 * wait: the probe would read its files only to run the full cycle,
+	 * which reads them again. A kick before then finds no baseline and
+	 * runs the full cycle too. */
+	if (interval_s(d) >= IP_IDLE_FULL_S &&
+	    usec >= d->last_step_usec + (uint64_t)(IP_IDLE_FULL_S * USEC_PER_SEC)) {
 		d->probe_valid = false;
 		return false;
 	}
-	if (ip_root_read(d->root, "proc/diskstats", &text, &len) < 0 ||
-	    ip_parse_diskstats(text, len, add_ios, &ios, &diag) < 0) {
+	if (ip_sampler_probe(ip_engine_sampler(d->engine), &ios, &cpus_changed, &diag) < 0) {
 		d->probe_valid = false;
 		return false;
 	}
-	quiet = ip_idle_probe_quiet(d->probe_valid, d->probe_ios, ios, usec, d->last_step_usec,
-				    IP_IDLE_INTERVAL_S);
+	quiet = !cpus_changed && ip_idle_probe_quiet(d->probe_valid, d->probe_ios, ios, usec,
+						     d->last_step_usec, IP_IDLE_FULL_S);
+	if (cpus_changed)
+		ip_log(&d->log, LOG_DEBUG, "idle: the online or isolated CPUs changed: a cycle now");
 	d->probe_ios = ios;
 	d->probe_valid = true;
 	return quiet;
@@ -771,8 +765,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			       d->nr_wake_src);
 		else if (d->idle != was_idle && d->idle)
 			ip_log(&d->log, LOG_DEBUG,
-			       "no storage I/O: a full cycle every %.0f s, /proc/diskstats every %.1f s (no perf wakeup: %s)",
-			       MAX(IP_IDLE_INTERVAL_S, interval_s(d)), interval_s(d),
+			       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
+			       MAX(IP_IDLE_FULL_S, interval_s(d)), interval_s(d),
 			       ip_counters_wake_why(daemon_counters(d)) ?: "not opened");
 		else if (d->idle != was_idle)
 			ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", interval_s(d));

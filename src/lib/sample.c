@@ -1727,6 +1727,37 @@ static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip
 	return ret < 0 ? ip_diag_prefix(d, ret, "proc/diskstats") : 0;
 }
 
+static int add_ios(void *ctx, const struct ip_diskstat *ds)
+{
+	*(uint64_t *)ctx += ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+	return 0;
+}
+
+int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, struct ip_diag *d)
+{
+	_cleanup_free_ char *text = NULL, *online = NULL;
+	size_t len;
+	int ret;
+
+	*ios = 0;
+	*cpus_changed = true;
+	ret = ip_root_read_again(s->root, "proc/diskstats", false, &text, &len);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/diskstats: %s", strerror(-ret));
+	ret = ip_parse_diskstats(text, len, add_ios, ios, d);
+	if (ret < 0)
+		return ip_diag_prefix(d, ret, "proc/diskstats");
+	if (!s->have_topo || !s->online_sig)
+		return 0;
+	ret = ip_root_read_line_again(s->root, "sys/devices/system/cpu/online", &online);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
+	if (strcmp(online, s->online_sig) != 0)
+		return 0;
+	/* a cgroup partition made isolated raises no uevent */
+	return ip_topology_isolation_changed(s->root, &s->topo, cpus_changed, d);
+}
+
 /* ---- the whole sample ---------------------------------------------- */
 
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)

@@ -316,6 +316,18 @@ int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, stru
 	return 0;
 }
 
+int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t, bool *changed,
+				  struct ip_diag *d)
+{
+	ip_cpuset iso, nohz;
+	int ret = read_isolated_sets(r, t, &iso, &nohz, d);
+
+	if (ret < 0)
+		return ret;
+	*changed = !cpuset_equal(&iso, &t->isolated) || !cpuset_equal(&nohz, &t->nohz_full);
+	return 0;
+}
+
 static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	struct cmdline_info ci;
