@@ -23,6 +23,7 @@
 #
 # Environment: BENCH_QUICK=1 (two sizes, fewer cycles), BENCH_SIZES
 # ("8:100 64:500 256:2000 1024:8000"), BENCH_INTERVAL (10), BENCH_CYCLES (4),
+# BENCH_IDLE_FROM (4), BENCH_IDLE_CYCLES (6),
 # BENCH_CALLGRIND_MAX_CPUS (256; larger sizes skip callgrind), BENCH_MOVES_SIZE
 # (64:500), BENCH_MOVES_INTERVAL (2), BENCH_MOVES_CYCLES (60), BENCH_SEED (1),
 # BENCH_ORACLE_ROUNDS (6, rounds of tests/vm/scenarios/bench-oracle.sh),
@@ -62,6 +63,11 @@ else
 	moves_cycles=${BENCH_MOVES_CYCLES:-60}
 fi
 interval=${BENCH_INTERVAL:-10}
+# Idle is measured as a daemon idles for hours: from cycle 4, after the three
+# quiet cycles that start irqpilotd's back-off, over 6 cycles, so that the
+# window holds one of its full cycles (60 s apart) for every 5 probes.
+idle_from=${BENCH_IDLE_FROM:-4}
+idle_cycles=${BENCH_IDLE_CYCLES:-6}
 cg_max=${BENCH_CALLGRIND_MAX_CPUS:-256}
 moves_size=${BENCH_MOVES_SIZE:-64:500}
 moves_interval=${BENCH_MOVES_INTERVAL:-2}
@@ -167,9 +173,9 @@ run_pair() {
 			--label irqpilotd >"$tmp/$name.ip" &
 		mip=$!
 	else
-		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --label irqbalance >"$tmp/$name.ib" &
+		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --from "${from:-1}" --label irqbalance >"$tmp/$name.ib" &
 		mib=$!
-		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --label irqpilotd >"$tmp/$name.ip" &
+		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --from "${from:-1}" --label irqpilotd >"$tmp/$name.ip" &
 		mip=$!
 	fi
 	wait "$mib" || rc=1
@@ -210,8 +216,8 @@ for size in $sizes; do
 	# idle: a still tree, no writer
 	cp -a "$d/still" "$d/idle-ib"
 	cp -a "$d/still" "$d/idle-ip"
-	log "$cpus x $irqs: idle, $cycles cycles of ${interval}s"
-	run_pair "idle-$size" "$interval" "$cycles" "$d/idle-ib" "$d/idle-ip" ||
+	log "$cpus x $irqs: idle, $idle_cycles cycles of ${interval}s from cycle $idle_from"
+	from=$idle_from run_pair "idle-$size" "$interval" "$idle_cycles" "$d/idle-ib" "$d/idle-ip" ||
 		echo "idle $size: a monitor failed" >>"$tmp/failures"
 	# steady: counters advance between cycles
 	cp -a "$d/s0" "$d/load-ib"
@@ -332,7 +338,9 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo "CPU time is user+sys of every thread (schedstat) over $cycles cycles after the first,"
 	echo "divided by $cycles: everything the daemon did per ${interval} s interval. *Steady*: the"
-	echo "counters advance between cycles (bench-steady). *Idle*: a still tree."
+	echo "counters advance between cycles (bench-steady). *Idle*: a still tree, $idle_cycles cycles"
+	echo "from cycle $idle_from (\`--from $idle_from\`): past irqpilotd's three quiet cycles, and one"
+	echo "of its 60 s full cycles for every 5 probes of its back-off."
 	echo "Wakeups are voluntary + involuntary context switches per minute, idle tree."
 	echo "Peak RSS is VmHWM at the end of the steady run. Ir: instructions of one --oneshot run"
 	echo "(start-up, two samples and one decision) under callgrind, in millions."

@@ -12,8 +12,10 @@
  *
  * Burst 0 is start-up (irqbalance: object tree and first parse; irqpilotd:
  * its warm-up sample). Measurement runs from half an interval after cycle
- * 1 to half an interval after cycle 1 + K: exactly K cycles, sampled
- * while the daemon sleeps. CPU time is the sum of every thread's
+ * F (--from, 1 unless given) to half an interval after cycle F + K:
+ * exactly K cycles, sampled while the daemon sleeps. A later F measures a
+ * daemon settled into what it does for hours, e.g. irqpilotd's idle
+ * back-off, which begins after three quiet cycles. CPU time is the sum of every thread's
  * schedstat run time (ns), wakeups are voluntary + involuntary context
  * switches of every thread.
  *
@@ -790,10 +792,10 @@ static long vm_hwm_kb(int pid)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench-steady --pid PID --interval S --cycles K [--tree DIR --step0 D0 --step1 D1\n"
-	      "                    [--sim SECONDS]] [--label NAME]\n"
-	      "Watches PID for 1 + K cycles (seen as bursts of reads) and reports its CPU time per\n"
-	      "cycle, wakeups per minute and peak RSS over the last K. With --tree, half an interval\n"
+	fputs("usage: bench-steady --pid PID --interval S --cycles K [--from F] [--tree DIR --step0 D0\n"
+	      "                    --step1 D1 [--sim SECONDS]] [--label NAME]\n"
+	      "Watches PID for F + K cycles (seen as bursts of reads; F is 1 unless given) and reports\n"
+	      "its CPU time per cycle, wakeups per minute and peak RSS over the last K. With --tree, half an interval\n"
 	      "after each cycle starts it advances DIR's counters by SECONDS (default S) of the\n"
 	      "workload that fixturegen trees D0 and D1 (steps 0 and 1) differ by, with interrupts\n"
 	      "following the affinity the daemon wrote, and counts the IRQs it moved.\n",
@@ -806,7 +808,7 @@ int main(int argc, char **argv)
 	const char *d0 = NULL, *d1 = NULL, *label = "daemon";
 	int pid = 0, cycles = 0;
 	double interval = 0, gap, last_io = -1e9, start[4096], timeout;
-	int seen = -1, sampled = -1, first = 1;
+	int seen = -1, sampled = -1, first = 1, from = 1;
 	struct usage a = { 0 }, b = { 0 };
 	uint64_t last = 0, io;
 	int moves[4096] = { 0 };
@@ -822,6 +824,8 @@ int main(int argc, char **argv)
 			interval = atof(v);
 		else if (strcmp(argv[i], "--cycles") == 0 && v)
 			cycles = atoi(v);
+		else if (strcmp(argv[i], "--from") == 0 && v)
+			from = atoi(v);
 		else if (strcmp(argv[i], "--tree") == 0 && v)
 			s.tree = v;
 		else if (strcmp(argv[i], "--step0") == 0 && v)
@@ -841,12 +845,14 @@ int main(int argc, char **argv)
 		}
 		i++;
 	}
-	if (pid <= 0 || interval <= 0 || cycles < 1 || cycles > 4000 || (s.tree && (!d0 || !d1))) {
+	if (pid <= 0 || interval <= 0 || cycles < 1 || cycles > 4000 || from < 1 || from > 60 ||
+	    (s.tree && (!d0 || !d1))) {
 		usage(stderr);
 		return 2;
 	}
 	if (s.sim < 0)
 		s.sim = interval;
+	first = from;
 	if (s.tree) {
 		load_steps(&s, d0, d1);
 		init_affinity(&s);
@@ -882,7 +888,7 @@ int main(int argc, char **argv)
 		 * cycle actually spanned (at 1,024 x 8,000 on a loaded host an
 		 * equality test never saw 1 + K and the run never ended). */
 		if (seen > sampled && t >= start[seen] + interval / 2) {
-			if (sampled < 1 && seen >= 1) {
+			if (sampled < from && seen >= from) {
 				task_usage(pid, &a);
 				first = seen;
 			}
