@@ -41,6 +41,9 @@ trap cleanup EXIT INT TERM
 . "$top_srcdir/tests/lib-daemon.sh"
 
 now() { awk '{ printf "%.1f\n", $1 }' /proc/uptime; }
+# since T0: seconds from T0 (a now) until now; within T LO HI: LO <= T <= HI
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+within() { awk -v t="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(t >= lo && t <= hi) }'; }
 
 cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
 mkdir -p "$root/irqpilot"
@@ -181,11 +184,10 @@ sleep 2
 tb=$(now)
 echo "6 4" >"$load"	# 40 I/O per second
 if wait_for 40 sh -c "grep -qx '[0-3]' '$root/proc/irq/37/smp_affinity_list'"; then
-	tl=$(now)
-	took=$(awk -v a="$tb" -v b="$tl" 'BEGIN { printf "%.1f", b - a }')
+	took=$(since "$tb")
 	echo "# B: trickle of 40 I/O/s from CPU 6: the vector left 6-7 for $(aff) after $took s (idle_grace 10 s)"
 	# idle_grace, plus the cycle that sees it and one that may straddle the start
-	if awk -v t="$took" 'BEGIN { exit !(t >= 9 && t <= 10 + 2 + 3) }'; then
+	if within "$took" 9 $((10 + 2 + 3)); then
 		ok "trickle counts as idle: back to the efficiency domain after idle_grace ($took s)"
 	else
 		bad "trickle: left 6-7 after $took s, want idle_grace 10 s (+ 2 cycles)"
@@ -206,12 +208,11 @@ check "30 s without I/O: the daemon backs off" sh -c "'$ctl' status | grep -q 'e
 tc=$(now)
 echo "6 300" >"$load"
 if wait_for 30 sh -c "grep -qx '[67]' '$root/proc/irq/37/smp_affinity_list'"; then
-	tm=$(now)
-	took=$(awk -v a="$tc" -v b="$tm" 'BEGIN { printf "%.1f", b - a }')
+	took=$(since "$tc")
 	echo "# C: after 30 s idle, a burst from CPU 6 was followed after $took s (interval 1 s, full cycles 60 s apart)"
 	# one interval for the probe, one cycle; a loaded machine adds to both,
 	# but not the 30 s to the back-off's full cycle
-	if awk -v t="$took" 'BEGIN { exit !(t <= 5) }'; then
+	if within "$took" 0 5; then
 		ok "after idle, a burst is followed within one interval and one cycle ($took s)"
 	else
 		bad "after idle, the burst was followed only after $took s"
@@ -219,6 +220,7 @@ if wait_for 30 sh -c "grep -qx '[67]' '$root/proc/irq/37/smp_affinity_list'"; th
 else
 	bad "after idle, a burst from CPU 6 was not followed in 30 s (on $(aff))"
 fi
+
 # --- D. a CPU isolated while idle -------------------------------------------
 # No uevent tells of a cgroup v2 partition made isolated: the idle probe reads
 # the CPU lists with /proc/diskstats, and the vector leaves the CPU within an
@@ -234,9 +236,9 @@ if wait_for 30 sh -c "'$ctl' status | grep -q 'every 60.0 s (no storage I/O)'"; 
 	tc=$(now)
 	echo "$cpu" >"$root/sys/fs/cgroup/cpuset.cpus.isolated"
 	if wait_for 30 sh -c "! grep -Eq '(^|[,-])$cpu(\$|[,-])' '$root/proc/irq/37/smp_affinity_list'"; then
-		took=$(awk -v a="$tc" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+		took=$(since "$tc")
 		echo "# D: idle, CPU $cpu (under the vector, on $on) made isolated: left for $(aff) after $took s"
-		if awk -v t="$took" 'BEGIN { exit !(t <= 5) }'; then
+		if within "$took" 0 5; then
 			ok "idle: a CPU made isolated is left within one interval and one cycle ($took s)"
 		else
 			bad "idle: the isolated CPU $cpu was left only after $took s"

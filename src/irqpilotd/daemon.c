@@ -25,7 +25,6 @@
 #include "irqpilot/daemon.h"
 #include "irqpilot/idle.h"
 #include "irqpilot/macro.h"
-#include "irqpilot/procfs.h"
 #include "irqpilot/report.h"
 #include "irqpilot/state.h"
 

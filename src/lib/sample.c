@@ -1713,17 +1713,19 @@ static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
 	return 0;
 }
 
-static int read_diskstats(struct ip_root *r, struct ip_snapshot *snap, struct ip_diag *d)
+/* Every line of /proc/diskstats to @cb; with @optional, a root without
+ * the file (a fixture of the topology alone) has none and no error. */
+static int each_diskstat(struct ip_root *r, bool optional, ip_diskstat_cb cb, void *ctx, struct ip_diag *d)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 	int ret = ip_root_read_again(r, "proc/diskstats", false, &text, &len);
 
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && optional)
 		return 0;
 	if (ret < 0)
 		return ip_diag_set(d, ret, "proc/diskstats: %s", strerror(-ret));
-	ret = ip_parse_diskstats(text, len, diskstat_line, snap, d);
+	ret = ip_parse_diskstats(text, len, cb, ctx, d);
 	return ret < 0 ? ip_diag_prefix(d, ret, "proc/diskstats") : 0;
 }
 
@@ -1735,18 +1737,14 @@ static int add_ios(void *ctx, const struct ip_diskstat *ds)
 
 int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, struct ip_diag *d)
 {
-	_cleanup_free_ char *text = NULL, *online = NULL;
-	size_t len;
+	_cleanup_free_ char *online = NULL;
 	int ret;
 
 	*ios = 0;
 	*cpus_changed = true;
-	ret = ip_root_read_again(s->root, "proc/diskstats", false, &text, &len);
+	ret = each_diskstat(s->root, false, add_ios, ios, d);
 	if (ret < 0)
-		return ip_diag_set(d, ret, "proc/diskstats: %s", strerror(-ret));
-	ret = ip_parse_diskstats(text, len, add_ios, ios, d);
-	if (ret < 0)
-		return ip_diag_prefix(d, ret, "proc/diskstats");
+		return ret;
 	if (!s->have_topo || !s->online_sig)
 		return 0;
 	ret = ip_root_read_line_again(s->root, "sys/devices/system/cpu/online", &online);
@@ -1918,7 +1916,7 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 		if (!snap->dc)
 			return -ENOMEM;
 	}
-	ret = read_diskstats(s->root, snap, d);
+	ret = each_diskstat(s->root, true, diskstat_line, snap, d);
 	if (ret < 0)
 		return ret;
 	return ip_counters_sample(s->counters, s->root, snap, d);
