@@ -411,8 +411,10 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 		echo "\`tests/vm/run-vm.sh tests/vm/scenarios/SCENARIO.sh\`, one workload three ways in one boot"
 		echo "(bench/vm-compare.sh). Completions in 2-3: share of BLOCK softirqs in fio's domain."
 		echo "TCG on a loaded host makes IOPS and p99 noisy: read locality first."
-		echo "bench-idle-wakeups: both daemons idle on a real kernel (the generated trees above show"
-		echo "only irqpilotd's timer back-off; its perf wakeup needs the kernel's own disks)."
+		echo "bench-idle-wakeups: both daemons idle, then under steady fio, on a real kernel, each alone at"
+		echo "its default interval (irqbalance 10 s, irqpilotd 2 s): wakeups and CPU ms a minute. The"
+		echo "generated trees above show only irqpilotd's timer back-off and task sampling; its perf"
+		echo "counters and wakeup need the kernel's own disks."
 		echo
 		for l in "${vm_lines[@]}"; do echo "- $l"; echo; done
 	else

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "irqpilot/apply.h"
+#include "irqpilot/engine.h"
+#include "irqpilot/procfs.h"
 #include "irqpilot/state.h"
 #include "irqpilot/log.h"
 #include "irqpilot/macro.h"
@@ -811,6 +813,55 @@ static void test_restore_cq_already_detached(void **state)
 
 /* The daemon between connections never attaches unowned: an attach that
  * outlived a kill -9 would be left behind. (No socket is opened.) */
+/*
+ * A fixture tree's thread ops (engine.c): nothing reaches this machine's
+ * scheduler, and the tree shows what the kernel would, so that the next
+ * sample finds the thread where it was put. The texts are as
+ * fs/proc/array.c prints them: task_cpus_allowed()'s "%*pb" (nr_cpu_ids
+ * bits, 32 to a group: 40 CPUs here) and "%*pbl", do_task_stat()'s fields
+ * 18 (task_prio()), 40 and 41.
+ */
+#define STATUS_700(mask, list)                                                                 \
+	"Name:\tirq/45-test\nState:\tS (sleeping)\nPid:\t700\nPPid:\t2\n"                          \
+	"Cpus_allowed:\t" mask "\nCpus_allowed_list:\t" list "\nMems_allowed:\t00000001\n"       \
+	"Mems_allowed_list:\t0\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t0\n"
+
+static void test_tree_ops_show_thread(void **state)
+{
+	struct env *e = *state;
+	struct ip_apply_ops ops;
+	struct ip_pid_status st;
+	struct ip_pid_stat ps;
+	struct ip_diag d = { "" };
+	const char *text;
+	ip_cpuset cpus;
+
+	write_file(e->dir, "proc/700/status", STATUS_700("ff,ffffffff", "0-39"), 0444);
+	ip_engine_ops_for_root(e->r, &ops);
+
+	assert_int_equal(cpuset_parse_list(&cpus, "5,33"), 0);
+	assert_int_equal(ops.set_affinity(ops.ctx, 700, &cpus), 0);
+	assert_string_equal(slurp(e->dir, "proc/700/status"), STATUS_700("02,00000020", "5,33"));
+	text = slurp(e->dir, "proc/700/status");
+	assert_int_equal(ip_parse_pid_status(text, strlen(text), &st, &d), 0);
+	assert_true(st.has_cpus_allowed && cpuset_equal(&st.cpus_allowed, &cpus));
+
+	assert_int_equal(ops.set_scheduler(ops.ctx, 700, SCHED_OTHER, 0), 0);
+	text = slurp(e->dir, "proc/700/stat");
+	assert_int_equal(ip_parse_pid_stat(text, strlen(text), &ps, &d), 0);
+	assert_int_equal(ps.policy, SCHED_OTHER);
+	assert_int_equal(ps.rt_priority, 0);
+	assert_int_equal(ps.priority, 20);
+	assert_int_equal(ps.starttime, 512); /* the rest as it was */
+	/* back to FIFO 50: the line the tree started with, byte for byte */
+	assert_int_equal(ops.set_scheduler(ops.ctx, 700, SCHED_FIFO, 50), 0);
+	assert_string_equal(slurp(e->dir, "proc/700/stat"), STAT_700);
+
+	/* a thread gone: what sched_setaffinity() and sched_setscheduler() say */
+	assert_int_equal(ops.set_affinity(ops.ctx, 701, &cpus), -ESRCH);
+	assert_int_equal(ops.set_scheduler(ops.ctx, 701, SCHED_FIFO, 50), -ESRCH);
+}
+
 static void test_live_without_connection(void **state)
 {
 	struct ip_apply_live live = { .cq = NULL };
@@ -1013,6 +1064,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
+		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,21 +58,138 @@ static uint64_t pins_sig(const struct ip_history *h)
 /*
  * A fixture or replay tree has files but no threads: its PIDs are not this
  * machine's, so thread affinity and priority must never reach the kernel.
- * Files are written into the tree as usual.
+ * What they change is written into the tree instead, in the kernel's own
+ * format, so that the next sample sees the thread where it was put, as it
+ * would on a live machine; files are written into the tree as usual.
  */
 static int tree_write(void *ctx, struct ip_root *r, const char *path, const char *data)
 {
 	return ip_root_write(r, path, data);
 }
 
-static int tree_set_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
+/* fs/proc/array.c task_cpus_allowed(): "%*pb" of the task's cpus_mask,
+ * nr_cpu_ids bits, 32 to a comma-separated group. The tree's own line
+ * gives the width; @digits hex digits are written at @out. */
+static void format_mask(const ip_cpuset *cpus, size_t digits, char *out)
 {
-	return 0;
+	for (size_t i = digits; i-- > 0;) {
+		unsigned nib = 0;
+
+		for (int b = 0; b < 4; b++)
+			if (cpuset_valid_cpu((int)(4 * i) + b) && cpuset_test(cpus, (int)(4 * i) + b))
+				nib |= 1u << b;
+		*out++ = "0123456789abcdef"[nib];
+		if (i && i % 8 == 0)
+			*out++ = ',';
+	}
+	*out = '\0';
 }
 
+/* @text with line KEY's value (after "KEY:\t") replaced by @val, or NULL. */
+static char *replace_value(const char *text, const char *key, const char *val)
+{
+	size_t klen = strlen(key);
+	const char *p = text, *v, *e;
+
+	for (; *p; p = e + (*e == '\n')) {
+		e = strchrnul(p, '\n');
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':' && p[klen + 1] == '\t')
+			break;
+	}
+	if (!*p)
+		return NULL;
+	v = p + klen + 2;
+	return ip_asprintf("%.*s%s%s", (int)(v - text), text, val, e);
+}
+
+static int tree_set_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
+{
+	struct ip_root *r = ctx;
+	_cleanup_free_ char *path = ip_asprintf("proc/%d/status", (int)pid);
+	_cleanup_free_ char *text = NULL, *t1 = NULL, *t2 = NULL, *mask = NULL;
+	char list[IP_CPULIST_MAX];
+	const char *m, *me;
+	size_t digits = 0;
+	int ret;
+
+	if (!path)
+		return -ENOMEM;
+	ret = ip_root_read(r, path, &text, NULL);
+	if (ret == -ENOENT)
+		return -ESRCH; /* as sched_setaffinity() says of a thread gone */
+	if (ret < 0)
+		return ret;
+	cpuset_format_list(cpus, list, sizeof(list));
+	t1 = replace_value(text, "Cpus_allowed_list", list);
+	m = strstr(text, "\nCpus_allowed:\t");
+	if (m) {
+		m += strlen("\nCpus_allowed:\t");
+		me = strchrnul(m, '\n');
+		for (const char *c = m; c < me; c++)
+			digits += *c != ',';
+		mask = malloc(digits + digits / 8 + 1);
+		if (!mask)
+			return -ENOMEM;
+		format_mask(cpus, digits, mask);
+		t2 = replace_value(t1 ? t1 : text, "Cpus_allowed", mask);
+	}
+	if (!t1 && !t2)
+		return 0; /* a tree without the lines: nothing shows the mask */
+	return ip_root_write(r, path, t2 ? t2 : t1);
+}
+
+/* fs/proc/array.c do_task_stat(): field 18 is task_prio() (-1 - rt_priority
+ * under an RT policy, 20 + nice otherwise), 40 rt_priority, 41 policy. */
 static int tree_set_scheduler(void *ctx, pid_t pid, int policy, int priority)
 {
-	return 0;
+	struct ip_root *r = ctx;
+	_cleanup_free_ char *path = ip_asprintf("proc/%d/stat", (int)pid);
+	_cleanup_free_ char *text = NULL, *out = NULL;
+	const char *p;
+	char *o;
+	long nice = 0;
+	int field = 3, ret;
+
+	if (!path)
+		return -ENOMEM;
+	ret = ip_root_read(r, path, &text, NULL);
+	if (ret == -ENOENT)
+		return -ESRCH;
+	if (ret < 0)
+		return ret;
+	p = strrchr(text, ')');
+	if (!p || p[1] != ' ')
+		return -EINVAL; /* not a stat line: left as the tree has it */
+	p += 2;
+	out = malloc(strlen(text) + 3 * 24 + 1);
+	if (!out)
+		return -ENOMEM;
+	o = mempcpy(out, text, (size_t)(p - text));
+	/* every field but the three copied as it is, however many follow */
+	for (; *p && *p != '\n'; field++) {
+		size_t n = strcspn(p, " \n");
+
+		if (field == 18 || field == 40 || field == 41) {
+			const char *q = p + n;
+
+			/* nice (19) follows priority (18): read it ahead */
+			if (field == 18 && *q == ' ')
+				nice = strtol(q + 1, NULL, 10);
+			o += sprintf(o, "%ld", field == 41 ? (long)policy
+					     : field == 40 ? (long)priority
+					     : policy == SCHED_FIFO || policy == SCHED_RR ? -1L - priority
+					     : 20 + nice);
+		} else {
+			o = mempcpy(o, p, n);
+		}
+		p += n;
+		if (*p == ' ')
+			*o++ = *p++;
+	}
+	if (field <= 41)
+		return -EINVAL; /* too short for a policy: left as it is */
+	strcpy(o, "\n");
+	return ip_root_write(r, path, out);
 }
 
 static int tree_cq(void *ctx, unsigned major, unsigned minor, bool attach)
@@ -79,13 +197,13 @@ static int tree_cq(void *ctx, unsigned major, unsigned minor, bool attach)
 	return 0;
 }
 
-static void tree_ops(struct ip_apply_ops *ops)
+static void tree_ops(struct ip_root *r, struct ip_apply_ops *ops)
 {
 	ops->write = tree_write;
 	ops->set_affinity = tree_set_affinity;
 	ops->set_scheduler = tree_set_scheduler;
 	ops->cq = tree_cq;
-	ops->ctx = NULL;
+	ops->ctx = r;
 	ops->record = NULL;
 	ops->record_ctx = NULL;
 }
@@ -95,7 +213,7 @@ void ip_engine_ops_for_root(struct ip_root *r, struct ip_apply_ops *ops)
 	if (ip_root_is_live(r))
 		ip_apply_ops_default(ops);
 	else
-		tree_ops(ops);
+		tree_ops(r, ops);
 }
 
 int ip_engine_new(struct ip_root *r, const struct ip_policy_config *cfg, const struct ip_engine_opts *o,

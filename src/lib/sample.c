@@ -262,6 +262,7 @@ struct ip_sampler {
 
 	struct full_cache fc;
 	bool force_full;       /* invalidated: the next sample reads everything */
+	int sparse_irq;        /* -1 not asked yet, else whether sys/kernel/irq exists */
 	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
@@ -502,6 +503,7 @@ int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip
 	if (!s)
 		return -ENOMEM;
 	s->root = r;
+	s->sparse_irq = -1;
 	if (o)
 		s->opts = *o;
 	fdc_init(&s->fdc);
@@ -582,6 +584,7 @@ void ip_sampler_free(struct ip_sampler *s)
 void ip_sampler_set_root(struct ip_sampler *s, struct ip_root *r)
 {
 	s->root = r;
+	s->sparse_irq = -1;
 	ip_sampler_invalidate(s);
 }
 
@@ -1268,7 +1271,11 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	/* The second sample too: two full scans give the untracked rates. */
 	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns || snap->time_ns - fc->full_ns >= FULL_SCAN_NS)
 		return true;
-	return !ip_root_exists(s->root, "sys/kernel/irq");
+	/* CONFIG_SPARSE_IRQ is how the kernel was built: asked once per root,
+	 * not with a stat every cycle */
+	if (s->sparse_irq < 0)
+		s->sparse_irq = ip_root_exists(s->root, "sys/kernel/irq");
+	return !s->sparse_irq;
 }
 
 /* ---- /proc/irq/N/ ---------------------------------------------------- */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# vm: --disk ahci --smp 4,sockets=2,cores=2 --timeout 600
+# vm: --disk ahci --smp 4,sockets=2,cores=2 --timeout 900
 # Issue 18, wakeups without I/O, on a real kernel. make bench's generated trees (--root) can only
 # show irqpilotd's fallback back-off: its idle wakeup is a perf ring buffer on the block_bio_queue
 # tracepoint (src/lib/perfwake.c), which needs the kernel's own disks. Here both daemons run as
@@ -10,12 +10,19 @@
 #   goes idle (IP_IDLE_AFTER_CYCLES quiet cycles); nothing asks either daemon anything meanwhile;
 # - irqpilotd's reaction: fio starts on CPU 3 while the vector is on CPU 1; seconds until its
 #   first cycle after the idle and until the move.
+# - CPU time, idle and under steady I/O, on the same real kernel: user+sys of all the process's
+#   threads (/proc/PID/task/*/schedstat, first field) per minute, over the idle window above and
+#   over STEADY_S seconds of fio on CPU 3 (after SETTLE_S), each daemon alone, at its default
+#   interval: what each costs a user who installs it. make bench's generated trees measure the
+#   same per cycle at one interval, but without perf (irqpilotd samples tasks there) and without a
+#   kernel behind the files.
 # It asserts only that the runs worked; the numbers are the summary.
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
 trap vm_daemon_save_log EXIT
 IDLE_S=${IDLE_S:-60}
 SETTLE_S=${SETTLE_S:-20}
+STEADY_S=${STEADY_S:-60}
 IRQBALANCE_BIN=${IRQBALANCE_BIN:-/var/tmp/irqpilot-bench/irqbalance/usr/sbin/irqbalance}
 
 disk=$(vm_disk sd) || vm_fail "no AHCI disk (/sys/block/sd*) appeared"
@@ -32,16 +39,38 @@ ctxsw() { # PID -> voluntary + involuntary switches of all its threads
 	done
 	echo "$n"
 }
+cpu_ns() { # PID -> user+sys nanoseconds of all its threads (sched_show_schedstat's first field)
+	local t a n=0
+	for t in /proc/"$1"/task/*; do
+		read -r a _ <"$t/schedstat" 2>/dev/null && n=$((n + a))
+	done
+	echo "$n"
+}
 ios() { local a b; read -r a _ _ _ b _ <"/sys/block/${disk#/dev/}/stat"; echo $((a + b)); }
-idle_window() { # PID LABEL -> sets PER_MIN
-	local c0 c1 io0 io1
+# window PID LABEL SECONDS idle|steady -> sets PER_MIN (wakeups) and MS_MIN (CPU ms a minute)
+window() {
+	local c0 c1 t0 t1 io0 io1
 	sleep "$SETTLE_S"
-	io0=$(ios); c0=$(ctxsw "$1")
-	sleep "$IDLE_S"
-	c1=$(ctxsw "$1"); io1=$(ios)
-	[ "$io1" = "$io0" ] || vm_fail "$2: the disk was not idle ($((io1 - io0)) I/Os in the window)"
-	PER_MIN=$(awk -v d=$((c1 - c0)) -v s="$IDLE_S" 'BEGIN { printf "%.1f", d * 60 / s }')
-	vm_log "$2: $((c1 - c0)) context switches in ${IDLE_S} s idle: $PER_MIN a minute"
+	io0=$(ios); c0=$(ctxsw "$1"); t0=$(cpu_ns "$1")
+	sleep "$3"
+	c1=$(ctxsw "$1"); t1=$(cpu_ns "$1"); io1=$(ios)
+	if [ "$4" = idle ]; then
+		[ "$io1" = "$io0" ] || vm_fail "$2: the disk was not idle ($((io1 - io0)) I/Os in the window)"
+	else
+		[ $((io1 - io0)) -gt 1000 ] || vm_fail "$2: only $((io1 - io0)) I/Os in the steady window"
+	fi
+	PER_MIN=$(awk -v d=$((c1 - c0)) -v s="$3" 'BEGIN { printf "%.1f", d * 60 / s }')
+	MS_MIN=$(awk -v d=$((t1 - t0)) -v s="$3" 'BEGIN { printf "%.3f", d * 60 / s / 1e6 }')
+	vm_log "$2, $4: $((c1 - c0)) context switches and $(((t1 - t0) / 1000)) us CPU in ${3} s: $PER_MIN wakeups, $MS_MIN ms CPU a minute ($((io1 - io0)) I/Os)"
+}
+idle_window() { window "$1" "$2" "$IDLE_S" idle; }
+fio_args=(--name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k --rw=randread
+	--size=64M)
+steady_window() { # PID LABEL: with fio running on CPU 3 -> PER_MIN, MS_MIN
+	vm_fio_bg 3 "${fio_args[@]}"
+	vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
+	window "$1" "$2" "$STEADY_S" steady
+	vm_fio_bg_stop
 }
 
 echo 1 >/proc/irq/"$irq"/smp_affinity_list || vm_fail "cannot put irq $irq on CPU 1"
@@ -52,9 +81,12 @@ if [ -x "$IRQBALANCE_BIN" ]; then
 	"$IRQBALANCE_BIN" --foreground >/tmp/irqbalance.log 2>&1 &
 	pid=$!
 	idle_window "$pid" irqbalance
+	ib="irqbalance $PER_MIN wakeups/min"
+	ib_idle_ms=$MS_MIN
+	steady_window "$pid" irqbalance
+	ib_steady_ms=$MS_MIN
 	kill -0 "$pid" 2>/dev/null || vm_fail "irqbalance exited: $(cat /tmp/irqbalance.log)"
 	kill "$pid"; wait "$pid" 2>/dev/null
-	ib="irqbalance $PER_MIN wakeups/min"
 	echo 1 >/proc/irq/"$irq"/smp_affinity_list
 fi
 
@@ -62,14 +94,14 @@ vm_policy /tmp/irqpilot.conf '[daemon]' 'log_level = debug'
 vm_daemon_start /tmp/irqpilot.conf
 idle_window "$VM_DAEMON_PID" irqpilotd
 ip_idle=$PER_MIN
+ip_idle_ms=$MS_MIN
 # Which idle it was: perf's wakeup, or the timer back-off (daemon.c says which, at debug).
 how=$(grep -m1 -o 'no storage I/O: [^(]*' "$VM_DLOG") || how="never went idle"
 how=${how% }
 vm_log "irqpilotd at idle: $how"
 # Nothing polls the daemon until it has moved: a client request is a wakeup and starts a cycle
 # too, which would hide whether the first bio woke it.
-vm_fio_bg 3 --name=rr --filename="$disk" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k \
-	--rw=randread --size=64M
+vm_fio_bg 3 "${fio_args[@]}"
 vm_wait_io "$disk" || vm_fail "no I/O from fio on $disk"
 tio=$SECONDS
 sleep 10
@@ -81,5 +113,16 @@ else
 	moved="moved after $((SECONDS - tio)) s"
 fi
 vm_fio_bg_stop
+# steady I/O: the daemon has just moved the vector; the settle time is the same as irqbalance's
+steady_window "$VM_DAEMON_PID" irqpilotd
+ip_steady_ms=$MS_MIN
 vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
-vm_pass "idle ${IDLE_S}s: $ib, irqpilotd $ip_idle wakeups/min ($how); fio on CPU 3: woken by I/O $woke time(s), $moved"
+cpu="CPU ms/min at default intervals: idle irqpilotd $ip_idle_ms"
+if [ -n "${ib_idle_ms:-}" ]; then
+	r() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+	cpu+=" irqbalance $ib_idle_ms ratio $(r "$ip_idle_ms" "$ib_idle_ms"),"
+	cpu+=" steady irqpilotd $ip_steady_ms irqbalance $ib_steady_ms ratio $(r "$ip_steady_ms" "$ib_steady_ms")"
+else
+	cpu+=", steady irqpilotd $ip_steady_ms"
+fi
+vm_pass "idle ${IDLE_S}s: $ib, irqpilotd $ip_idle wakeups/min ($how); fio on CPU 3: woken by I/O $woke time(s), $moved; $cpu"
