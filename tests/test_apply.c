@@ -811,8 +811,6 @@ static void test_restore_cq_already_detached(void **state)
 	assert_int_equal(e->o.nr_cq, 0);
 }
 
-/* The daemon between connections never attaches unowned: an attach that
- * outlived a kill -9 would be left behind. (No socket is opened.) */
 /*
  * A fixture tree's thread ops (engine.c): nothing reaches this machine's
  * scheduler, and the tree shows what the kernel would, so that the next
@@ -862,6 +860,8 @@ static void test_tree_ops_show_thread(void **state)
 	assert_int_equal(ops.set_scheduler(ops.ctx, 701, SCHED_FIFO, 50), -ESRCH);
 }
 
+/* The daemon between connections never attaches unowned: an attach that
+ * outlived a kill -9 would be left behind. (No socket is opened.) */
 static void test_live_without_connection(void **state)
 {
 	struct ip_apply_live live = { .cq = NULL };

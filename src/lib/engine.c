@@ -85,32 +85,45 @@ static void format_mask(const ip_cpuset *cpus, size_t digits, char *out)
 	*out = '\0';
 }
 
-/* @text with line KEY's value (after "KEY:\t") replaced by @val, or NULL. */
-static char *replace_value(const char *text, const char *key, const char *val)
+/* Line KEY's value in @text ("KEY:\tVALUE\n"), ending at *@end; NULL if absent. */
+static const char *value_of(const char *text, const char *key, const char **end)
 {
 	size_t klen = strlen(key);
-	const char *p = text, *v, *e;
 
-	for (; *p; p = e + (*e == '\n')) {
+	for (const char *p = text, *e; *p; p = e + (*e == '\n')) {
 		e = strchrnul(p, '\n');
-		if (strncmp(p, key, klen) == 0 && p[klen] == ':' && p[klen + 1] == '\t')
-			break;
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':' && p[klen + 1] == '\t') {
+			*end = e;
+			return p + klen + 2;
+		}
 	}
-	if (!*p)
-		return NULL;
-	v = p + klen + 2;
-	return ip_asprintf("%.*s%s%s", (int)(v - text), text, val, e);
+	return NULL;
+}
+
+/* Line KEY's value in *@text replaced by @val: 1, or 0 if there is no such line. */
+static int replace_value(char **text, const char *key, const char *val)
+{
+	const char *e, *v = value_of(*text, key, &e);
+	char *n;
+
+	if (!v)
+		return 0;
+	n = ip_asprintf("%.*s%s%s", (int)(v - *text), *text, val, e);
+	if (!n)
+		return -ENOMEM;
+	free(*text);
+	*text = n;
+	return 1;
 }
 
 static int tree_set_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
 {
 	struct ip_root *r = ctx;
 	_cleanup_free_ char *path = ip_asprintf("proc/%d/status", (int)pid);
-	_cleanup_free_ char *text = NULL, *t1 = NULL, *t2 = NULL, *mask = NULL;
+	_cleanup_free_ char *text = NULL, *mask = NULL;
 	char list[IP_CPULIST_MAX];
 	const char *m, *me;
-	size_t digits = 0;
-	int ret;
+	int ret, shown;
 
 	if (!path)
 		return -ENOMEM;
@@ -119,23 +132,28 @@ static int tree_set_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
 		return -ESRCH; /* as sched_setaffinity() says of a thread gone */
 	if (ret < 0)
 		return ret;
-	cpuset_format_list(cpus, list, sizeof(list));
-	t1 = replace_value(text, "Cpus_allowed_list", list);
-	m = strstr(text, "\nCpus_allowed:\t");
+	m = value_of(text, "Cpus_allowed", &me);
 	if (m) {
-		m += strlen("\nCpus_allowed:\t");
-		me = strchrnul(m, '\n');
+		size_t digits = 0;
+
 		for (const char *c = m; c < me; c++)
 			digits += *c != ',';
 		mask = malloc(digits + digits / 8 + 1);
 		if (!mask)
 			return -ENOMEM;
 		format_mask(cpus, digits, mask);
-		t2 = replace_value(t1 ? t1 : text, "Cpus_allowed", mask);
 	}
-	if (!t1 && !t2)
+	cpuset_format_list(cpus, list, sizeof(list));
+	ret = mask ? replace_value(&text, "Cpus_allowed", mask) : 0;
+	if (ret < 0)
+		return ret;
+	shown = ret;
+	ret = replace_value(&text, "Cpus_allowed_list", list);
+	if (ret < 0)
+		return ret;
+	if (!shown && !ret)
 		return 0; /* a tree without the lines: nothing shows the mask */
-	return ip_root_write(r, path, t2 ? t2 : t1);
+	return ip_root_write(r, path, text);
 }
 
 /* fs/proc/array.c do_task_stat(): field 18 is task_prio() (-1 - rt_priority
