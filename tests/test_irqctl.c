@@ -336,6 +336,15 @@ static void test_render(void **state)
 	assert_null(strstr(out, "capturing"));
 	free(out);
 
+	out = render(IP_VERB_STATUS, 0,
+		     "{\"v\":1,\"ok\":true,\"data\":{\"version\":\"1.0\",\"pid\":7,\"root\":\"/\","
+		     "\"config\":\"/etc/irqpilot.conf\",\"dry_run\":false,\"interval_s\":2,\"cycle_interval_s\":10,"
+		     "\"idle\":false,\"holding\":true,\"cycles\":9,\"devices\":1,\"vectors_steered\":1,"
+		     "\"vectors_managed\":0,\"moves\":1,\"last_move\":null,\"submit_source\":\"perf\",\"capture\":null,"
+		     "\"warnings\":[]}}");
+	has_line(out, "cycles: 9, every 10.0 s (placement held: a bio from another CPU starts one at once)\n");
+	free(out);
+
 	out = render(IP_VERB_PIN, 0, "{\"v\":1,\"ok\":true,\"data\":{\"irq\":37,\"cpus\":\"4-5\"}}");
 	assert_string_equal(out, "IRQ 37 pinned to 4-5 until unpinned or restart\n");
 	free(out);

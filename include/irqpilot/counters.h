@@ -38,6 +38,11 @@ int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 int ip_counters_wake_count(const struct ip_counters *c, unsigned *gen);
 int ip_counters_wake_fd(const struct ip_counters *c, int i);
 int ip_counters_wake_arm(struct ip_counters *c, bool on);
+/* Arms the events of the CPUs not in @skip and disarms the others (the
+ * held cycle's wakeup, idle.h). Returns how many are armed, or -errno with
+ * none armed. */
+int ip_counters_wake_arm_except(struct ip_counters *c, const ip_cpuset *skip);
+bool ip_counters_wake_armed(const struct ip_counters *c, int i);
 const char *ip_counters_wake_why(const struct ip_counters *c);
 
 #endif

@@ -88,6 +88,10 @@ struct ip_daemon {
 	struct ip_state *state; /* the originals on disk (state.h) */
 	bool idle;
 	unsigned quiet_cycles;
+	/* The held cycle (idle.h): settled cycles in a row under I/O, and
+	 * whether the timer now runs at the hold's period. */
+	unsigned settled_cycles;
+	bool holding;
 	/* The idle back-off's probe: /proc/diskstats' completed I/Os at the
 	 * last look (valid while idle), and when the last full cycle ran. */
 	bool probe_valid;

@@ -230,4 +230,7 @@ void ip_model_cq_rate(const struct ip_model *m, int i, struct ip_cq_rate *out, d
  * queues if q < 0). */
 double ip_model_queue_submit(const struct ip_model *m, int dev, int q, double *by_cpu_out);
 
+/* The CPUs that submitted to any tracked device in this sample. */
+void ip_model_submit_cpus(const struct ip_model *m, ip_cpuset *out);
+
 #endif

@@ -20,12 +20,13 @@ struct perf_event_attr;
  */
 struct ip_perf_wake {
 	int fd;
+	int cpu; /* as opened (-1: any) */
 	void *rb;
 	size_t rb_len;
 	bool armed;
 };
 
-#define IP_PERF_WAKE_INIT { .fd = -1 }
+#define IP_PERF_WAKE_INIT { .fd = -1, .cpu = -1 }
 
 /* @attr's type and config (and exclude_* bits) are the caller's; the
  * sampling fields are set here. @filter (a tracepoint's) may be NULL.

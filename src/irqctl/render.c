@@ -114,7 +114,9 @@ static void render_status(FILE *f, json_object *d)
 	fprintf(f, "policy file: %s\n", str(d, "config", "?"));
 	fprintf(f, "cycles: %lld, every %.1f s%s\n", inum(d, "cycles", 0),
 		num(d, "cycle_interval_s", num(d, "interval_s", 0)),
-		flag(d, "idle") ? " (no storage I/O)" : "");
+		flag(d, "idle")	     ? " (no storage I/O)"
+		: flag(d, "holding") ? " (placement held: a bio from another CPU starts one at once)"
+				     : "");
 	fprintf(f, "devices: %lld; vectors steered: %lld; managed by the kernel: %lld\n",
 		inum(d, "devices", 0), inum(d, "vectors_steered", 0), inum(d, "vectors_managed", 0));
 	if (get(d, "last_move"))

@@ -11,6 +11,7 @@
 
 #include "irqpilot/capture.h"
 #include "irqpilot/daemon.h"
+#include "irqpilot/idle.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 
@@ -84,10 +85,12 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	ip_json_string(&j, "config", d->o.config_path);
 	ip_json_bool(&j, "dry_run", ip_engine_dry_run(d->engine));
 	ip_json_double(&j, "interval_s", interval);
-	/* what the daemon waits now: the idle back-off's while no I/O is seen */
+	/* what the daemon waits now: the idle back-off's while no I/O is seen,
+	 * the held cycle's while the placement holds under steady I/O */
 	ip_json_double(&j, "cycle_interval_s",
-		       d->idle ? MAX(IP_IDLE_FULL_S, interval) : interval);
+		       d->idle ? MAX(IP_IDLE_FULL_S, interval) : d->holding ? ip_hold_interval_s(interval) : interval);
 	ip_json_bool(&j, "idle", d->idle);
+	ip_json_bool(&j, "holding", d->holding);
 	ip_json_uint(&j, "cycles", d->cycles);
 	ip_json_int(&j, "devices", devs);
 	ip_json_int(&j, "vectors_steered", steered);

@@ -656,7 +656,15 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	/* disarmed at once: the cycles that follow run on the timer, and a
 	 * wakeup per bio would cost more than the cycle */
 	wake_disarm(d);
-	ip_log(&d->log, LOG_DEBUG, "storage I/O started: a cycle now");
+	if (d->holding) {
+		/* a CPU that submitted nothing before: back to the interval
+		 * until the placement has held again */
+		ip_log(&d->log, LOG_DEBUG, "storage I/O from a new CPU: a cycle now");
+		d->settled_cycles = 0;
+		d->holding = false;
+	} else {
+		ip_log(&d->log, LOG_DEBUG, "storage I/O started: a cycle now");
+	}
 	ip_daemon_kick(d, 0);
 	return 0;
 }
@@ -695,10 +703,12 @@ static int wake_sync(struct ip_daemon *d)
 	return n;
 }
 
-/* True when armed: the timer can stop. */
-static bool wake_arm(struct ip_daemon *d)
+/* True when armed (on every CPU but @skip's, NULL: all): the timer can
+ * stop, or stretch to the hold's period. */
+static bool wake_arm(struct ip_daemon *d, const ip_cpuset *skip)
 {
-	int ret = ip_counters_wake_arm(daemon_counters(d), true);
+	struct ip_counters *c = daemon_counters(d);
+	int ret = ip_counters_wake_arm_except(c, skip);
 
 	if (ret < 0) {
 		unsigned suppressed;
@@ -708,10 +718,68 @@ static bool wake_arm(struct ip_daemon *d)
 			       strerror(-ret));
 		return false;
 	}
+	/* a disarmed event keeps its source off: a wakeup it raised before it
+	 * was disarmed must not count as I/O from elsewhere */
 	for (int i = 0; i < d->nr_wake_src; i++)
-		sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_ON);
+		sd_event_source_set_enabled(d->wake_src[i],
+					    ip_counters_wake_armed(c, i) ? SD_EVENT_ON : SD_EVENT_OFF);
 	d->wake_armed = true;
 	return true;
+}
+
+/*
+ * How to wait after a good cycle (idle.h): seconds to the next one, or -1
+ * for no timer (idle, the perf wakeup armed).
+ */
+static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
+{
+	bool was_idle = d->idle;
+	enum ip_wait wait;
+	double next_s = interval_s(d);
+
+	/* Back off only after a few quiet cycles in a row, so a pause
+	 * of one interval does not cost the next ten seconds; any I/O
+	 * brings the short interval back at once. */
+	d->quiet_cycles = storage_active(st) ? 0 : d->quiet_cycles + 1;
+	d->idle = d->quiet_cycles >= IP_IDLE_AFTER_CYCLES;
+	if (!d->idle)
+		d->probe_valid = false;
+	if (st->decided && st->model.prev && d->quiet_cycles == 0 && ip_plan_settled(&st->plan))
+		d->settled_cycles++;
+	else
+		d->settled_cycles = 0;
+	wait = ip_idle_wait(d->idle, d->settled_cycles, d->cap_dir != NULL, wake_sync(d), next_s);
+	if (d->idle != was_idle && wait == IP_WAIT_EVENT)
+		ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
+		       d->nr_wake_src);
+	else if (d->idle != was_idle && d->idle)
+		ip_log(&d->log, LOG_DEBUG,
+		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
+		       MAX(IP_IDLE_FULL_S, next_s), next_s, ip_counters_wake_why(daemon_counters(d)) ?: "not opened");
+	else if (d->idle != was_idle)
+		ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", next_s);
+	if (wait == IP_WAIT_EVENT && wake_arm(d, NULL)) {
+		d->holding = false;
+		return -1;
+	}
+	if (wait == IP_WAIT_HOLD) {
+		ip_cpuset busy;
+
+		/* where the I/O comes from now wakes no one; anywhere else does */
+		ip_model_submit_cpus(&st->model, &busy);
+		if (wake_arm(d, &busy)) {
+			if (!d->holding)
+				ip_log(&d->log, LOG_DEBUG,
+				       "placement held for %u cycles: a cycle every %.1f s, a bio from a CPU other than %s wakes irqpilotd",
+				       d->settled_cycles, ip_hold_interval_s(next_s), cpuset_str(&busy));
+			d->holding = true;
+			return ip_hold_interval_s(next_s);
+		}
+	}
+	if (d->holding)
+		ip_log(&d->log, LOG_DEBUG, "placement no longer settled: sampling every %.1f s", next_s);
+	d->holding = false;
+	return next_s;
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -726,7 +794,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Run while armed, the timer was kicked (a uevent, a client): a full
 	 * cycle, at the interval until the next quiet ones. */
 	wake_disarm(d);
-	if (ip_idle_wait(d->idle, d->cap_dir != NULL, d->nr_wake_src) == IP_WAIT_PROBE &&
+	if (ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, interval_s(d)) == IP_WAIT_PROBE &&
 	    idle_probe_quiet(d, usec)) {
 		next_s = interval_s(d);
 		goto rearm;
@@ -740,10 +808,9 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		if (ip_log_ratelimit(&d->log, "cycle", mono_ns(), 3, &suppressed))
 			ip_log(&d->log, LOG_ERR, "cycle failed: %s", diag.msg[0] ? diag.msg : strerror(-ret));
 		next_s = interval_s(d);
+		d->settled_cycles = 0;
+		d->holding = false;
 	} else {
-		bool was_idle = d->idle;
-		enum ip_wait wait;
-
 		d->cycles++;
 		cq_connect(d, st);
 		report_cycle(d, st);
@@ -751,30 +818,12 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		save_state(d);
 		notify_status(d, st);
 		cycle_metrics(d, st, start_ns);
-		/* Back off only after a few quiet cycles in a row, so a pause
-		 * of one interval does not cost the next ten seconds; any I/O
-		 * brings the short interval back at once. */
-		d->quiet_cycles = storage_active(st) ? 0 : d->quiet_cycles + 1;
-		d->idle = d->quiet_cycles >= IP_IDLE_AFTER_CYCLES;
-		if (!d->idle)
-			d->probe_valid = false;
-		wait = ip_idle_wait(d->idle, d->cap_dir != NULL, wake_sync(d));
-		if (d->idle != was_idle && wait == IP_WAIT_EVENT)
-			ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
-			       d->nr_wake_src);
-		else if (d->idle != was_idle && d->idle)
-			ip_log(&d->log, LOG_DEBUG,
-			       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
-			       MAX(IP_IDLE_FULL_S, interval_s(d)), interval_s(d),
-			       ip_counters_wake_why(daemon_counters(d)) ?: "not opened");
-		else if (d->idle != was_idle)
-			ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", interval_s(d));
-		if (wait == IP_WAIT_EVENT && wake_arm(d)) {
+		next_s = after_cycle(d, st);
+		if (next_s < 0) {
 			/* nothing due: ip_daemon_kick() or a wakeup enables it */
 			sd_event_source_set_enabled(s, SD_EVENT_OFF);
 			return 0;
 		}
-		next_s = interval_s(d);
 	}
 rearm:
 	{

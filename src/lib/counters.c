@@ -317,16 +317,42 @@ int ip_counters_wake_fd(const struct ip_counters *c, int i)
 	return i >= 0 && i < c->nr_wake ? c->wake[i].fd : -EBADF;
 }
 
+int ip_counters_wake_arm_except(struct ip_counters *c, const ip_cpuset *skip)
+{
+	int ret = 0, n = 0;
+
+	for (int i = 0; i < c->nr_wake && ret >= 0; i++) {
+		bool on = !skip || c->wake[i].cpu < 0 || !cpuset_test(skip, c->wake[i].cpu);
+
+		ret = ip_perf_wake_arm(&c->wake[i], on);
+		n += on;
+	}
+	/* half armed would miss I/O started on the other CPUs */
+	for (int i = 0; ret < 0 && i < c->nr_wake; i++)
+		(void)ip_perf_wake_arm(&c->wake[i], false);
+	return ret < 0 ? ret : n;
+}
+
 int ip_counters_wake_arm(struct ip_counters *c, bool on)
 {
 	int ret = 0;
 
-	for (int i = 0; i < c->nr_wake && ret >= 0; i++)
-		ret = ip_perf_wake_arm(&c->wake[i], on);
-	/* half armed would miss I/O started on the other CPUs */
-	for (int i = 0; ret < 0 && i < c->nr_wake; i++)
-		(void)ip_perf_wake_arm(&c->wake[i], false);
+	if (on) {
+		ret = ip_counters_wake_arm_except(c, NULL);
+		return ret < 0 ? ret : 0;
+	}
+	for (int i = 0; i < c->nr_wake; i++) {
+		int r = ip_perf_wake_arm(&c->wake[i], false);
+
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
 	return ret;
+}
+
+bool ip_counters_wake_armed(const struct ip_counters *c, int i)
+{
+	return i >= 0 && i < c->nr_wake && c->wake[i].armed;
 }
 
 const char *ip_counters_wake_why(const struct ip_counters *c)

@@ -239,6 +239,15 @@ void ip_model_free(struct ip_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void ip_model_submit_cpus(const struct ip_model *m, ip_cpuset *out)
+{
+	cpuset_zero(out);
+	for (int i = 0; m->dev && i < m->cur->storage.nr_devs; i++)
+		for (int k = 0; m->dev[i].submit && k < m->cur->topo.nr_cpus; k++)
+			if (m->dev[i].submit[k] > 0)
+				cpuset_set(out, k);
+}
+
 double ip_model_queue_submit(const struct ip_model *m, int dev, int q, double *by_cpu_out)
 {
 	const struct ip_blockdev *b;

@@ -18,6 +18,7 @@ int ip_perf_wake_open(struct ip_perf_wake *w, const struct perf_event_attr *attr
 	int e;
 
 	w->fd = -1;
+	w->cpu = cpu;
 	w->rb = NULL;
 	w->armed = false;
 	a.size = sizeof(a);
