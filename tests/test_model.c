@@ -188,6 +188,13 @@ static void test_capture_ahci_rates(void **state)
 	assert_true(fabs(m.dev[sda].submit[3] - per) < 1e-6);
 	assert_true(m.dev[sda].submit[2] == 0);
 	assert_true(fabs(m.dev[sda].complete[2] - per) < 1e-6);
+	{
+		ip_cpuset busy;
+
+		/* fio on CPU 3 only: the held cycle's wakeup goes on 0-2 */
+		ip_model_submit_cpus(&m, &busy);
+		assert_string_equal(cpuset_str(&busy), "3");
+	}
 	for (i = 0; i < s1.nr_irqs && s1.irqs[i].irq != 28; i++)
 		;
 	assert_true(i < s1.nr_irqs);
@@ -207,6 +214,35 @@ static void test_capture_ahci_rates(void **state)
 	assert_non_null(strstr(d.msg, "out of order"));
 	ip_snapshot_free(&s0);
 	ip_snapshot_free(&s1);
+}
+
+/* The CPUs that submitted to any device: a rate above zero on any, none
+ * for a device without a source (submit NULL). */
+static void test_submit_cpus(void **state)
+{
+	struct ip_snapshot snap;
+	struct ip_dev_rate rates[3];
+	double a[6] = { 0, 5, 0, 0, 0, 0 }, b[6] = { 0, 0, 0, 0, 0.25, 0 };
+	struct ip_model m;
+	ip_cpuset busy;
+
+	(void)state;
+	memset(&snap, 0, sizeof(snap));
+	memset(rates, 0, sizeof(rates));
+	memset(&m, 0, sizeof(m));
+	snap.topo.nr_cpus = 6;
+	snap.storage.nr_devs = 3;
+	rates[0].submit = a;
+	rates[1].submit = NULL;
+	rates[2].submit = b;
+	m.cur = &snap;
+	m.dev = rates;
+	ip_model_submit_cpus(&m, &busy);
+	assert_string_equal(cpuset_str(&busy), "1,4");
+	/* the first sample has no rates at all */
+	m.dev = NULL;
+	ip_model_submit_cpus(&m, &busy);
+	assert_true(cpuset_empty(&busy));
 }
 
 /* A 32-bit counter that wrapped, an IRQ number that was reused, and a CPU
@@ -1108,6 +1144,7 @@ int main(void)
 		cmocka_unit_test(test_server_threads_and_isolation),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_capture_ahci_rates),
+		cmocka_unit_test(test_submit_cpus),
 		cmocka_unit_test(test_wrap_and_reuse),
 		cmocka_unit_test(test_capture_roundtrip),
 		cmocka_unit_test(test_garbled_and_vanished),
