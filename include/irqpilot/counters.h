@@ -32,16 +32,16 @@ int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snaps
  * block:block_bio_queue event per online CPU, filtered to the tracked
  * devices, whose fd becomes readable at the first bio after arming.
  * _count() gives how many fds there are (0: none; _why() says why) and
- * *gen, which changes whenever they are reopened (devices, CPUs). Arming
- * arms all or, on an error, none.
+ * *gen, which changes whenever they are reopened (devices, CPUs).
  */
 int ip_counters_wake_count(const struct ip_counters *c, unsigned *gen);
 int ip_counters_wake_fd(const struct ip_counters *c, int i);
-int ip_counters_wake_arm(struct ip_counters *c, bool on);
-/* Arms the events of the CPUs not in @skip and disarms the others (the
- * held cycle's wakeup, idle.h). Returns how many are armed, or -errno with
- * none armed. */
+/* Arms the events of the CPUs not in @skip (NULL: all) and disarms the
+ * others (the held cycle's wakeup, idle.h). Returns how many are armed, or
+ * -errno with none armed. */
 int ip_counters_wake_arm_except(struct ip_counters *c, const ip_cpuset *skip);
+/* Disarms all; the first error, having tried every one. */
+int ip_counters_wake_disarm(struct ip_counters *c);
 bool ip_counters_wake_armed(const struct ip_counters *c, int i);
 const char *ip_counters_wake_why(const struct ip_counters *c);
 

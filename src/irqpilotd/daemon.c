@@ -642,7 +642,7 @@ static void wake_disarm(struct ip_daemon *d)
 		return;
 	for (int i = 0; i < d->nr_wake_src; i++)
 		sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_OFF);
-	(void)ip_counters_wake_arm(daemon_counters(d), false);
+	(void)ip_counters_wake_disarm(daemon_counters(d));
 	d->wake_armed = false;
 }
 
@@ -763,6 +763,7 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 		return -1;
 	}
 	if (wait == IP_WAIT_HOLD) {
+		double hold_s = ip_hold_interval_s(next_s);
 		ip_cpuset busy;
 
 		/* where the I/O comes from now wakes no one; anywhere else does */
@@ -771,9 +772,9 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 			if (!d->holding)
 				ip_log(&d->log, LOG_DEBUG,
 				       "placement held for %u cycles: a cycle every %.1f s, a bio from a CPU other than %s wakes irqpilotd",
-				       d->settled_cycles, ip_hold_interval_s(next_s), cpuset_str(&busy));
+				       d->settled_cycles, hold_s, cpuset_str(&busy));
 			d->holding = true;
-			return ip_hold_interval_s(next_s);
+			return hold_s;
 		}
 	}
 	if (d->holding)

@@ -333,14 +333,10 @@ int ip_counters_wake_arm_except(struct ip_counters *c, const ip_cpuset *skip)
 	return ret < 0 ? ret : n;
 }
 
-int ip_counters_wake_arm(struct ip_counters *c, bool on)
+int ip_counters_wake_disarm(struct ip_counters *c)
 {
 	int ret = 0;
 
-	if (on) {
-		ret = ip_counters_wake_arm_except(c, NULL);
-		return ret < 0 ? ret : 0;
-	}
 	for (int i = 0; i < c->nr_wake; i++) {
 		int r = ip_perf_wake_arm(&c->wake[i], false);
 
