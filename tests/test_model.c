@@ -69,6 +69,14 @@ static const struct ip_irq_thread *thread_of(const struct ip_snapshot *s, unsign
 	return &none;
 }
 
+static bool has_thread(const struct ip_snapshot *s, unsigned irq)
+{
+	for (int i = 0; i < s->nr_threads; i++)
+		if (s->threads[i].irq == irq)
+			return true;
+	return false;
+}
+
 static void test_phone(void **state)
 {
 	struct ip_snapshot s;
@@ -455,6 +463,82 @@ static void record_reads(void *ctx, const struct ip_root_event *ev)
 	if (ev->kind == IP_ROOT_EV_READ && (strcmp(ev->path, "proc/irq/37/effective_affinity_list") == 0 ||
 					    strcmp(ev->path, "proc/irq/37/node") == 0))
 		(*n)++;
+}
+
+struct thread_reads {
+	int serial, ahci; /* reads of proc/201/ (irq/4-ttyS0), proc/204/ (irq/38-ahci) */
+};
+
+static void record_thread_reads(void *ctx, const struct ip_root_event *ev)
+{
+	struct thread_reads *n = ctx;
+
+	if (ev->kind != IP_ROOT_EV_READ)
+		return;
+	n->serial += strncmp(ev->path, "proc/201/", 9) == 0;
+	n->ahci += strncmp(ev->path, "proc/204/", 9) == 0;
+}
+
+/*
+ * Under forced threading every IRQ with an action has an irq/N thread, and
+ * only the tracked lines' are placed: those alone are kept and read again
+ * (comm, stat, status), so that a cycle's cost follows the tracked vectors
+ * and not every IRQ. The others are read by the scan of /proc, which runs
+ * again when the tracked set may have changed (a retrack: a reload, a pin).
+ * Forced threading, inferred from the scan (no threadirqs on this command
+ * line), holds between scans.
+ */
+static void test_threads_tracked_only(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-threads-XXXXXX", cmd[600], root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct thread_reads n = { 0 };
+	struct ip_diag d = { "" };
+	struct ip_sampler *s;
+	struct ip_root *r;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	ip_root_set_recorder(r, record_thread_reads, &n);
+
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_true(snap.topo.forced_threading);
+	assert_true(has_thread(&snap, 38));
+	assert_true(has_thread(&snap, 151));
+	assert_false(has_thread(&snap, 4)); /* the serial port's: not storage */
+	assert_false(has_thread(&snap, 9));
+	assert_true(n.serial > 0);
+	for (int i = 0; i < snap.nr_threads; i++)
+		assert_true(ip_snapshot_irq(&snap, snap.threads[i].irq)->tracked);
+
+	n = (struct thread_reads){ 0 };
+	ip_snapshot_free(&snap);
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_int_equal(n.serial, 0);
+	assert_int_equal(n.ahci, 3);
+	assert_true(snap.topo.forced_threading);
+	assert_true(has_thread(&snap, 38));
+	assert_false(has_thread(&snap, 4));
+
+	n = (struct thread_reads){ 0 };
+	ip_snapshot_free(&snap);
+	ip_sampler_retrack(s);
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_true(n.serial > 0);
+	assert_true(snap.topo.forced_threading);
+	assert_false(has_thread(&snap, 4));
+
+	ip_root_set_recorder(r, NULL, NULL);
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
 }
 
 /*
@@ -1149,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(test_capture_roundtrip),
 		cmocka_unit_test(test_garbled_and_vanished),
 		cmocka_unit_test(test_vector_cache),
+		cmocka_unit_test(test_threads_tracked_only),
 		cmocka_unit_test(test_fast_path_same_model),
 		cmocka_unit_test(test_no_sparse_irq),
 		cmocka_unit_test(test_isolation_reread_every_sample),

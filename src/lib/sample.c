@@ -247,9 +247,13 @@ struct ip_sampler {
 	bool last_fast;	       /* this sample read no /proc/interrupts */
 	bool fc_fresh;	       /* this sample published a full scan */
 
+	/* The tracked lines' IRQ threads, read every sample; the scan of all
+	 * of /proc that found them runs again only when one is gone or the
+	 * tracked set may have changed. */
 	bool have_threads;
 	pid_t *thread_pids;
 	int nr_thread_pids;
+	bool threads_forced; /* the last scan found forced threading */
 
 	struct vec_cache *vecs; /* sorted by IRQ */
 	int nr_vecs;
@@ -566,6 +570,8 @@ void ip_sampler_retrack(struct ip_sampler *s)
 	 * untracked sum and its own counts, so that sum restarts too. */
 	s->force_full = true;
 	s->tracked_changed = true;
+	/* a line tracked now may have a thread the last scan did not keep */
+	s->have_threads = false;
 }
 
 void ip_sampler_free(struct ip_sampler *s)
@@ -1624,14 +1630,12 @@ static int cmp_thread(const void *a, const void *b)
  * A capture need not hold the kernel command line. Under threadirqs or
  * PREEMPT_RT nearly every IRQ with an action has an irq/N thread, while
  * otherwise only drivers that ask for one do: more threads than half the
- * IRQs with actions is forced threading.
+ * IRQs with actions is forced threading. Judged on a scan of every thread.
  */
-static void infer_forced_threading(struct ip_snapshot *snap)
+static bool infer_forced_threading(const struct ip_snapshot *snap)
 {
 	int with_action = 0, threaded = 0;
 
-	if (snap->topo.forced_threading)
-		return;
 	for (int i = 0; i < snap->nr_irqs; i++) {
 		const struct ip_irq *irq = &snap->irqs[i];
 
@@ -1644,8 +1648,47 @@ static void infer_forced_threading(struct ip_snapshot *snap)
 				break;
 			}
 	}
-	if (with_action >= 4 && threaded * 2 > with_action)
-		snap->topo.forced_threading = true;
+	return with_action >= 4 && threaded * 2 > with_action;
+}
+
+/*
+ * Only the tracked lines' threads are placed (emit_threads()), so only they
+ * are kept and read again: under threadirqs or PREEMPT_RT every IRQ with an
+ * action has one, and three files each of thousands of IRQs every cycle
+ * would make the cost follow all IRQs instead of the tracked ones.
+ */
+static void keep_tracked_threads(struct ip_snapshot *snap)
+{
+	int k = 0;
+
+	for (int i = 0; i < snap->nr_threads; i++) {
+		const struct ip_irq *q = ip_snapshot_irq(snap, snap->threads[i].irq);
+
+		if (q && q->tracked)
+			snap->threads[k++] = snap->threads[i];
+	}
+	snap->nr_threads = k;
+}
+
+static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	int ret = scan_threads(s, snap);
+
+	if (ret < 0)
+		return ret;
+	s->threads_forced = infer_forced_threading(snap);
+	keep_tracked_threads(snap);
+	if (snap->nr_threads)
+		qsort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
+	free(s->thread_pids);
+	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
+	if (!s->thread_pids)
+		return -ENOMEM;
+	for (int i = 0; i < snap->nr_threads; i++)
+		s->thread_pids[i] = snap->threads[i].pid;
+	s->nr_thread_pids = snap->nr_threads;
+	s->have_threads = true;
+	return 0;
 }
 
 static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
@@ -1666,24 +1709,17 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 				return ret;
 		}
 		if (!lost)
-			return 0;
+			goto out;
 		free(snap->threads);
 		snap->threads = NULL;
 		snap->nr_threads = 0;
 	}
-	ret = scan_threads(s, snap);
+	ret = scan_all_threads(s, snap);
 	if (ret < 0)
 		return ret;
-	if (snap->nr_threads)
-		qsort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
-	free(s->thread_pids);
-	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
-	if (!s->thread_pids)
-		return -ENOMEM;
-	for (int i = 0; i < snap->nr_threads; i++)
-		s->thread_pids[i] = snap->threads[i].pid;
-	s->nr_thread_pids = snap->nr_threads;
-	s->have_threads = true;
+out:
+	if (s->threads_forced)
+		snap->topo.forced_threading = true;
 	return 0;
 }
 
@@ -1914,7 +1950,6 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
 		return ret;
 	}
-	infer_forced_threading(snap);
 	ret = read_softirqs(s->root, snap, d);
 	if (ret < 0)
 		return ret;
