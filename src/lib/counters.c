@@ -921,7 +921,8 @@ static int cq_submissions(struct ip_counters *c, struct ip_snapshot *snap)
 static int cq_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		     struct ip_diag *d)
 {
-	int ret = cq_read_replay(r, snap, d);
+	/* as sample_base()'s recorded counts: a fixture's alone */
+	int ret = ip_root_is_live(r) ? -ENOENT : cq_read_replay(r, snap, d);
 
 	if (ret == -ENOENT && c->live)
 		ret = cq_read_live(c, r, snap);
@@ -943,7 +944,10 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 
 	if (!snap->storage.nr_devs)
 		return 0;
-	ret = read_replay(r, snap, "irqpilot/submit", true, d);
+	/* Recorded counts are a fixture's (a capture, a replay): the live
+	 * root never has them, and a stray /irqpilot/submit must not stand in
+	 * for the kernel's counts, nor cost a failed open every cycle. */
+	ret = ip_root_is_live(r) ? -ENOENT : read_replay(r, snap, "irqpilot/submit", true, d);
 	if (ret == 0) {
 		c->submit_src = IP_SRC_REPLAY;
 		ret = read_replay(r, snap, "irqpilot/complete", false, d);
