@@ -6,7 +6,8 @@
 # bench-daemon-cost.sh counted 2-3 times irqbalance's clock ticks for it: on a 2-CPU host running
 # 4 vCPUs, a daemon's guest CPU time is taken from fio's vCPU. For each daemon: clock ticks over
 # SECONDS (20), `perf record -e cpu-clock -g` of its process (user and kernel), the top symbols,
-# and `strace -c` over another SECONDS. Files land in out/: perf-WAY.txt, strace-WAY.txt.
+# `strace -c` over another SECONDS, and over a third the files its calls touch, counted
+# (numbers folded to N). Files land in out/: perf-WAY.txt, strace-WAY.txt, files-WAY.txt.
 #   tests/vm/run-vm.sh tests/vm/diag/daemon-profile.sh [SECONDS]
 # shellcheck source=tests/vm/lib.sh
 . "$VM_LIB"
@@ -30,6 +31,16 @@ profile() { # WAY PID
 	strace -c -f -p "$2" -o "$VM_OUT/strace-$1.txt" & local st=$!
 	sleep "$secs"
 	kill -INT "$st"; wait "$st"
+	# which files those calls read: one line per call with the fd's path (-y), counted by
+	# syscall and path
+	strace -f -y -e trace=read,pread64,openat,ioctl,newfstatat -p "$2" -o /tmp/strace-y-"$1".txt &
+	st=$!
+	sleep "$secs"
+	kill -INT "$st"; wait "$st"
+	# the path a call names, else the path of its fd
+	sed -E -n -e 's/^([0-9]+ +)?(openat|newfstatat)\([^"]*"([^"]*)".*= (-?[0-9]+).*/\2 \3 \4/p' \
+		-e 's/^([0-9]+ +)?(read|pread64|ioctl)\([0-9]+<([^>]*)>.*/\2 \3/p' /tmp/strace-y-"$1".txt |
+		sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn >"$VM_OUT/files-$1.txt"
 	vm_log "$1: $((t1 - t0)) ticks in ${secs}s (USER_HZ $(getconf CLK_TCK)); top symbols:"
 	head -n 15 "$VM_OUT/perf-$1.txt"
 	vm_log "$1: syscalls:"
