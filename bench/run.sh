@@ -412,7 +412,8 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 		echo "(bench/vm-compare.sh). Completions in 2-3: share of BLOCK softirqs in fio's domain."
 		echo "TCG on a loaded host makes IOPS and p99 noisy: read locality first."
 		echo "bench-idle-wakeups: both daemons idle, then under steady fio, on a real kernel, each alone at"
-		echo "its default interval (irqbalance 10 s, irqpilotd 2 s): wakeups and CPU ms a minute. The"
+		echo "its default interval (irqbalance 10 s, irqpilotd 2 s): wakeups and CPU ms a minute, the"
+		echo "steady ones over 3 rounds in turned order (medians, and irqpilotd/irqbalance per round). The"
 		echo "generated trees above show only irqpilotd's timer back-off and task sampling; its perf"
 		echo "counters and wakeup need the kernel's own disks."
 		echo
