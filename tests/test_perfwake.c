@@ -76,15 +76,19 @@ int main(void)
 
 	CHECK(ip_perf_wake_arm(&w, true) == 0, "arm: %s", strerror(errno));
 	CHECK(!readable(w.fd, 100), "readable after arming, before any event");
+	/* the counters skip a CPU whose armed wakeup saw nothing */
+	CHECK(ip_perf_wake_quiet(&w), "not quiet after arming, before any event");
 	fault_pages(64);
 	/* the wakeup goes through irq_work: allow it a moment */
 	CHECK(readable(w.fd, 2000), "not readable after faults while armed");
+	CHECK(!ip_perf_wake_quiet(&w), "quiet after faults while armed");
 
 	/* disarmed again: faults after that wake no one */
 	CHECK(ip_perf_wake_arm(&w, false) == 0, "disarm: %s", strerror(errno));
 	(void)readable(w.fd, 0); /* what was pending from before the disarm */
 	fault_pages(64);
 	CHECK(!readable(w.fd, 200), "readable after faults while disarmed");
+	CHECK(!ip_perf_wake_quiet(&w), "quiet while disarmed: nothing is counted then");
 
 	/* armed anew after samples it never polled: no stale wakeup */
 	CHECK(ip_perf_wake_arm(&w, true) == 0, "re-arm: %s", strerror(errno));
@@ -92,6 +96,7 @@ int main(void)
 	CHECK(ip_perf_wake_arm(&w, false) == 0, "disarm: %s", strerror(errno));
 	CHECK(ip_perf_wake_arm(&w, true) == 0, "re-arm: %s", strerror(errno));
 	CHECK(!readable(w.fd, 100), "a wakeup from before the re-arm was delivered");
+	CHECK(ip_perf_wake_quiet(&w), "samples from before the re-arm count against it");
 	fault_pages(64);
 	CHECK(readable(w.fd, 2000), "not readable after faults when re-armed");
 

@@ -42,6 +42,10 @@ int ip_counters_wake_fd(const struct ip_counters *c, int i);
 int ip_counters_wake_arm_except(struct ip_counters *c, const ip_cpuset *skip);
 /* Disarms all; the first error, having tried every one. */
 int ip_counters_wake_disarm(struct ip_counters *c);
+/* Of the last sample's perf counter groups (one per CPU, for up to 128
+ * devices), how many were read and how many kept their last read's counts
+ * because the CPU's armed wakeup saw no bio since (counters.c). */
+void ip_counters_perf_reads(const struct ip_counters *c, int *read, int *kept);
 bool ip_counters_wake_armed(const struct ip_counters *c, int i);
 const char *ip_counters_wake_why(const struct ip_counters *c);
 

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct perf_event_attr;
@@ -24,6 +25,7 @@ struct ip_perf_wake {
 	void *rb;
 	size_t rb_len;
 	bool armed;
+	uint64_t head_armed; /* the buffer's data_head when last armed */
 };
 
 #define IP_PERF_WAKE_INIT { .fd = -1, .cpu = -1 }
@@ -36,6 +38,11 @@ int ip_perf_wake_open(struct ip_perf_wake *w, const struct perf_event_attr *attr
 /* Arming starts a fresh round: a wakeup left from before (samples written
  * after the caller's last poll, before it disarmed) is dropped first. */
 int ip_perf_wake_arm(struct ip_perf_wake *w, bool on);
+/* True while armed with no event since: the kernel has written no sample
+ * to the buffer (its data_head, in the mapped header page, is where it was
+ * at arming). A memory read, no system call: with a sample period of 1 it
+ * says that nothing the event counts has happened on its CPU. */
+bool ip_perf_wake_quiet(const struct ip_perf_wake *w);
 void ip_perf_wake_close(struct ip_perf_wake *w);
 
 #endif

@@ -125,6 +125,9 @@ static void render_status(FILE *f, json_object *d)
 	else
 		fprintf(f, "moves: %lld; last: none\n", inum(d, "moves", 0));
 	fprintf(f, "submissions counted by: %s\n", str(d, "submit_source", "?"));
+	if (get(d, "perf_groups_read"))
+		fprintf(f, "perf counters last cycle: read on %lld CPUs, kept on %lld (no bio there since)\n",
+			inum(d, "perf_groups_read", 0), inum(d, "perf_groups_kept", 0));
 	if (get(d, "capture"))
 		fprintf(f, "capturing into %s: %lld samples to go\n", str(d, "capture", ""),
 			inum(d, "capture_samples_left", 0));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
+#include "irqpilot/counters.h"
 #include "irqpilot/daemon.h"
 #include "irqpilot/idle.h"
 #include "irqpilot/macro.h"
@@ -54,6 +55,22 @@ static int busiest_cpu(const struct ip_model *m, int i)
 }
 
 /* ---- status ------------------------------------------------------------ */
+
+/* The last sample's perf counter groups: read (an IPI each) or kept from
+ * the read before, the CPU's armed wakeup having seen no bio (counters.h). */
+static void status_perf_reads(struct ip_daemon *d, struct ip_json *j)
+{
+	int read = 0, kept = 0;
+
+	ip_counters_perf_reads(ip_sampler_counters(ip_engine_sampler(d->engine)), &read, &kept);
+	if (read + kept == 0) {
+		ip_json_null(j, "perf_groups_read");
+		ip_json_null(j, "perf_groups_kept");
+		return;
+	}
+	ip_json_int(j, "perf_groups_read", read);
+	ip_json_int(j, "perf_groups_kept", kept);
+}
 
 static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
@@ -102,6 +119,7 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	else
 		ip_json_null(&j, "last_move_cycle");
 	ip_json_string(&j, "submit_source", src);
+	status_perf_reads(d, &j);
 	ip_json_string(&j, "capture", d->cap_dir);
 	if (d->cap_dir)
 		ip_json_int(&j, "capture_samples_left", d->cap_left);

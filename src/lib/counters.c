@@ -33,6 +33,7 @@
 struct perf_member {
 	int fd;
 	uint64_t id;
+	uint64_t last; /* its count at the group's last read */
 };
 
 struct perf_group {
@@ -40,7 +41,22 @@ struct perf_group {
 	int first; /* its leader's index in ip_counters.members */
 	int seq;   /* the leader's place in the CPU's sequence: 2 * device + complete */
 	int nr;
+	bool moved; /* a count differed at the last read (or it was never read) */
+	int skips;  /* samples in a row that took its counts from the last read */
 };
+
+/*
+ * A held placement (idle.h) arms the wakeup on the CPUs that submit
+ * nothing; a CPU whose wakeup saw no bio since (ip_perf_wake_quiet()) and
+ * whose counts did not move at its group's last read is not read: its
+ * submissions are still those of the last read, exactly, since the wakeup
+ * samples every bio the group counts. Each read is an IPI to that CPU, so a
+ * held cycle interrupts the submitting CPUs only, not every CPU (isolated
+ * ones too). Completions do not wake; one that started on such a CPU
+ * without a bio there (an affinity someone else wrote) is seen at the
+ * latest PERF_SKIP_MAX samples later, when the group is read anyway.
+ */
+#define PERF_SKIP_MAX 5
 
 struct task_io {
 	pid_t pid;
@@ -60,6 +76,7 @@ struct ip_counters {
 	struct perf_group *groups;
 	int nr_groups;
 	uint64_t *group_buf;
+	int groups_read, groups_kept; /* at the last sample */
 	/* The idle wakeup: one block_bio_queue event per online CPU, armed by
 	 * the daemon while it has no timer; rebuilt (wake_gen++) with perf. */
 	struct ip_perf_wake *wake;
@@ -369,7 +386,7 @@ static int group_open(struct ip_counters *c, long long tp, int cpu, int seq, con
 
 	if (!g || g->cpu != cpu || g->nr == PERF_GROUP_MAX) {
 		g = &c->groups[c->nr_groups++];
-		*g = (struct perf_group){ .cpu = cpu, .first = c->nr_members, .seq = seq };
+		*g = (struct perf_group){ .cpu = cpu, .first = c->nr_members, .seq = seq, .moved = true };
 	}
 	fd = open_tracepoint(tp, cpu, g->nr ? c->members[g->first].fd : -1, b->major, b->minor);
 	if (fd < 0)
@@ -440,17 +457,29 @@ static bool perf_matches(const struct ip_counters *c, const struct ip_snapshot *
 /* One group's counts into the snapshot. Anything but the whole group leaves
  * this CPU's counts at 0 for the sample rather than put counts in the wrong
  * place. */
-static void group_read(const struct ip_counters *c, const struct perf_group *g, struct ip_snapshot *snap)
+static void put_count(struct ip_snapshot *snap, const struct perf_group *g, int k, uint64_t v)
 {
-	const struct perf_member *m = &c->members[g->first];
+	int seq = g->seq + k;
+
+	if (seq & 1)
+		snap->dc[seq / 2].complete[g->cpu] = v;
+	else
+		snap->dc[seq / 2].submit[g->cpu] = v;
+}
+
+static void group_read(struct ip_counters *c, struct perf_group *g, struct ip_snapshot *snap)
+{
+	struct perf_member *m = &c->members[g->first];
 	/* { nr, { value, id } [nr] } (perf_read_group(), kernel/events/core.c) */
 	size_t want = sizeof(uint64_t) * (1 + 2 * (size_t)g->nr);
 	uint64_t *v = c->group_buf;
 
+	g->moved = true;
 	if (read(m[0].fd, v, want) != (ssize_t)want || v[0] != (uint64_t)g->nr)
 		return;
+	g->moved = false;
 	for (int j = 0; j < g->nr; j++) {
-		int k = j, seq;
+		int k = j;
 
 		/* siblings come in the order they joined; the id says */
 		if (v[2 + 2 * j] != m[k].id)
@@ -458,12 +487,20 @@ static void group_read(const struct ip_counters *c, const struct perf_group *g, 
 				;
 		if (k == g->nr)
 			continue;
-		seq = g->seq + k;
-		if (seq & 1)
-			snap->dc[seq / 2].complete[g->cpu] = v[1 + 2 * j];
-		else
-			snap->dc[seq / 2].submit[g->cpu] = v[1 + 2 * j];
+		g->moved |= v[1 + 2 * j] != m[k].last;
+		m[k].last = v[1 + 2 * j];
+		put_count(snap, g, k, m[k].last);
 	}
+}
+
+/* Whether @g's counts can be taken from its last read (see PERF_SKIP_MAX);
+ * *w walks the wakeups, which are in CPU order as the groups are. */
+static bool group_keep(const struct ip_counters *c, const struct perf_group *g, int *w)
+{
+	while (*w < c->nr_wake && c->wake[*w].cpu < g->cpu)
+		(*w)++;
+	return !g->moved && g->skips < PERF_SKIP_MAX && *w < c->nr_wake && c->wake[*w].cpu == g->cpu &&
+	       ip_perf_wake_quiet(&c->wake[*w]);
 }
 
 static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
@@ -477,9 +514,28 @@ static int perf_read(struct ip_counters *c, struct ip_snapshot *snap)
 			return -ENOMEM;
 		dc->submit_src = dc->complete_src = IP_SRC_PERF;
 	}
-	for (int gi = 0; gi < c->nr_groups; gi++)
-		group_read(c, &c->groups[gi], snap);
+	c->groups_read = c->groups_kept = 0;
+	for (int gi = 0, w = 0; gi < c->nr_groups; gi++) {
+		struct perf_group *g = &c->groups[gi];
+
+		if (group_keep(c, g, &w)) {
+			for (int k = 0; k < g->nr; k++)
+				put_count(snap, g, k, c->members[g->first + k].last);
+			g->skips++;
+			c->groups_kept++;
+			continue;
+		}
+		group_read(c, g, snap);
+		g->skips = 0;
+		c->groups_read++;
+	}
 	return 0;
+}
+
+void ip_counters_perf_reads(const struct ip_counters *c, int *read, int *kept)
+{
+	*read = c ? c->groups_read : 0;
+	*kept = c ? c->groups_kept : 0;
 }
 
 /* ---- task sampling -------------------------------------------------- */

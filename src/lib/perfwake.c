@@ -21,6 +21,7 @@ int ip_perf_wake_open(struct ip_perf_wake *w, const struct perf_event_attr *attr
 	w->cpu = cpu;
 	w->rb = NULL;
 	w->armed = false;
+	w->head_armed = 0;
 	a.size = sizeof(a);
 	a.sample_period = 1;
 	a.sample_type = 0; /* a bare header: nothing in it is read */
@@ -46,6 +47,15 @@ fail:
 	return e;
 }
 
+static uint64_t rb_head(const struct ip_perf_wake *w)
+{
+	const struct perf_event_mmap_page *pg = w->rb;
+
+	/* the kernel's store of data_head is ordered after the sample's
+	 * (perf_output_put_handle()); an acquire load pairs with it */
+	return pg ? __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) : 0;
+}
+
 int ip_perf_wake_arm(struct ip_perf_wake *w, bool on)
 {
 	if (w->fd < 0)
@@ -59,11 +69,18 @@ int ip_perf_wake_arm(struct ip_perf_wake *w, bool on)
 		 * (atomic_xchg): samples written after the last poll, before the
 		 * last disarm, would otherwise wake the caller at once. */
 		(void)poll(&p, 1, 0);
+		/* taken while disabled: any sample after the enable moves it */
+		w->head_armed = rb_head(w);
 	}
 	if (ioctl(w->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
 		return -errno;
 	w->armed = on;
 	return 0;
+}
+
+bool ip_perf_wake_quiet(const struct ip_perf_wake *w)
+{
+	return w->armed && w->rb && rb_head(w) == w->head_armed;
 }
 
 void ip_perf_wake_close(struct ip_perf_wake *w)

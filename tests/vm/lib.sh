@@ -97,6 +97,11 @@ vm_fio() {
 
 # Percentage a/b with one decimal, 0 when b is 0.
 vm_pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
+# the median of the numbers on stdin (spaces or lines; a "-" is none), "-" for none
+vm_median() { tr ' ' '\n' | grep -E '^-?[0-9.]+$' | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
+	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+# A / B to DIGITS decimals, "-" when B is not above 0
+vm_ratio() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { if (b > 0) printf "%.*f", d, a / b; else print "-" }'; }
 
 # --- irqpilotd in the guest --------------------------------------------------------------------
 # The daemon runs from the build tree as root, in the foreground (its log on stderr goes to

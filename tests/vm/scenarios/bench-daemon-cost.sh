@@ -43,8 +43,6 @@ for o in "$@"; do
 done
 [ -x "$IRQBALANCE_BIN" ] && ways+=(irqbalance)
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
-	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 
 declare -A got_iops got_ticks
 one() { # none|this|otherN|irqbalance
@@ -83,7 +81,7 @@ line=""
 for w in "${ways[@]}"; do
 	label=$w
 	case $w in other*) label+=" (${bin[$w]})" ;; esac
-	line+="; $label $(median <<<"${got_iops[$w]}") IOPS"
-	[ "$w" = none ] || line+=", $(median <<<"${got_ticks[$w]}") ticks"
+	line+="; $label $(vm_median <<<"${got_iops[$w]}") IOPS"
+	[ "$w" = none ] || line+=", $(vm_median <<<"${got_ticks[$w]}") ticks"
 done
 vm_pass "vector on cpu $vcpu, fio on cpu 3, $rounds rounds, medians, daemons --dry-run, ticks of ${CMP_RUN}s (USER_HZ $(getconf CLK_TCK))${line}"

@@ -82,9 +82,6 @@ steady_window() { # PID LABEL: with fio running on CPU 3 -> PER_MIN, MS_MIN
 }
 
 # the guest's awk is mawk: no asort
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
-	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
-r() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 ib_start() {
 	mkdir -p /run/irqbalance
 	"$IRQBALANCE_BIN" --foreground >/tmp/irqbalance.log 2>&1 &
@@ -158,15 +155,15 @@ for rd in $(seq "$rounds"); do
 		steady[$way]+=" $MS_MIN"
 		this[$way]=$MS_MIN
 	done
-	[ -n "${this[irqbalance]:-}" ] && ratios+=" $(r "${this[irqpilotd]}" "${this[irqbalance]}")"
+	[ -n "${this[irqbalance]:-}" ] && ratios+=" $(vm_ratio "${this[irqpilotd]}" "${this[irqbalance]}" 2)"
 done
-ip_steady_ms=$(median <<<"${steady[irqpilotd]}")
+ip_steady_ms=$(vm_median <<<"${steady[irqpilotd]}")
 cpu="CPU ms/min at default intervals: idle irqpilotd $ip_idle_ms"
 if [ -n "${ib_idle_ms:-}" ]; then
-	ib_steady_ms=$(median <<<"${steady[irqbalance]}")
-	cpu+=" irqbalance $ib_idle_ms ratio $(r "$ip_idle_ms" "$ib_idle_ms"),"
+	ib_steady_ms=$(vm_median <<<"${steady[irqbalance]}")
+	cpu+=" irqbalance $ib_idle_ms ratio $(vm_ratio "$ip_idle_ms" "$ib_idle_ms" 2),"
 	cpu+=" steady ($rounds rounds, medians) irqpilotd $ip_steady_ms [${steady[irqpilotd]} ]"
-	cpu+=" irqbalance $ib_steady_ms [${steady[irqbalance]} ] ratio $(median <<<"$ratios") [$ratios ]"
+	cpu+=" irqbalance $ib_steady_ms [${steady[irqbalance]} ] ratio $(vm_median <<<"$ratios") [$ratios ]"
 else
 	cpu+=", steady ($rounds rounds, median) irqpilotd $ip_steady_ms [${steady[irqpilotd]} ]"
 fi

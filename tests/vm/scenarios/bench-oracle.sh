@@ -34,8 +34,6 @@ fio_one=("${CMP_FIO[@]}")
 fio_two=("${CMP_FIO[@]}" --numjobs=2 --group_reporting --cpus_allowed_policy=split)
 
 # the guest's awk is mawk: no asort
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[++n] = $1 } END { if (!n) { print "-"; exit }
-	print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 # where a daemon left the vector: the "affinity X," of its cmp_line
 left_on() { sed -n 's/.* us, affinity \(.*\), [0-9]* affinity changes.*/\1/p' <<<"$1"; }
 
@@ -47,7 +45,6 @@ record() { # KEY
 	got_p99[$1]+=" ${P99:-}"
 	this[${1#*,}]=$IOPS
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'; }
 
 static() { # CPU
 	local p=$1
@@ -109,10 +106,10 @@ for w in one two; do
 		for d in irqbalance irqpilotd; do
 			[ -n "${this[$d]:-}" ] || continue
 			a=${left[$d]}
-			[[ $a =~ ^[0-3]$ ]] && got_pair[$w,$d]+=" $(ratio "${this[$d]}" "${this[cpu$a]}")"
+			[[ $a =~ ^[0-3]$ ]] && got_pair[$w,$d]+=" $(vm_ratio "${this[$d]}" "${this[cpu$a]}" 3)"
 		done
 		[ -n "${this[irqbalance]:-}" ] &&
-			got_pair[$w,vs]+=" $(ratio "${this[irqpilotd]}" "${this[irqbalance]}")"
+			got_pair[$w,vs]+=" $(vm_ratio "${this[irqpilotd]}" "${this[irqbalance]}" 3)"
 	done
 done
 
@@ -120,21 +117,21 @@ summary=()
 for w in one two; do
 	best="" best_iops=0 row=""
 	for p in 0 1 2 3; do
-		m=$(median <<<"${got_iops[$w,cpu$p]}")
-		row+=" cpu$p $m/$(median <<<"${got_p99[$w,cpu$p]}")us"
+		m=$(vm_median <<<"${got_iops[$w,cpu$p]}")
+		row+=" cpu$p $m/$(vm_median <<<"${got_p99[$w,cpu$p]}")us"
 		if awk -v a="$m" -v b="$best_iops" 'BEGIN { exit !(a > b) }'; then best=$p best_iops=$m; fi
 	done
 	if [ $w = one ]; then line="fio on cpu 3:"; else line="fio on cpus 2,3:"; fi
 	line+="${row}; best cpu $best"
 	for d in irqbalance irqpilotd; do
 		[ -n "${got_iops[$w,$d]:-}" ] || { line+="; $d not run"; continue; }
-		m=$(median <<<"${got_iops[$w,$d]}")
-		line+="; $d $m/$(median <<<"${got_p99[$w,$d]}")us $(awk -v a="$m" -v b="$best_iops" \
+		m=$(vm_median <<<"${got_iops[$w,$d]}")
+		line+="; $d $m/$(vm_median <<<"${got_p99[$w,$d]}")us $(awk -v a="$m" -v b="$best_iops" \
 			'BEGIN { printf "%.0f%%", 100 * a / b }') of best, on${got_aff[$w,$d]}"
-		line+=", $(median <<<"${got_pair[$w,$d]:-}") vs its cpu [${got_pair[$w,$d]:-} ]"
+		line+=", $(vm_median <<<"${got_pair[$w,$d]:-}") vs its cpu [${got_pair[$w,$d]:-} ]"
 	done
 	[ -n "${got_pair[$w,vs]:-}" ] &&
-		line+="; irqpilotd/irqbalance $(median <<<"${got_pair[$w,vs]}") [${got_pair[$w,vs]} ]"
+		line+="; irqpilotd/irqbalance $(vm_median <<<"${got_pair[$w,vs]}") [${got_pair[$w,vs]} ]"
 	summary+=("$line")
 	vm_log "ORACLE $line"
 done

@@ -5,7 +5,8 @@
 # the CPUs that submitted nothing (src/lib/counters.c, ip_counters_wake_arm_except()). Here, on a
 # real kernel, fio runs on CPU 3 with the AHCI vector first on CPU 1:
 # - the daemon moves the vector, then holds: "irqctl status" says holding, every 5 s;
-# - over HOLD_S seconds it runs about HOLD_S / 5 cycles, not HOLD_S / 1;
+# - over HOLD_S seconds it runs about HOLD_S / 5 cycles, not HOLD_S / 1, each reading the perf
+#   counters of CPU 3 only;
 # - a bio from CPU 1, which submitted nothing, wakes it at once (its log says so) and it samples at
 #   the interval again;
 # - when fio stops, the held cycle sees it and the daemon goes idle (no timer).
@@ -44,15 +45,28 @@ explain=$(vm_irqctl --json explain "${disk#/dev/}" 2>&1) || vm_fail "irqctl expl
 held_line=$(grep -m1 'placement held for' "$VM_DLOG") || vm_fail "no 'placement held' in the log"
 vm_log "${held_line#*: }"
 
-# Fewer cycles: at the interval there would be about HOLD_S of them.
+# Fewer cycles: at the interval there would be about HOLD_S of them. Each held cycle reads the
+# perf counters of CPU 3 only; the other three kept their counts, their wakeups having seen no
+# bio (counters.c, PERF_SKIP_MAX: every sixth reads all, so the fewest reads seen are taken).
 c0=$(vm_status_field cycles)
-sleep "$HOLD_S"
+least_read=99 most_kept=0
+t_end=$(( SECONDS + HOLD_S ))
+while [ $SECONDS -lt $t_end ]; do
+	sleep 1
+	n=$(vm_status_field perf_groups_read) || continue
+	k=$(vm_status_field perf_groups_kept) || continue
+	[ "$n" -lt "$least_read" ] && least_read=$n
+	[ "$k" -gt "$most_kept" ] && most_kept=$k
+done
 c1=$(vm_status_field cycles)
 held_cycles=$((c1 - c0))
 holding || vm_fail "no longer holding after ${HOLD_S} s of the same fio: $(status)"
 [ "$held_cycles" -le $((HOLD_S / 5 + 2)) ] ||
 	vm_fail "$held_cycles cycles in ${HOLD_S} s while holding (every 5 s: at most $((HOLD_S / 5 + 2)))"
 [ "$held_cycles" -ge 1 ] || vm_fail "no cycle at all in ${HOLD_S} s while holding"
+[ "$least_read" -eq 1 ] && [ "$most_kept" -eq 3 ] ||
+	vm_fail "held cycles read the perf counters of $least_read CPUs at the fewest and kept $most_kept (want 1 read, CPU 3's, 3 kept)"
+vm_log "held cycles: perf counters read on $least_read CPU, kept on $most_kept"
 
 # A bio from CPU 1: the wakeup armed there starts a cycle at once.
 woke0=$(grep -c 'storage I/O from a new CPU: a cycle now' "$VM_DLOG")
@@ -83,4 +97,4 @@ done
 holding && vm_fail "idle and holding at once: $(status)"
 grep -q 'no storage I/O: no timer' "$VM_DLOG" || vm_fail "idle, but not on the perf wakeup: $(grep 'no storage I/O' "$VM_DLOG")"
 vm_daemon_stop || vm_fail "irqpilotd exited with status $? on SIGTERM"
-vm_pass "fio on cpu 3: holding every 5 s at a 1 s interval, $held_cycles cycles in ${HOLD_S} s; a bio from cpu 1 woke it ($wake_s s to its cycle); idle on the perf wakeup after fio stopped"
+vm_pass "fio on cpu 3: holding every 5 s at a 1 s interval, $held_cycles cycles in ${HOLD_S} s, perf counters read on $least_read CPU of 4; a bio from cpu 1 woke it ($wake_s s to its cycle); idle on the perf wakeup after fio stopped"
