@@ -598,13 +598,15 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 	uint64_t ios = 0;
 	bool quiet, cpus_changed;
 
-	/* At an interval of IP_IDLE_FULL_S or more no timer-due cycle can
-	 * wait: the probe would read its files only to run the full cycle,
-	 * which reads them again. A kick before then finds no baseline and
-	 * runs the full cycle too. */
-	if (interval_s(d) >= IP_IDLE_FULL_S &&
-	    usec >= d->last_step_usec + (uint64_t)(IP_IDLE_FULL_S * USEC_PER_SEC)) {
-		d->probe_valid = false;
+	/* When the full cycle is due the probe would read its files only to
+	 * run it, and the cycle reads them again. At an interval of
+	 * IP_IDLE_FULL_S or more every timer is such a cycle: the baseline is
+	 * dropped, so that a kick before then runs the full cycle too; below
+	 * it the last probe's stays, and I/O since then makes the next probe
+	 * run one more full cycle, not miss it. */
+	if (usec >= d->last_step_usec + (uint64_t)(IP_IDLE_FULL_S * USEC_PER_SEC)) {
+		if (interval_s(d) >= IP_IDLE_FULL_S)
+			d->probe_valid = false;
 		return false;
 	}
 	if (ip_sampler_probe(ip_engine_sampler(d->engine), &ios, &cpus_changed, &diag) < 0) {
