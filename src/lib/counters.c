@@ -978,7 +978,7 @@ static int cq_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapsho
 		     struct ip_diag *d)
 {
 	/* as sample_base()'s recorded counts: a fixture's alone */
-	int ret = ip_root_is_live(r) ? -ENOENT : cq_read_replay(r, snap, d);
+	int ret = cq_read_replay(r, snap, d);
 
 	if (ret == -ENOENT && c->live)
 		ret = cq_read_live(c, r, snap);
@@ -1000,10 +1000,8 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 
 	if (!snap->storage.nr_devs)
 		return 0;
-	/* Recorded counts are a fixture's (a capture, a replay): the live
-	 * root never has them, and a stray /irqpilot/submit must not stand in
-	 * for the kernel's counts, nor cost a failed open every cycle. */
-	ret = ip_root_is_live(r) ? -ENOENT : read_replay(r, snap, "irqpilot/submit", true, d);
+	/* recorded counts: a fixture's only (root.c, fixture_only()) */
+	ret = read_replay(r, snap, "irqpilot/submit", true, d);
 	if (ret == 0) {
 		c->submit_src = IP_SRC_REPLAY;
 		ret = read_replay(r, snap, "irqpilot/complete", false, d);

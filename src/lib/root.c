@@ -325,14 +325,25 @@ int ip_root_resolve(struct ip_root *r, const char *path, char **out)
 	return walk(r, path, true, -1, out);
 }
 
+/* A root's irqpilot/ is a fixture's: the recorded clock and counts of a
+ * capture or a replay step (capture.h). The live machine has none, and a
+ * stray /irqpilot/submit must neither stand in for the kernel's counts nor
+ * cost a failed open every cycle: on the live root it is not looked for. */
+static bool fixture_only(const struct ip_root *r, const char *path)
+{
+	return r->live && strncmp(rel(path), "irqpilot/", 9) == 0;
+}
+
 /* Open through the kernel first; fall back to our own walk only for
  * flattened links, which the kernel reports as ENOTDIR. */
 static int root_openat(struct ip_root *r, const char *path, int flags)
 {
 	_cleanup_free_ char *resolved = NULL;
-	int fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
-	int ret;
+	int fd, ret;
 
+	if (fixture_only(r, path))
+		return -ENOENT;
+	fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
 	if (fd >= 0 || errno != ENOTDIR)
 		return fd >= 0 ? fd : -errno;
 	ret = walk(r, path, true, -1, &resolved);

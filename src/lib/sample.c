@@ -1840,7 +1840,7 @@ static uint64_t now_ns(void)
 static int read_time(struct ip_root *r, uint64_t *t)
 {
 	long long v;
-	int ret = ip_root_is_live(r) ? -ENOENT : ip_root_read_long(r, "irqpilot/time_ns", &v);
+	int ret = ip_root_read_long(r, "irqpilot/time_ns", &v);
 
 	if (ret == -ENOENT) {
 		*t = now_ns();
