@@ -454,9 +454,6 @@ static bool perf_matches(const struct ip_counters *c, const struct ip_snapshot *
 	return true;
 }
 
-/* One group's counts into the snapshot. Anything but the whole group leaves
- * this CPU's counts at 0 for the sample rather than put counts in the wrong
- * place. */
 static void put_count(struct ip_snapshot *snap, const struct perf_group *g, int k, uint64_t v)
 {
 	int seq = g->seq + k;
@@ -467,6 +464,9 @@ static void put_count(struct ip_snapshot *snap, const struct perf_group *g, int 
 		snap->dc[seq / 2].submit[g->cpu] = v;
 }
 
+/* One group's counts into the snapshot. Anything but the whole group leaves
+ * this CPU's counts at 0 for the sample rather than put counts in the wrong
+ * place. */
 static void group_read(struct ip_counters *c, struct perf_group *g, struct ip_snapshot *snap)
 {
 	struct perf_member *m = &c->members[g->first];
