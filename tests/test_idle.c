@@ -14,46 +14,60 @@ static void test_busy_cycles_at_the_interval(void **state)
 {
 	(void)state;
 	/* I/O going on: the wakeup stays disarmed, whatever is open */
-	assert_int_equal(ip_idle_wait(false, 0, false, 8, 2.0), IP_WAIT_INTERVAL);
-	assert_int_equal(ip_idle_wait(false, 0, false, 0, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 0, false, 8, false, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 0, false, 0, false, 2.0), IP_WAIT_INTERVAL);
 }
 
 static void test_idle_with_perf_sleeps_without_timer(void **state)
 {
 	(void)state;
-	assert_int_equal(ip_idle_wait(true, 0, false, 1, 2.0), IP_WAIT_EVENT);
-	assert_int_equal(ip_idle_wait(true, 0, false, 1024, 2.0), IP_WAIT_EVENT);
+	assert_int_equal(ip_idle_wait(true, 0, false, 1, false, 2.0), IP_WAIT_EVENT);
+	assert_int_equal(ip_idle_wait(true, 0, false, 1024, false, 2.0), IP_WAIT_EVENT);
 }
 
 static void test_idle_without_perf_backs_off(void **state)
 {
 	(void)state;
 	/* task sampling, --root, --replay, or the wakeup failed to open */
-	assert_int_equal(ip_idle_wait(true, 0, false, 0, 2.0), IP_WAIT_PROBE);
+	assert_int_equal(ip_idle_wait(true, 0, false, 0, false, 2.0), IP_WAIT_PROBE);
+}
+
+static void test_idle_on_a_watched_tree_probes_without_timer(void **state)
+{
+	(void)state;
+	/* a --root tree whose probe files are watched: no timer */
+	assert_int_equal(ip_idle_wait(true, 0, false, 0, true, 2.0), IP_WAIT_WATCH);
+	/* perf wins where both are open; a capture keeps its interval */
+	assert_int_equal(ip_idle_wait(true, 0, false, 4, true, 2.0), IP_WAIT_EVENT);
+	assert_int_equal(ip_idle_wait(true, 0, true, 0, true, 2.0), IP_WAIT_INTERVAL);
+	/* under I/O the watch changes nothing, and does not make a hold:
+	 * it cannot tell which CPU submitted */
+	assert_int_equal(ip_idle_wait(false, 0, false, 0, true, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 100, false, 0, true, 2.0), IP_WAIT_INTERVAL);
 }
 
 static void test_capture_keeps_the_interval(void **state)
 {
 	(void)state;
-	assert_int_equal(ip_idle_wait(true, 0, true, 4, 2.0), IP_WAIT_INTERVAL);
-	assert_int_equal(ip_idle_wait(true, 0, true, 0, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(true, 0, true, 4, false, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(true, 0, true, 0, false, 2.0), IP_WAIT_INTERVAL);
 }
 
 static void test_settled_io_holds(void **state)
 {
 	(void)state;
 	/* three settled cycles in a row under I/O, with the wakeup open */
-	assert_int_equal(ip_idle_wait(false, IP_HOLD_AFTER_CYCLES - 1, false, 4, 2.0), IP_WAIT_INTERVAL);
-	assert_int_equal(ip_idle_wait(false, IP_HOLD_AFTER_CYCLES, false, 4, 2.0), IP_WAIT_HOLD);
-	assert_int_equal(ip_idle_wait(false, 100, false, 4, 2.0), IP_WAIT_HOLD);
+	assert_int_equal(ip_idle_wait(false, IP_HOLD_AFTER_CYCLES - 1, false, 4, false, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, IP_HOLD_AFTER_CYCLES, false, 4, false, 2.0), IP_WAIT_HOLD);
+	assert_int_equal(ip_idle_wait(false, 100, false, 4, false, 2.0), IP_WAIT_HOLD);
 	/* without the wakeup a longer cycle would be blind to a new submitter */
-	assert_int_equal(ip_idle_wait(false, 100, false, 0, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 100, false, 0, false, 2.0), IP_WAIT_INTERVAL);
 	/* a capture keeps its interval; idle wins over held */
-	assert_int_equal(ip_idle_wait(false, 100, true, 4, 2.0), IP_WAIT_INTERVAL);
-	assert_int_equal(ip_idle_wait(true, 100, false, 4, 2.0), IP_WAIT_EVENT);
+	assert_int_equal(ip_idle_wait(false, 100, true, 4, false, 2.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(true, 100, false, 4, false, 2.0), IP_WAIT_EVENT);
 	/* an interval as long as the hold has nothing to stretch */
-	assert_int_equal(ip_idle_wait(false, 100, false, 4, IP_HOLD_MAX_S), IP_WAIT_INTERVAL);
-	assert_int_equal(ip_idle_wait(false, 100, false, 4, 30.0), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 100, false, 4, false, IP_HOLD_MAX_S), IP_WAIT_INTERVAL);
+	assert_int_equal(ip_idle_wait(false, 100, false, 4, false, 30.0), IP_WAIT_INTERVAL);
 }
 
 static void test_hold_interval(void **state)
@@ -131,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_busy_cycles_at_the_interval),
 		cmocka_unit_test(test_idle_with_perf_sleeps_without_timer),
 		cmocka_unit_test(test_idle_without_perf_backs_off),
+		cmocka_unit_test(test_idle_on_a_watched_tree_probes_without_timer),
 		cmocka_unit_test(test_capture_keeps_the_interval),
 		cmocka_unit_test(test_settled_io_holds),
 		cmocka_unit_test(test_hold_interval),

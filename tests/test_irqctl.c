@@ -345,6 +345,29 @@ static void test_render(void **state)
 	has_line(out, "cycles: 9, every 10.0 s (placement held: a bio from another CPU starts one at once)\n");
 	free(out);
 
+	/* idle without a timer: on perf, or on a watched --root tree */
+	static const char idle_fmt[] =
+		"{\"v\":1,\"ok\":true,\"data\":{\"version\":\"1.0\",\"pid\":7,\"root\":\"/t\","
+		"\"config\":\"c\",\"dry_run\":false,\"interval_s\":2,\"cycle_interval_s\":60,"
+		"\"idle\":true,\"idle_wakeup\":\"%s\",\"cycles\":5,\"devices\":1,\"vectors_steered\":1,"
+		"\"vectors_managed\":0,\"moves\":0,\"last_move\":null,\"submit_source\":\"x\",\"capture\":null,"
+		"\"warnings\":[]}}";
+	char reply[1024];
+
+	snprintf(reply, sizeof(reply), idle_fmt, "perf");
+	out = render(IP_VERB_STATUS, 0, reply);
+	has_line(out, "cycles: 5, none until I/O (no storage I/O: the first bio wakes irqpilotd)\n");
+	free(out);
+	snprintf(reply, sizeof(reply), idle_fmt, "watch");
+	out = render(IP_VERB_STATUS, 0, reply);
+	has_line(out, "cycles: 5, every 60.0 s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists "
+		      "starts one)\n");
+	free(out);
+	snprintf(reply, sizeof(reply), idle_fmt, "timer");
+	out = render(IP_VERB_STATUS, 0, reply);
+	has_line(out, "cycles: 5, every 60.0 s (no storage I/O)\n");
+	free(out);
+
 	out = render(IP_VERB_PIN, 0, "{\"v\":1,\"ok\":true,\"data\":{\"irq\":37,\"cpus\":\"4-5\"}}");
 	assert_string_equal(out, "IRQ 37 pinned to 4-5 until unpinned or restart\n");
 	free(out);

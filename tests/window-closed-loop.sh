@@ -9,11 +9,14 @@
 #     makes at most one move (on snapshots it was 4 in 60 s);
 #  B. trickle (40 I/O/s) from CPU 6 after a burst there: the vector leaves
 #     the performance domain once idle_grace (here 10 s) has passed;
-#  C. after 30 s without I/O, a burst from CPU 6, started when the back-off's
-#     next full cycle is still about 30 s away, is followed within one
-#     interval and one cycle (the probe sees it), not at that full cycle;
+#  C. after 30 s without I/O, a burst from CPU 6 is followed within one
+#     interval and one cycle: idle on this tree, the daemon runs no timer
+#     but the minute's full cycle, and the stand-in's write of
+#     /proc/diskstats wakes it (watch.h);
 #  D. idle again, the CPU under the vector made isolated (a cgroup v2
-#     partition, no uevent) is left within one interval and one cycle.
+#     partition, no uevent) is left within one interval and one cycle;
+#  E. idle, and nothing written: the daemon is not woken between its full
+#     cycles a minute apart.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
@@ -143,7 +146,8 @@ pids="$pids $!"
 pids="$pids $!"
 
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
-pids="$pids $!"
+dpid=$!
+pids="$pids $dpid"
 wait_for "$limit" test -S "$rt/control" || { bad "the daemon opens its control socket"; cat "$log"; exit 1; }
 ok "the daemon opens its control socket"
 aff() { cat "$root/proc/irq/37/smp_affinity_list"; }
@@ -202,16 +206,17 @@ check "trickle does not pull it back up" sh -c "grep -qx '[0-3]' '$root/proc/irq
 # --- C. reaction after idle -------------------------------------------------
 echo "0 0" >"$load"
 sleep 30
-check "30 s without I/O: the daemon backs off" sh -c "'$ctl' status | grep -q 'every 60.0 s (no storage I/O)'"
-# It went idle 3 quiet cycles after the load stopped, and its full cycles are
-# 60 s apart: the next is about 30 s away, so only the probe can see the burst.
+idle_watched="no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one"
+check "30 s without I/O: the daemon waits on the tree's files" sh -c "'$ctl' status | grep -qF \"$idle_watched\""
+# It went idle 3 quiet cycles after the load stopped; its next full cycle is a
+# minute after the last, and between them no timer runs: only the stand-in's
+# write of the I/O to /proc/diskstats starts a cycle before then.
 tc=$(now)
 echo "6 300" >"$load"
 if wait_for 30 sh -c "grep -qx '[67]' '$root/proc/irq/37/smp_affinity_list'"; then
 	took=$(since "$tc")
 	echo "# C: after 30 s idle, a burst from CPU 6 was followed after $took s (interval 1 s, full cycles 60 s apart)"
-	# one interval for the probe, one cycle; a loaded machine adds to both,
-	# but not the 30 s to the back-off's full cycle
+	# the probe the write starts, one cycle; a loaded machine adds to both
 	if within "$took" 0 5; then
 		ok "after idle, a burst is followed within one interval and one cycle ($took s)"
 	else
@@ -223,12 +228,11 @@ fi
 
 # --- D. a CPU isolated while idle -------------------------------------------
 # No uevent tells of a cgroup v2 partition made isolated: the idle probe reads
-# the CPU lists with /proc/diskstats, and the vector leaves the CPU within an
-# interval and a cycle, not at the full cycle a minute later.
+# the CPU lists with /proc/diskstats, and the write of the file (its
+# directory made first, which the watch waits for) starts it: the vector
+# leaves the CPU within an interval and a cycle, with no timer running.
 echo "0 0" >"$load"
-if wait_for 30 sh -c "'$ctl' status | grep -q 'every 60.0 s (no storage I/O)'"; then
-	# the first probe after the back-off starts has no baseline and runs a
-	# full cycle: past it, the next full cycle is about a minute away
+if wait_for 30 sh -c "'$ctl' status | grep -qF \"$idle_watched\""; then
 	sleep 3
 	on=$(aff)
 	cpu=${on%%[-,]*}
@@ -248,6 +252,27 @@ if wait_for 30 sh -c "'$ctl' status | grep -q 'every 60.0 s (no storage I/O)'"; 
 	fi
 else
 	bad "D: the daemon did not back off within 30 s without I/O"
+fi
+# --- E. no wakeup at idle ----------------------------------------------------
+# Nothing is written (no I/O: the stand-in leaves the tree alone) and no
+# client asks: a daemon probing on a timer would wake every interval (10 in
+# 10 s); this one wakes for its full cycle a minute after the last, at most
+# once in these 10 s.
+# Context switches of all its threads, as bench/steady.c counts wakeups.
+ctxt() { awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' /proc/"$dpid"/task/*/status; }
+if wait_for 30 sh -c "'$ctl' status | grep -qF \"$idle_watched\""; then
+	sleep 2	# the status request's own wakeup is over
+	w0=$(ctxt)
+	sleep 10
+	w1=$(ctxt)
+	echo "# E: idle, nothing written: $((w1 - w0)) wakeups in 10 s"
+	if [ $((w1 - w0)) -le 1 ]; then
+		ok "idle on a watched tree: no probe timer wakes the daemon ($((w1 - w0)) in 10 s)"
+	else
+		bad "idle on a watched tree: $((w1 - w0)) wakeups in 10 s"
+	fi
+else
+	bad "E: the daemon did not go idle on the watch within 30 s"
 fi
 [ -s "$tmp/kernel.err" ] && { bad "the stand-in kernel failed"; sed 's/^/    /' "$tmp/kernel.err"; }
 [ "$fail" -eq 0 ] || { echo "# daemon log:"; sed 's/^/#    /' "$log" | tail -n 40; }

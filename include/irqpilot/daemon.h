@@ -17,6 +17,7 @@
 #include "irqpilot/root.h"
 
 struct ip_state;
+struct ip_watch;
 
 /* irqpilotd's exit statuses (irqpilotd(8), EXIT STATUS). */
 enum {
@@ -102,6 +103,14 @@ struct ip_daemon {
 	int nr_wake_src;
 	unsigned wake_gen;
 	bool wake_armed;
+	/* The watched tree (watch.h): on a --root tree whose files can be
+	 * watched, an idle daemon probes when the probe's files change, not
+	 * on a timer. watch_src is enabled only while it waits so;
+	 * last_look_usec is the last probe or cycle, to probe at most once an
+	 * interval. */
+	struct ip_watch *watch;
+	sd_event_source *watch_src;
+	uint64_t last_look_usec;
 	bool ready;
 	struct ip_client *clients; /* the connection table, oldest first */
 	int nr_clients;

@@ -18,10 +18,13 @@ struct ip_plan;
  *    first bio and the daemon cycles at once. Zero wakeups at idle, and
  *    a burst is placed within one interval.
  *  - otherwise (task sampling, a --root tree, or the wakeup could not be
- *    opened) it backs off: a probe at every interval reads
- *    /proc/diskstats and the online, isolated and nohz_full CPU lists (a
- *    few small files, ip_sampler_probe()), and a full cycle runs when
- *    they changed or every IP_IDLE_FULL_S (daemon.h).
+ *    opened) it backs off: a probe reads /proc/diskstats and the online,
+ *    isolated and nohz_full CPU lists (a few small files,
+ *    ip_sampler_probe()), and a full cycle runs when they changed or
+ *    every IP_IDLE_FULL_S (daemon.h). The probe runs at every interval,
+ *    or, on a --root tree whose files can be watched (watch.h), only when
+ *    one of those files was written, at most once an interval: one
+ *    wakeup a minute, for the full cycle.
  * Under steady I/O whose placement has held (ip_plan_settled()) for
  * IP_HOLD_AFTER_CYCLES cycles in a row, with the wakeup open, the daemon
  * holds: a full cycle every ip_hold_interval_s(), and the wakeup armed on
@@ -38,6 +41,7 @@ struct ip_plan;
 enum ip_wait {
 	IP_WAIT_INTERVAL, /* a full cycle after one interval */
 	IP_WAIT_PROBE,	  /* the back-off: probe each interval */
+	IP_WAIT_WATCH,	  /* the back-off, probing when a watched file changed */
 	IP_WAIT_EVENT,	  /* no timer: the armed perf wakeup */
 	IP_WAIT_HOLD,	  /* steady and settled: a long cycle, the wakeup armed elsewhere */
 };
@@ -48,8 +52,9 @@ enum ip_wait {
 #define IP_HOLD_INTERVALS 5
 #define IP_HOLD_MAX_S 10.0
 
-/* @settled: cycles in a row with storage I/O whose plan was settled. */
-enum ip_wait ip_idle_wait(bool idle, unsigned settled, bool capturing, int nr_wake, double interval_s);
+/* @settled: cycles in a row with storage I/O whose plan was settled;
+ * @nr_wake: perf wakeup fds open; @watch: the probe's files are watched. */
+enum ip_wait ip_idle_wait(bool idle, unsigned settled, bool capturing, int nr_wake, bool watch, double interval_s);
 double ip_hold_interval_s(double interval_s);
 
 /*

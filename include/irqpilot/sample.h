@@ -72,5 +72,8 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *out, struct ip_d
  * through kept fds; no snapshot, and the caches stay as they are.
  */
 int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, struct ip_diag *d);
+/* The files the probe reads (and *@n of them), for a watch on a tree that
+ * tells when one changes (watch.h) instead of a probe on a timer. */
+const char *const *ip_sampler_probe_paths(int *n);
 
 #endif

@@ -112,11 +112,19 @@ static void render_status(FILE *f, json_object *d)
 	fprintf(f, "irqpilotd %s (pid %lld), root %s%s\n", str(d, "version", "?"), inum(d, "pid", 0),
 		str(d, "root", "?"), flag(d, "dry_run") ? ", dry run: nothing is written" : "");
 	fprintf(f, "policy file: %s\n", str(d, "config", "?"));
-	fprintf(f, "cycles: %lld, every %.1f s%s\n", inum(d, "cycles", 0),
-		num(d, "cycle_interval_s", num(d, "interval_s", 0)),
-		flag(d, "idle")	     ? " (no storage I/O)"
-		: flag(d, "holding") ? " (placement held: a bio from another CPU starts one at once)"
-				     : "");
+	if (flag(d, "idle") && !strcmp(str(d, "idle_wakeup", "timer"), "perf"))
+		fprintf(f, "cycles: %lld, none until I/O (no storage I/O: the first bio wakes irqpilotd)\n",
+			inum(d, "cycles", 0));
+	else if (flag(d, "idle") && !strcmp(str(d, "idle_wakeup", "timer"), "watch"))
+		fprintf(f,
+			"cycles: %lld, every %.1f s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one)\n",
+			inum(d, "cycles", 0), num(d, "cycle_interval_s", num(d, "interval_s", 0)));
+	else
+		fprintf(f, "cycles: %lld, every %.1f s%s\n", inum(d, "cycles", 0),
+			num(d, "cycle_interval_s", num(d, "interval_s", 0)),
+			flag(d, "idle")	     ? " (no storage I/O)"
+			: flag(d, "holding") ? " (placement held: a bio from another CPU starts one at once)"
+					     : "");
 	fprintf(f, "devices: %lld; vectors steered: %lld; managed by the kernel: %lld\n",
 		inum(d, "devices", 0), inum(d, "vectors_steered", 0), inum(d, "vectors_managed", 0));
 	if (get(d, "last_move"))

@@ -27,6 +27,7 @@
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 #include "irqpilot/state.h"
+#include "irqpilot/watch.h"
 
 #define USEC_PER_SEC 1000000ULL
 
@@ -729,9 +730,78 @@ static bool wake_arm(struct ip_daemon *d, const ip_cpuset *skip)
 	return true;
 }
 
+/* ---- the watched tree: no timer while idle on a --root tree ----------- */
+
+static void watch_close(struct ip_daemon *d)
+{
+	d->watch_src = sd_event_source_disable_unref(d->watch_src);
+	ip_watch_free(d->watch);
+	d->watch = NULL;
+}
+
+/* Reads the watch's queue: true when a probe file changed. A watch that
+ * cannot be read or made again is dropped, and the probe runs on the
+ * timer from then on. */
+static bool watch_changed(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+	int ret;
+
+	if (!d->watch)
+		return false;
+	ret = ip_watch_changed(d->watch, &diag);
+	if (ret >= 0)
+		return ret > 0;
+	ip_log(&d->log, LOG_WARNING, "idle: watching the tree's files: %s; probing every %.1f s instead",
+	       diag.msg[0] ? diag.msg : strerror(-ret), interval_s(d));
+	watch_close(d);
+	return true;
+}
+
+static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	uint64_t now, due;
+
+	(void)fd;
+	(void)revents;
+	if (!watch_changed(d))
+		return 0; /* a neighbour of the files: keep waiting */
+	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	/* at most one probe an interval, as on the timer: a tree rewritten
+	 * every 0.1 s without I/O costs no more than the timer's probes */
+	due = d->last_look_usec + (uint64_t)(interval_s(d) * USEC_PER_SEC);
+	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) < 0)
+		now = due;
+	ip_daemon_kick(d, due > now ? due - now : 0);
+	return 0;
+}
+
+/* On a --root tree whose probe files can be watched (watch.h); elsewhere
+ * the reason is said once, and the probe stays on the timer. */
+static void watch_open(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+	const char *const *paths;
+	int n, ret;
+
+	paths = ip_sampler_probe_paths(&n);
+	ret = ip_watch_open(d->root, paths, n, &d->watch, &diag);
+	if (ret >= 0)
+		ret = sd_event_add_io(d->ev, &d->watch_src, ip_watch_fd(d->watch), EPOLLIN, on_watch, d);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(d->watch_src, SD_EVENT_OFF);
+	if (ret >= 0)
+		return;
+	if (!ip_root_is_live(d->root))
+		ip_log(&d->log, LOG_INFO, "idle: the tree's files cannot be watched (%s): probing them on a timer",
+		       diag.msg[0] ? diag.msg : strerror(-ret));
+	watch_close(d);
+}
+
 /*
  * How to wait after a good cycle (idle.h): seconds to the next one, or -1
- * for no timer (idle, the perf wakeup armed).
+ * for no timer (idle, the perf wakeup armed or the tree watched).
  */
 static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 {
@@ -750,10 +820,14 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 		d->settled_cycles++;
 	else
 		d->settled_cycles = 0;
-	wait = ip_idle_wait(d->idle, d->settled_cycles, d->cap_dir != NULL, wake_sync(d), next_s);
+	wait = ip_idle_wait(d->idle, d->settled_cycles, d->cap_dir != NULL, wake_sync(d), d->watch != NULL, next_s);
 	if (d->idle != was_idle && wait == IP_WAIT_EVENT)
 		ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
 		       d->nr_wake_src);
+	else if (d->idle != was_idle && wait == IP_WAIT_WATCH)
+		ip_log(&d->log, LOG_DEBUG,
+		       "no storage I/O: a full cycle every %.0f s, and a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify)",
+		       MAX(IP_IDLE_FULL_S, next_s));
 	else if (d->idle != was_idle && d->idle)
 		ip_log(&d->log, LOG_DEBUG,
 		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
@@ -763,6 +837,15 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 	if (wait == IP_WAIT_EVENT && wake_arm(d, NULL)) {
 		d->holding = false;
 		return -1;
+	}
+	if (wait == IP_WAIT_WATCH) {
+		/* the probe's timer is the watch now; the full cycle a minute
+		 * stays, for what only it reads (a tree that is written but
+		 * not its /proc/diskstats still gets one) */
+		d->holding = false;
+		wake_disarm(d);
+		sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
+		return MAX(IP_IDLE_FULL_S, next_s);
 	}
 	if (wait == IP_WAIT_HOLD) {
 		double hold_s = ip_hold_interval_s(next_s);
@@ -792,6 +875,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct ip_diag diag = { "" };
 	struct ip_step *st;
 	uint64_t start_ns = mono_ns();
+	enum ip_wait wait;
 	double next_s;
 	int ret;
 
@@ -803,9 +887,21 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	 * that submitted nothing still wakes it, now or after the cycle. */
 	if (!d->holding)
 		wake_disarm(d);
-	if (ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, interval_s(d)) == IP_WAIT_PROBE &&
-	    idle_probe_quiet(d, usec)) {
+	/* what changed before the reads below is in them: a watch event
+	 * queued from here on is news to the next wait */
+	if (d->watch) {
+		sd_event_source_set_enabled(d->watch_src, SD_EVENT_OFF);
+		(void)watch_changed(d);
+	}
+	d->last_look_usec = usec;
+	wait = ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, d->watch != NULL, interval_s(d));
+	if ((wait == IP_WAIT_PROBE || wait == IP_WAIT_WATCH) && idle_probe_quiet(d, usec)) {
 		next_s = interval_s(d);
+		if (wait == IP_WAIT_WATCH) {
+			/* back to the watch, and the full cycle where it was */
+			sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
+			next_s = MAX(IP_IDLE_FULL_S, next_s) - (double)(usec - d->last_step_usec) / USEC_PER_SEC;
+		}
 		goto rearm;
 	}
 	d->last_step_usec = usec;
@@ -1352,6 +1448,7 @@ static void daemon_free(struct ip_daemon *d)
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->listen_src);
 	wake_sources_free(d);
+	watch_close(d);
 	cq_disconnect(d);
 	sd_device_monitor_unref(d->monitor);
 	if (d->listen_fd >= 0) {
@@ -1547,9 +1644,12 @@ static int start_event_loop(struct ip_daemon *d)
 		ret = sd_event_set_watchdog(d->ev, true);
 	if (ret >= 0)
 		ret = sd_event_add_time_relative(d->ev, &d->timer, CLOCK_MONOTONIC, 0, 0, on_timer, d);
-	if (ret < 0)
+	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: event loop: %s\n", strerror(-ret));
-	return ret;
+		return ret;
+	}
+	watch_open(d);
+	return 0;
 }
 
 int ip_daemon_run(const struct ip_daemon_opts *o)

@@ -11,12 +11,12 @@ double ip_hold_interval_s(double interval_s)
 	return h > interval_s ? h : interval_s;
 }
 
-enum ip_wait ip_idle_wait(bool idle, unsigned settled, bool capturing, int nr_wake, double interval_s)
+enum ip_wait ip_idle_wait(bool idle, unsigned settled, bool capturing, int nr_wake, bool watch, double interval_s)
 {
 	if (capturing)
 		return IP_WAIT_INTERVAL;
 	if (idle)
-		return nr_wake > 0 ? IP_WAIT_EVENT : IP_WAIT_PROBE;
+		return nr_wake > 0 ? IP_WAIT_EVENT : watch ? IP_WAIT_WATCH : IP_WAIT_PROBE;
 	/* without the wakeup a held cycle would miss a move for its length;
 	 * at an interval as long as the hold there is nothing to stretch */
 	if (settled >= IP_HOLD_AFTER_CYCLES && nr_wake > 0 && ip_hold_interval_s(interval_s) > interval_s)

@@ -1799,6 +1799,21 @@ int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, st
 	return ip_topology_isolation_changed(s->root, &s->topo, cpus_changed, d);
 }
 
+const char *const *ip_sampler_probe_paths(int *n)
+{
+	/* ip_sampler_probe()'s, and ip_topology_isolation_changed()'s */
+	static const char *const paths[] = {
+		"proc/diskstats",
+		"sys/devices/system/cpu/online",
+		"sys/devices/system/cpu/isolated",
+		"sys/devices/system/cpu/nohz_full",
+		"sys/fs/cgroup/cpuset.cpus.isolated",
+	};
+
+	*n = ARRAY_SIZE(paths);
+	return paths;
+}
+
 /* ---- the whole sample ---------------------------------------------- */
 
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)

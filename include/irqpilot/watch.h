@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef IRQPILOT_WATCH_H
+#define IRQPILOT_WATCH_H
+
+#include "irqpilot/diag.h"
+
+struct ip_root;
+
+/*
+ * Being told when files below a root change, instead of reading them on
+ * a timer: an inotify fd that becomes readable when one of the files is
+ * written, replaced by a rename, created or removed.
+ *
+ * Only a tree whose files something writes through the VFS can be watched:
+ * a --root fixture on tmpfs or ext4 that a test or a stand-in kernel
+ * rewrites. The kernel's own /proc, /sys and cgroup files change without
+ * telling fsnotify (a seq_file is made afresh at each read), so the live
+ * root, and any watched directory that resolves to procfs, sysfs, cgroupfs,
+ * debugfs or tracefs, is -EOPNOTSUPP with the reason in the diag. There
+ * the daemon waits on perf or reads the files on a timer (idle.h).
+ *
+ * Each file's directory is watched (a rename over the file is an event
+ * of the directory's), resolved as every read below the root is. A
+ * directory that does not exist yet is waited for in its nearest existing
+ * ancestor, and the watches are made again once it appears.
+ */
+struct ip_watch;
+
+int ip_watch_open(struct ip_root *r, const char *const *paths, int n, struct ip_watch **out, struct ip_diag *d);
+void ip_watch_free(struct ip_watch *w);
+int ip_watch_fd(const struct ip_watch *w);
+
+/*
+ * Reads every event queued so far, without waiting: 1 when one of the
+ * files (or a directory on the way to one) changed since the last call,
+ * or the kernel's queue overflowed and events were lost; 0 when nothing
+ * of theirs did; a negative errno when the watch could not be read or
+ * made again.
+ */
+int ip_watch_changed(struct ip_watch *w, struct ip_diag *d);
+
+#endif
