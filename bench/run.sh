@@ -63,9 +63,11 @@ else
 	moves_cycles=${BENCH_MOVES_CYCLES:-60}
 fi
 interval=${BENCH_INTERVAL:-10}
-# Idle is measured as a daemon idles for hours: from cycle 4, after the three
-# quiet cycles that start irqpilotd's back-off, over 6 cycles, so that the
-# window holds one of its full cycles (60 s apart) for every 5 probes.
+# Idle is measured as a daemon idles for hours: from 4.5 intervals after the
+# start, past the three quiet cycles that start irqpilotd's back-off, over 6
+# intervals of wall time (bench-steady --after). Not counted in cycles: on
+# these trees irqpilotd waits on an inotify watch of the probe's files with
+# no timer (watch.h), and a still tree gives it none to count.
 idle_from=${BENCH_IDLE_FROM:-4}
 idle_cycles=${BENCH_IDLE_CYCLES:-6}
 cg_max=${BENCH_CALLGRIND_MAX_CPUS:-256}
@@ -173,9 +175,10 @@ run_pair() {
 			--label irqpilotd >"$tmp/$name.ip" &
 		mip=$!
 	else
-		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --from "${from:-1}" --label irqbalance >"$tmp/$name.ib" &
+		after=$(awk -v f="${from:-1}" -v i="$ivl" 'BEGIN { print f * i + i / 2 }')
+		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --after "$after" --label irqbalance >"$tmp/$name.ib" &
 		mib=$!
-		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --from "${from:-1}" --label irqpilotd >"$tmp/$name.ip" &
+		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --after "$after" --label irqpilotd >"$tmp/$name.ip" &
 		mip=$!
 	fi
 	wait "$mib" || rc=1
@@ -216,7 +219,7 @@ for size in $sizes; do
 	# idle: a still tree, no writer
 	cp -a "$d/still" "$d/idle-ib"
 	cp -a "$d/still" "$d/idle-ip"
-	log "$cpus x $irqs: idle, $idle_cycles cycles of ${interval}s from cycle $idle_from"
+	log "$cpus x $irqs: idle, $idle_cycles intervals of ${interval}s from $idle_from.5 intervals after the start"
 	from=$idle_from run_pair "idle-$size" "$interval" "$idle_cycles" "$d/idle-ib" "$d/idle-ip" ||
 		echo "idle $size: a monitor failed" >>"$tmp/failures"
 	# steady: counters advance between cycles
@@ -338,9 +341,11 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo "CPU time is user+sys of every thread (schedstat) over $cycles cycles after the first,"
 	echo "divided by $cycles: everything the daemon did per ${interval} s interval. *Steady*: the"
-	echo "counters advance between cycles (bench-steady). *Idle*: a still tree, $idle_cycles cycles"
-	echo "from cycle $idle_from (\`--from $idle_from\`): past irqpilotd's three quiet cycles, and one"
-	echo "of its 60 s full cycles for every 5 probes of its back-off."
+	echo "counters advance between cycles (bench-steady). *Idle*: a still tree, $idle_cycles intervals"
+	echo "of wall time from $idle_from.5 intervals after the start (\`--after\`), past irqpilotd's three"
+	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
+	echo "of /proc/diskstats and the CPU lists (its probe's files), as it waits on perf on a live"
+	echo "machine; without either (task sampling) it probes them every interval, 6 wakeups a minute."
 	echo "Wakeups are voluntary + involuntary context switches per minute, idle tree."
 	echo "Peak RSS is VmHWM at the end of the steady run. Ir: instructions of one --oneshot run"
 	echo "(start-up, two samples and one decision) under callgrind, in millions."

@@ -792,14 +792,50 @@ static long vm_hwm_kb(int pid)
 
 static void usage(FILE *f)
 {
-	fputs("usage: bench-steady --pid PID --interval S --cycles K [--from F] [--tree DIR --step0 D0\n"
-	      "                    --step1 D1 [--sim SECONDS]] [--label NAME]\n"
+	fputs("usage: bench-steady --pid PID --interval S --cycles K [--from F | --after SECONDS]\n"
+	      "                    [--tree DIR --step0 D0 --step1 D1 [--sim SECONDS]] [--label NAME]\n"
 	      "Watches PID for F + K cycles (seen as bursts of reads; F is 1 unless given) and reports\n"
-	      "its CPU time per cycle, wakeups per minute and peak RSS over the last K. With --tree, half an interval\n"
-	      "after each cycle starts it advances DIR's counters by SECONDS (default S) of the\n"
-	      "workload that fixturegen trees D0 and D1 (steps 0 and 1) differ by, with interrupts\n"
-	      "following the affinity the daemon wrote, and counts the IRQs it moved.\n",
+	      "its CPU time per cycle, wakeups per minute and peak RSS over the last K. With --after,\n"
+	      "cycles are not looked for: the window is K intervals of wall time from SECONDS after\n"
+	      "the start (a daemon that sleeps without a timer at idle has no cycles to count).\n"
+	      "With --tree, half an interval after each cycle starts it advances DIR's counters by\n"
+	      "SECONDS (default S) of the workload that fixturegen trees D0 and D1 (steps 0 and 1)\n"
+	      "differ by, with interrupts following the affinity the daemon wrote, and counts the\n"
+	      "IRQs it moved.\n",
 	      f);
+}
+
+/* Sleeps until @until (now_s()), dying if @pid exits meanwhile. */
+static void sleep_until(int pid, const char *label, double until)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (double t = now_s(); t < until; t = now_s()) {
+		if (access(path, F_OK) != 0)
+			die("%s (pid %d) exited", label, pid);
+		usleep(until - t > 0.5 ? 500000 : (useconds_t)((until - t) * 1e6) + 1);
+	}
+}
+
+/* --after: a window of wall time, "cycles" being intervals of it. */
+static int watch_wall(int pid, const char *label, double interval, int cycles, double after)
+{
+	struct usage a = { 0 }, b = { 0 };
+	double el;
+
+	sleep_until(pid, label, now_s() + after);
+	if (!task_usage(pid, &a))
+		die("%s (pid %d) exited", label, pid);
+	sleep_until(pid, label, a.t + cycles * interval);
+	if (!task_usage(pid, &b))
+		die("%s (pid %d) exited", label, pid);
+	el = b.t - a.t;
+	printf("BENCH steady label=%s cycles=%d elapsed_s=%.2f cpu_ms_per_cycle=%.3f "
+	       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f vmhwm_kb=%ld\n",
+	       label, cycles, el, (double)(b.run_ns - a.run_ns) / 1e6 / cycles, (double)(b.ticks - a.ticks) / cycles,
+	       el > 0 ? (double)(b.ctxsw - a.ctxsw) * 60 / el : 0, vm_hwm_kb(pid));
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -809,6 +845,7 @@ int main(int argc, char **argv)
 	int pid = 0, cycles = 0;
 	double interval = 0, gap, last_io = -1e9, start[4096], timeout;
 	int seen = -1, sampled = -1, first = 1, from = 1;
+	double after = -1;
 	struct usage a = { 0 }, b = { 0 };
 	uint64_t last = 0, io;
 	int moves[4096] = { 0 };
@@ -826,6 +863,8 @@ int main(int argc, char **argv)
 			cycles = atoi(v);
 		else if (strcmp(argv[i], "--from") == 0 && v)
 			from = atoi(v);
+		else if (strcmp(argv[i], "--after") == 0 && v)
+			after = atof(v);
 		else if (strcmp(argv[i], "--tree") == 0 && v)
 			s.tree = v;
 		else if (strcmp(argv[i], "--step0") == 0 && v)
@@ -852,6 +891,8 @@ int main(int argc, char **argv)
 	}
 	if (s.sim < 0)
 		s.sim = interval;
+	if (after >= 0)
+		return s.tree ? (usage(stderr), 2) : watch_wall(pid, label, interval, cycles, after);
 	first = from;
 	if (s.tree) {
 		load_steps(&s, d0, d1);
