@@ -148,6 +148,9 @@ int ip_daemon_run(const struct ip_daemon_opts *o);
 int ip_daemon_restore(const struct ip_daemon_opts *o);
 /* Sample again soon (hot-plug, irqctl pin): within @delay_us. */
 void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
+/* The engine's submission counters (counters.h): perf, task sampling, a
+ * recording. */
+struct ip_counters *ip_daemon_counters(struct ip_daemon *d);
 /* The policy's banned set from the file's and irqctl's (see ban_add). */
 void ip_daemon_apply_bans(struct ip_daemon *d);
 /* Loads the policy file; on success it replaces the running one. */

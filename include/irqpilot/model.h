@@ -150,6 +150,11 @@ struct ip_snapshot {
 	int nr_threads;
 	struct ip_irq_thread *threads;
 	struct ip_devcount *dc;  /* storage.nr_devs entries */
+	/* Every disk's completed I/Os in /proc/diskstats, what the idle probe
+	 * sums (ip_sampler_probe()): its baseline after a full cycle.
+	 * have_all_ios when a line was read. */
+	uint64_t all_ios;
+	bool have_all_ios;
 	/* irqpilot_cq: have_cq when the module answered (or a replay step
 	 * recorded it); nr_cq may be 0 then: nothing attached. */
 	bool have_cq;

@@ -62,7 +62,7 @@ static void status_perf_reads(struct ip_daemon *d, struct ip_json *j)
 {
 	int read = 0, kept = 0;
 
-	ip_counters_perf_reads(ip_sampler_counters(ip_engine_sampler(d->engine)), &read, &kept);
+	ip_counters_perf_reads(ip_daemon_counters(d), &read, &kept);
 	if (read + kept == 0) {
 		ip_json_null(j, "perf_groups_read");
 		ip_json_null(j, "perf_groups_kept");

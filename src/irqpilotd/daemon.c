@@ -600,16 +600,9 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 	bool quiet, cpus_changed;
 
 	/* When the full cycle is due the probe would read its files only to
-	 * run it, and the cycle reads them again. At an interval of
-	 * IP_IDLE_FULL_S or more every timer is such a cycle: the baseline is
-	 * dropped, so that a kick before then runs the full cycle too; below
-	 * it the last probe's stays, and I/O since then makes the next probe
-	 * run one more full cycle, not miss it. */
-	if (usec >= d->last_step_usec + (uint64_t)(IP_IDLE_FULL_S * USEC_PER_SEC)) {
-		if (interval_s(d) >= IP_IDLE_FULL_S)
-			d->probe_valid = false;
+	 * run it, and the cycle reads them again (and leaves the baseline). */
+	if (usec >= d->last_step_usec + (uint64_t)(IP_IDLE_FULL_S * USEC_PER_SEC))
 		return false;
-	}
 	if (ip_sampler_probe(ip_engine_sampler(d->engine), &ios, &cpus_changed, &diag) < 0) {
 		d->probe_valid = false;
 		return false;
@@ -625,7 +618,7 @@ static bool idle_probe_quiet(struct ip_daemon *d, uint64_t usec)
 
 /* ---- the perf wakeup: no timer while idle ---------------------------- */
 
-static struct ip_counters *daemon_counters(struct ip_daemon *d)
+struct ip_counters *ip_daemon_counters(struct ip_daemon *d)
 {
 	return ip_sampler_counters(ip_engine_sampler(d->engine));
 }
@@ -645,7 +638,7 @@ static void wake_disarm(struct ip_daemon *d)
 		return;
 	for (int i = 0; i < d->nr_wake_src; i++)
 		sd_event_source_set_enabled(d->wake_src[i], SD_EVENT_OFF);
-	(void)ip_counters_wake_disarm(daemon_counters(d));
+	(void)ip_counters_wake_disarm(ip_daemon_counters(d));
 	d->wake_armed = false;
 }
 
@@ -676,7 +669,7 @@ static int on_wake(sd_event_source *s, int fd, uint32_t revents, void *userdata)
  * devices or CPUs change. Returns how many are usable (0: back off). */
 static int wake_sync(struct ip_daemon *d)
 {
-	struct ip_counters *c = daemon_counters(d);
+	struct ip_counters *c = ip_daemon_counters(d);
 	unsigned gen;
 	int n = ip_counters_wake_count(c, &gen);
 
@@ -710,7 +703,7 @@ static int wake_sync(struct ip_daemon *d)
  * stop, or stretch to the hold's period. */
 static bool wake_arm(struct ip_daemon *d, const ip_cpuset *skip)
 {
-	struct ip_counters *c = daemon_counters(d);
+	struct ip_counters *c = ip_daemon_counters(d);
 	int ret = ip_counters_wake_arm_except(c, skip);
 
 	if (ret < 0) {
@@ -814,8 +807,11 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 	 * brings the short interval back at once. */
 	d->quiet_cycles = storage_active(st) ? 0 : d->quiet_cycles + 1;
 	d->idle = d->quiet_cycles >= IP_IDLE_AFTER_CYCLES;
-	if (!d->idle)
-		d->probe_valid = false;
+	/* the cycle read /proc/diskstats whole, as the probe does: the first
+	 * probe compares with it, not with nothing (which ran a full cycle
+	 * each time the daemon went idle) */
+	d->probe_valid = d->idle && st->model.cur->have_all_ios;
+	d->probe_ios = st->model.cur->all_ios;
 	if (st->decided && st->model.prev && d->quiet_cycles == 0 && ip_plan_settled(&st->plan))
 		d->settled_cycles++;
 	else
@@ -831,7 +827,7 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 	else if (d->idle != was_idle && d->idle)
 		ip_log(&d->log, LOG_DEBUG,
 		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
-		       MAX(IP_IDLE_FULL_S, next_s), next_s, ip_counters_wake_why(daemon_counters(d)) ?: "not opened");
+		       MAX(IP_IDLE_FULL_S, next_s), next_s, ip_counters_wake_why(ip_daemon_counters(d)) ?: "not opened");
 	else if (d->idle != was_idle)
 		ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", next_s);
 	if (wait == IP_WAIT_EVENT && wake_arm(d, NULL)) {

@@ -331,7 +331,9 @@ int ip_root_resolve(struct ip_root *r, const char *path, char **out)
  * cost a failed open every cycle: on the live root it is not looked for. */
 static bool fixture_only(const struct ip_root *r, const char *path)
 {
-	return r->live && strncmp(rel(path), "irqpilot/", 9) == 0;
+	static const char dir[] = "irqpilot/";
+
+	return r->live && strncmp(rel(path), dir, sizeof(dir) - 1) == 0;
 }
 
 /* Open through the kernel first; fall back to our own walk only for

@@ -1750,6 +1750,8 @@ static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
 {
 	struct ip_snapshot *snap = ctx;
 
+	snap->all_ios += ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+	snap->have_all_ios = true;
 	for (int i = 0; i < snap->storage.nr_devs; i++)
 		if (strcmp(snap->storage.devs[i].name, ds->name) == 0)
 			snap->dc[i].ios = ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
