@@ -16,7 +16,8 @@
 #  D. idle again, the CPU under the vector made isolated (a cgroup v2
 #     partition, no uevent) is left within one interval and one cycle;
 #  E. idle, and nothing written: the daemon is not woken between its full
-#     cycles a minute apart.
+#     cycles a minute apart;
+#  F. idle, /proc/diskstats rewritten with the same counts: a probe, no cycle.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
@@ -273,6 +274,21 @@ if wait_for 30 sh -c "'$ctl' status | grep -qF \"$idle_watched\""; then
 	fi
 else
 	bad "E: the daemon did not go idle on the watch within 30 s"
+fi
+# --- F. a write that is no I/O ----------------------------------------------
+# /proc/diskstats written again with the same counts (in place, as a reader
+# of the real file sees it made afresh): the watch starts the probe, which
+# compares with the last full cycle's sum and finds nothing to do. Before the
+# probe took its baseline from that cycle, this ran a full cycle. The next
+# full cycle is still about 45 s away.
+c0=$(cycles)
+cat "$root/proc/diskstats" >"$tmp/ds.same" && cat "$tmp/ds.same" >"$root/proc/diskstats"
+sleep 3
+c1=$(cycles)
+if [ -n "$c0" ] && [ "$c1" = "$c0" ]; then
+	ok "idle: /proc/diskstats rewritten without new I/O is probed, not cycled ($c0 cycles)"
+else
+	bad "idle: /proc/diskstats rewritten without new I/O: cycles $c0 -> $c1"
 fi
 [ -s "$tmp/kernel.err" ] && { bad "the stand-in kernel failed"; sed 's/^/    /' "$tmp/kernel.err"; }
 [ "$fail" -eq 0 ] || { echo "# daemon log:"; sed 's/^/#    /' "$log" | tail -n 40; }
