@@ -1220,6 +1220,26 @@ static void test_kept_fds_bounded(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/*
+ * The long timer's full scan: 60 s where a scan is cheap (every fixture,
+ * and machines up to hundreds of CPUs); where one costs more than 60 ms of
+ * CPU, spaced to a thousandth of one CPU, at most 10 minutes apart.
+ */
+static void test_full_scan_period(void **state)
+{
+	const uint64_t ms = 1000000, s = 1000 * ms;
+
+	(void)state;
+	assert_int_equal(ip_full_scan_period_ns(0), 60 * s);
+	assert_int_equal(ip_full_scan_period_ns(1 * ms), 60 * s);
+	assert_int_equal(ip_full_scan_period_ns(60 * ms), 60 * s);
+	/* the bench's 1,024 CPUs x 8,000 IRQs: 205 ms a scan */
+	assert_int_equal(ip_full_scan_period_ns(205 * ms), 205 * s);
+	assert_int_equal(ip_full_scan_period_ns(600 * ms), 600 * s);
+	assert_int_equal(ip_full_scan_period_ns(5 * s), IP_FULL_SCAN_MAX_NS);
+	assert_int_equal(ip_full_scan_period_ns(UINT64_MAX / 2), IP_FULL_SCAN_MAX_NS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1242,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(test_kept_fds_empty_read),
 		cmocka_unit_test(test_kept_fds_bounded),
 		cmocka_unit_test(test_passive_vector_held),
+		cmocka_unit_test(test_full_scan_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

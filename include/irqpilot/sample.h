@@ -62,6 +62,17 @@ const char *ip_sampler_take_note(struct ip_sampler *s);
 /* Samples so far that read all of /proc/interrupts, and that did not. */
 void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, unsigned long *fast);
 
+/*
+ * When nothing else asks for it (start, a uevent, a tracked vector gone),
+ * all of /proc/interrupts is read again after this long: 60 s, or, where
+ * one read of it took @scan_cpu_ns of CPU time such that 60 s would spend
+ * more than 1/IP_FULL_SCAN_SHARE of one CPU on it, so long that it spends
+ * that share, at most IP_FULL_SCAN_MAX_NS.
+ */
+#define IP_FULL_SCAN_SHARE 1000
+#define IP_FULL_SCAN_MAX_NS (UINT64_C(600) * 1000000000u)
+uint64_t ip_full_scan_period_ns(uint64_t scan_cpu_ns);
+
 int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *out, struct ip_diag *d);
 
 /*

@@ -51,9 +51,10 @@ struct vec_cache {
 };
 
 /*
- * How often all of /proc/interrupts is read when nothing else asks for it.
- * At 1,024 CPUs x 8,000 IRQs one full scan is 86.6 MB of text; at the
- * default 10 s interval a 60 s period makes it one cycle in six. What it
+ * How often all of /proc/interrupts is read when nothing else asks for it:
+ * 60 s, longer where one read costs more than 60 ms of CPU
+ * (ip_full_scan_period_ns()). At 1,024 CPUs x 8,000 IRQs one full scan is
+ * 86.6 MB of text, about 200 ms; at 60 s that was one cycle in six. What it
  * alone brings are IRQs that appeared without a uevent (a driver asking for
  * vectors again, an [irq NAME] rule's line) and the load of the untracked
  * IRQs, which moves on the scale of minutes (NICs, timers); hot-plug comes
@@ -61,6 +62,28 @@ struct vec_cache {
  * vanished /sys/kernel/irq/N, both at once.
  */
 #define FULL_SCAN_NS (UINT64_C(60) * 1000000000u)
+
+uint64_t ip_full_scan_period_ns(uint64_t scan_cpu_ns)
+{
+	/* Where one scan costs more CPU than FULL_SCAN_NS / IP_FULL_SCAN_SHARE
+	 * (60 ms: thousands of CPUs and IRQs), the scans are spaced so that
+	 * they take that share of one CPU: at 1,024 CPUs x 8,000 IRQs one took
+	 * 205 ms on the bench's host, every 60 s a sixth of its idle minute's
+	 * CPU, 0.12 of irqbalance's (which reads it all every 10 s). */
+	uint64_t p = scan_cpu_ns > IP_FULL_SCAN_MAX_NS / IP_FULL_SCAN_SHARE ? IP_FULL_SCAN_MAX_NS
+									     : scan_cpu_ns * IP_FULL_SCAN_SHARE;
+
+	return p > FULL_SCAN_NS ? p : FULL_SCAN_NS;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /*
  * Untracked lines between full scans. Their per-CPU load still matters:
@@ -273,6 +296,7 @@ struct ip_sampler {
 	bool note_pending;
 	char note[512];
 	unsigned long nr_full_scans, nr_fast_scans;
+	uint64_t full_period_ns; /* ip_full_scan_period_ns() of the last scan */
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
 	struct fd_cache fdc;
@@ -508,6 +532,7 @@ int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip
 		return -ENOMEM;
 	s->root = r;
 	s->sparse_irq = -1;
+	s->full_period_ns = FULL_SCAN_NS;
 	if (o)
 		s->opts = *o;
 	fdc_init(&s->fdc);
@@ -1275,7 +1300,7 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	    !s->have_storage || fc->nr_cpus != snap->topo.nr_cpus)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
-	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns || snap->time_ns - fc->full_ns >= FULL_SCAN_NS)
+	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns || snap->time_ns - fc->full_ns >= s->full_period_ns)
 		return true;
 	/* CONFIG_SPARSE_IRQ is how the kernel was built: asked once per root,
 	 * not with a stat every cycle */
@@ -1899,7 +1924,7 @@ static int sample_frame(struct ip_sampler *s, struct ip_snapshot *snap, struct i
  * is never read through the old one's. */
 static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
 {
-	uint64_t sig = 0;
+	uint64_t sig = 0, cpu0 = thread_cpu_ns();
 	int ret;
 
 	s->force_full = false;
@@ -1908,6 +1933,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		return ret;
+	s->full_period_ns = ip_full_scan_period_ns(thread_cpu_ns() - cpu0);
 	if (!s->have_storage || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
 		 * number may belong to another vector now. */
