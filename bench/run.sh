@@ -40,6 +40,7 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd)
 gen=$builddir/tests/fixturegen
 cycle=$builddir/bench/bench-cycle
 steady=$builddir/bench/bench-steady
+floor=$builddir/bench/bench-floor
 ipd=$builddir/src/irqpilotd/irqpilotd
 for p in "$gen" "$cycle" "$steady" "$ipd"; do
 	if [ ! -x "$p" ]; then
@@ -154,9 +155,11 @@ field() { # KEY LINE -> value of KEY=... in LINE, or "-"
 
 # run_pair NAME INTERVAL CYCLES TREE_IB TREE_IP [STEP0 STEP1 SIM]: both daemons at once,
 # each watched by bench-steady; leaves "$tmp/NAME.ib" and "$tmp/NAME.ip" (BENCH lines),
-# and the daemons' logs next to them. Returns nonzero if either failed.
+# and the daemons' logs next to them. Returns nonzero if either failed. Beside them,
+# bench-floor (a process that only wakes once per interval) is watched over the same
+# wall time: "$tmp/NAME.floor", what any once-per-interval daemon pays here, now.
 run_pair() {
-	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip rc=0
+	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip flp mfl rc=0
 	if [ $# -gt 5 ]; then writer=(--step0 "$6" --step1 "$7" --sim "$8"); fi
 	rm -rf "$tmp/rt"
 	mkdir -p "$tmp/rt"
@@ -166,7 +169,12 @@ run_pair() {
 	"$ipd" --root "$tip" --foreground --runtime-dir "$tmp/rt" --interval "$ivl" --config "$conf" \
 		>"$tmp/$name.ip.log" 2>&1 &
 	ipp=$!
-	pids+=("$ibp" "$ipp")
+	"$floor" --interval "$ivl" &
+	flp=$!
+	pids+=("$ibp" "$ipp" "$flp")
+	after=$(awk -v f="${from:-1}" -v i="$ivl" 'BEGIN { print f * i + i / 2 }')
+	"$steady" --pid "$flp" --interval "$ivl" --cycles "$n" --after "$after" --label floor >"$tmp/$name.floor" &
+	mfl=$!
 	if [ ${#writer[@]} -gt 0 ]; then
 		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --tree "$tib" "${writer[@]}" \
 			--label irqbalance >"$tmp/$name.ib" &
@@ -175,7 +183,6 @@ run_pair() {
 			--label irqpilotd >"$tmp/$name.ip" &
 		mip=$!
 	else
-		after=$(awk -v f="${from:-1}" -v i="$ivl" 'BEGIN { print f * i + i / 2 }')
 		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --after "$after" --label irqbalance >"$tmp/$name.ib" &
 		mib=$!
 		"$steady" --pid "$ipp" --interval "$ivl" --cycles "$n" --after "$after" --label irqpilotd >"$tmp/$name.ip" &
@@ -183,8 +190,9 @@ run_pair() {
 	fi
 	wait "$mib" || rc=1
 	wait "$mip" || rc=1
-	kill "$ibp" "$ipp" 2>/dev/null || true
-	wait "$ibp" "$ipp" 2>/dev/null || true
+	wait "$mfl" || echo "$name: the floor's monitor failed" >>"$tmp/failures"
+	kill "$ibp" "$ipp" "$flp" 2>/dev/null || true
+	wait "$ibp" "$ipp" "$flp" 2>/dev/null || true
 	pids=()
 	check_real "after $name"
 	if grep -q "REFUSING" "$tmp/$name.ib.log"; then
@@ -202,6 +210,7 @@ callgrind_ir() {
 
 row() { printf '%s\n' "$*" >>"$tmp/rows"; }
 : >"$tmp/rows"
+: >"$tmp/floor"
 : >"$tmp/failures"
 t_start=$(date +%s)
 
@@ -261,6 +270,9 @@ for size in $sizes; do
 	sp=$(cat "$tmp/load-$size.ip" 2>/dev/null || true)
 	# cpus irqs MB | load cpu ib ip | idle cpu ib ip | wakeups ib ip | hwm ib ip | Ir ib ip | moves ib ip | ipfail
 	row "$cpus|$irqs|$ints_mb|$(field cpu_ms_per_cycle "$si")|$(field cpu_ms_per_cycle "$sp")|$(field cpu_ms_per_cycle "$li")|$(field cpu_ms_per_cycle "$lp")|$(field wakeups_per_min "$li")|$(field wakeups_per_min "$lp")|$(field vmhwm_kb "$si")|$(field vmhwm_kb "$sp")|${ir_ib:--}|${ir_ip:--}|$(field moves "$si")|$(field moves "$sp")|${ipfail:-ok}"
+	printf '%s|%s|%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms_per_cycle "$(cat "$tmp/idle-$size.floor" 2>/dev/null)")" \
+		"$(field cpu_ms_per_cycle "$li")" "$(field cpu_ms_per_cycle "$(cat "$tmp/load-$size.floor" 2>/dev/null)")" \
+		"$(field cpu_ms_per_cycle "$si")" >>"$tmp/floor"
 	rm -rf "$d"
 done
 
@@ -376,6 +388,19 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	done <"$tmp/rows"
 	echo '```'
 	echo
+	echo "### The floor: waking once per interval"
+	echo
+	echo "bench-floor wakes on a timerfd every ${interval} s through epoll and does nothing else; it"
+	echo "runs beside the daemons and is measured the same way over the same wall time. Its CPU"
+	echo "per interval is what a daemon that runs once per interval pays before it reads a"
+	echo "file; floor / irqbalance is the lowest ratio such a daemon can reach here."
+	echo
+	echo "| CPUs × IRQs | floor ms/interval idle | floor / irqbalance idle | floor ms/interval steady | floor / irqbalance steady |"
+	echo "|---|---|---|---|---|"
+	while IFS='|' read -r c i fi_ ib_i fs ib_s; do
+		echo "| $c × $i | $fi_ | $(ratio "$fi_" "$ib_i") | $fs | $(ratio "$fs" "$ib_s") |"
+	done <"$tmp/floor"
+	echo
 	echo "### Cost against IRQs × CPUs (steady)"
 	echo
 	echo "| CPUs × IRQs | IRQs × CPUs | irqbalance µs per 1,000 IRQ×CPU | irqpilotd µs per 1,000 IRQ×CPU |"
@@ -438,7 +463,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "## Raw"
 	echo
 	echo '```'
-	for f in "$tmp"/idle-* "$tmp"/load-* "$tmp"/moves.ib "$tmp"/moves.ip; do
+	for f in "$tmp"/idle-* "$tmp"/load-* "$tmp"/moves.ib "$tmp"/moves.ip "$tmp"/moves.floor; do
 		case $f in *.log) continue ;; esac
 		[ -f "$f" ] && printf '%s: %s\n' "$(basename "$f")" "$(cat "$f")"
 	done
