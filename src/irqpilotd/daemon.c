@@ -760,7 +760,9 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
 	(void)revents;
 	if (!watch_changed(d))
 		return 0; /* a neighbour of the files: keep waiting */
-	sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	/* a watch that failed is gone, @s with it: only the probe is left */
+	if (d->watch)
+		sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	/* at most one probe an interval, as on the timer: a tree rewritten
 	 * every 0.1 s without I/O costs no more than the timer's probes */
 	due = d->last_look_usec + (uint64_t)(interval_s(d) * USEC_PER_SEC);
