@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# An idle irqpilotd on a --root tree (watch.h, idle.h): it waits on an inotify
+# watch of its probe's files (/proc/diskstats, the CPU lists) with no probe
+# timer; a read completing on sda, written to /proc/diskstats as the kernel
+# counts it, starts a cycle at once; and a watched directory that turns out
+# to be the kernel's (procfs, which tells inotify nothing) is said in the log,
+# and the daemon goes on probing on its timer.
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+export IRQPILOT_NO_JOURNAL=1
+
+tmp=$(mktemp -d /tmp/irqpilot-idlewatch-XXXXXX)
+root=$tmp/root
+rt=$tmp/run
+log=$tmp/daemon.log
+export IRQPILOT_SOCKET=$rt/control
+fail=0
+daemon=
+
+cleanup() {
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
+
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
+chmod -R u+w "$root"
+printf '[daemon]\ninterval = 0.5\nlog_level = debug\n' >"$tmp/conf"
+"$bin" --root "$root" --runtime-dir "$rt" --config "$tmp/conf" --dry-run --foreground >"$log" 2>&1 &
+daemon=$!
+if ! wait_for "$limit" test -S "$rt/control"; then
+	bad "the daemon starts"
+	cat "$log"
+	exit 1
+fi
+cycles() { "$ctl" status | sed -n 's/^cycles: \([0-9]*\).*/\1/p'; }
+watched="(no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one)"
+
+check "idle on a still tree: the daemon waits on the tree's files" \
+	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$watched\""
+check "... says so in its log" grep -q "no storage I/O: a full cycle every 60 s, and a change to the tree's" "$log"
+
+# A probe timer would run every 0.5 s: 4 wakeups in 2 s; the watch none.
+ctxt() { awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' /proc/"$daemon"/task/*/status; }
+sleep 1
+w0=$(ctxt)
+sleep 2
+w1=$(ctxt)
+check "no wakeup in 2 s of idle ($((w1 - w0)))" test $((w1 - w0)) -le 1
+
+# 100 reads complete on sda (field 4, block/genhd.c diskstats_show()), the
+# file written in place as a reader of the kernel's sees it made afresh
+c0=$(cycles)
+awk '$3 == "sda" { $4 += 100 } { print }' "$root/proc/diskstats" >"$tmp/ds"
+cat "$tmp/ds" >"$root/proc/diskstats"
+# the next full cycle is a minute away: only the watch can start this one
+check "I/O written to /proc/diskstats starts a cycle within 5 s" \
+	wait_for 5 sh -c "[ \"\$('$ctl' status | sed -n 's/^cycles: \\([0-9]*\\).*/\\1/p')\" -gt $c0 ]"
+check "idle again after three quiet cycles, on the watch" \
+	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$watched\""
+
+# sys/fs/cgroup (a cgroup v2 isolated partition's cpuset.cpus.isolated) is
+# missing here and waited for in sys/; sys/fs appears as the kernel's procfs
+ln -s /proc "$root/sys/fs"
+check "a watched directory on procfs is said" wait_for 10 grep -q \
+	"idle: watching the tree's files: sys/fs is on procfs, which tells inotify of no change; probing every 0.5 s instead" "$log"
+check "... and the daemon probes on its timer again" \
+	wait_for 10 sh -c "'$ctl' status | grep -q '^cycles: [0-9]*, every 60.0 s (no storage I/O)\$'"
+w0=$(ctxt)
+sleep 2
+w1=$(ctxt)
+check "... waking for it ($((w1 - w0)) wakeups in 2 s)" test $((w1 - w0)) -ge 2
+check "the daemon is still running" kill -0 "$daemon"
+[ "$fail" -eq 0 ] || { echo "# daemon log:"; sed 's/^/#    /' "$log" | tail -n 30; }
+exit "$fail"
