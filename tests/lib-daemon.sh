@@ -1,8 +1,9 @@
 # shellcheck shell=sh disable=SC2034,SC2154 # results and $tmp belong to the sourcing script
 # Shared by the scripts that drive irqpilotd on a writable fixture tree
-# (daemon-integration, restore-integration, hostile-clients,
-# unsteerable-warning): TAP-style results and waits. Sourced after the script
-# has set $tmp (its scratch directory); failures set $fail.
+# (daemon-integration, restore-integration, hostile-clients, metrics,
+# unsteerable-warning, the closed loops, idle-watch): TAP-style results,
+# waits and the tree's writes. Sourced after the script has set $tmp (its
+# scratch directory) and, for io_done, $root (the tree); failures set $fail.
 
 ok() { echo "ok - $1"; }
 bad() {
@@ -54,6 +55,18 @@ wait_for() {
 rewrite() {
 	dd if="$2" of="$1" bs=1M iflag=fullblock conv=notrunc status=none && truncate -r "$2" "$1"
 }
+
+# io_done DEV N: N reads completed on DEV, in $root/proc/diskstats (field 4,
+# as block/genhd.c diskstats_show() prints it), written in place; with N 0
+# the same text again, which a reader of the kernel's file sees made afresh.
+io_done() {
+	awk -v dev="$1" -v n="$2" '$3 == dev && n { $4 += n } { print }' "$root/proc/diskstats" \
+		>"$tmp/diskstats.new" && rewrite "$root/proc/diskstats" "$tmp/diskstats.new"
+}
+
+# ctxt PID: context switches of all PID's threads, as bench/steady.c counts
+# wakeups.
+ctxt() { awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' /proc/"$1"/task/*/status; }
 
 # free_irq_dir DIR: removes a freed IRQ's /proc/irq/N or /sys/kernel/irq/N
 # as the kernel does for irqpilotd's kept fds. free_desc()

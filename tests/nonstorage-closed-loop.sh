@@ -126,21 +126,17 @@ check "... still 0-7" affinity_is 60 0-7
 # read) is what its probe sees, so each one below starts a full cycle.
 kill "$standin_pid" 2>/dev/null
 wait "$standin_pid" 2>/dev/null
-io_done() {
-	awk '$3 == "sda" { $4 += 1 } { print }' "$root/proc/diskstats" >"$tmp/diskstats" &&
-		cat "$tmp/diskstats" >"$root/proc/diskstats"
-}
 free_irq_dir "$root/proc/irq/45"
-io_done
+io_done sda 1
 check "a cycle runs while only /proc/irq/45 is gone" wait_cycles 1
 free_irq_dir "$root/sys/kernel/irq/45"
 grep -v '^ *45:' "$root/proc/interrupts" >"$root/proc/interrupts.new"
 mv "$root/proc/interrupts.new" "$root/proc/interrupts"
-io_done
+io_done sda 1
 gone="IRQ 45, pinned to 2-3 by irqctl pin, is not in /proc/interrupts"
 check "a vanished pinned IRQ gets a note" wait_for "$limit" grep -q "$gone" "$log"
 for i in 1 2 3; do
-	io_done
+	io_done sda 1
 	check "full cycle $i of 3 more" wait_cycles 1
 done
 n=$(grep -c "$gone" "$log")

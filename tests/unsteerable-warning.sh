@@ -46,10 +46,10 @@ fi
 # idle after three quiet cycles, and then it waits on the tree's files with no
 # timer (watch.h): each try completes a read on sda in /proc/diskstats, in
 # place as the kernel's file is read, and a cycle follows.
-io_then_cycles="awk '\$3 == \"sda\" { \$4 += 1 } { print }' '$root/proc/diskstats' >'$tmp/ds' &&
-	cat '$tmp/ds' >'$root/proc/diskstats' && sleep 0.3 &&
-	'$ctl' status | grep -Eq '^cycles: ([5-9]|[1-9][0-9]+)'"
-check "the daemon runs several cycles" wait_for "$limit" sh -c "$io_then_cycles"
+io_then_cycles() {
+	io_done sda 1 && sleep 0.3 && "$ctl" status | grep -Eq '^cycles: ([5-9]|[1-9][0-9]+)'
+}
+check "the daemon runs several cycles" wait_for "$limit" io_then_cycles
 for d in sda sdb sdc; do
 	check "the log warns about $d exactly once" \
 		sh -c "[ \$(grep -c 'warning.*$d (exynos-ufshc on 14700000.ufs): no IRQ vector found' '$log') -eq 1 ]"

@@ -259,13 +259,11 @@ fi
 # client asks: a daemon probing on a timer would wake every interval (10 in
 # 10 s); this one wakes for its full cycle a minute after the last, at most
 # once in these 10 s.
-# Context switches of all its threads, as bench/steady.c counts wakeups.
-ctxt() { awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' /proc/"$dpid"/task/*/status; }
 if wait_for 30 sh -c "'$ctl' status | grep -qF \"$idle_watched\""; then
 	sleep 2	# the status request's own wakeup is over
-	w0=$(ctxt)
+	w0=$(ctxt "$dpid")
 	sleep 10
-	w1=$(ctxt)
+	w1=$(ctxt "$dpid")
 	echo "# E: idle, nothing written: $((w1 - w0)) wakeups in 10 s"
 	if [ $((w1 - w0)) -le 1 ]; then
 		ok "idle on a watched tree: no probe timer wakes the daemon ($((w1 - w0)) in 10 s)"
@@ -282,7 +280,7 @@ fi
 # probe took its baseline from that cycle, this ran a full cycle. The next
 # full cycle is still about 45 s away.
 c0=$(cycles)
-cat "$root/proc/diskstats" >"$tmp/ds.same" && cat "$tmp/ds.same" >"$root/proc/diskstats"
+io_done sda 0
 sleep 3
 c1=$(cycles)
 if [ -n "$c0" ] && [ "$c1" = "$c0" ]; then
