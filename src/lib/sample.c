@@ -1771,15 +1771,22 @@ static int read_softirqs(struct ip_root *r, struct ip_snapshot *snap, struct ip_
 	return 0;
 }
 
+/* What a disk has completed: the full sample's per-device count and the
+ * idle probe's sum over every line are the same figure. */
+static uint64_t completed_ios(const struct ip_diskstat *ds)
+{
+	return ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+}
+
 static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
 {
 	struct ip_snapshot *snap = ctx;
 
-	snap->all_ios += ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+	snap->all_ios += completed_ios(ds);
 	snap->have_all_ios = true;
 	for (int i = 0; i < snap->storage.nr_devs; i++)
 		if (strcmp(snap->storage.devs[i].name, ds->name) == 0)
-			snap->dc[i].ios = ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+			snap->dc[i].ios = completed_ios(ds);
 	return 0;
 }
 
@@ -1801,7 +1808,7 @@ static int each_diskstat(struct ip_root *r, bool optional, ip_diskstat_cb cb, vo
 
 static int add_ios(void *ctx, const struct ip_diskstat *ds)
 {
-	*(uint64_t *)ctx += ds->rd_ios + ds->wr_ios + ds->discard_ios + ds->flush_ios;
+	*(uint64_t *)ctx += completed_ios(ds);
 	return 0;
 }
 
