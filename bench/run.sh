@@ -159,7 +159,7 @@ field() { # KEY LINE -> value of KEY=... in LINE, or "-"
 # bench-floor (a process that only wakes once per interval) is watched over the same
 # wall time: "$tmp/NAME.floor", what any once-per-interval daemon pays here, now.
 run_pair() {
-	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip flp mfl rc=0
+	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip flp mfl after rc=0
 	if [ $# -gt 5 ]; then writer=(--step0 "$6" --step1 "$7" --sim "$8"); fi
 	rm -rf "$tmp/rt"
 	mkdir -p "$tmp/rt"

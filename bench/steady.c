@@ -805,6 +805,18 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* The BENCH line's figures over @n cycles from @a to @b, without its end:
+ * the same for a window of cycles and one of wall time. */
+static void print_usage(const char *label, int n, const struct usage *a, const struct usage *b, long hwm)
+{
+	double el = b->t - a->t;
+
+	printf("BENCH steady label=%s cycles=%d elapsed_s=%.2f cpu_ms_per_cycle=%.3f "
+	       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f vmhwm_kb=%ld",
+	       label, n, el, (double)(b->run_ns - a->run_ns) / 1e6 / n, (double)(b->ticks - a->ticks) / n,
+	       el > 0 ? (double)(b->ctxsw - a->ctxsw) * 60 / el : 0, hwm);
+}
+
 /* Sleeps until @until (now_s()), dying if @pid exits meanwhile. */
 static void sleep_until(int pid, const char *label, double until)
 {
@@ -822,7 +834,6 @@ static void sleep_until(int pid, const char *label, double until)
 static int watch_wall(int pid, const char *label, double interval, int cycles, double after)
 {
 	struct usage a = { 0 }, b = { 0 };
-	double el;
 
 	sleep_until(pid, label, now_s() + after);
 	if (!task_usage(pid, &a))
@@ -830,11 +841,8 @@ static int watch_wall(int pid, const char *label, double interval, int cycles, d
 	sleep_until(pid, label, a.t + cycles * interval);
 	if (!task_usage(pid, &b))
 		die("%s (pid %d) exited", label, pid);
-	el = b.t - a.t;
-	printf("BENCH steady label=%s cycles=%d elapsed_s=%.2f cpu_ms_per_cycle=%.3f "
-	       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f vmhwm_kb=%ld\n",
-	       label, cycles, el, (double)(b.run_ns - a.run_ns) / 1e6 / cycles, (double)(b.ticks - a.ticks) / cycles,
-	       el > 0 ? (double)(b.ctxsw - a.ctxsw) * 60 / el : 0, vm_hwm_kb(pid));
+	print_usage(label, cycles, &a, &b, vm_hwm_kb(pid));
+	printf("\n");
 	return 0;
 }
 
@@ -954,14 +962,9 @@ int main(int argc, char **argv)
 		moves[seen] = follow_affinity(&s);
 	hwm = vm_hwm_kb(pid);
 	{
-		double el = b.t - a.t;
 		int total = 0, settled = 0, half = 1 + cycles / 2;
 
-		printf("BENCH steady label=%s cycles=%d elapsed_s=%.2f cpu_ms_per_cycle=%.3f "
-		       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f vmhwm_kb=%ld",
-		       label, seen - first, el, (double)(b.run_ns - a.run_ns) / 1e6 / (seen - first),
-		       (double)(b.ticks - a.ticks) / (seen - first), el > 0 ? (double)(b.ctxsw - a.ctxsw) * 60 / el : 0,
-		       hwm);
+		print_usage(label, seen - first, &a, &b, hwm);
 		if (s.tree) {
 			printf(" moves=");
 			for (int c = 1; c <= seen; c++) {
