@@ -65,18 +65,13 @@ static void put(const struct fx *f, const char *rel, const char *text)
 /* a new file renamed over the old, as fixture writers do */
 static void replace(const struct fx *f, const char *rel, const char *text)
 {
-	char path[256], tmp[300];
+	char newrel[128], from[256], to[256];
 
-	path_of(f, rel, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	{
-		FILE *fp = fopen(tmp, "w");
-
-		assert_non_null(fp);
-		fputs(text, fp);
-		fclose(fp);
-	}
-	assert_int_equal(rename(tmp, path), 0);
+	snprintf(newrel, sizeof(newrel), "%s.new", rel);
+	put(f, newrel, text);
+	path_of(f, newrel, from, sizeof(from));
+	path_of(f, rel, to, sizeof(to));
+	assert_int_equal(rename(from, to), 0);
 }
 
 static int changed(struct fx *f)

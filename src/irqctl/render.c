@@ -108,14 +108,16 @@ static const char *plain(json_object *v)
 static void render_status(FILE *f, json_object *d)
 {
 	json_object *w = get(d, "warnings");
+	/* what ends an idle wait: "perf", "watch" or "timer"; "" when busy */
+	const char *wake = flag(d, "idle") ? str(d, "idle_wakeup", "timer") : "";
 
 	fprintf(f, "irqpilotd %s (pid %lld), root %s%s\n", str(d, "version", "?"), inum(d, "pid", 0),
 		str(d, "root", "?"), flag(d, "dry_run") ? ", dry run: nothing is written" : "");
 	fprintf(f, "policy file: %s\n", str(d, "config", "?"));
-	if (flag(d, "idle") && !strcmp(str(d, "idle_wakeup", "timer"), "perf"))
+	if (!strcmp(wake, "perf"))
 		fprintf(f, "cycles: %lld, none until I/O (no storage I/O: the first bio wakes irqpilotd)\n",
 			inum(d, "cycles", 0));
-	else if (flag(d, "idle") && !strcmp(str(d, "idle_wakeup", "timer"), "watch"))
+	else if (!strcmp(wake, "watch"))
 		fprintf(f,
 			"cycles: %lld, every %.1f s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one)\n",
 			inum(d, "cycles", 0), num(d, "cycle_interval_s", num(d, "interval_s", 0)));
