@@ -1561,6 +1561,14 @@ static int rd(struct ip_root *r, const char *path, bool again, char **out, size_
  * Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ
  * thread. @again: a known IRQ thread, read every sample through kept fds
  * (ip_root_read_again()); the scan of all of /proc keeps none.
+ *
+ * The scan reads comm first: of every task in /proc only the IRQ threads
+ * go on to stat and status. A known thread's name is taken from stat's
+ * field 2 instead of a third read each sample: the kernel writes both with
+ * proc_task_name() (fs/proc/array.c, for do_task_stat() and fs/proc/base.c
+ * comm_show()), the same text, so a pid that now names another task is
+ * caught the same way. With threadirqs every storage vector has a thread:
+ * a third of what the sample reads for them.
  */
 static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_thread *t)
 {
@@ -1571,21 +1579,25 @@ static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_t
 	size_t len;
 	int ret;
 
-	snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
-	ret = again ? ip_root_read_line_again(r, path, &comm) : ip_root_read_line(r, path, &comm);
-	if (ret < 0)
-		return ret;
 	memset(t, 0, sizeof(*t));
-	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
-		return -ESRCH;
-	t->pid = pid;
-	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	if (!again) {
+		snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
+		ret = ip_root_read_line(r, path, &comm);
+		if (ret < 0)
+			return ret;
+		if (!parse_thread_comm(comm, &t->irq, &t->secondary))
+			return -ESRCH;
+	}
 	snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
 	ret = rd(r, path, again, &stat, &len);
 	if (ret < 0)
 		return ret;
 	if (ip_parse_pid_stat(stat, len, &ps, NULL) < 0)
 		return -EINVAL;
+	if (!parse_thread_comm(ps.comm, &t->irq, &t->secondary))
+		return -ESRCH;
+	t->pid = pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", ps.comm);
 	t->utime = ps.utime;
 	t->stime = ps.stime;
 	t->policy = ps.policy;
