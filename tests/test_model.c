@@ -1166,6 +1166,64 @@ static void test_passive_vector_held(void **state)
 }
 
 /*
+ * With an IRQ thread (threadirqs) the same managed vector is not passive:
+ * its thread is placed by its counts, so per_cpu_count is read every
+ * sample. Its /proc/irq/N/ is not: user space cannot move a managed
+ * vector, so what the files said at the full scan holds until the next.
+ */
+static void test_managed_thread_dir_kept(void **state)
+{
+	char tmp[40] = "/tmp/irqpilot-mthread-XXXXXX", root[64], cmd[700];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	bool threaded = false;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a '%s' '%s' && cd '%s/proc' && cp -a 204 205 && "
+		 "sed -i 's/^204 (irq\\/140-iwlwifi)/205 (irq\\/134-nvme0q10)/' 205/stat && "
+		 "sed -i 's/irq\\/140-iwlwifi/irq\\/134-nvme0q10/' 205/status 205/comm",
+		 FIXTURES "laptop-hybrid", root, root);
+	assert_int_equal(system(cmd), 0);
+	at_s(root, 1);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	sample_ok(s, &snap);
+	assert_int_not_equal(ip_snapshot_irq(&snap, 134)->info->managed, IP_MANAGED_NO);
+	for (int t = 0; t < snap.nr_threads; t++)
+		threaded |= snap.threads[t].irq == 134 && snap.threads[t].pid == 205;
+	assert_true(threaded);
+	at_s(root, 2);
+	sample_ok(s, &snap);
+	assert_scans(s, 2, 0);
+
+	/* fast: its counts are read, its affinity file is not */
+	at_s(root, 3);
+	laptop_count(root, 134, 99999, false);
+	put(root, "proc/irq/134/smp_affinity_list", "3\n");
+	sample_ok(s, &snap);
+	assert_scans(s, 2, 1);
+	assert_int_equal(ip_irq_count_on(ip_snapshot_irq(&snap, 134), 9), 99999);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 134)->info->affinity), "9");
+
+	/* the long timer's full scan reads it all again */
+	at_s(root, 62);
+	laptop_count(root, 134, 100100, true);
+	sample_ok(s, &snap);
+	assert_scans(s, 3, 1);
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 134)->info->affinity), "3");
+
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/*
  * The kept fds are a quarter of RLIMIT_NOFILE at most; the files past that
  * are read by name and give the same snapshot. None is left after free.
  */
@@ -1271,6 +1329,7 @@ int main(void)
 		cmocka_unit_test(test_kept_fds_empty_read),
 		cmocka_unit_test(test_kept_fds_bounded),
 		cmocka_unit_test(test_passive_vector_held),
+		cmocka_unit_test(test_managed_thread_dir_kept),
 		cmocka_unit_test(test_full_scan_period),
 	};
 

@@ -178,6 +178,12 @@ struct full_cache {
 	struct held_cpu *pc;
 	int *pc_off;	     /* nr + 1 */
 	bool *passive;	     /* nr */
+	/* nr: a managed line's /proc/irq/N/ stays as read until the next
+	 * full scan, passive or not: user space cannot change its affinity,
+	 * and a hot-plug, which moves its effective CPUs, reads all again
+	 * (ensure_topology()). With threadirqs no managed line is passive:
+	 * its thread is placed, so its counts are read, but not its files. */
+	bool *fixed_dir;
 	int nr_cpus;
 	struct held *cpu;    /* nr_cpus: untracked load per CPU */
 	uint64_t full_ns;    /* time of the last full scan */
@@ -563,6 +569,7 @@ static void drop_full(struct full_cache *fc)
 	free(fc->pc);
 	free(fc->pc_off);
 	free(fc->passive);
+	free(fc->fixed_dir);
 	memset(fc, 0, sizeof(*fc));
 }
 
@@ -1005,7 +1012,8 @@ static int publish_tracked(struct ip_snapshot *snap, struct full_cache *n, const
 	n->pc = malloc(sizeof(*n->pc) * (np ? np : 1));
 	n->pc_off = malloc(sizeof(*n->pc_off) * (n->nr + 1));
 	n->passive = calloc(n->nr ? n->nr : 1, sizeof(*n->passive));
-	if (!n->pc || !n->pc_off || !n->passive)
+	n->fixed_dir = calloc(n->nr ? n->nr : 1, sizeof(*n->fixed_dir));
+	if (!n->pc || !n->pc_off || !n->passive || !n->fixed_dir)
 		return -ENOMEM;
 	np = 0;
 	for (int i = 0; i < snap->nr_irqs; i++) {
@@ -1403,7 +1411,7 @@ static bool read_irq_dir(struct ip_sampler *s, unsigned nr, struct ip_irq_info *
 	return irq->have_proc;
 }
 
-/* A passive vector's /proc/irq/N/, as last read (see struct held_cpu). */
+/* A managed vector's /proc/irq/N/, as last read (struct full_cache's fixed_dir). */
 static void keep_irq_dir(struct ip_irq_info *irq, const struct vec_cache *old, struct vec_cache *out)
 {
 	irq->have_proc = true;
@@ -1445,7 +1453,7 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 		if (use_cache && j < s->nr_vecs && s->vecs[j].irq == q->irq)
 			old = &s->vecs[j];
 		/* fast samples' lines are the full cache's, in its order */
-		if (old && !old->reread && s->last_fast && s->fc.passive[i])
+		if (old && !old->reread && s->last_fast && s->fc.fixed_dir[i])
 			keep_irq_dir(q->info, old, &vecs[n++]);
 		else if (read_irq_dir(s, q->irq, q->info, old, &vecs[n]))
 			n++;
@@ -2041,6 +2049,7 @@ static void mark_passive(struct ip_sampler *s, const struct ip_snapshot *snap)
 		const struct ip_irq *q = &snap->irqs[i];
 		bool passive = q->tracked && q->info && q->info->have_proc && q->info->managed != IP_MANAGED_NO;
 
+		fc->fixed_dir[i] = passive;
 		for (int t = 0; passive && t < snap->nr_threads; t++)
 			if (snap->threads[t].irq == q->irq)
 				passive = false;
