@@ -27,6 +27,8 @@
 # BENCH_CALLGRIND_MAX_CPUS (256; larger sizes skip callgrind), BENCH_MOVES_SIZE
 # (64:500), BENCH_MOVES_INTERVAL (2), BENCH_MOVES_CYCLES (60), BENCH_SEED (1),
 # BENCH_ORACLE_ROUNDS (6, rounds of tests/vm/scenarios/bench-oracle.sh),
+# BENCH_THREADS=1 (trees of a threadirqs/PREEMPT_RT machine: an irq/N thread
+# for every device vector, fixturegen --all-irq-threads),
 # BENCH_RESULTS (bench/RESULTS.md), IRQPILOT_BENCH_CACHE (/var/tmp/irqpilot-bench),
 # TMPDIR (else /dev/shm when writable).
 set -euo pipefail
@@ -75,6 +77,8 @@ cg_max=${BENCH_CALLGRIND_MAX_CPUS:-256}
 moves_size=${BENCH_MOVES_SIZE:-64:500}
 moves_interval=${BENCH_MOVES_INTERVAL:-2}
 seed=${BENCH_SEED:-1}
+gen_threads=()
+if [ "${BENCH_THREADS:-0}" = 1 ]; then gen_threads=(--all-irq-threads); fi
 # Six rounds: with three, one round's ±15% TCG noise decided a median (session 16).
 oracle_rounds=${BENCH_ORACLE_ROUNDS:-6}
 results=${BENCH_RESULTS:-$srcdir/bench/RESULTS.md}
@@ -137,12 +141,12 @@ complete_pci() {
 # gen DIR CPUS IRQS [STEP]
 gen_tree() {
 	if [ $# -gt 3 ]; then
-		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" --step "$4" "$1"
+		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" ${gen_threads[@]+"${gen_threads[@]}"} --step "$4" "$1"
 		# irqpilotd then takes its own clock, as on a live machine: a
 		# recorded time_ns would only advance at bench-steady's ticks
 		rm -f "$1/irqpilot/time_ns"
 	else
-		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" "$1"
+		"$gen" --cpus "$2" --irqs "$3" --nvme 2 --seed "$seed" ${gen_threads[@]+"${gen_threads[@]}"} "$1"
 	fi
 	complete_pci "$1"
 }
@@ -341,7 +345,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "- Machine: \`$(uname -srm)\`, nproc $(nproc), $model, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- irqpilotd binary: \`$ipd\`, $("$ipd" --version 2>/dev/null | head -n1), built $(date -u -r "$ipd" +%Y-%m-%dT%H:%M:%SZ)"
 	echo "- Source: $commit; irqbalance $ib_version (Debian package, unpacked, run from $(dirname "$ib"))"
-	echo "- Trees: \`fixturegen --cpus N --irqs M --nvme 2 --seed $seed [--step 0|1]\` on $fstype, generated per run"
+	echo "- Trees: \`fixturegen --cpus N --irqs M --nvme 2 --seed $seed${gen_threads[*]:+ ${gen_threads[*]}} [--step 0|1]\` on $fstype, generated per run"
 	echo "- irqbalance: \`bench/ns-run.sh TREE irqbalance --foreground --interval $interval\` (private mount namespace over the tree)"
 	echo "- irqpilotd: \`irqpilotd --root TREE --foreground --runtime-dir TMP --interval $interval --config conf/irqpilot.conf\`"
 	echo "- Watcher: \`bench-steady --pid PID --interval $interval --cycles $cycles [--tree TREE --step0 S0 --step1 S1]\`;"
