@@ -2036,8 +2036,9 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 
 /*
  * After the full scan this sample published: which lines are passive until
- * the next one (see struct held_cpu), now that the sample says which are
- * managed and which have IRQ threads.
+ * the next one (see struct held_cpu) and whose /proc/irq/N/ holds till then
+ * (fixed_dir), now that the sample says which are managed and which have
+ * IRQ threads.
  */
 static void mark_passive(struct ip_sampler *s, const struct ip_snapshot *snap)
 {
