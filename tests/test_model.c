@@ -1101,6 +1101,33 @@ static void at_s(const char *root, unsigned sec)
 }
 
 /*
+ * laptop-hybrid copied to @tmp/t (@setup, a shell command, then run in its
+ * proc/ when not NULL), sampled at 1 s and at 2 s: two full scans, after
+ * which the full cache says which lines are passive. IRQ 134 (nvme0q10)
+ * is managed.
+ */
+static void laptop_two_scans(const char *tmp, const char *setup, char *root, size_t size,
+			     struct ip_root **r, struct ip_sampler **s, struct ip_snapshot *snap)
+{
+	struct ip_sampler_opts o = { .live_counters = false };
+	char cmd[700];
+
+	snprintf(root, size, "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "laptop-hybrid", root);
+	if (setup)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " && cd '%s/proc' && %s", root, setup);
+	assert_int_equal(system(cmd), 0);
+	at_s(root, 1);
+	assert_int_equal(ip_root_open(root, r), 0);
+	assert_int_equal(ip_sampler_new(*r, &o, s), 0);
+	sample_ok(*s, snap);
+	assert_int_not_equal(ip_snapshot_irq(snap, 134)->info->managed, IP_MANAGED_NO);
+	at_s(root, 2);
+	sample_ok(*s, snap);
+	assert_scans(*s, 2, 0);
+}
+
+/*
  * A managed vector without an IRQ thread (laptop-hybrid's nvme0q10, IRQ
  * 134) is passive: between full scans none of its files is read, and its
  * counts grow at the rate measured between the last two full scans. The
@@ -1108,27 +1135,16 @@ static void at_s(const char *root, unsigned sec)
  */
 static void test_passive_vector_held(void **state)
 {
-	char tmp[40] = "/tmp/irqpilot-passive-XXXXXX", root[64], cmd[600];
-	struct ip_sampler_opts o = { .live_counters = false };
+	char tmp[40] = "/tmp/irqpilot-passive-XXXXXX", root[64];
 	struct ip_snapshot snap = { 0 };
 	struct ip_sampler *s;
 	struct ip_root *r;
 
 	(void)state;
 	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "laptop-hybrid", root);
-	assert_int_equal(system(cmd), 0);
-	at_s(root, 1);
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
-	sample_ok(s, &snap);
-	assert_int_not_equal(ip_snapshot_irq(&snap, 134)->info->managed, IP_MANAGED_NO);
+	laptop_two_scans(tmp, NULL, root, sizeof(root), &r, &s, &snap);
 	for (int t = 0; t < snap.nr_threads; t++)
 		assert_int_not_equal(snap.threads[t].irq, 134);
-	at_s(root, 2);
-	sample_ok(s, &snap);
-	assert_scans(s, 2, 0);
 
 	/* fast: 134 is held (no rate yet), 124 read */
 	at_s(root, 3);
@@ -1173,8 +1189,7 @@ static void test_passive_vector_held(void **state)
  */
 static void test_managed_thread_dir_kept(void **state)
 {
-	char tmp[40] = "/tmp/irqpilot-mthread-XXXXXX", root[64], cmd[700];
-	struct ip_sampler_opts o = { .live_counters = false };
+	char tmp[40] = "/tmp/irqpilot-mthread-XXXXXX", root[64];
 	struct ip_snapshot snap = { 0 };
 	struct ip_sampler *s;
 	struct ip_root *r;
@@ -1182,24 +1197,14 @@ static void test_managed_thread_dir_kept(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -a '%s' '%s' && cd '%s/proc' && cp -a 204 205 && "
-		 "sed -i 's/^204 (irq\\/140-iwlwifi)/205 (irq\\/134-nvme0q10)/' 205/stat && "
-		 "sed -i 's/irq\\/140-iwlwifi/irq\\/134-nvme0q10/' 205/status 205/comm",
-		 FIXTURES "laptop-hybrid", root, root);
-	assert_int_equal(system(cmd), 0);
-	at_s(root, 1);
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
-	sample_ok(s, &snap);
-	assert_int_not_equal(ip_snapshot_irq(&snap, 134)->info->managed, IP_MANAGED_NO);
+	laptop_two_scans(tmp,
+			 "cp -a 204 205 && "
+			 "sed -i 's/^204 (irq\\/140-iwlwifi)/205 (irq\\/134-nvme0q10)/' 205/stat && "
+			 "sed -i 's/irq\\/140-iwlwifi/irq\\/134-nvme0q10/' 205/status 205/comm",
+			 root, sizeof(root), &r, &s, &snap);
 	for (int t = 0; t < snap.nr_threads; t++)
 		threaded |= snap.threads[t].irq == 134 && snap.threads[t].pid == 205;
 	assert_true(threaded);
-	at_s(root, 2);
-	sample_ok(s, &snap);
-	assert_scans(s, 2, 0);
 
 	/* fast: its counts are read, its affinity file is not */
 	at_s(root, 3);
