@@ -6,29 +6,11 @@
 # the submissions of a "fio" on CPU 6.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-raw=$top_builddir/tests/ctl-raw
-export IRQPILOT_NO_JOURNAL=1
-
-tmp=$(mktemp -d /tmp/irqpilot-daemon-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-pids=""
-
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/lib-daemon.sh
 . "$top_srcdir/tests/lib-daemon.sh"
+raw=$top_builddir/tests/ctl-raw
+
+daemon_test_dirs daemon
 
 affinity_is() { [ "$(cat "$root/proc/irq/37/smp_affinity_list")" = "$1" ]; }
 affinity_in() { grep -qx "$1" "$root/proc/irq/37/smp_affinity_list"; }

@@ -18,11 +18,9 @@
 # namespaces the rest runs and the script exits 77 when nothing else failed.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 raw=$top_builddir/tests/ctl-raw
-export IRQPILOT_NO_JOURNAL=1
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
 	echo "SKIP: needs root and setpriv to run clients as other users"
@@ -35,25 +33,9 @@ elif ! setpriv --reuid=nobody --regid=nogroup --clear-groups unshare -U -r true 
 	userns=no
 fi
 
-tmp=$(mktemp -d /tmp/irqpilot-hostile-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
+daemon_test_dirs hostile
 state=$tmp/state
-export IRQPILOT_SOCKET=$rt/control
 export STATE_DIRECTORY=$state
-fail=0
-pids=""
-
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-# shellcheck source=tests/lib-daemon.sh
-. "$top_srcdir/tests/lib-daemon.sh"
 
 # refused DESCRIPTION PATTERN command...: exit 4 (permission) and PATTERN said
 refused() {

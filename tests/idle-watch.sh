@@ -8,26 +8,10 @@
 # and the daemon goes on probing on its timer.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-export IRQPILOT_NO_JOURNAL=1
-
-tmp=$(mktemp -d /tmp/irqpilot-idlewatch-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-log=$tmp/daemon.log
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-daemon=
-
-cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/lib-daemon.sh
 . "$top_srcdir/tests/lib-daemon.sh"
+
+daemon_test_dirs idlewatch
 
 cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$root"
 chmod -R u+w "$root"

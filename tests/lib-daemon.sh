@@ -1,9 +1,40 @@
 # shellcheck shell=sh disable=SC2034,SC2154 # results and $tmp belong to the sourcing script
 # Shared by the scripts that drive irqpilotd on a writable fixture tree
 # (daemon-integration, restore-integration, hostile-clients, metrics,
-# unsteerable-warning, the closed loops, idle-watch): TAP-style results,
-# waits and the tree's writes. Sourced after the script has set $tmp (its
-# scratch directory) and, for io_done, $root (the tree); failures set $fail.
+# unsteerable-warning, the closed loops, idle-watch): the programs, the
+# scratch directory, TAP-style results, waits and the tree's writes.
+# Sourced once the script has set $top_srcdir; failures set $fail.
+
+top_builddir=${top_builddir:-$top_srcdir}
+bin=$top_builddir/src/irqpilotd/irqpilotd
+ctl=$top_builddir/src/irqctl/irqctl
+export IRQPILOT_NO_JOURNAL=1
+
+# daemon_test_dirs NAME: $tmp, a scratch directory /tmp/irqpilot-NAME-*, with
+# the tree ($root), the runtime directory ($rt, the control socket in it),
+# $conf and $log. At exit the daemons started go (those in $pids killed, the
+# one in $daemon stopped, so that it restores), then $tmp.
+daemon_test_dirs() {
+	tmp=$(mktemp -d "/tmp/irqpilot-$1-XXXXXX") || exit 1
+	root=$tmp/root
+	rt=$tmp/run
+	conf=$tmp/irqpilot.conf
+	log=$tmp/daemon.log
+	export IRQPILOT_SOCKET="$rt/control"
+	fail=0
+	pids=""
+	daemon=""
+	trap daemon_test_cleanup EXIT INT TERM
+}
+daemon_test_cleanup() {
+	if [ -n "$daemon" ]; then
+		kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	else
+		for p in $pids; do kill -9 "$p" 2>/dev/null; done
+		wait 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
 
 ok() { echo "ok - $1"; }
 bad() {

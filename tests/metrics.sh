@@ -8,10 +8,8 @@
 # that library: python3-prometheus-client.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-export IRQPILOT_NO_JOURNAL=1
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 
 # Debian's package installs for the system python; a python3 earlier on
 # PATH (a virtualenv, pyenv) may not have it.
@@ -27,24 +25,8 @@ if [ -z "$python" ]; then
 	exit 77
 fi
 
-tmp=$(mktemp -d /tmp/irqpilot-metrics-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
+daemon_test_dirs metrics
 textfile=$tmp/textfile/irqpilot.prom
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-pids=""
-
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-# shellcheck source=tests/lib-daemon.sh
-. "$top_srcdir/tests/lib-daemon.sh"
 
 # --- the configuration refuses what it cannot write --------------------------
 printf '[daemon]\nmetrics_textfile = irqpilot.prom\n' >"$tmp/relative.conf"

@@ -6,29 +6,11 @@
 # (inotify) sees every write the daemon makes to the IRQs' affinity files.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-watch=$top_builddir/tests/count-writes
-export IRQPILOT_NO_JOURNAL=1
-
-tmp=$(mktemp -d /tmp/irqpilot-nonstorage-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-pids=""
-
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/lib-daemon.sh
 . "$top_srcdir/tests/lib-daemon.sh"
+watch=$top_builddir/tests/count-writes
+
+daemon_test_dirs nonstorage
 
 aff() { cat "$root/proc/irq/$1/smp_affinity_list"; }
 affinity_is() { [ "$(aff "$1")" = "$2" ]; }

@@ -8,10 +8,8 @@
 # namespace (unshare -m, as root): without it this script SKIPs (77).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-export IRQPILOT_NO_JOURNAL=1
+# shellcheck source=tests/lib-daemon.sh
+. "$top_srcdir/tests/lib-daemon.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root for a read-only bind mount in a private mount namespace"
@@ -25,15 +23,9 @@ if [ -z "${IP_RESTORE_IN_NS:-}" ]; then
 	IP_RESTORE_IN_NS=1 exec unshare -m --propagation private "$0" "$@"
 fi
 
-tmp=$(mktemp -d /tmp/irqpilot-restore-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
+daemon_test_dirs restore
 aff=$root/proc/irq/37/smp_affinity_list
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-pids=""
+
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -41,8 +33,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-# shellcheck source=tests/lib-daemon.sh
-. "$top_srcdir/tests/lib-daemon.sh"
 affinity_is() { [ "$(cat "$aff")" = "$1" ]; }
 moved() { grep -qx '[67]' "$aff"; }
 

@@ -7,26 +7,10 @@
 # send a capture.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-export IRQPILOT_NO_JOURNAL=1
-
-tmp=$(mktemp -d /tmp/irqpilot-unsteer-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-log=$tmp/daemon.log
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-daemon=
-
-cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/lib-daemon.sh
 . "$top_srcdir/tests/lib-daemon.sh"
+
+daemon_test_dirs unsteer
 
 cp -a "$top_srcdir/tests/fixtures/pixel6-gs101" "$root"
 chmod -R u+w "$root"

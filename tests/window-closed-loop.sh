@@ -20,29 +20,11 @@
 #  F. idle, /proc/diskstats rewritten with the same counts: a probe, no cycle.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-bin=$top_builddir/src/irqpilotd/irqpilotd
-ctl=$top_builddir/src/irqctl/irqctl
-export IRQPILOT_NO_JOURNAL=1
-
-tmp=$(mktemp -d /tmp/irqpilot-window-XXXXXX)
-root=$tmp/root
-rt=$tmp/run
-conf=$tmp/irqpilot.conf
-log=$tmp/daemon.log
-load=$tmp/load
-export IRQPILOT_SOCKET=$rt/control
-fail=0
-pids=""
-
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 # shellcheck source=tests/lib-daemon.sh
 . "$top_srcdir/tests/lib-daemon.sh"
+
+daemon_test_dirs window
+load=$tmp/load
 
 now() { awk '{ printf "%.1f\n", $1 }' /proc/uptime; }
 # since T0: seconds from T0 (a now) until now; within T LO HI: LO <= T <= HI
