@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "irqpilot/cpuset.h"
+#include "irqpilot/sorted.h"
 
 static ip_cpuset list(const char *s)
 {
@@ -90,6 +91,55 @@ static void test_format_truncates_safely(void **state)
 	assert_true(strlen(buf) < sizeof(buf));
 }
 
+/*
+ * sorted.h's walk gives ip_sorted_pos()'s answer for every key, in order
+ * or not: a snapshot's lines against the last one's, with lines gone,
+ * new, far apart, and a key asked twice or out of order.
+ */
+struct rec {
+	unsigned irq;
+	int val;
+};
+
+static void test_sorted_next_matches_search(void **state)
+{
+	struct rec arr[300];
+	unsigned keys[700];
+	int n = 0, nk = 0;
+	size_t cursor = 0;
+
+	(void)state;
+	for (unsigned irq = 0; n < 300; irq++)
+		if (irq % 3 != 1 && !(irq > 100 && irq < 180)) { /* gaps, and a wide hole */
+			arr[n] = (struct rec){ irq, n };
+			n++;
+		}
+	for (unsigned k = 0; k < 620; k++)
+		keys[nk++] = k;
+	keys[nk++] = 5;	    /* back to the start */
+	keys[nk++] = 5;	    /* the same key twice */
+	keys[nk++] = 4000;  /* past the end */
+	keys[nk++] = 0;
+	for (int i = 0; i < nk; i++) {
+		bool f1, f2;
+		size_t want = IP_SORTED_POS(arr, n, irq, keys[i], &f1);
+		size_t got = IP_SORTED_NEXT(arr, n, irq, keys[i], &cursor, &f2);
+
+		assert_int_equal(got, want);
+		assert_int_equal(f1, f2);
+		if (f2)
+			assert_int_equal(arr[got].irq, keys[i]);
+	}
+	/* an empty array finds nothing, wherever the cursor was */
+	cursor = 7;
+	{
+		bool f;
+
+		assert_int_equal(IP_SORTED_NEXT(arr, 0, irq, 3, &cursor, &f), 0);
+		assert_false(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +148,7 @@ int main(void)
 		cmocka_unit_test(test_parse_mask),
 		cmocka_unit_test(test_set_ops),
 		cmocka_unit_test(test_format_truncates_safely),
+		cmocka_unit_test(test_sorted_next_matches_search),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

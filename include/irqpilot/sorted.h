@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The first of @n records of @size bytes, sorted by the unsigned at @off,
@@ -51,5 +52,62 @@ static inline size_t ip_sorted_pos(const void *base, size_t n, size_t size, size
 	((void)sizeof(char[sizeof((arr)->field) == sizeof(unsigned) ? 1 : -1]),             \
 	 ip_sorted_pos((arr), (size_t)(n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), \
 		       (key), (found)))
+
+/*
+ * ip_sorted_pos() for keys asked in ascending order, as when two arrays
+ * sorted by IRQ are walked side by side (a snapshot's lines against the
+ * last one's, or against the history): *@cursor, 0 at the start, is where
+ * the last key was. A few steps forward find the next one, where a search
+ * of the whole array cost log2(n) steps for every line (a tenth of a
+ * 64-CPU cycle). A key below the last one, or far ahead, is searched for;
+ * the answer is always ip_sorted_pos()'s.
+ */
+static inline size_t ip_sorted_next(const void *base, size_t n, size_t size, size_t off, unsigned key,
+				    size_t *cursor, bool *found)
+{
+	size_t i = *cursor < n ? *cursor : n;
+	unsigned k = 0;
+
+	if (i > 0) {
+		memcpy(&k, (const char *)base + (i - 1) * size + off, sizeof(k));
+		if (k >= key)
+			i = 0; /* out of order: the whole array */
+	}
+	for (int step = 0; i < n && step < 8; step++, i++) {
+		memcpy(&k, (const char *)base + i * size + off, sizeof(k));
+		if (k >= key)
+			break;
+	}
+	if (i < n && k < key)
+		i += ip_lower_bound((const char *)base + i * size, n - i, size, off, key);
+	k = 0;
+	if (i < n)
+		memcpy(&k, (const char *)base + i * size + off, sizeof(k));
+	*found = i < n && k == key;
+	*cursor = *found ? i + 1 : i;
+	return i;
+}
+
+/* ip_sorted_next() over @arr[0..n) by its member @field, as IP_SORTED_POS(). */
+#define IP_SORTED_NEXT(arr, n, field, key, cursor, found)                                     \
+	((void)sizeof(char[sizeof((arr)->field) == sizeof(unsigned) ? 1 : -1]),             \
+	 ip_sorted_next((arr), (size_t)(n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), \
+			(key), (cursor), (found)))
+
+/*
+ * qsort() unless @base is in @cmp's order already, as the kernel's lists
+ * mostly are (queues by index, a device's vectors by IRQ) and a settled
+ * plan's candidates are: glibc's merge sort still compares n log n times
+ * and moves every record (at 1.5 KB a candidate, most of a sort's cost).
+ * For a total order (@cmp breaks every tie) the result is the same.
+ */
+static inline void ip_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((const char *)base + (i - 1) * size, (const char *)base + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
 
 #endif

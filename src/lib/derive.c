@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "irqpilot/model.h"
+#include "irqpilot/sorted.h"
 
 /*
  * A counter that went down either wrapped at 32 bits (some architectures
@@ -76,18 +77,20 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 		       double dt)
 {
 	int nr_cpus = cur->topo.nr_cpus;
+	size_t at = 0; /* both snapshots list their lines by IRQ */
 
 	m->irq = calloc(cur->nr_irqs ? cur->nr_irqs : 1, sizeof(*m->irq));
 	if (!m->irq)
 		return -ENOMEM;
-	for (int i = 0; i < cur->nr_irqs; i++) {
+	for (int i = 0; prev && dt > 0 && i < cur->nr_irqs; i++) {
 		const struct ip_irq *c = &cur->irqs[i];
-		const struct ip_irq *p = prev ? ip_snapshot_irq(prev, c->irq) : NULL;
-		bool same = p && strcmp(p->actions, c->actions) == 0;
+		bool found;
+		size_t pi = IP_SORTED_NEXT(prev->irqs, prev->nr_irqs, irq, c->irq, &at, &found);
+		const struct ip_irq *p = found ? &prev->irqs[pi] : NULL;
+		/* between full scans both hold the same names (sample.c) */
+		bool same = p && (p->actions == c->actions || strcmp(p->actions, c->actions) == 0);
 		struct ip_irq_rate *r = &m->irq[i];
 
-		if (!prev || dt <= 0)
-			continue;
 		/* A reused number started counting again from zero. */
 		r->total = (double)delta(same ? p->total : 0, c->total, same) / dt;
 		if (c->tracked && derive_irq_cpus(prev, p, c, same, nr_cpus, dt, r) < 0)

@@ -922,7 +922,7 @@ static int vq_serve(const struct ip_blockdev *dev, struct vq_vec *vec)
 		if (hq->index >= 0)
 			qp[nq++] = (struct qpos){ (unsigned)hq->index, k };
 	}
-	qsort(qp, nq, sizeof(*qp), cmp_qpos);
+	ip_sort(qp, nq, sizeof(*qp), cmp_qpos);
 	for (int vi = 0; vi < dev->nr_vectors; vi++) {
 		int queue = dev->vectors[vi].queue;
 		bool found;
@@ -963,7 +963,7 @@ static const struct vq_map *vq_map(struct ctx *c, int d)
 	}
 	for (int vi = 0; vi < dev->nr_vectors; vi++)
 		map->key[vi] = (struct vq_key){ dev->vectors[vi].irq, vi };
-	qsort(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
+	ip_sort(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
 	/* An IRQ two vectors name is the later one's, as it always was. */
 	for (int i = 0; i < dev->nr_vectors; i++)
 		if (i + 1 == dev->nr_vectors || map->key[i + 1].irq != map->key[i].irq)
@@ -2372,6 +2372,12 @@ static int cmp_gain(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
+/* The candidates are sorted by pointer: a record is some 1.5 KB. */
+static int cmp_gain_ref(const void *a, const void *b)
+{
+	return cmp_gain(*(const struct cand *const *)a, *(const struct cand *const *)b);
+}
+
 /*
  * The CPU of the target a move takes: that of a submitter dominating the
  * domain if it is usable (in the target), else the least loaded one off
@@ -3149,8 +3155,14 @@ static void emit_cq(struct ctx *c)
 /* Each line's history, or NULL, asked once per line rather than once per question. */
 static void line_histories(struct ctx *c)
 {
-	for (int i = 0; c->h && i < c->s->nr_irqs; i++)
-		c->hist[i] = ip_history_find(c->h, c->s->irqs[i].irq);
+	size_t at = 0; /* both are sorted by IRQ: walked side by side */
+
+	for (int i = 0; c->h && i < c->s->nr_irqs; i++) {
+		bool found;
+		size_t k = IP_SORTED_NEXT(c->h->irqs, c->h->nr, irq, c->s->irqs[i].irq, &at, &found);
+
+		c->hist[i] = found ? &c->h->irqs[k] : NULL;
+	}
 }
 
 static int ctx_alloc(struct ctx *c)
@@ -3285,7 +3297,7 @@ static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_i
 }
 
 /* Pass 2: the candidates, by gain, kept or moved within dwell and budget. */
-static void emit_vectors(struct ctx *c, struct cand *cands, int nr)
+static void emit_vectors(struct ctx *c, struct cand **by_gain, int nr)
 {
 	int moves = 0;
 
@@ -3295,7 +3307,7 @@ static void emit_vectors(struct ctx *c, struct cand *cands, int nr)
 			     &c->err);
 
 	for (int i = 0; i < nr && !c->err; i++) {
-		struct cand *cd = &cands[i];
+		struct cand *cd = by_gain[i];
 		const struct ip_irq *q = &c->s->irqs[cd->idx];
 
 		if (cd->kind == CAND_KEEP) {
@@ -3317,7 +3329,7 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 		     const struct ip_history *h, uint64_t now_ns, struct ip_plan *out)
 {
 	struct ctx c = {0};
-	struct cand *cands = NULL;
+	struct cand *cands = NULL, **by_gain = NULL;
 	int nr = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -3348,11 +3360,16 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	if (c.err)
 		goto out;
 	note_gone_pins(&c);
-	if (nr)
-		qsort(cands, nr, sizeof(*cands), cmp_gain); /* cands is NULL when nr is 0 */
-	emit_vectors(&c, cands, nr);
+	if (nr && !(by_gain = malloc(sizeof(*by_gain) * nr))) {
+		c.err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < nr; i++)
+		by_gain[i] = &cands[i];
+	ip_sort(by_gain, nr, sizeof(*by_gain), cmp_gain_ref);
+	emit_vectors(&c, by_gain, nr);
 	for (int i = 0; i < nr && !c.err; i++)
-		emit_threads(&c, &cands[i]);
+		emit_threads(&c, by_gain[i]);
 	if (!c.err)
 		emit_rq(&c);
 	if (!c.err)
@@ -3366,6 +3383,7 @@ out:
 	free(c.csh);
 	free(c.hist);
 	vq_free(&c);
+	free(by_gain);
 	free(cands);
 	if (c.err) {
 		ip_plan_free(out);

@@ -897,7 +897,7 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 	/* The kernel lists IRQs in ascending order; a garbled file need not,
 	 * and lookups are binary searches. */
 	if (snap->nr_irqs)
-		qsort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
+		ip_sort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
 	*sig = c.sig;
 	return 0;
 }
@@ -1724,7 +1724,7 @@ static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	s->threads_forced = infer_forced_threading(snap);
 	keep_tracked_threads(snap);
 	if (snap->nr_threads)
-		qsort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
+		ip_sort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
 	free(s->thread_pids);
 	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
 	if (!s->thread_pids)
