@@ -322,6 +322,49 @@ static void test_read_again(void **state)
 	ip_root_free(r);
 }
 
+/*
+ * A file a root may lack for good (a fixture's irqpilot/time_ns, 6.7's
+ * cpuset.cpus.isolated on 6.1) is looked up once, not every cycle: one
+ * that appears later is read only after ip_root_recheck_absent() (the
+ * sampler's full scan), and one that is there is read every time.
+ */
+static void test_read_optional(void **state)
+{
+	struct ip_root *r;
+	struct rec rc = { 0 };
+	long long v;
+	char *s;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), -ENOENT);
+	put("irqpilot/time_ns", "7000\n");
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), -ENOENT);
+	ip_root_recheck_absent(r);
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);
+	assert_int_equal(v, 7000);
+	/* present: read afresh each time, as ip_root_read_again() does */
+	put("irqpilot/time_ns", "8000\n");
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);
+	assert_int_equal(v, 8000);
+	put("irqpilot/time_ns", "soon\n");
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), -EINVAL);
+
+	/* only absence is remembered: an error is said each time */
+	assert_int_equal(ip_root_read_optional(r, "proc/irq", false, &s, &len), -EISDIR);
+	assert_int_equal(ip_root_read_optional(r, "proc/irq", false, &s, &len), -EISDIR);
+
+	/* a capture asks each time: what it records is what was there */
+	assert_int_equal(ip_root_read_optional(r, "proc/later", false, &s, &len), -ENOENT);
+	ip_root_set_recorder(r, recorder, &rc);
+	put("proc/later", "now\n");
+	assert_int_equal(ip_root_read_optional(r, "proc/later", false, &s, &len), 0);
+	assert_string_equal(s, "now\n");
+	free(s);
+	ip_root_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_keeps_links),
 		cmocka_unit_test(test_read_attr),
 		cmocka_unit_test(test_read_again),
+		cmocka_unit_test(test_read_optional),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -91,6 +91,20 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
 
+/*
+ * ip_root_read_again() of a file a root may lack for good: a fixture's
+ * irqpilot/ files (the recorded clock and counts), a newer kernel's file
+ * (cgroup's cpuset.cpus.isolated, 6.7+). -ENOENT is remembered and
+ * answered without a lookup until ip_root_recheck_absent(), which the
+ * sampler calls at each full scan: on tmpfs, kernfs and procfs a failed
+ * lookup allocates and frees a dentry and a file, some 10% of an 8-CPU
+ * cycle for four such files. While recording it asks each time.
+ */
+int ip_root_read_optional(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
+void ip_root_recheck_absent(struct ip_root *r);
+/* ip_root_read_long() of such a file. */
+int ip_root_read_long_optional(struct ip_root *r, const char *path, long long *out);
+
 /* First line without its newline, of a single-value file (read as
  * ip_root_read_attr() does). */
 int ip_root_read_line(struct ip_root *r, const char *path, char **out);

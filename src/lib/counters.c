@@ -220,7 +220,7 @@ static int read_replay(struct ip_root *r, struct ip_snapshot *snap, const char *
 	_cleanup_free_ char *text = NULL;
 	struct counter_ctx cc = { snap, submit };
 	size_t len;
-	int ret = ip_root_read_again(r, path, false, &text, &len);
+	int ret = ip_root_read_optional(r, path, false, &text, &len);
 
 	if (ret < 0)
 		return ret;
@@ -858,7 +858,7 @@ static int cq_read_replay(struct ip_root *r, struct ip_snapshot *snap, struct ip
 	_cleanup_free_ char *text = NULL;
 	char *save = NULL;
 	size_t len;
-	int ret = ip_root_read(r, path, &text, &len), lineno = 0;
+	int ret = ip_root_read_optional(r, path, false, &text, &len), lineno = 0;
 
 	if (ret < 0)
 		return ret;

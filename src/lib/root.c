@@ -30,6 +30,8 @@ struct ip_root {
 	void *rec_ctx;
 	struct kept *kept; /* sorted by path */
 	int nr_kept, cap_kept, max_kept;
+	char **absent; /* ip_root_read_optional()'s files found missing */
+	int nr_absent;
 };
 
 #define MAX_LINK_HOPS 40
@@ -106,6 +108,7 @@ void ip_root_free(struct ip_root *r)
 		return;
 	kept_forget_all(r);
 	free(r->kept);
+	ip_root_recheck_absent(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->dir);
@@ -605,6 +608,46 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 	return 0;
 }
 
+static bool is_absent(const struct ip_root *r, const char *path)
+{
+	for (int i = 0; i < r->nr_absent; i++)
+		if (strcmp(r->absent[i], path) == 0)
+			return true;
+	return false;
+}
+
+int ip_root_read_optional(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
+{
+	int ret;
+	char **n;
+
+	/* a capture holds what each read found, so it asks each time */
+	if (r->rec)
+		return ip_root_read_again(r, path, attr, out, len);
+	if (is_absent(r, path))
+		return -ENOENT;
+	ret = ip_root_read_again(r, path, attr, out, len);
+	if (ret != -ENOENT)
+		return ret;
+	/* not remembered when memory is short: asked again next time */
+	n = realloc(r->absent, sizeof(*n) * (r->nr_absent + 1));
+	if (n) {
+		r->absent = n;
+		if ((n[r->nr_absent] = strdup(path)))
+			r->nr_absent++;
+	}
+	return ret;
+}
+
+void ip_root_recheck_absent(struct ip_root *r)
+{
+	for (int i = 0; i < r->nr_absent; i++)
+		free(r->absent[i]);
+	free(r->absent);
+	r->absent = NULL;
+	r->nr_absent = 0;
+}
+
 #define LINES_CHUNK (256u << 10)
 
 int ip_root_read_lines(struct ip_root *r, const char *path, ip_root_lines_fn fn, void *ctx)
@@ -707,15 +750,11 @@ int ip_root_read_line_again(struct ip_root *r, const char *path, char **out)
 	return 0;
 }
 
-int ip_root_read_long(struct ip_root *r, const char *path, long long *out)
+static int parse_long(const char *buf, long long *out)
 {
-	_cleanup_free_ char *buf = NULL;
 	char *end;
 	long long v;
-	int ret = ip_root_read_attr(r, path, &buf, NULL);
 
-	if (ret < 0)
-		return ret;
 	errno = 0;
 	v = strtoll(buf, &end, 10);
 	if (errno)
@@ -728,6 +767,22 @@ int ip_root_read_long(struct ip_root *r, const char *path, long long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+int ip_root_read_long(struct ip_root *r, const char *path, long long *out)
+{
+	_cleanup_free_ char *buf = NULL;
+	int ret = ip_root_read_attr(r, path, &buf, NULL);
+
+	return ret < 0 ? ret : parse_long(buf, out);
+}
+
+int ip_root_read_long_optional(struct ip_root *r, const char *path, long long *out)
+{
+	_cleanup_free_ char *buf = NULL;
+	int ret = ip_root_read_optional(r, path, true, &buf, NULL);
+
+	return ret < 0 ? ret : parse_long(buf, out);
 }
 
 int ip_root_readlink(struct ip_root *r, const char *path, char **target)

@@ -1849,7 +1849,9 @@ int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, st
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
 	if (strcmp(online, s->online_sig) != 0)
 		return 0;
-	/* a cgroup partition made isolated raises no uevent */
+	/* a cgroup partition made isolated raises no uevent; a probe is
+	 * seldom (idle), so a list found missing is looked for each time */
+	ip_root_recheck_absent(s->root);
 	return ip_topology_isolation_changed(s->root, &s->topo, cpus_changed, d);
 }
 
@@ -1909,7 +1911,7 @@ static uint64_t now_ns(void)
 static int read_time(struct ip_root *r, uint64_t *t)
 {
 	long long v;
-	int ret = ip_root_read_long(r, "irqpilot/time_ns", &v);
+	int ret = ip_root_read_long_optional(r, "irqpilot/time_ns", &v);
 
 	if (ret == -ENOENT) {
 		*t = now_ns();
@@ -1957,6 +1959,9 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	s->force_full = false;
 	s->nr_full_scans++;
 	fdc_close_all(&s->fdc);
+	/* files found missing (a newer kernel's, a fixture's) are looked
+	 * for again from here on, as everything else is at a full scan */
+	ip_root_recheck_absent(s->root);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		return ret;
