@@ -140,6 +140,40 @@ static void test_sorted_next_matches_search(void **state)
 	}
 }
 
+static int calls;
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	calls++;
+	if (x->irq != y->irq)
+		return x->irq < y->irq ? -1 : 1;
+	return x->val - y->val;
+}
+
+/* ip_sort(): an ordered array is only looked at (n - 1 comparisons), a
+ * disordered one comes out as qsort() leaves it. */
+static void test_sort_only_when_needed(void **state)
+{
+	struct rec arr[64];
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		arr[i] = (struct rec){ (unsigned)i * 2, 0 };
+	calls = 0;
+	ip_sort(arr, 64, sizeof(*arr), cmp_rec);
+	assert_int_equal(calls, 63);
+	arr[10].irq = 999;
+	arr[50].irq = 1;
+	ip_sort(arr, 64, sizeof(*arr), cmp_rec);
+	for (int i = 1; i < 64; i++)
+		assert_true(cmp_rec(&arr[i - 1], &arr[i]) <= 0);
+	assert_int_equal(arr[1].irq, 1);
+	assert_int_equal(arr[63].irq, 999);
+	ip_sort(arr, 0, sizeof(*arr), cmp_rec); /* nothing to do */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_set_ops),
 		cmocka_unit_test(test_format_truncates_safely),
 		cmocka_unit_test(test_sorted_next_matches_search),
+		cmocka_unit_test(test_sort_only_when_needed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,9 +96,10 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
  * irqpilot/ files (the recorded clock and counts), a newer kernel's file
  * (cgroup's cpuset.cpus.isolated, 6.7+). -ENOENT is remembered and
  * answered without a lookup until ip_root_recheck_absent(), which the
- * sampler calls at each full scan: on tmpfs, kernfs and procfs a failed
- * lookup allocates and frees a dentry and a file, some 10% of an 8-CPU
- * cycle for four such files. While recording it asks each time.
+ * sampler calls at each full scan and idle probe: on tmpfs, kernfs and
+ * procfs a failed lookup allocates and frees a dentry and a file, 10% of
+ * the bench's 8-CPU steady cycle for four such files. While recording it
+ * asks each time.
  */
 int ip_root_read_optional(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
 void ip_root_recheck_absent(struct ip_root *r);
