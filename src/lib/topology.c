@@ -101,21 +101,14 @@ static int parse_spaced_list(const char *text, ip_cpuset *s)
 	return cpuset_parse_list(s, buf);
 }
 
-/* How a list is read: by name, or every cycle through a kept fd
- * (ip_root_read_again()), where a file the kernel may lack for good is
- * looked for again only at the next full scan (ip_root_read_optional()). */
-enum list_read {
-	LIST_BY_NAME,
-	LIST_AGAIN,
-	LIST_AGAIN_OPTIONAL,
-};
-
-static int read_cpulist_how(struct ip_root *r, const char *path, ip_cpuset *s, enum list_read how)
+/* @again: read every cycle, through a kept fd; every such list may be
+ * missing for good (cpuset.cpus.isolated before 6.7, nohz_full without
+ * CONFIG_NO_HZ_FULL), so one found missing is looked for again only at
+ * the next full scan or idle probe (ip_root_read_optional()) */
+static int read_cpulist_how(struct ip_root *r, const char *path, ip_cpuset *s, bool again)
 {
 	_cleanup_free_ char *buf = NULL;
-	int ret = how == LIST_AGAIN_OPTIONAL ? ip_root_read_optional(r, path, true, &buf, NULL)
-		  : how == LIST_AGAIN	     ? ip_root_read_again(r, path, true, &buf, NULL)
-					     : ip_root_read(r, path, &buf, NULL);
+	int ret = again ? ip_root_read_optional(r, path, true, &buf, NULL) : ip_root_read(r, path, &buf, NULL);
 
 	if (ret < 0)
 		return ret;
@@ -124,16 +117,16 @@ static int read_cpulist_how(struct ip_root *r, const char *path, ip_cpuset *s, e
 
 static int read_cpulist(struct ip_root *r, const char *path, ip_cpuset *s)
 {
-	return read_cpulist_how(r, path, s, LIST_BY_NAME);
+	return read_cpulist_how(r, path, s, false);
 }
 
 /* An optional list: absent leaves @s empty; present but unreadable is an
  * error, because silently losing e.g. the isolated set would put IRQs on
  * CPUs the admin fenced off. */
-static int read_optional_list(struct ip_root *r, const char *path, ip_cpuset *s, bool *found,
-			      enum list_read how, struct ip_diag *d)
+static int read_optional_list(struct ip_root *r, const char *path, ip_cpuset *s, bool *found, bool again,
+			      struct ip_diag *d)
 {
-	int ret = read_cpulist_how(r, path, s, how);
+	int ret = read_cpulist_how(r, path, s, again);
 
 	if (found)
 		*found = ret == 0;
@@ -287,7 +280,7 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 	bool found;
 	int ret;
 
-	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, LIST_AGAIN_OPTIONAL, d);
+	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, true, d);
 	if (ret < 0)
 		return ret;
 	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
@@ -297,12 +290,12 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 		cpuset_or(iso, iso, &t->cmdline_isolcpus);
 	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
 	 * show up in the boot-time list. */
-	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, LIST_AGAIN_OPTIONAL, d);
+	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, true, d);
 	if (ret < 0)
 		return ret;
 	cpuset_or(iso, iso, &cg);
 
-	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, LIST_AGAIN_OPTIONAL, d);
+	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, true, d);
 	if (ret < 0)
 		return ret;
 	if (!found && t->cmdline_have_nohz_full)
@@ -881,7 +874,7 @@ int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, str
 	if (bad >= 0)
 		return ip_diag_set(d, -EINVAL,
 				   CPU_DIR "online: CPU %d is not in " CPU_DIR "possible", bad);
-	ret = read_optional_list(r, CPU_DIR "present", &n.present, NULL, LIST_BY_NAME, d);
+	ret = read_optional_list(r, CPU_DIR "present", &n.present, NULL, false, d);
 	if (ret < 0)
 		return ret;
 	if (cpuset_empty(&n.present))
