@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "irqpilot/macro.h"
 #include "irqpilot/root.h"
 
 static char tmpl[64];
@@ -279,9 +280,10 @@ static void expect_again(struct ip_root *r, const char *rel, bool attr, const ch
  */
 static void test_read_again(void **state)
 {
+	static const size_t sizes[] = { 1, 8190, 8191, 8192, 12000, 20000 };
 	struct ip_root *r;
 	struct rec rc = { 0 };
-	char path[300], path2[300], *s;
+	char rel[32], path[300], path2[300], *s;
 	size_t len;
 	int fds;
 
@@ -302,17 +304,38 @@ static void test_read_again(void **state)
 	expect_again(r, "proc/diskstats", false, "renamed\n");
 	assert_int_equal(count_fds(), fds);
 
-	put_size("proc/big", 20000);
-	assert_int_equal(ip_root_read_again(r, "proc/big", false, &s, &len), 0);
-	assert_int_equal(len, 20000);
-	free(s);
-	assert_int_equal(ip_root_read_again(r, "proc/big", false, &s, &len), 0);
-	assert_int_equal(len, 20000);
-	free(s);
+	/* read onto the stack first (8 KiB), then to the heap: whole on
+	 * either side of the switch, by name (size unknown) and kept */
+	for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+		snprintf(rel, sizeof(rel), "proc/big%zu", sizes[k]);
+		put_size(rel, sizes[k]);
+		for (int pass = 0; pass < 4; pass++) {
+			assert_int_equal(ip_root_read_again(r, rel, pass & 1, &s, &len), 0);
+			assert_int_equal(len, sizes[k]);
+			assert_int_equal(strlen(s), sizes[k]);
+			assert_int_equal(s[sizes[k] - 1], '\n');
+			free(s);
+		}
+	}
+	fds = count_fds();
 
 	assert_int_equal(unlink(path2), 0);
 	assert_int_equal(ip_root_read_again(r, "proc/diskstats", false, &s, &len), -ENOENT);
-	assert_int_equal(count_fds(), fds); /* big's kept, diskstats' closed */
+	assert_int_equal(count_fds(), fds - 1); /* big's kept, diskstats' closed */
+
+	/* A directory renamed aside keeps its files' names: its kept file is
+	 * read until the full scan's ip_root_lookup_again() (a minute at
+	 * most), which drops every kept fd of a tree. */
+	put("sys/cpu/online", "0-3\n");
+	expect_again(r, "sys/cpu/online", true, "0-3\n");
+	snprintf(path, sizeof(path), "%s/sys/cpu", tmpl);
+	snprintf(path2, sizeof(path2), "%s/sys/cpu.old", tmpl);
+	assert_int_equal(rename(path, path2), 0);
+	put("sys/cpu/online", "0-7\n");
+	expect_again(r, "sys/cpu/online", true, "0-3\n");
+	ip_root_lookup_again(r);
+	assert_int_equal(count_fds(), fds - 1 - (int)ARRAY_SIZE(sizes));
+	expect_again(r, "sys/cpu/online", true, "0-7\n");
 
 	ip_root_set_recorder(r, recorder, &rc);
 	put("proc/diskstats", "recorded\n");

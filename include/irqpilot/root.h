@@ -84,12 +84,18 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * /proc/PID/ fd of a task that is gone reads ESRCH (fs/proc/base.c,
  * proc_single_show() and comm_show(): get_pid_task() fails), never a new
  * task given the PID; then, and on ENODEV or EIO, the file is opened by
- * name once more. Below a tree other than the live root the name is
- * checked to still be the kept inode (fstatat), as fixtures replace files
- * by rename. While recording it reads by name. At most an eighth of
- * RLIMIT_NOFILE is kept; past it files are read by name.
+ * name once more. Below a tree other than the live root, fixtures replace
+ * a file by rename or remove it: a kept inode left with no name (fstat(),
+ * st_nlink 0) is dropped and the file read by name. A directory renamed
+ * aside keeps its files' names, so a tree's kept fds are all dropped by
+ * ip_root_lookup_again(), which the sampler calls at each full scan.
+ * While recording it reads by name. At most an eighth of RLIMIT_NOFILE is
+ * kept; past it files are read by name.
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
+/* Below a tree, every kept fd closed; nothing on the live root, whose
+ * kept fds fail once their file is gone (above). */
+void ip_root_lookup_again(struct ip_root *r);
 
 /*
  * ip_root_read_again() of a file a root may lack for good: a fixture's

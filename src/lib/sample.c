@@ -1773,12 +1773,10 @@ out:
 static int read_softirqs(struct ip_root *r, struct ip_snapshot *snap, struct ip_diag *d)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_free_ uint64_t *by_cpu = calloc(IP_CPU_MAX, sizeof(uint64_t));
+	uint64_t by_cpu[IP_CPU_MAX]; /* 8 KiB: kept off the heap, read each cycle */
 	size_t len;
 	int ncpus, ret;
 
-	if (!by_cpu)
-		return -ENOMEM;
 	ret = ip_root_read_again(r, "proc/softirqs", false, &text, &len);
 	if (ret == -ENOENT)
 		return 0; /* fixtures may leave it out: no softirq load then */
@@ -1962,6 +1960,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	/* files found missing (a newer kernel's, a fixture's) are looked
 	 * for again from here on, as everything else is at a full scan */
 	ip_root_recheck_absent(s->root);
+	ip_root_lookup_again(s->root);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		return ret;
