@@ -199,6 +199,39 @@ static void test_a_directory_replaced_is_watched_again(void **state)
 	assert_int_equal(changed(f), 0);
 }
 
+/* While the daemon samples on its timer the watch is paused: the tree's
+ * writes queue nothing (the fd stays unreadable); resumed, it sees the
+ * next write, and a directory that appeared meanwhile is watched too. */
+static void test_paused_watch_queues_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct ip_diag d = { "" };
+	struct pollfd pfd;
+
+	open_watch(f);
+	put(f, "proc/diskstats", "   8       0 sda 5 0 40 0 0 0 0 0 0 0 0\n");
+	ip_watch_pause(f->w);
+	pfd.fd = ip_watch_fd(f->w);
+	pfd.events = POLLIN;
+	/* what was queued before the pause is dropped with it */
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	replace(f, "proc/diskstats", "   8       0 sda 6 0 48 0 0 0 0 0 0 0 0\n");
+	put(f, "sys/devices/system/cpu/online", "0-1\n");
+	mkdirs(f, "sys/fs/cgroup");
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(changed(f), 0);
+
+	assert_int_equal(ip_watch_resume(f->w, &d), 1);
+	assert_int_equal(ip_watch_resume(f->w, &d), 0);
+	assert_int_equal(changed(f), 0);
+	put(f, "proc/diskstats", "   8       0 sda 7 0 56 0 0 0 0 0 0 0 0\n");
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(changed(f), 1);
+	put(f, "sys/fs/cgroup/cpuset.cpus.isolated", "3\n");
+	assert_int_equal(changed(f), 1);
+	assert_int_equal(changed(f), 0);
+}
+
 static void test_kernel_files_cannot_be_watched(void **state)
 {
 	struct fx *f = *state;
@@ -235,6 +268,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_neighbours_are_not_news, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_missing_directory_is_waited_for, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_directory_replaced_is_watched_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paused_watch_queues_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_files_cannot_be_watched, setup, teardown),
 	};
 

@@ -795,6 +795,28 @@ static void watch_open(struct ip_daemon *d)
 }
 
 /*
+ * The probe's timer is the watch now; the full cycle a minute stays, for
+ * what only it reads (a tree that is written but not its /proc/diskstats
+ * still gets one). The watch was paused while the daemon sampled on its
+ * timer (ip_watch_pause()): made again now, it holds no change made
+ * since this cycle's reads, so the first wait is one probe's interval.
+ */
+static double wait_on_watch(struct ip_daemon *d, double next_s)
+{
+	struct ip_diag diag = { "" };
+	int ret = ip_watch_resume(d->watch, &diag);
+
+	if (ret < 0) {
+		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's files: %s; probing every %.1f s instead",
+		       diag.msg[0] ? diag.msg : strerror(-ret), next_s);
+		watch_close(d);
+		return next_s;
+	}
+	sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
+	return ret > 0 ? next_s : MAX(IP_IDLE_FULL_S, next_s);
+}
+
+/*
  * How to wait after a good cycle (idle.h): seconds to the next one, or -1
  * for no timer (idle, the perf wakeup armed or the tree watched).
  */
@@ -837,14 +859,13 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 		return -1;
 	}
 	if (wait == IP_WAIT_WATCH) {
-		/* the probe's timer is the watch now; the full cycle a minute
-		 * stays, for what only it reads (a tree that is written but
-		 * not its /proc/diskstats still gets one) */
 		d->holding = false;
 		wake_disarm(d);
-		sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-		return MAX(IP_IDLE_FULL_S, next_s);
+		return wait_on_watch(d, next_s);
 	}
+	/* sampling on the timer: the tree's writes are no one's news */
+	if (d->watch)
+		ip_watch_pause(d->watch);
 	if (wait == IP_WAIT_HOLD) {
 		double hold_s = ip_hold_interval_s(next_s);
 		ip_cpuset busy;

@@ -30,6 +30,7 @@ struct ip_watch {
 	int fd;
 	struct watched *w;
 	int n;
+	bool paused;
 };
 
 /* What changes a file's directory can see: written (in place, or closed
@@ -217,6 +218,8 @@ int ip_watch_changed(struct ip_watch *w, struct ip_diag *d)
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	int changed = 0;
 
+	if (w->paused)
+		return 0;
 	for (;;) {
 		ssize_t len = read(w->fd, buf, sizeof(buf));
 
@@ -244,4 +247,39 @@ int ip_watch_changed(struct ip_watch *w, struct ip_diag *d)
 			return ret;
 	}
 	return changed ? 1 : 0;
+}
+
+void ip_watch_pause(struct ip_watch *w)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	if (w->paused)
+		return;
+	/* files of one directory share its wd: a second removal is EINVAL */
+	for (int i = 0; i < w->n; i++)
+		if (w->w[i].wd >= 0)
+			(void)inotify_rm_watch(w->fd, w->w[i].wd);
+	for (int i = 0; i < w->n; i++)
+		w->w[i].wd = -1;
+	/* what was queued, and the IN_IGNORED of each removal: no one's news */
+	for (;;) {
+		ssize_t k = read(w->fd, buf, sizeof(buf));
+
+		if (k <= 0 && !(k < 0 && errno == EINTR))
+			break;
+	}
+	w->paused = true;
+}
+
+int ip_watch_resume(struct ip_watch *w, struct ip_diag *d)
+{
+	int ret;
+
+	if (!w->paused)
+		return 0;
+	ret = add_all(w, d);
+	if (ret < 0)
+		return ret;
+	w->paused = false;
+	return 1;
 }
