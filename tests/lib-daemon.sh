@@ -26,13 +26,15 @@ daemon_test_dirs() {
 	daemon=""
 	trap daemon_test_cleanup EXIT INT TERM
 }
+# The daemon ($daemon) first, with SIGTERM, so that it restores; then
+# whatever else the script started ($pids: stand-in kernels, watchers),
+# which would otherwise go on writing into a removed tree for good.
 daemon_test_cleanup() {
 	if [ -n "$daemon" ]; then
 		kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
-	else
-		for p in $pids; do kill -9 "$p" 2>/dev/null; done
-		wait 2>/dev/null
 	fi
+	for p in $pids; do [ "$p" = "$daemon" ] || kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
 	rm -rf "$tmp"
 }
 
