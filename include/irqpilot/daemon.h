@@ -112,6 +112,9 @@ struct ip_daemon {
 	sd_event_source *watch_src;
 	uint64_t last_look_usec;
 	bool ready;
+	/* the STATUS= last sent: sent again only when it changes, so that a
+	 * steady cycle does not wake the service manager */
+	char status[512];
 	struct ip_client *clients; /* the connection table, oldest first */
 	int nr_clients;
 	gid_t admin_gid; /* [control] admin_group, or IP_PROTO_NO_GROUP */

@@ -387,32 +387,29 @@ static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *st
 	}
 }
 
-static void notify_status(struct ip_daemon *d, const struct ip_step *st)
+static void notify_status(struct ip_daemon *d, const struct ip_step *st, int steered, int managed)
 {
-	int steered, managed;
-	char status[512];
+	char status[sizeof(d->status)];
 
-	count_vectors(d, st, &steered, &managed);
 	snprintf(status, sizeof(status), "STATUS=%d devices, %d vectors steered, %d managed%s; last move: %s",
 		 st->model.cur->storage.nr_devs, steered, managed,
 		 ip_engine_dry_run(d->engine) ? " (dry run)" : "", d->last_move[0] ? d->last_move : "none");
 	if (!d->ready) {
 		d->ready = true;
 		sd_notifyf(0, "READY=1\n%s", status);
-	} else {
+	} else if (strcmp(status, d->status) != 0) {
 		sd_notify(0, status);
 	}
+	memcpy(d->status, status, sizeof(status));
 }
 
 /* The cycle in the counters (their one owner is d->metrics), then in the
  * textfile, if one is set. */
-static void cycle_metrics(struct ip_daemon *d, const struct ip_step *st, uint64_t start_ns)
+static void cycle_metrics(struct ip_daemon *d, const struct ip_step *st, uint64_t start_ns, int managed)
 {
-	int steered;
-
 	if (ip_metrics_update(&d->metrics, st) < 0)
 		ip_log(&d->log, LOG_ERR, "out of memory: this cycle's metrics are incomplete");
-	count_vectors(d, st, &steered, &d->metrics.managed);
+	d->metrics.managed = managed;
 	d->metrics.cycle_s = (double)(mono_ns() - start_ns) / 1e9;
 	d->metrics.have_cycle = true;
 	ip_control_metrics_textfile(d);
@@ -888,6 +885,21 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 	return next_s;
 }
 
+/* What a good cycle says of itself: log, capture, state, status, metrics. */
+static void report_good_cycle(struct ip_daemon *d, const struct ip_step *st, uint64_t start_ns)
+{
+	int steered, managed;
+
+	d->cycles++;
+	cq_connect(d, st);
+	report_cycle(d, st);
+	capture_step(d);
+	save_state(d);
+	count_vectors(d, st, &steered, &managed);
+	notify_status(d, st, steered, managed);
+	cycle_metrics(d, st, start_ns, managed);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ip_daemon *d = userdata;
@@ -936,13 +948,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		d->holding = false;
 		wake_disarm(d);
 	} else {
-		d->cycles++;
-		cq_connect(d, st);
-		report_cycle(d, st);
-		capture_step(d);
-		save_state(d);
-		notify_status(d, st);
-		cycle_metrics(d, st, start_ns);
+		report_good_cycle(d, st, start_ns);
 		next_s = after_cycle(d, st);
 		if (next_s < 0) {
 			/* nothing due: ip_daemon_kick() or a wakeup enables it */
