@@ -95,13 +95,16 @@ unsigned ip_parse_osrelease(const char *text, size_t len);
 int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, struct ip_topology *t,
 		       struct ip_diag *d);
 /*
- * Read again only the sets that change at run time: the isolated CPUs
+ * Read again only the set that changes at run time: the isolated CPUs
  * (sysfs isolated, cgroup v2 cpuset.cpus.isolated; isolcpus= as parsed by
- * ip_topology_sample()) and nohz_full, into @t and its cpus[]. Domains do not depend on them. On
- * error @t is left as it was.
+ * ip_topology_sample()), into @t and its cpus[]. nohz_full is the boot
+ * option's alone (tick_nohz_full_mask, set up once by nohz_full= in
+ * kernel/sched/isolation.c and printed by drivers/base/cpu.c), so it is
+ * read with the rest by ip_topology_sample(). Domains do not depend on
+ * them. On error @t is left as it was.
  */
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d);
-/* Whether those sets, read again, differ from @t's (@t is not changed). */
+/* Whether that set, read again, differs from @t's (@t is not changed). */
 int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t, bool *changed,
 				  struct ip_diag *d);
 /* Recompute classes and domains (e.g. after overrides changed). */

@@ -1860,7 +1860,6 @@ const char *const *ip_sampler_probe_paths(int *n)
 		"proc/diskstats",
 		"sys/devices/system/cpu/online",
 		"sys/devices/system/cpu/isolated",
-		"sys/devices/system/cpu/nohz_full",
 		"sys/fs/cgroup/cpuset.cpus.isolated",
 	};
 

@@ -266,12 +266,14 @@ unsigned ip_parse_osrelease(const char *text, size_t len)
 }
 
 /*
- * The isolated and nohz_full sets. Unlike the rest of the topology they
- * change while the machine runs (a cgroup v2 partition becomes isolated),
- * so ip_topology_refresh_isolation() reads them every cycle: three small
- * sysfs/cgroup files, through kept fds (ip_root_read_again()). The command
- * line's part comes from @t, parsed once by ip_topology_sample(). Into
- * @iso and @nohz.
+ * The isolated and nohz_full sets. The isolated one, unlike the rest of
+ * the topology, changes while the machine runs (a cgroup v2 partition
+ * becomes isolated), so ip_topology_refresh_isolation() reads it every
+ * cycle: two small sysfs/cgroup files, through kept fds
+ * (ip_root_read_optional()). nohz_full does not: only the boot option sets
+ * it, and it was a third read each cycle for nothing. @nohz NULL: not
+ * read. The command line's part comes from @t, parsed once by
+ * ip_topology_sample(). Into @iso and @nohz.
  */
 static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip_cpuset *iso, ip_cpuset *nohz,
 			      struct ip_diag *d)
@@ -294,7 +296,8 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 	if (ret < 0)
 		return ret;
 	cpuset_or(iso, iso, &cg);
-
+	if (!nohz)
+		return 0;
 	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, true, d);
 	if (ret < 0)
 		return ret;
@@ -305,29 +308,26 @@ static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip
 
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
-	ip_cpuset iso, nohz;
-	int ret = read_isolated_sets(r, t, &iso, &nohz, d);
+	ip_cpuset iso;
+	int ret = read_isolated_sets(r, t, &iso, NULL, d);
 
 	if (ret < 0)
-		return ret; /* @t keeps the sets it had */
+		return ret; /* @t keeps the set it had */
 	t->isolated = iso;
-	t->nohz_full = nohz;
-	for (int c = 0; t->cpus && c < t->nr_cpus; c++) {
+	for (int c = 0; t->cpus && c < t->nr_cpus; c++)
 		t->cpus[c].isolated = cpuset_test(&iso, c);
-		t->cpus[c].nohz_full = cpuset_test(&nohz, c);
-	}
 	return 0;
 }
 
 int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t, bool *changed,
 				  struct ip_diag *d)
 {
-	ip_cpuset iso, nohz;
-	int ret = read_isolated_sets(r, t, &iso, &nohz, d);
+	ip_cpuset iso;
+	int ret = read_isolated_sets(r, t, &iso, NULL, d);
 
 	if (ret < 0)
 		return ret;
-	*changed = !cpuset_equal(&iso, &t->isolated) || !cpuset_equal(&nohz, &t->nohz_full);
+	*changed = !cpuset_equal(&iso, &t->isolated);
 	return 0;
 }
 
