@@ -87,14 +87,16 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * name once more. Below a tree other than the live root, fixtures replace
  * a file by rename or remove it: a kept inode left with no name (fstat(),
  * st_nlink 0) is dropped and the file read by name. A directory renamed
- * aside keeps its files' names, so a tree's kept fds are all dropped by
- * ip_root_lookup_again(), which the sampler calls at each full scan.
+ * aside keeps its files' names, so a tree's kept fds are looked up by
+ * name again by ip_root_lookup_again(), which the sampler calls at each
+ * full scan.
  * While recording it reads by name. At most an eighth of RLIMIT_NOFILE is
  * kept; past it files are read by name.
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
-/* Below a tree, every kept fd closed; nothing on the live root, whose
- * kept fds fail once their file is gone (above). */
+/* Below a tree, each kept fd whose name now leads to another file (or
+ * none) is closed; nothing on the live root, whose kept fds fail once
+ * their file is gone (above). */
 void ip_root_lookup_again(struct ip_root *r);
 
 /*

@@ -18,6 +18,8 @@
 struct kept {
 	char *path;
 	int fd;
+	dev_t dev; /* of the file when opened, for ip_root_lookup_again() */
+	ino_t ino;
 };
 
 struct ip_root {
@@ -98,12 +100,6 @@ static void kept_forget_all(struct ip_root *r)
 		free(r->kept[i].path);
 	}
 	r->nr_kept = 0;
-}
-
-void ip_root_lookup_again(struct ip_root *r)
-{
-	if (!r->live)
-		kept_forget_all(r);
 }
 
 void ip_root_free(struct ip_root *r)
@@ -507,10 +503,11 @@ static void kept_drop(struct ip_root *r, int i)
  * the share of fds is used up or memory is short. */
 static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 {
+	struct stat st;
 	struct kept *k;
 	char *copy;
 
-	if (r->nr_kept >= r->max_kept)
+	if (r->nr_kept >= r->max_kept || fstat(fd, &st) < 0)
 		goto no;
 	if (r->nr_kept == r->cap_kept) {
 		int ncap = r->cap_kept ? r->cap_kept * 2 : 16;
@@ -528,10 +525,27 @@ static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 	memmove(k + 1, k, sizeof(*k) * (r->nr_kept - i));
 	k->path = copy;
 	k->fd = fd;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
 	r->nr_kept++;
 	return;
 no:
 	close(fd);
+}
+
+void ip_root_lookup_again(struct ip_root *r)
+{
+	if (r->live)
+		return;
+	/* a lookup each, not a close and an open: the idle minute's full
+	 * cycle pays it for every kept file */
+	for (int i = r->nr_kept - 1; i >= 0; i--) {
+		struct stat st;
+
+		if (fstatat(r->fd, rel(r->kept[i].path), &st, 0) < 0 || st.st_dev != r->kept[i].dev ||
+		    st.st_ino != r->kept[i].ino)
+			kept_drop(r, i);
+	}
 }
 
 /* The whole of @fd from offset 0, to EOF, as root_read() gives it: @attr,
