@@ -381,19 +381,68 @@ static int grow_read_buf(char **buf, size_t *cap, size_t n)
 	return 0;
 }
 
+/* The whole of @fd from offset 0, to EOF: @attr (root_read()), a first
+ * read shorter than asked is EOF; so is reaching @size (-1: not
+ * known), a regular file's size just read by fstat. Read onto the stack
+ * first and copied to a buffer of its own size: nearly every file read
+ * each cycle is a few bytes, and an 8 KiB heap buffer for each was most
+ * of the cycle's malloc work (it is past the per-thread cache's sizes). */
+static int pread_all(int fd, bool attr, off_t size, char **out, size_t *len)
+{
+	char small[ATTR_BUF], *buf = small;
+	_cleanup_free_ char *heap = NULL;
+	size_t cap = sizeof(small), n = 0;
+
+	for (;;) {
+		ssize_t k;
+
+		if (cap - n < (buf == small ? 2u : 4096u)) {
+			int ret = grow_read_buf(&heap, &cap, n);
+
+			if (ret < 0)
+				return ret;
+			if (buf == small)
+				memcpy(heap, small, n);
+			buf = heap;
+		}
+		k = pread(fd, buf + n, cap - n - 1, (off_t)n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += k;
+		if ((attr && n < cap - 1) || (off_t)n == size)
+			break;
+	}
+	if (buf == small) {
+		heap = malloc(n + 1);
+		if (!heap)
+			return -ENOMEM;
+		memcpy(heap, small, n);
+	}
+	heap[n] = '\0';
+	if (len)
+		*len = n;
+	*out = TAKE_PTR(heap);
+	return 0;
+}
+
 /*
  * @attr: a single-value file (kernfs, single_open seq_file), produced
  * whole on the first read, so a read shorter than asked is EOF; small
  * machines read dozens of them a cycle, and the read that only returns 0
  * was a third of it. Iterating seq_files (/proc/interrupts, diskstats)
  * may return less than asked before their end, so they are read to EOF.
+ * pread_all() does both: from offset 0 of a new fd it is read().
  */
 static int root_read(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
 {
 	_cleanup_close_ int fd = root_openat(r, path, O_RDONLY);
-	_cleanup_free_ char *buf = NULL;
-	size_t cap = 0, n = 0;
 	mode_t mode = 0;
+	size_t n;
+	int ret;
 
 	if (fd < 0)
 		return fd;
@@ -408,50 +457,12 @@ static int root_read(struct ip_root *r, const char *path, bool attr, char **out,
 			return -EISDIR;
 		mode = st.st_mode & 07777;
 	}
-	if (attr) {
-		char small[ATTR_BUF];
-		ssize_t k;
-
-		do
-			k = read(fd, small, sizeof(small) - 1);
-		while (k < 0 && errno == EINTR);
-		if (k < 0)
-			return -errno;
-		n = (size_t)k;
-		cap = n < sizeof(small) - 1 ? n + 1 : 2 * sizeof(small);
-		buf = malloc(cap);
-		if (!buf)
-			return -ENOMEM;
-		memcpy(buf, small, n);
-		if (cap == n + 1)
-			goto done;
-		/* full: more may follow */
-	}
-	for (;;) {
-		ssize_t k;
-
-		if (cap - n < 4096) {
-			int ret = grow_read_buf(&buf, &cap, n);
-
-			if (ret < 0)
-				return ret;
-		}
-		k = read(fd, buf + n, cap - n - 1);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		n += k;
-	}
-done:
-	buf[n] = '\0';
-	record(r, IP_ROOT_EV_READ, rel(path), buf, n, mode);
+	ret = pread_all(fd, attr, -1, out, &n);
+	if (ret < 0)
+		return ret;
+	record(r, IP_ROOT_EV_READ, rel(path), *out, n, mode);
 	if (len)
 		*len = n;
-	*out = TAKE_PTR(buf);
 	return 0;
 }
 
@@ -535,6 +546,7 @@ no:
 
 void ip_root_lookup_again(struct ip_root *r)
 {
+	ip_root_recheck_absent(r);
 	if (r->live)
 		return;
 	/* a lookup each, not a close and an open: the idle minute's full
@@ -546,54 +558,6 @@ void ip_root_lookup_again(struct ip_root *r)
 		    st.st_ino != r->kept[i].ino)
 			kept_drop(r, i);
 	}
-}
-
-/* The whole of @fd from offset 0, to EOF, as root_read() gives it: @attr,
- * a first read shorter than asked is EOF; so is reaching @size (-1: not
- * known), a regular file's size just read by fstat. Read onto the stack
- * first and copied to a buffer of its own size: nearly every file read
- * each cycle is a few bytes, and an 8 KiB heap buffer for each was most
- * of the cycle's malloc work (it is past the per-thread cache's sizes). */
-static int pread_all(int fd, bool attr, off_t size, char **out, size_t *len)
-{
-	char small[ATTR_BUF], *buf = small;
-	_cleanup_free_ char *heap = NULL;
-	size_t cap = sizeof(small), n = 0;
-
-	for (;;) {
-		ssize_t k;
-
-		if (cap - n < (buf == small ? 2u : 4096u)) {
-			int ret = grow_read_buf(&heap, &cap, n);
-
-			if (ret < 0)
-				return ret;
-			if (buf == small)
-				memcpy(heap, small, n);
-			buf = heap;
-		}
-		k = pread(fd, buf + n, cap - n - 1, (off_t)n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		n += k;
-		if ((attr && n < cap - 1) || (off_t)n == size)
-			break;
-	}
-	if (buf == small) {
-		heap = malloc(n + 1);
-		if (!heap)
-			return -ENOMEM;
-		memcpy(heap, small, n);
-	}
-	heap[n] = '\0';
-	if (len)
-		*len = n;
-	*out = TAKE_PTR(heap);
-	return 0;
 }
 
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
