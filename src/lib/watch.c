@@ -213,36 +213,45 @@ static int event_kind(const struct ip_watch *w, const struct inotify_event *ev)
 	return kind;
 }
 
-int ip_watch_changed(struct ip_watch *w, struct ip_diag *d)
+/* Read the queue to EAGAIN; with @changed, the strongest event_kind()
+ * of what was read. 0, or -errno (-EIO: read nothing, not even EAGAIN). */
+static int drain(struct ip_watch *w, int *changed)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int changed = 0;
 
-	if (w->paused)
-		return 0;
 	for (;;) {
 		ssize_t len = read(w->fd, buf, sizeof(buf));
 
 		if (len < 0 && errno == EINTR)
 			continue;
 		if (len < 0 && errno == EAGAIN)
-			break;
+			return 0;
 		if (len <= 0)
-			return ip_diag_set(d, len < 0 ? -errno : -EIO, "inotify: %s",
-					   len < 0 ? strerror(errno) : "read nothing");
-		for (char *p = buf; p < buf + len;) {
+			return len < 0 ? -errno : -EIO;
+		for (char *p = buf; changed && p < buf + len;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			int kind = event_kind(w, ev);
 
-			changed = kind > changed ? kind : changed;
+			*changed = kind > *changed ? kind : *changed;
 			p += sizeof(*ev) + ev->len;
 		}
 	}
+}
+
+int ip_watch_changed(struct ip_watch *w, struct ip_diag *d)
+{
+	int changed = 0, ret;
+
+	if (w->paused)
+		return 0;
+	ret = drain(w, &changed);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "inotify: %s",
+				   ret == -EIO ? "read nothing" : strerror(-ret));
 	if (changed == 2) {
 		/* a watched directory went or a missing one came: watch
 		 * each file's directory again (the same inode keeps its wd) */
-		int ret = add_all(w, d);
-
+		ret = add_all(w, d);
 		if (ret < 0)
 			return ret;
 	}
@@ -251,8 +260,6 @@ int ip_watch_changed(struct ip_watch *w, struct ip_diag *d)
 
 void ip_watch_pause(struct ip_watch *w)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
 	if (w->paused)
 		return;
 	/* files of one directory share its wd: a second removal is EINVAL */
@@ -261,13 +268,9 @@ void ip_watch_pause(struct ip_watch *w)
 			(void)inotify_rm_watch(w->fd, w->w[i].wd);
 	for (int i = 0; i < w->n; i++)
 		w->w[i].wd = -1;
-	/* what was queued, and the IN_IGNORED of each removal: no one's news */
-	for (;;) {
-		ssize_t k = read(w->fd, buf, sizeof(buf));
-
-		if (k <= 0 && !(k < 0 && errno == EINTR))
-			break;
-	}
+	/* what was queued, and the IN_IGNORED of each removal: no one's
+	 * news; a read error shows again at the resumed watch's first read */
+	(void)drain(w, NULL);
 	w->paused = true;
 }
 
