@@ -352,7 +352,8 @@ static void test_read_again(void **state)
  * A file a root may lack for good (a fixture's irqpilot/time_ns, 6.7's
  * cpuset.cpus.isolated on 6.1) is looked up once, not every cycle: one
  * that appears later is read only after ip_root_recheck_absent() (the
- * sampler's full scan), and one that is there is read every time.
+ * sampler's idle probe) or ip_root_lookup_again() (its full scan), and
+ * one that is there is read every time.
  */
 static void test_read_optional(void **state)
 {
@@ -370,6 +371,13 @@ static void test_read_optional(void **state)
 	ip_root_recheck_absent(r);
 	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);
 	assert_int_equal(v, 7000);
+	/* the full scan's one call forgets the absent files too */
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), -ENOENT);
+	put("irqpilot/clock_ns", "9000\n");
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), -ENOENT);
+	ip_root_lookup_again(r);
+	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), 0);
+	assert_int_equal(v, 9000);
 	/* present: read afresh each time, as ip_root_read_again() does */
 	put("irqpilot/time_ns", "8000\n");
 	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);

@@ -94,9 +94,11 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * kept; past it files are read by name.
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
-/* Below a tree, each kept fd whose name now leads to another file (or
- * none) is closed; nothing on the live root, whose kept fds fail once
- * their file is gone (above). */
+/* Every name is looked up again, the sampler's full scan: the files
+ * ip_root_read_optional() found missing (ip_root_recheck_absent()), and,
+ * below a tree, each kept fd whose name now leads to another file (or
+ * none) is closed; the live root's kept fds fail once their file is gone
+ * (above). */
 void ip_root_lookup_again(struct ip_root *r);
 
 /*
@@ -104,10 +106,10 @@ void ip_root_lookup_again(struct ip_root *r);
  * irqpilot/ files (the recorded clock and counts), a newer kernel's file
  * (cgroup's cpuset.cpus.isolated, 6.7+). -ENOENT is remembered and
  * answered without a lookup until ip_root_recheck_absent(), which the
- * sampler calls at each full scan and idle probe: on tmpfs, kernfs and
- * procfs a failed lookup allocates and frees a dentry and a file, 10% of
- * the bench's 8-CPU steady cycle for four such files. While recording it
- * asks each time.
+ * sampler calls at each idle probe, and ip_root_lookup_again() at each
+ * full scan: on tmpfs, kernfs and procfs a failed lookup allocates and
+ * frees a dentry and a file, 10% of the bench's 8-CPU steady cycle for
+ * four such files. While recording it asks each time.
  */
 int ip_root_read_optional(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
 void ip_root_recheck_absent(struct ip_root *r);

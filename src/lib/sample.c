@@ -1956,9 +1956,8 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	s->force_full = false;
 	s->nr_full_scans++;
 	fdc_close_all(&s->fdc);
-	/* files found missing (a newer kernel's, a fixture's) are looked
-	 * for again from here on, as everything else is at a full scan */
-	ip_root_recheck_absent(s->root);
+	/* every name is looked up again: files found missing (a newer
+	 * kernel's, a fixture's), and a tree's kept files */
 	ip_root_lookup_again(s->root);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
