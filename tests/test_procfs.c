@@ -533,6 +533,26 @@ static void test_softirqs_capture(void **state)
 	free(b.p);
 }
 
+/* Only the asked row's counts are parsed: every label up to it is
+ * checked, the other rows' counts are not, and nothing after it is read. */
+static void test_softirqs_row_only(void **state)
+{
+	static const char text[] = "  CPU0 CPU1\n HI: 1 x y z\n BLOCK: 5 6\n RCU junk\n";
+	struct ip_diag d = { "" };
+	int n;
+
+	(void)state;
+	assert_int_equal(ip_parse_softirqs(text, strlen(text), "BLOCK", by_cpu, &n, &d), 0);
+	assert_int_equal(by_cpu[0], 5);
+	assert_int_equal(by_cpu[1], 6);
+	/* the row asked for is checked as before */
+	assert_int_equal(ip_parse_softirqs(text, strlen(text), "HI", by_cpu, &n, &d), -EINVAL);
+	assert_msg_has(d, "line 2");
+	/* a line before it without its label is still an error */
+	assert_int_equal(ip_parse_softirqs(text, strlen(text), "TIMER", by_cpu, &n, &d), -EINVAL);
+	assert_msg_has(d, "line 4: expected 'NAME:'");
+}
+
 static void test_softirqs_malformed(void **state)
 {
 	static const struct bad_case cases[] = {
@@ -1135,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_split_actions),
 		cmocka_unit_test(test_softirqs_capture),
 		cmocka_unit_test(test_softirqs_malformed),
+		cmocka_unit_test(test_softirqs_row_only),
 		cmocka_unit_test(test_pid_stat_capture),
 		cmocka_unit_test(test_pid_stat_variants),
 		cmocka_unit_test(test_pid_stat_malformed),

@@ -73,6 +73,8 @@ int ip_split_actions(const char *actions, char *buf, size_t bufsize, const char 
  * /proc/softirqs has one column per *possible* CPU. Fills @by_cpu (indexed
  * by CPU id, IP_CPU_MAX entries, zeroed first) with the counts of row
  * @row ("BLOCK"); *ncpus gets the column count. -ENOENT if the row is absent.
+ * Every line up to @row must be "NAME:"; only @row's counts are parsed
+ * (and checked), and the lines after it are not read.
  */
 int ip_parse_softirqs(const char *text, size_t len, const char *row, uint64_t *by_cpu, int *ncpus,
 		      struct ip_diag *d);
