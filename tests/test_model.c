@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -968,6 +969,104 @@ static void test_kept_fds_vanished_vector(void **state)
 	cool(&w, &snap);
 }
 
+/* The fd this process holds on a file whose path ends in @suffix, or -1. */
+static int kept_fd(const char *suffix)
+{
+	DIR *d = opendir("/proc/self/fd");
+	size_t ls = strlen(suffix);
+	struct dirent *e;
+	int found = -1;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char link[300], target[4096];
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0 || (size_t)n < ls)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target + n - ls, suffix) == 0)
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+static bool track_60;
+
+static bool tracks_60(void *ctx, unsigned irq, const char *actions)
+{
+	(void)ctx;
+	(void)actions;
+	return irq == 60 && track_60;
+}
+
+/*
+ * A full scan keeps the kept fds of what did not change: below a tree it
+ * looks each name up and closes only a file whose name leads elsewhere (a
+ * file renamed over it), which is then read anew. The idle minute's full
+ * scan used to close and open every vector's files. A vector no longer
+ * tracked (the rule that named it, here i40e's misc vector, gone) has
+ * its fds closed there.
+ *
+ * O_NONBLOCK, set on the kept per_cpu_count's open file description (a
+ * pread of a regular file ignores it), tells the same fd from one opened
+ * again.
+ */
+static void test_kept_fds_full_scan(void **state)
+{
+	struct ip_sampler_opts o = { .live_counters = false, .track = tracks_60 };
+	struct ip_snapshot snap = { 0 };
+	char tmp[40] = "/tmp/irqpilot-kept-XXXXXX", root[64], path[128], path2[128];
+	struct ip_sampler *s;
+	struct ip_root *r;
+	int fd, fds;
+
+	(void)state;
+	track_60 = true;
+	copy_server(tmp, root, sizeof(root));
+	put(root, "irqpilot/time_ns", "1000000000\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		sample_ok(s, &snap);
+	assert_scans(s, 2, 1);
+	assert_true(ip_snapshot_irq(&snap, 60)->tracked);
+	assert_true(kept_fd("/proc/irq/60/smp_affinity_list") >= 0);
+	fd = kept_fd("/sys/kernel/irq/150/per_cpu_count");
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	fds = count_fds();
+
+	put(root, "proc/irq/150/smp_affinity_list.new", "8\n");
+	snprintf(path, sizeof(path), "%s/proc/irq/150/smp_affinity_list.new", root);
+	snprintf(path2, sizeof(path2), "%s/proc/irq/150/smp_affinity_list", root);
+	assert_int_equal(rename(path, path2), 0);
+	track_60 = false;
+	put(root, "irqpilot/time_ns", "62000000000\n");
+	sample_ok(s, &snap);
+	assert_scans(s, 3, 1);
+
+	fd = kept_fd("/sys/kernel/irq/150/per_cpu_count");
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK); /* the same fd, not reopened */
+	assert_string_equal(cpuset_str(&ip_snapshot_irq(&snap, 150)->info->affinity), "8");
+	assert_false(ip_snapshot_irq(&snap, 60)->tracked);
+	assert_int_equal(kept_fd("/proc/irq/60/smp_affinity_list"), -1);
+	/* 60's three (per_cpu_count, both affinity lists) closed; 150's
+	 * renamed list closed and opened again */
+	assert_int_equal(count_fds(), fds - 3);
+
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /* IRQ 150's CPU 9 count in server-2s' /proc/interrupts (field 11), in place. */
 static void set_line_150(const char *root, unsigned cpu9)
 {
@@ -1342,6 +1441,7 @@ int main(void)
 		cmocka_unit_test(test_isolation_reread_every_sample),
 		cmocka_unit_test(test_kept_fds_read_fresh),
 		cmocka_unit_test(test_kept_fds_vanished_vector),
+		cmocka_unit_test(test_kept_fds_full_scan),
 		cmocka_unit_test(test_kept_fds_empty_read),
 		cmocka_unit_test(test_kept_fds_bounded),
 		cmocka_unit_test(test_passive_vector_held),

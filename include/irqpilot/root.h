@@ -100,6 +100,10 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
  * none) is closed; the live root's kept fds fail once their file is gone
  * (above). */
 void ip_root_lookup_again(struct ip_root *r);
+/* Whether @path still leads to the file of device @dev, inode @ino (taken
+ * by fstat() of an fd opened by that name): a lookup, for a caller's own
+ * kept fds below a tree, as ip_root_lookup_again() does for the root's. */
+bool ip_root_names(struct ip_root *r, const char *path, dev_t dev, ino_t ino);
 
 /*
  * ip_root_read_again() of a file a root may lack for good: a fixture's

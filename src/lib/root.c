@@ -551,13 +551,16 @@ void ip_root_lookup_again(struct ip_root *r)
 		return;
 	/* a lookup each, not a close and an open: the idle minute's full
 	 * cycle pays it for every kept file */
-	for (int i = r->nr_kept - 1; i >= 0; i--) {
-		struct stat st;
-
-		if (fstatat(r->fd, rel(r->kept[i].path), &st, 0) < 0 || st.st_dev != r->kept[i].dev ||
-		    st.st_ino != r->kept[i].ino)
+	for (int i = r->nr_kept - 1; i >= 0; i--)
+		if (!ip_root_names(r, r->kept[i].path, r->kept[i].dev, r->kept[i].ino))
 			kept_drop(r, i);
-	}
+}
+
+bool ip_root_names(struct ip_root *r, const char *path, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fstatat(r->fd, rel(path), &st, 0) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)

@@ -212,9 +212,11 @@ struct full_cache {
  * it is closed and dropped, and the sampler does the full scan it does for
  * a vanished vector anyway (at once for per_cpu_count, whose counts would
  * be wrong; the next sample for the /proc/irq/N/ files, which are read by
- * name once more meanwhile). Every full scan closes them all (start,
- * uevent, vanished vector, the long timer), so that what is kept open was
- * looked up by name no longer ago than the last full scan.
+ * name once more meanwhile). So a full scan (start, uevent, vanished
+ * vector, the long timer) keeps them on the live root; it closes them all
+ * when the IRQ list changed, and those of vectors no longer tracked.
+ * Closing them all each time made the idle minute's full scan open every
+ * one again: most of its system calls.
  *
  * An empty read is no sign of a freed vector: no kernel shows one. A read
  * at offset 0 runs the whole show() into the seq_file's buffer before
@@ -227,15 +229,22 @@ struct full_cache {
  * read_vec_file()) and says so.
  *
  * Real sysfs and procfs files are never replaced by rename; a fixture tree
- * that renames a new file over a kept one is read at its old inode until
- * the next full scan, so fixtures are rewritten in place, as the kernel's
- * files change.
+ * that renames a new file over a kept one, or removes its directory, is
+ * read at the old inode until the next full scan; after it, below a tree,
+ * each kept name is looked up before its fd's next read and the fd closed
+ * if the name leads elsewhere. So fixtures are rewritten in place, as the
+ * kernel's files change.
  */
 enum vec_file { VF_PCC, VF_AFF, VF_EFF, VF_NR };
 
 struct vec_fds {
 	unsigned irq;
 	int fd[VF_NR]; /* -1: not open */
+	/* below a tree, each fd's file when opened, and the fd_cache.gen it
+	 * was last looked up at: fdc_lookup_again() */
+	dev_t dev[VF_NR];
+	ino_t ino[VF_NR];
+	unsigned gen[VF_NR];
 };
 
 /*
@@ -257,6 +266,7 @@ struct fd_cache {
 	int nr_open, max_open;
 	char *buf;
 	size_t buf_cap;
+	unsigned gen; /* full scans below a tree: fdc_lookup_again() */
 };
 
 struct ip_sampler {
@@ -347,6 +357,33 @@ static int storage_copy(struct ip_storage *dst, const struct ip_storage *src)
 	return 0;
 }
 
+/*
+ * "@pre@n@post" in @buf (@size bytes), as snprintf("%s%lu%s") would write
+ * it: the paths of a tracked vector's and an IRQ thread's files, made
+ * every cycle, where snprintf() cost a thousand instructions a path, a
+ * twentieth of a small machine's step. One that does not fit is "", which
+ * names no file.
+ */
+static const char *num_path(char *buf, size_t size, const char *pre, unsigned long n,
+			    const char *post)
+{
+	size_t lp = strlen(pre), lq = strlen(post), nd = 0;
+	char digits[24];
+
+	do
+		digits[nd++] = (char)('0' + n % 10);
+	while ((n /= 10) && nd < sizeof(digits));
+	if (lp + nd + lq >= size) {
+		buf[0] = '\0';
+		return buf;
+	}
+	memcpy(buf, pre, lp);
+	for (size_t i = 0; i < nd; i++)
+		buf[lp + i] = digits[nd - 1 - i];
+	memcpy(buf + lp + nd, post, lq + 1);
+	return buf;
+}
+
 /* ---- kept fds of the tracked vectors' files -------------------------- */
 
 static void fdc_init(struct fd_cache *fc)
@@ -368,6 +405,70 @@ static void fdc_close_all(struct fd_cache *fc)
 				close(fc->v[i].fd[k]);
 	fc->nr = 0;
 	fc->nr_open = 0;
+}
+
+static void fdc_close(struct fd_cache *fc, struct vec_fds *v, int k)
+{
+	close(v->fd[k]);
+	v->fd[k] = -1;
+	fc->nr_open--;
+}
+
+static const char *vec_path(char *buf, size_t size, unsigned irq, enum vec_file k)
+{
+	if (k == VF_PCC)
+		return num_path(buf, size, "sys/kernel/irq/", irq, "/per_cpu_count");
+	return num_path(buf, size, "proc/irq/", irq,
+			k == VF_AFF ? "/smp_affinity_list" : "/effective_affinity_list");
+}
+
+/* A full scan's look at the kept fds (see above): below a tree, each
+ * name is looked up before its fd's next read (fdc_still_named()), so
+ * that what the cycle does not read (an effective affinity, at idle) is
+ * not looked up for nothing; on the live root none, whose fds fail once
+ * their file is gone. */
+static void fdc_lookup_again(struct fd_cache *fc, struct ip_root *r)
+{
+	if (!ip_root_is_live(r))
+		fc->gen++;
+}
+
+/* Whether @v's kept fd of file @k (@path) may be read: not looked up since
+ * the last full scan, its name must still lead to its file, else it is
+ * closed. */
+static bool fdc_still_named(struct fd_cache *fc, struct ip_root *r, struct vec_fds *v, int k,
+			    const char *path)
+{
+	if (v->gen[k] == fc->gen)
+		return true;
+	if (!ip_root_names(r, path, v->dev[k], v->ino[k])) {
+		fdc_close(fc, v, k);
+		return false;
+	}
+	v->gen[k] = fc->gen;
+	return true;
+}
+
+/* The entries of vectors @snap (sorted by IRQ, as the cache) does not
+ * track: a rule or a pin that named one is gone. */
+static void fdc_prune(struct fd_cache *fc, const struct ip_snapshot *snap)
+{
+	int n = 0, j = 0;
+
+	for (int i = 0; i < fc->nr; i++) {
+		struct vec_fds *v = &fc->v[i];
+
+		while (j < snap->nr_irqs && snap->irqs[j].irq < v->irq)
+			j++;
+		if (j < snap->nr_irqs && snap->irqs[j].irq == v->irq && snap->irqs[j].tracked) {
+			fc->v[n++] = *v;
+			continue;
+		}
+		for (int k = 0; k < VF_NR; k++)
+			if (v->fd[k] >= 0)
+				fdc_close(fc, v, k);
+	}
+	fc->nr = n;
 }
 
 static void fdc_free(struct fd_cache *fc)
@@ -438,33 +539,6 @@ static ssize_t pread_whole(struct fd_cache *fc, int fd)
 	}
 }
 
-/*
- * "@pre@n@post" in @buf (@size bytes), as snprintf("%s%lu%s") would write
- * it: the paths of a tracked vector's and an IRQ thread's files, made
- * every cycle, where snprintf() cost a thousand instructions a path, a
- * twentieth of a small machine's step. One that does not fit is "", which
- * names no file.
- */
-static const char *num_path(char *buf, size_t size, const char *pre, unsigned long n,
-			    const char *post)
-{
-	size_t lp = strlen(pre), lq = strlen(post), nd = 0;
-	char digits[24];
-
-	do
-		digits[nd++] = (char)('0' + n % 10);
-	while ((n /= 10) && nd < sizeof(digits));
-	if (lp + nd + lq >= size) {
-		buf[0] = '\0';
-		return buf;
-	}
-	memcpy(buf, pre, lp);
-	for (size_t i = 0; i < nd; i++)
-		buf[lp + i] = digits[nd - 1 - i];
-	memcpy(buf + lp + nd, post, lq + 1);
-	return buf;
-}
-
 static char *dup_buf(const struct fd_cache *fc, size_t n, size_t *len)
 {
 	char *t = malloc(n + 1);
@@ -494,15 +568,11 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 	ssize_t n;
 	int fd, ret = 0;
 
-	if (k == VF_PCC)
-		num_path(path, sizeof(path), "sys/kernel/irq/", irq, "/per_cpu_count");
-	else
-		num_path(path, sizeof(path), "proc/irq/", irq,
-			 k == VF_AFF ? "/smp_affinity_list" : "/effective_affinity_list");
+	vec_path(path, sizeof(path), irq, k);
 	/* a capture must see every read through its recorder */
 	if (!ip_root_recording(s->root))
 		v = fdc_slot(fc, irq);
-	if (v && v->fd[k] >= 0) {
+	if (v && v->fd[k] >= 0 && fdc_still_named(fc, s->root, v, k, path)) {
 		n = pread_whole(fc, v->fd[k]);
 		if (n > 0)
 			return (*out = dup_buf(fc, (size_t)n, len)) ? 0 : -ENOMEM;
@@ -520,9 +590,7 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 			}
 		}
 		/* not trusted again: opened anew next time */
-		close(v->fd[k]);
-		v->fd[k] = -1;
-		fc->nr_open--;
+		fdc_close(fc, v, k);
 		if (n == 0 && ret != -ENOENT)
 			return ret; /* the name's text, or its error */
 		s->force_full = true;
@@ -549,6 +617,16 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 		s->nr_empty_reads++;
 		return -ENODATA;
 	}
+	if (!ip_root_is_live(s->root)) {
+		struct stat st;
+
+		/* unknown, 0/0 names no file: closed after the next full scan */
+		if (fstat(fd, &st) < 0)
+			st.st_dev = 0, st.st_ino = 0;
+		v->dev[k] = st.st_dev;
+		v->ino[k] = st.st_ino;
+	}
+	v->gen[k] = fc->gen;
 	v->fd[k] = fd;
 	fc->nr_open++;
 	return (*out = dup_buf(fc, (size_t)n, len)) ? 0 : -ENOMEM;
@@ -1976,8 +2054,9 @@ static int sample_frame(struct ip_sampler *s, struct ip_snapshot *snap, struct i
 }
 
 /* The whole /proc/interrupts, and the storage scan again when the IRQ list
- * changed; the kept fds are closed first, so a new vector reusing a number
- * is never read through the old one's. */
+ * changed. The kept fds are looked up again first, and all closed when the
+ * list changed, so a new vector reusing a number is never read through the
+ * old one's (on the live root the old one's fails: struct vec_fds). */
 static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
 {
 	uint64_t sig = 0, cpu0 = thread_cpu_ns();
@@ -1985,9 +2064,9 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 
 	s->force_full = false;
 	s->nr_full_scans++;
-	fdc_close_all(&s->fdc);
 	/* every name is looked up again: files found missing (a newer
 	 * kernel's, a fixture's), and a tree's kept files */
+	fdc_lookup_again(&s->fdc, s->root);
 	ip_root_lookup_again(s->root);
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
@@ -1996,6 +2075,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	if (!s->have_storage || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
 		 * number may belong to another vector now. */
+		fdc_close_all(&s->fdc);
 		drop_vecs(s);
 		ret = rescan_storage(s, snap, d);
 		if (ret < 0)
@@ -2008,6 +2088,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 		if (ret < 0)
 			return ret;
 	}
+	fdc_prune(&s->fdc, snap);
 	if (!s->opts.full_scan_always && !ip_root_recording(s->root))
 		return publish_full(s, snap);
 	return 0;
