@@ -874,6 +874,10 @@ static void test_diskstats_malformed(void **state)
 		{ "8x 0 sda 1 2 3 4 5 6 7 8 9 10 11\n", 0, -EINVAL, "major" },
 		{ "8 4294967296 sda 1 2 3 4 5 6 7 8 9 10 11\n", 0, -ERANGE, "minor" },
 		{ "8 0 sda 1 2 3 4 \xff 6 7 8 9 10 11\n", 0, -EINVAL, "field 8" },
+		/* counts no caller keeps are checked as strictly */
+		{ "8 0 sda 1 2y 3 4 5 6 7 8 9 10 11\n", 0, -EINVAL, "field 5 '2y' is not a number" },
+		{ "8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13 99999999999999999999 15 16 17\n", 0,
+		  -ERANGE, "field 17" },
 		{ "8 0 s\x01 1 2 3 4 5 6 7 8 9 10 11\n", 0, -EINVAL, "control byte" },
 	};
 

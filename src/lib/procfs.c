@@ -944,6 +944,30 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
  * 15 discards completed, 19 flushes completed.
  */
 #define DISK_MAX_NUMS 17
+/* The fields struct ip_diskstat keeps, by index after the name (v[]). */
+#define DISK_KEPT ((1u << 0) | (1u << 4) | (1u << 8) | (1u << 9) | (1u << 11) | (1u << 15))
+
+/*
+ * token_u64() of a field whose value is not kept: its digits checked, not
+ * added up. Every line of /proc/diskstats is read each cycle, a phone's
+ * has a hundred (partitions, dm, zram, loop devices), and 11 of a line's
+ * 17 counts are not used. Twenty digits and more may pass 2^64-1: those
+ * take the checked path, so the same input fails the same way.
+ */
+static int skip_u64(const char **pp, const char *end)
+{
+	const char *p = *pp;
+	uint64_t v;
+
+	while (p < end && is_digit(*p))
+		p++;
+	if (p == *pp || (p < end && !is_blank(*p)))
+		return -EINVAL;
+	if (p - *pp >= 20)
+		return token_u64(pp, end, UINT64_MAX, &v);
+	*pp = p;
+	return 0;
+}
 
 int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ctx,
 		       struct ip_diag *d)
@@ -992,7 +1016,9 @@ int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ct
 					d, -EINVAL,
 					"line %d: more than 20 fields, expected 14, 18 or 20",
 					lineno);
-			r = token_u64(&p, eol, UINT64_MAX, &v[n]);
+			v[n] = 0;
+			r = DISK_KEPT & (1u << n) ? token_u64(&p, eol, UINT64_MAX, &v[n])
+						  : skip_u64(&p, eol);
 			if (r == -EINVAL && trim_end(tok, eol) == tok)
 				break; /* trailing '\r' */
 			if (r < 0)
