@@ -919,7 +919,10 @@ static void fix_names(struct ip_snapshot *snap)
 
 static void free_irqs(struct ip_snapshot *snap)
 {
+	/* only tracked lines have either: not two free(NULL) calls a line */
 	for (int i = 0; i < snap->nr_irqs; i++) {
+		if (!snap->irqs[i].info && !snap->irqs[i].percpu)
+			continue;
 		free(snap->irqs[i].info);
 		free(snap->irqs[i].percpu);
 	}
