@@ -969,6 +969,22 @@ static int skip_u64(const char **pp, const char *end)
 	return 0;
 }
 
+/* Field 3: there, shorter than @size, no control bytes. */
+static int check_disk_name(const char *name, const char *namee, size_t size, int lineno,
+			   struct ip_diag *d)
+{
+	if (name == namee)
+		return ip_diag_set(d, -EINVAL, "line %d: truncated, no device name", lineno);
+	if ((size_t)(namee - name) >= size)
+		return ip_diag_set(d, -EINVAL, "line %d: device name too long", lineno);
+	for (const char *q = name; q < namee; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: control byte 0x%02x in device name", lineno,
+					   (unsigned char)*q);
+	return 0;
+}
+
 int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ctx,
 		       struct ip_diag *d)
 {
@@ -999,16 +1015,9 @@ int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ct
 					   EXCERPT(tok, skip_token(tok, eol)), errword(r));
 		name = p = skip_blank(p, eol);
 		namee = p = skip_token(p, eol);
-		if (name == namee)
-			return ip_diag_set(d, -EINVAL, "line %d: truncated, no device name",
-					   lineno);
-		if ((size_t)(namee - name) >= sizeof(namebuf))
-			return ip_diag_set(d, -EINVAL, "line %d: device name too long", lineno);
-		for (const char *q = name; q < namee; q++)
-			if ((unsigned char)*q < 0x20 || *q == 0x7f)
-				return ip_diag_set(d, -EINVAL,
-						   "line %d: control byte 0x%02x in device name",
-						   lineno, (unsigned char)*q);
+		r = check_disk_name(name, namee, sizeof(namebuf), lineno, d);
+		if (r < 0)
+			return r;
 		for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
 			tok = p;
 			if (n == DISK_MAX_NUMS)
