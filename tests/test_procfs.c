@@ -636,6 +636,14 @@ static void test_pid_stat_variants(void **state)
 	assert_int_equal(s.policy, 0);
 	assert_int_equal(s.delayacct_blkio, 33);
 
+	/* unused fields of 19 and 20 digits take the checked path and pass */
+	b = mem("9 (k) S 2 0 0 0 -9223372036854775808 18446744073709551615 0 0 0 0 1 2 0 0 20 0 1 0 "
+		"5\n");
+	assert_int_equal(ip_parse_pid_stat(b.p, b.len, &s, &d), 0);
+	free(b.p);
+	assert_int_equal(s.utime, 1);
+	assert_int_equal(s.starttime, 5);
+
 	/* truncated after starttime (field 22): fine, no processor */
 	b = mem("7 (kworker/0:1H) I 2 0 0 0 -1 69238880 0 0 0 0 0 5 0 0 0 -20 1 0 12");
 	s.has_processor = true;
@@ -673,6 +681,11 @@ static void test_pid_stat_malformed(void **state)
 		{ "12 (a) S 2 0 0 0 -1 1 0 0 0 0 0 \xff 0 0 0 0 1 0 9", 0, -EINVAL, "field 15" },
 		{ "12 (a) S 2 0 0 0 -1 1 0 0 0 0 0 0 0 0 0 0 1 0 9\0", 48, -EINVAL, "NUL" },
 		{ "12 (a)S 2 0 0 0 -1 1 0 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL, "junk" },
+		/* fields no caller keeps are checked as strictly */
+		{ "12 (a) S 2 0 0 0 -1 1x 0 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL, "field 9 '1x'" },
+		{ "12 (a) S 2 0 0 0 - 1 0 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL, "field 8 '-'" },
+		{ "12 (a) S 2 0 0 0 -1 1 184467440737095516150 0 0 0 0 0 0 0 0 0 1 0 9", 0, -ERANGE,
+		  "field 10" },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
