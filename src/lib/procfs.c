@@ -672,7 +672,8 @@ static int parse_stat_pid_comm(const char *text, const char *end, struct ip_pid_
 }
 
 /* A whole token "-?[0-9]{1,18}" at @p: *@after is set past it. Such a
- * number fits in 64 bits, signed or not, so its value need not be made. */
+ * number fits in 64 bits, signed or not, so a field only checked need not
+ * have its value made; anything else takes the caller's checked path. */
 static bool short_number(const char *p, const char *end, const char **after)
 {
 	const char *s = p + (p < end && *p == '-'), *q = s;
@@ -966,25 +967,18 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
 #define DISK_KEPT ((1u << 0) | (1u << 4) | (1u << 8) | (1u << 9) | (1u << 11) | (1u << 15))
 
 /*
- * token_u64() of a field whose value is not kept: its digits checked, not
- * added up. Every line of /proc/diskstats is read each cycle, a phone's
- * has a hundred (partitions, dm, zram, loop devices), and 11 of a line's
- * 17 counts are not used. Twenty digits and more may pass 2^64-1: those
- * take the checked path, so the same input fails the same way.
+ * token_u64() of a field whose value is not kept: a short number is
+ * stepped over (short_number()), not added up. Every line of
+ * /proc/diskstats is read each cycle, a phone's has a hundred (partitions,
+ * dm, zram, loop devices), and 11 of a line's 17 counts are not used.
  */
 static int skip_u64(const char **pp, const char *end)
 {
-	const char *p = *pp;
 	uint64_t v;
 
-	while (p < end && is_digit(*p))
-		p++;
-	if (p == *pp || (p < end && !is_blank(*p)))
-		return -EINVAL;
-	if (p - *pp >= 20)
-		return token_u64(pp, end, UINT64_MAX, &v);
-	*pp = p;
-	return 0;
+	if (*pp < end && **pp != '-' && short_number(*pp, end, pp))
+		return 0;
+	return token_u64(pp, end, UINT64_MAX, &v);
 }
 
 /* Field 3: there, shorter than @size, no control bytes. */
