@@ -348,6 +348,21 @@ static void test_read_again(void **state)
 	ip_root_free(r);
 }
 
+/* @rel, missing, is made with @text: still missing until @forget, then
+ * read as @value. */
+static void absent_until(struct ip_root *r, const char *rel, const char *text, long long value,
+			 void (*forget)(struct ip_root *))
+{
+	long long v;
+
+	assert_int_equal(ip_root_read_long_optional(r, rel, &v), -ENOENT);
+	put(rel, text);
+	assert_int_equal(ip_root_read_long_optional(r, rel, &v), -ENOENT);
+	forget(r);
+	assert_int_equal(ip_root_read_long_optional(r, rel, &v), 0);
+	assert_int_equal(v, value);
+}
+
 /*
  * A file a root may lack for good (a fixture's irqpilot/time_ns, 6.7's
  * cpuset.cpus.isolated on 6.1) is looked up once, not every cycle: one
@@ -365,19 +380,9 @@ static void test_read_optional(void **state)
 
 	(void)state;
 	assert_int_equal(ip_root_open(tmpl, &r), 0);
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), -ENOENT);
-	put("irqpilot/time_ns", "7000\n");
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), -ENOENT);
-	ip_root_recheck_absent(r);
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);
-	assert_int_equal(v, 7000);
+	absent_until(r, "irqpilot/time_ns", "7000\n", 7000, ip_root_recheck_absent);
 	/* the full scan's one call forgets the absent files too */
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), -ENOENT);
-	put("irqpilot/clock_ns", "9000\n");
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), -ENOENT);
-	ip_root_lookup_again(r);
-	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/clock_ns", &v), 0);
-	assert_int_equal(v, 9000);
+	absent_until(r, "irqpilot/clock_ns", "9000\n", 9000, ip_root_lookup_again);
 	/* present: read afresh each time, as ip_root_read_again() does */
 	put("irqpilot/time_ns", "8000\n");
 	assert_int_equal(ip_root_read_long_optional(r, "irqpilot/time_ns", &v), 0);
