@@ -963,22 +963,64 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
  * 15 discards completed, 19 flushes completed.
  */
 #define DISK_MAX_NUMS 17
-/* The fields struct ip_diskstat keeps, by index after the name (v[]). */
-#define DISK_KEPT ((1u << 0) | (1u << 4) | (1u << 8) | (1u << 9) | (1u << 11) | (1u << 15))
-
 /*
- * token_u64() of a field whose value is not kept: a short number is
- * stepped over (short_number()), not added up. Every line of
- * /proc/diskstats is read each cycle, a phone's has a hundred (partitions,
- * dm, zram, loop devices), and 11 of a line's 17 counts are not used.
+ * The counts after the name into v[] (*n of them), when the line is what
+ * the kernel prints (diskstats_show(), block/genhd.c: "%4d %7d %pg " and
+ * then "%lu "/"%u " counts, one space apart): runs of at most 19 digits
+ * between single spaces, which cannot overflow. False for anything else,
+ * which the checked loop reads for its error. Every line of
+ * /proc/diskstats is read each cycle, a phone's has a hundred
+ * (partitions, dm, zram, loop devices): one pass, no call per count.
  */
-static int skip_u64(const char **pp, const char *end)
+static bool plain_disk_counts(const char *p, const char *eol, uint64_t *v, int *n)
 {
-	uint64_t v;
+	int k = 0;
 
-	if (*pp < end && **pp != '-' && short_number(*pp, end, pp))
-		return 0;
-	return token_u64(pp, end, UINT64_MAX, &v);
+	while (p < eol && *p == ' ')
+		p++;
+	while (p < eol) {
+		const char *s = p;
+		uint64_t x = 0;
+
+		if (k == DISK_MAX_NUMS)
+			return false;
+		while (p < eol && is_digit(*p))
+			x = x * 10 + (unsigned)(*p++ - '0');
+		if (p == s || p - s > 19 || (p < eol && *p != ' '))
+			return false;
+		v[k++] = x;
+		while (p < eol && *p == ' ')
+			p++;
+	}
+	*n = k;
+	return true;
+}
+
+/* The counts after the name, each checked: the line plain_disk_counts()
+ * turned down, with its error. */
+static int checked_disk_counts(const char *p, const char *eol, int lineno, uint64_t *v, int *np,
+			       struct ip_diag *d)
+{
+	int n = 0, r;
+
+	for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
+		const char *tok = p;
+
+		if (n == DISK_MAX_NUMS)
+			return ip_diag_set(d, -EINVAL,
+					   "line %d: more than 20 fields, expected 14, 18 or 20", lineno);
+		v[n] = 0;
+		r = token_u64(&p, eol, UINT64_MAX, &v[n]);
+		if (r == -EINVAL && trim_end(tok, eol) == tok)
+			break; /* trailing '\r' */
+		if (r < 0)
+			return ip_diag_set(d, r, "line %d: field %d '%s' is %s", lineno, n + 4,
+					   EXCERPT(tok, skip_token(tok, eol)),
+					   r == -ERANGE ? "above 2^64-1" : "not a number");
+		n++;
+	}
+	*np = n;
+	return 0;
 }
 
 /* Field 3: there, shorter than @size, no control bytes. */
@@ -1030,23 +1072,10 @@ int ip_parse_diskstats(const char *text, size_t len, ip_diskstat_cb cb, void *ct
 		r = check_disk_name(name, namee, sizeof(namebuf), lineno, d);
 		if (r < 0)
 			return r;
-		for (p = skip_blank(p, eol); p < eol; p = skip_blank(p, eol)) {
-			tok = p;
-			if (n == DISK_MAX_NUMS)
-				return ip_diag_set(
-					d, -EINVAL,
-					"line %d: more than 20 fields, expected 14, 18 or 20",
-					lineno);
-			v[n] = 0;
-			r = DISK_KEPT & (1u << n) ? token_u64(&p, eol, UINT64_MAX, &v[n])
-						  : skip_u64(&p, eol);
-			if (r == -EINVAL && trim_end(tok, eol) == tok)
-				break; /* trailing '\r' */
+		if (!plain_disk_counts(p, eol, v, &n)) {
+			r = checked_disk_counts(p, eol, lineno, v, &n, d);
 			if (r < 0)
-				return ip_diag_set(d, r, "line %d: field %d '%s' is %s", lineno,
-						   n + 4, EXCERPT(tok, skip_token(tok, eol)),
-						   r == -ERANGE ? "above 2^64-1" : "not a number");
-			n++;
+				return r;
 		}
 		if (n != 11 && n != 15 && n != 17)
 			return ip_diag_set(d, -EINVAL, "line %d: %d fields, expected 14, 18 or 20",
