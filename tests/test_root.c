@@ -413,6 +413,22 @@ static void test_read_again_synced(void **state)
 	ip_root_sync(r);
 	expect_again(r, "proc/7/stat", true, "7 (b)\n");
 
+	/* renamed aside, another directory made in its place and the kept
+	 * file moved into it: the same file, and the new directory is watched
+	 * from then on */
+	put("proc/8/stat", "8 (a)\n");
+	expect_again(r, "proc/8/stat", true, "8 (a)\n");
+	rename_in_tree("proc/8", "proc/8.old");
+	snprintf(path, sizeof(path), "%s/proc/8", tmpl);
+	assert_int_equal(mkdir(path, 0755), 0);
+	rename_in_tree("proc/8.old/stat", "proc/8/stat");
+	ip_root_sync(r);
+	expect_again(r, "proc/8/stat", true, "8 (a)\n");
+	put("proc/8/stat.new", "8 (b)\n");
+	rename_in_tree("proc/8/stat.new", "proc/8/stat");
+	ip_root_sync(r);
+	expect_again(r, "proc/8/stat", true, "8 (b)\n");
+
 	snprintf(path, sizeof(path), "%s/proc/softirqs", tmpl);
 	assert_int_equal(unlink(path), 0);
 	ip_root_sync(r);

@@ -628,6 +628,15 @@ no:
 	close(fd);
 }
 
+/* @k's name, looked up after an event, still leads to it: the directories
+ * on the way may be new ones (one renamed aside, another made in its
+ * place, the file moved into it), so they are watched once more. */
+static void kept_rewatch(struct ip_root *r, struct kept *k)
+{
+	k->watched = r->ino_fd >= 0 && watch_chain(r, k->path, k->fd);
+	k->suspect = false;
+}
+
 /* The first ip_root_sync(): the inotify, and the files kept so far watched. */
 static void sync_start(struct ip_root *r)
 {
@@ -702,7 +711,7 @@ void ip_root_lookup_again(struct ip_root *r)
 		if (k->watched && !k->suspect)
 			continue;
 		if (ip_root_names(r, k->path, k->dev, k->ino))
-			k->suspect = false;
+			kept_rewatch(r, k);
 		else
 			kept_drop(r, i);
 	}
@@ -734,7 +743,7 @@ static bool kept_still(struct ip_root *r, int i, off_t *size)
 	if (k->watched) {
 		if (fstatat(r->fd, rel(k->path), &st, 0) < 0 || st.st_dev != k->dev || st.st_ino != k->ino)
 			return false;
-		k->suspect = false;
+		kept_rewatch(r, k);
 	} else if (fstat(k->fd, &st) < 0 || st.st_nlink == 0) {
 		return false;
 	}

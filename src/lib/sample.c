@@ -452,6 +452,9 @@ static bool fdc_still_named(struct fd_cache *fc, struct ip_root *r, struct vec_f
 			fdc_close(fc, v, k);
 			return false;
 		}
+		/* the directories on the way may be new ones: watched again */
+		v->watched &= ~(1u << k);
+		v->watched |= ip_root_watch(r, path, v->fd[k]) << k;
 		v->moves[k] = ip_root_moves(r);
 	}
 	v->gen[k] = fc->gen;
