@@ -42,21 +42,6 @@ static void link_(const char *target, const char *rel)
 	assert_int_equal(symlink(target, path), 0);
 }
 
-/* @path (absolute) replaced by a new file of @text, as fixtures do. */
-static int rename_put(const char *path, const char *text)
-{
-	char tmp[320];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	fclose(f);
-	return rename(tmp, path);
-}
-
 static int setup(void **state)
 {
 	snprintf(tmpl, sizeof(tmpl), "/tmp/irqpilot-root-XXXXXX");
@@ -363,91 +348,6 @@ static void test_read_again(void **state)
 	ip_root_free(r);
 }
 
-static void rename_in_tree(const char *from, const char *to)
-{
-	char a[300], b[300];
-
-	snprintf(a, sizeof(a), "%s/%s", tmpl, from);
-	snprintf(b, sizeof(b), "%s/%s", tmpl, to);
-	assert_int_equal(rename(a, b), 0);
-}
-
-/*
- * After ip_root_sync() a tree's kept file is trusted until an event: one
- * renamed over is read from the kept fd until the next sync, which sees
- * the rename, a directory renamed aside and a removal; rewritten in place
- * (no name moved) it is read afresh, with no fd opened. A file reached
- * through a link out of the tree cannot be watched and is checked at each
- * read, as without a sync.
- */
-static void test_read_again_synced(void **state)
-{
-	char out[64], path[300], *s;
-	struct ip_root *r;
-	size_t len;
-	int fds;
-
-	assert_int_equal(ip_root_open(tmpl, &r), 0);
-	put("proc/softirqs", "one\n");
-	expect_again(r, "proc/softirqs", false, "one\n");
-	ip_root_sync(r); /* the first: what is kept is watched from now */
-	expect_again(r, "proc/softirqs", false, "one\n");
-	fds = count_fds();
-	put("proc/softirqs", "two, in place\n");
-	ip_root_sync(r);
-	expect_again(r, "proc/softirqs", false, "two, in place\n");
-
-	put("proc/softirqs.new", "renamed\n");
-	rename_in_tree("proc/softirqs.new", "proc/softirqs");
-	expect_again(r, "proc/softirqs", false, "two, in place\n");
-	ip_root_sync(r);
-	expect_again(r, "proc/softirqs", false, "renamed\n");
-	assert_int_equal(count_fds(), fds);
-
-	/* kept after the first sync: watched as it is kept */
-	put("proc/7/stat", "7 (a)\n");
-	expect_again(r, "proc/7/stat", true, "7 (a)\n");
-	expect_again(r, "proc/7/stat", true, "7 (a)\n");
-	rename_in_tree("proc/7", "proc/7.old");
-	put("proc/7/stat", "7 (b)\n");
-	ip_root_sync(r);
-	expect_again(r, "proc/7/stat", true, "7 (b)\n");
-
-	/* renamed aside, another directory made in its place and the kept
-	 * file moved into it: the same file, and the new directory is watched
-	 * from then on */
-	put("proc/8/stat", "8 (a)\n");
-	expect_again(r, "proc/8/stat", true, "8 (a)\n");
-	rename_in_tree("proc/8", "proc/8.old");
-	snprintf(path, sizeof(path), "%s/proc/8", tmpl);
-	assert_int_equal(mkdir(path, 0755), 0);
-	rename_in_tree("proc/8.old/stat", "proc/8/stat");
-	ip_root_sync(r);
-	expect_again(r, "proc/8/stat", true, "8 (a)\n");
-	put("proc/8/stat.new", "8 (b)\n");
-	rename_in_tree("proc/8/stat.new", "proc/8/stat");
-	ip_root_sync(r);
-	expect_again(r, "proc/8/stat", true, "8 (b)\n");
-
-	snprintf(path, sizeof(path), "%s/proc/softirqs", tmpl);
-	assert_int_equal(unlink(path), 0);
-	ip_root_sync(r);
-	assert_int_equal(ip_root_read_again(r, "proc/softirqs", false, &s, &len), -ENOENT);
-
-	snprintf(out, sizeof(out), "/tmp/irqpilot-out-XXXXXX");
-	assert_non_null(mkdtemp(out));
-	snprintf(path, sizeof(path), "%s/f", out);
-	assert_int_equal(rename_put(path, "a\n"), 0);
-	link_(out, "ext");
-	ip_root_sync(r);
-	expect_again(r, "ext/f", true, "a\n");
-	assert_int_equal(rename_put(path, "b\n"), 0);
-	expect_again(r, "ext/f", true, "b\n");
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(rmdir(out), 0);
-	ip_root_free(r);
-}
-
 /* @rel, missing, is made with @text: still missing until @forget, then
  * read as @value. */
 static void absent_until(struct ip_root *r, const char *rel, const char *text, long long value,
@@ -513,7 +413,6 @@ int main(void)
 		cmocka_unit_test(test_mirror_keeps_links),
 		cmocka_unit_test(test_read_attr),
 		cmocka_unit_test(test_read_again),
-		cmocka_unit_test(test_read_again_synced),
 		cmocka_unit_test(test_read_optional),
 	};
 

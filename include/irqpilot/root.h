@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -90,41 +89,16 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * st_nlink 0) is dropped and the file read by name. A directory renamed
  * aside keeps its files' names, so a tree's kept fds are looked up by
  * name again by ip_root_lookup_again(), which the sampler calls at each
- * full scan. Once ip_root_sync() has been called, a kept file below a
- * tree is neither stat'ed nor looked up until an event says a name that
- * leads to it moved (see there).
+ * full scan.
  * While recording it reads by name. At most an eighth of RLIMIT_NOFILE is
  * kept; past it files are read by name.
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
-/*
- * Below a tree, before a cycle's reads: the directories that lead to each
- * kept file are watched (inotify: a name moved in or out, removed, or the
- * directory itself moved), and an event since the last call makes every
- * kept file's name looked up again before its next read. So a fixture's
- * rename finished before the call is seen by the reads after it, as the
- * per-read fstat() saw it, which stays for a file that cannot be watched
- * (no inotify, a watch limit, a link out of the tree). A tree's reads
- * then cost what the live root's do: one pread() each. Nothing on the
- * live root or while recording.
- */
-void ip_root_sync(struct ip_root *r);
-/*
- * The same for a caller's own kept fd @fd, opened as @path below the root
- * (ip_root_open_read()), checked at its own times: ip_root_watch() watches
- * what leads to it (false: it cannot be, or no ip_root_sync() yet, or the
- * live root); after a lookup by name, ip_root_moves() taken then is
- * ip_root_unmoved() until an ip_root_sync() sees a name move (or the
- * watches are lost), and till then the name still leads to the fd's file.
- */
-bool ip_root_watch(struct ip_root *r, const char *path, int fd);
-uint64_t ip_root_moves(const struct ip_root *r);
-bool ip_root_unmoved(const struct ip_root *r, uint64_t moves);
 /* Every name is looked up again, the sampler's full scan: the files
  * ip_root_read_optional() found missing (ip_root_recheck_absent()), and,
  * below a tree, each kept fd whose name now leads to another file (or
- * none) is closed (a watched one only after an event, ip_root_sync());
- * the live root's kept fds fail once their file is gone (above). */
+ * none) is closed; the live root's kept fds fail once their file is gone
+ * (above). */
 void ip_root_lookup_again(struct ip_root *r);
 /* Whether @path still leads to the file of device @dev, inode @ino (taken
  * by fstat() of an fd opened by that name): a lookup, for a caller's own

@@ -4,11 +4,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,11 +20,6 @@ struct kept {
 	int fd;
 	dev_t dev; /* of the file when opened, for ip_root_lookup_again() */
 	ino_t ino;
-	bool reg;  /* a regular file: a read shorter than asked is its end */
-	/* Below a tree, after ip_root_sync(): every directory its name passes
-	 * through is watched, so the name leads to it until an event says
-	 * otherwise (suspect: one came, or none could have yet). */
-	bool watched, suspect;
 };
 
 struct ip_root {
@@ -39,9 +32,6 @@ struct ip_root {
 	int nr_kept, cap_kept, max_kept;
 	char **absent; /* ip_root_read_optional()'s files found missing */
 	int nr_absent;
-	int ino_fd;   /* ip_root_sync()'s inotify; -1 before it, or none to be had */
-	bool syncing; /* ip_root_sync() was called */
-	uint64_t moves; /* the ip_root_sync() calls that saw an event */
 };
 
 #define MAX_LINK_HOPS 40
@@ -79,7 +69,6 @@ int ip_root_open(const char *dir, struct ip_root **out)
 
 	if (!r)
 		return -ENOMEM;
-	r->ino_fd = -1;
 	r->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
@@ -122,8 +111,6 @@ void ip_root_free(struct ip_root *r)
 	ip_root_recheck_absent(r);
 	if (r->fd >= 0)
 		close(r->fd);
-	if (r->ino_fd >= 0)
-		close(r->ino_fd);
 	free(r->dir);
 	free(r);
 }
@@ -523,72 +510,6 @@ static void kept_drop(struct ip_root *r, int i)
 	r->nr_kept--;
 }
 
-/*
- * What changes which file a name below a watched directory leads to: a
- * name moved in or out, removed, or the directory itself moved or
- * removed. A write in place (IN_MODIFY: the bench's writer, a kernel)
- * changes no name and wakes nothing here.
- */
-#define NAME_EVENTS (IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
-
-static int watch_dir(struct ip_root *r, const char *path)
-{
-	return inotify_add_watch(r->ino_fd, path, NAME_EVENTS) < 0 ? -errno : 0;
-}
-
-/* Each directory @rel_path's name passes through (a link in one is
- * followed by the kernel to its target, which is then the one watched);
- * one that is not there (a flattened link is a file) is not a failure. */
-static bool watch_named_dirs(struct ip_root *r, const char *rel_path)
-{
-	_cleanup_free_ char *p = ip_asprintf("%s/%s", r->dir, rel_path);
-	size_t dl = strlen(r->dir);
-
-	if (!p || watch_dir(r, r->dir) < 0)
-		return false;
-	for (char *s = strchr(p + dl + 1, '/'); s; s = strchr(s + 1, '/')) {
-		int ret;
-
-		*s = '\0';
-		ret = watch_dir(r, p);
-		*s = '/';
-		if (ret < 0 && ret != -ENOENT && ret != -ENOTDIR)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Watches every directory that leads to the file @fd, opened as @path:
- * those its name passes through and those above where the file is (a
- * link, real or flattened, leads elsewhere in the tree). False when one
- * cannot be watched (a full inotify, no /proc to ask where @fd is) or the
- * file is not below the root: each read then checks it, as before
- * ip_root_sync().
- */
-static bool watch_chain(struct ip_root *r, const char *path, int fd)
-{
-	char link[32], real[PATH_MAX];
-	size_t dl = strlen(r->dir);
-	ssize_t n;
-
-	if (!watch_named_dirs(r, rel(path)))
-		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, real, sizeof(real) - 1);
-	if (n < 0)
-		return false;
-	real[n] = '\0';
-	if (strncmp(real, r->dir, dl) != 0 || real[dl] != '/')
-		return false;
-	for (char *s = strrchr(real, '/'); s > real + dl; s = strrchr(real, '/')) {
-		*s = '\0';
-		if (watch_dir(r, real) < 0)
-			return false;
-	}
-	return true;
-}
-
 /* Keeps @fd (just read whole by name) for @path at @i; quietly not when
  * the share of fds is used up or memory is short. */
 static void kept_add(struct ip_root *r, int i, const char *path, int fd)
@@ -617,85 +538,10 @@ static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 	k->fd = fd;
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
-	k->reg = S_ISREG(st.st_mode);
-	/* a rename between the open and the watch raised no event: the
-	 * first read looks the name up once */
-	k->watched = !r->live && r->ino_fd >= 0 && watch_chain(r, path, fd);
-	k->suspect = true;
 	r->nr_kept++;
 	return;
 no:
 	close(fd);
-}
-
-/* @k's name, looked up after an event, still leads to it: the directories
- * on the way may be new ones (one renamed aside, another made in its
- * place, the file moved into it), so they are watched once more. */
-static void kept_rewatch(struct ip_root *r, struct kept *k)
-{
-	k->watched = r->ino_fd >= 0 && watch_chain(r, k->path, k->fd);
-	k->suspect = false;
-}
-
-/* The first ip_root_sync(): the inotify, and the files kept so far watched. */
-static void sync_start(struct ip_root *r)
-{
-	r->syncing = true;
-	r->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	for (int i = 0; i < r->nr_kept; i++) {
-		r->kept[i].watched = r->ino_fd >= 0 && watch_chain(r, r->kept[i].path, r->kept[i].fd);
-		r->kept[i].suspect = true;
-	}
-}
-
-void ip_root_sync(struct ip_root *r)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool moved = false;
-
-	if (r->live || r->rec)
-		return;
-	if (!r->syncing) {
-		sync_start(r);
-		return;
-	}
-	if (r->ino_fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(r->ino_fd, buf, sizeof(buf));
-
-		if (n > 0 || (n < 0 && errno == EINTR)) {
-			moved |= n > 0;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN) {
-			/* events may be lost: every read checks, as before */
-			close(r->ino_fd);
-			r->ino_fd = -1;
-			for (int i = 0; i < r->nr_kept; i++)
-				r->kept[i].watched = false;
-		}
-		break;
-	}
-	/* which name moved matters little: events are rare, a lookup cheap */
-	for (int i = 0; moved && i < r->nr_kept; i++)
-		r->kept[i].suspect = true;
-	r->moves += moved;
-}
-
-bool ip_root_watch(struct ip_root *r, const char *path, int fd)
-{
-	return !r->live && r->ino_fd >= 0 && watch_chain(r, path, fd);
-}
-
-uint64_t ip_root_moves(const struct ip_root *r)
-{
-	return r->moves;
-}
-
-bool ip_root_unmoved(const struct ip_root *r, uint64_t moves)
-{
-	return r->ino_fd >= 0 && r->moves == moves;
 }
 
 void ip_root_lookup_again(struct ip_root *r)
@@ -705,16 +551,9 @@ void ip_root_lookup_again(struct ip_root *r)
 		return;
 	/* a lookup each, not a close and an open: the idle minute's full
 	 * cycle pays it for every kept file */
-	for (int i = r->nr_kept - 1; i >= 0; i--) {
-		struct kept *k = &r->kept[i];
-
-		if (k->watched && !k->suspect)
-			continue;
-		if (ip_root_names(r, k->path, k->dev, k->ino))
-			kept_rewatch(r, k);
-		else
+	for (int i = r->nr_kept - 1; i >= 0; i--)
+		if (!ip_root_names(r, r->kept[i].path, r->kept[i].dev, r->kept[i].ino))
 			kept_drop(r, i);
-	}
 }
 
 bool ip_root_names(struct ip_root *r, const char *path, dev_t dev, ino_t ino)
@@ -722,34 +561,6 @@ bool ip_root_names(struct ip_root *r, const char *path, dev_t dev, ino_t ino)
 	struct stat st;
 
 	return fstatat(r->fd, rel(path), &st, 0) == 0 && st.st_dev == dev && st.st_ino == ino;
-}
-
-/*
- * Below a tree: whether kept file @i is still the one its name leads to;
- * *size its size when that took a stat. A fixture renames a new file over
- * the kept one or removes it. Watched and no event since: yes, without a
- * syscall. Watched after an event: the name is looked up (which a
- * directory renamed aside fails too). Not watched: fstat() of the fd, the
- * inode left with no name failing, not a lookup of the name, which cost
- * the cycle of a tree with many kept files a quarter of its time.
- */
-static bool kept_still(struct ip_root *r, int i, off_t *size)
-{
-	struct kept *k = &r->kept[i];
-	struct stat st;
-
-	if (k->watched && !k->suspect)
-		return true;
-	if (k->watched) {
-		if (fstatat(r->fd, rel(k->path), &st, 0) < 0 || st.st_dev != k->dev || st.st_ino != k->ino)
-			return false;
-		kept_rewatch(r, k);
-	} else if (fstat(k->fd, &st) < 0 || st.st_nlink == 0) {
-		return false;
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > 0)
-		*size = st.st_size;
-	return true;
 }
 
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len)
@@ -761,13 +572,21 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 	if (r->rec)
 		return root_read(r, path, attr, out, len);
 	i = kept_pos(r, path, &found);
-	if (found && !r->live && !kept_still(r, i, &size)) {
-		kept_drop(r, i);
-		found = false;
+	if (found && !r->live) {
+		struct stat st;
+
+		/* A fixture may rename a new file over the kept one or remove
+		 * it: the kept inode has no name left then. fstat() of the fd,
+		 * not a lookup of the name, which cost the cycle of a tree
+		 * with many kept files a quarter of its time. */
+		if (fstat(r->kept[i].fd, &st) < 0 || st.st_nlink == 0) {
+			kept_drop(r, i);
+			found = false;
+		} else if (S_ISREG(st.st_mode) && st.st_size > 0) {
+			size = st.st_size;
+		}
 	}
 	if (found) {
-		/* a tree's file is a regular one: a short read is its end */
-		attr |= !r->live && r->kept[i].reg;
 		ret = pread_all(r->kept[i].fd, attr, size, out, len);
 		if (ret != -ESRCH && ret != -ENODEV && ret != -EIO)
 			return ret;

@@ -232,9 +232,8 @@ struct full_cache {
  * that renames a new file over a kept one, or removes its directory, is
  * read at the old inode until the next full scan; after it, below a tree,
  * each kept name is looked up before its fd's next read and the fd closed
- * if the name leads elsewhere, unless it is watched and no name moved
- * since its last lookup (ip_root_watch()). So fixtures are rewritten in
- * place, as the kernel's files change.
+ * if the name leads elsewhere. So fixtures are rewritten in place, as the
+ * kernel's files change.
  */
 enum vec_file { VF_PCC, VF_AFF, VF_EFF, VF_NR };
 
@@ -246,10 +245,6 @@ struct vec_fds {
 	dev_t dev[VF_NR];
 	ino_t ino[VF_NR];
 	unsigned gen[VF_NR];
-	/* bit k: fd k is watched (ip_root_watch()); then, once looked up,
-	 * moves[k] is ip_root_moves() at that lookup, UINT64_MAX before one */
-	uint8_t watched;
-	uint64_t moves[VF_NR];
 };
 
 /*
@@ -440,22 +435,15 @@ static void fdc_lookup_again(struct fd_cache *fc, struct ip_root *r)
 
 /* Whether @v's kept fd of file @k (@path) may be read: not looked up since
  * the last full scan, its name must still lead to its file, else it is
- * closed; a watched one whose names did not move since its last lookup
- * does (ip_root_unmoved()). */
+ * closed. */
 static bool fdc_still_named(struct fd_cache *fc, struct ip_root *r, struct vec_fds *v, int k,
 			    const char *path)
 {
 	if (v->gen[k] == fc->gen)
 		return true;
-	if (!(v->watched & (1u << k)) || !ip_root_unmoved(r, v->moves[k])) {
-		if (!ip_root_names(r, path, v->dev[k], v->ino[k])) {
-			fdc_close(fc, v, k);
-			return false;
-		}
-		/* the directories on the way may be new ones: watched again */
-		v->watched &= ~(1u << k);
-		v->watched |= ip_root_watch(r, path, v->fd[k]) << k;
-		v->moves[k] = ip_root_moves(r);
+	if (!ip_root_names(r, path, v->dev[k], v->ino[k])) {
+		fdc_close(fc, v, k);
+		return false;
 	}
 	v->gen[k] = fc->gen;
 	return true;
@@ -514,7 +502,6 @@ static struct vec_fds *fdc_slot(struct fd_cache *fc, unsigned irq)
 	memmove(v + 1, v, sizeof(*v) * (fc->nr - lo));
 	fc->nr++;
 	v->irq = irq;
-	v->watched = 0;
 	for (int k = 0; k < VF_NR; k++)
 		v->fd[k] = -1;
 	return v;
@@ -638,11 +625,6 @@ static int read_vec_file(struct ip_sampler *s, unsigned irq, enum vec_file k, ch
 			st.st_dev = 0, st.st_ino = 0;
 		v->dev[k] = st.st_dev;
 		v->ino[k] = st.st_ino;
-		/* a rename between the open and the watch raised no event:
-		 * looked up once after the next full scan all the same */
-		v->watched &= ~(1u << k);
-		v->watched |= ip_root_watch(s->root, path, fd) << k;
-		v->moves[k] = UINT64_MAX;
 	}
 	v->gen[k] = fc->gen;
 	v->fd[k] = fd;
@@ -1966,7 +1948,6 @@ int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, st
 
 	*ios = 0;
 	*cpus_changed = true;
-	ip_root_sync(s->root);
 	ret = each_diskstat(s->root, false, add_ios, ios, d);
 	if (ret < 0)
 		return ret;
@@ -2199,7 +2180,6 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 
 	memset(snap, 0, sizeof(*snap));
 	s->last_fast = s->fc_fresh = false;
-	ip_root_sync(s->root);
 	ret = sample_frame(s, snap, d);
 	if (ret >= 0)
 		ret = sample_irqs(s, snap, d);
