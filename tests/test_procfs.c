@@ -873,8 +873,8 @@ static void test_diskstats(void **state)
 	assert_int_equal(l.s[1].flush_ios, 0);
 
 	/* what the kernel does not print reads the same by the checked
-	 * path: a tab, a blank and '\r' at the end, a count of 20 digits; and 19 digits,
-	 * the longest the one-pass path takes */
+	 * path: a tab, a blank and '\r' at the end, a count of 20 digits;
+	 * and 19 digits, the most parse_u64() adds up unchecked */
 	assert_int_equal(parse_disks(mem("8 0 sda 9999999999999999999 2\t3 4 18446744073709551615 "
 					 "6 7 8 9 10 11 \r\n"),
 				     &l, &d),
@@ -883,7 +883,8 @@ static void test_diskstats(void **state)
 	assert_true(l.s[0].rd_ios == UINT64_C(9999999999999999999));
 	assert_true(l.s[0].wr_ios == UINT64_MAX);
 	assert_int_equal(l.s[0].io_ticks, 10);
-	assert_int_equal(parse_disks(mem("8 0 sda 9999999999999999999 2 3 4 5 6 7 8 9 10 11\n"), &l, &d), 0);
+	assert_int_equal(
+		parse_disks(mem("8 0 sda 9999999999999999999 2 3 4 5 6 7 8 9 10 11\n"), &l, &d), 0);
 	assert_true(l.s[0].rd_ios == UINT64_C(9999999999999999999));
 	assert_int_equal(l.s[0].wr_ios, 5);
 }

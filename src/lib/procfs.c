@@ -966,31 +966,24 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
 /*
  * The counts after the name into v[] (*n of them), when the line is what
  * the kernel prints (diskstats_show(), block/genhd.c: "%4d %7d %pg " and
- * then "%lu "/"%u " counts, one space apart): runs of at most 19 digits
- * between single spaces, which cannot overflow. False for anything else,
- * which the checked loop reads for its error. Every line of
- * /proc/diskstats is read each cycle, a phone's has a hundred
- * (partitions, dm, zram, loop devices): one pass, no call per count.
+ * then "%lu "/"%u " counts, one space apart): numbers (parse_u64())
+ * between single spaces. False for anything else, which the checked loop
+ * reads for its error. Every line of /proc/diskstats is read each cycle,
+ * a phone's has a hundred (partitions, dm, zram, loop devices): one pass,
+ * no call per count.
  */
 static bool plain_disk_counts(const char *p, const char *eol, uint64_t *v, int *n)
 {
 	int k = 0;
 
-	while (p < eol && *p == ' ')
-		p++;
-	while (p < eol) {
-		const char *s = p;
-		uint64_t x = 0;
-
-		if (k == DISK_MAX_NUMS)
-			return false;
-		while (p < eol && is_digit(*p))
-			x = x * 10 + (unsigned)(*p++ - '0');
-		if (p == s || p - s > 19 || (p < eol && *p != ' '))
-			return false;
-		v[k++] = x;
+	for (;;) {
 		while (p < eol && *p == ' ')
 			p++;
+		if (p == eol)
+			break;
+		if (k == DISK_MAX_NUMS || parse_u64(&p, eol, &v[k]) < 0 || (p < eol && *p != ' '))
+			return false;
+		k++;
 	}
 	*n = k;
 	return true;
