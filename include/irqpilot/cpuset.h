@@ -60,9 +60,31 @@ void cpuset_and(ip_cpuset *dst, const ip_cpuset *a, const ip_cpuset *b);
 void cpuset_or(ip_cpuset *dst, const ip_cpuset *a, const ip_cpuset *b);
 /* dst = a & ~b */
 void cpuset_andnot(ip_cpuset *dst, const ip_cpuset *a, const ip_cpuset *b);
-/* First CPU at or after @from, or -1. */
-int cpuset_next(const ip_cpuset *s, int from);
-int cpuset_first(const ip_cpuset *s);
+/* The first CPU in words @i and up, or -1: cpuset_next()'s slow path. */
+int cpuset_next_word(const ip_cpuset *s, int i);
+
+/* First CPU at or after @from, or -1. Inline: the parsers and derive
+ * walk every CPU of a vector's counts with it each cycle, and the word
+ * that holds @from nearly always answers. */
+static inline int cpuset_next(const ip_cpuset *s, int from)
+{
+	uint64_t w;
+
+	if (from < 0)
+		from = 0;
+	if (from >= IP_CPU_MAX)
+		return -1;
+	w = s->w[from / 64] & (~UINT64_C(0) << (from % 64));
+	if (w)
+		return from / 64 * 64 + __builtin_ctzll(w);
+	return cpuset_next_word(s, from / 64 + 1);
+}
+
+static inline int cpuset_first(const ip_cpuset *s)
+{
+	return cpuset_next(s, 0);
+}
+
 int cpuset_last(const ip_cpuset *s);
 
 #define CPUSET_FOREACH(cpu, s) \
