@@ -298,6 +298,62 @@ static void test_wrap_and_reuse(void **state)
 	ip_model_free(&m);
 }
 
+/*
+ * A thread's rates come from the same pid and IRQ in the last sample: in
+ * the sampler's pid order (searched) or in any other (walked), the same.
+ * A pid that served another IRQ before is a new thread.
+ */
+static void check_thread_rates(const struct ip_snapshot *a, const struct ip_snapshot *b)
+{
+	struct ip_model m;
+
+	assert_int_equal(ip_model_derive(a, b, &m, NULL), 0);
+	/* pid 300, IRQ 41: 20 wakeups over 2 s for 50 interrupts a second */
+	assert_true(fabs(m.thread[1].wakeups - 10) < 1e-9);
+	assert_true(fabs(m.thread[1].wakeups_per_irq - 0.2) < 1e-9);
+	/* pid 200 was IRQ 40's thread; now it is IRQ 42's: no rates yet */
+	assert_true(m.thread[0].wakeups == 0);
+	assert_true(m.thread[0].wakeups_per_irq == -1);
+	/* pid 400, IRQ 40, new; its line had interrupts */
+	assert_true(m.thread[2].wakeups_per_irq == -1);
+	ip_model_free(&m);
+}
+
+static void test_thread_rates_by_pid(void **state)
+{
+	struct ip_snapshot a, b;
+	struct ip_irq ia[3] = { { .irq = 40, .total = 100 }, { .irq = 41, .total = 100 }, { .irq = 42 } };
+	struct ip_irq ib[3] = { { .irq = 40, .total = 300 }, { .irq = 41, .total = 200 }, { .irq = 42 } };
+	struct ip_irq_thread ta[3] = { { .pid = 100, .irq = 41, .vcsw = 5 },
+				       { .pid = 200, .irq = 40, .vcsw = 9 },
+				       { .pid = 300, .irq = 41, .vcsw = 30 } };
+	struct ip_irq_thread tb[3] = { { .pid = 200, .irq = 42, .vcsw = 90 },
+				       { .pid = 300, .irq = 41, .vcsw = 50 },
+				       { .pid = 400, .irq = 40, .vcsw = 1 } };
+	uint64_t load[2] = { 0, 0 }, soft[2] = { 0, 0 };
+	struct ip_irq_thread swap;
+
+	memset(&a, 0, sizeof(a));
+	a.topo.nr_cpus = 2;
+	a.nr_irqs = 3;
+	a.irq_load = load;
+	a.block_softirq = soft;
+	a.nr_threads = 3;
+	b = a;
+	a.irqs = ia;
+	b.irqs = ib;
+	a.threads = ta;
+	b.threads = tb;
+	a.time_ns = 1000000000;
+	b.time_ns = 3000000000;
+	check_thread_rates(&a, &b);
+	/* the same threads in another order */
+	swap = ta[0];
+	ta[0] = ta[2];
+	ta[2] = swap;
+	check_thread_rates(&a, &b);
+}
+
 static int rm_rf(const char *dir)
 {
 	char cmd[600];
@@ -1432,6 +1488,7 @@ int main(void)
 		cmocka_unit_test(test_capture_ahci_rates),
 		cmocka_unit_test(test_submit_cpus),
 		cmocka_unit_test(test_wrap_and_reuse),
+		cmocka_unit_test(test_thread_rates_by_pid),
 		cmocka_unit_test(test_capture_roundtrip),
 		cmocka_unit_test(test_garbled_and_vanished),
 		cmocka_unit_test(test_vector_cache),

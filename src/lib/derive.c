@@ -148,39 +148,77 @@ static int derive_devs(const struct ip_snapshot *prev, const struct ip_snapshot 
 	return 0;
 }
 
+/* The sampler lists a snapshot's threads by pid (scan_threads()); one
+ * made otherwise, as a test's, is searched in full. */
+static bool threads_by_pid(const struct ip_snapshot *s)
+{
+	for (int i = 1; i < s->nr_threads; i++)
+		if (s->threads[i - 1].pid >= s->threads[i].pid)
+			return false;
+	return true;
+}
+
+/*
+ * @c's thread in @prev: the same pid and IRQ (a pid reused by another IRQ's
+ * thread is not it), the last such where pids repeat. Searched when @sorted:
+ * each thread walking all of them was threads squared a cycle.
+ */
+static const struct ip_irq_thread *prev_thread(const struct ip_snapshot *prev, bool sorted,
+					       const struct ip_irq_thread *c)
+{
+	const struct ip_irq_thread *p = NULL;
+	int lo = 0, hi = prev->nr_threads;
+
+	if (!sorted) {
+		for (int j = 0; j < prev->nr_threads; j++)
+			if (prev->threads[j].pid == c->pid && prev->threads[j].irq == c->irq)
+				p = &prev->threads[j];
+		return p;
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (prev->threads[mid].pid < c->pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < prev->nr_threads && prev->threads[lo].pid == c->pid && prev->threads[lo].irq == c->irq)
+		p = &prev->threads[lo];
+	return p;
+}
+
 static int derive_threads(const struct ip_snapshot *prev, const struct ip_snapshot *cur, struct ip_model *m,
 			  double dt)
 {
 	long hz = sysconf(_SC_CLK_TCK);
+	bool prev_sorted;
 
 	if (hz <= 0)
 		hz = 100;
 	m->thread = calloc(cur->nr_threads ? cur->nr_threads : 1, sizeof(*m->thread));
 	if (!m->thread)
 		return -ENOMEM;
+	prev_sorted = prev && threads_by_pid(prev);
 	for (int i = 0; i < cur->nr_threads; i++) {
 		const struct ip_irq_thread *c = &cur->threads[i];
 		const struct ip_irq_thread *p = NULL;
 		struct ip_thread_rate *r = &m->thread[i];
+		const struct ip_irq *q;
 		uint64_t wakeups;
 
 		r->wakeups_per_irq = -1;
-		for (int j = 0; prev && j < prev->nr_threads; j++)
-			if (prev->threads[j].pid == c->pid && prev->threads[j].irq == c->irq)
-				p = &prev->threads[j];
+		if (prev)
+			p = prev_thread(prev, prev_sorted, c);
 		if (!p || dt <= 0)
 			continue;
 		r->cpu_pct = 100.0 * (double)delta(p->utime + p->stime, c->utime + c->stime, false) / hz / dt;
 		/* Each voluntary switch ends one run of the thread: a wakeup. */
 		wakeups = delta(p->vcsw, c->vcsw, false);
 		r->wakeups = (double)wakeups / dt;
-		for (int j = 0; j < cur->nr_irqs; j++) {
-			if (cur->irqs[j].irq != c->irq)
-				continue;
-			if (m->irq[j].total > 0)
-				r->wakeups_per_irq = r->wakeups / m->irq[j].total;
-			break;
-		}
+		q = ip_snapshot_irq(cur, c->irq);
+		if (q && m->irq[q - cur->irqs].total > 0)
+			r->wakeups_per_irq = r->wakeups / m->irq[q - cur->irqs].total;
 	}
 	return 0;
 }

@@ -656,6 +656,12 @@ struct vq_map {
 	struct vq_vec *vec; /* by vector index */
 };
 
+/* A snapshot's IRQ threads by IRQ, in their order within one IRQ. */
+struct thr_key {
+	unsigned irq;
+	int i; /* index into s->threads */
+};
+
 struct ctx {
 	const struct ip_model *m;
 	const struct ip_snapshot *s;
@@ -675,6 +681,7 @@ struct ctx {
 	double *csh;	    /* nr_cpus scratch: each CPU's share of the submissions */
 	const struct ip_irq_hist **hist; /* nr_irqs: each line's history, or NULL */
 	struct vq_map *vq;		 /* storage.nr_devs: see vq_map */
+	struct thr_key *thr;		 /* s->nr_threads: see thread_range() */
 	bool have_rates;
 };
 
@@ -884,6 +891,33 @@ static int cmp_qpos(const void *a, const void *b)
 	if (x->index != y->index)
 		return x->index < y->index ? -1 : 1;
 	return x->k - y->k;
+}
+
+/* By IRQ, then by place in the snapshot: a line's threads are emitted in
+ * the order the snapshot lists them, as when every thread was walked. */
+static int cmp_thr_key(const void *a, const void *b)
+{
+	const struct thr_key *x = a, *y = b;
+
+	if (x->irq != y->irq)
+		return x->irq < y->irq ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The IRQ threads of @irq: *@n of them, from the returned key on. One
+ * search where each line walked every thread, three times: tracked vectors
+ * x threads a cycle, and threadirqs gives every vector a thread.
+ */
+static const struct thr_key *thread_range(const struct ctx *c, unsigned irq, int *n)
+{
+	bool found;
+	size_t i = IP_SORTED_POS(c->thr, c->s->nr_threads, irq, irq, &found), j = i;
+
+	while (j < (size_t)c->s->nr_threads && c->thr[j].irq == irq)
+		j++;
+	*n = (int)(j - i);
+	return &c->thr[i];
 }
 
 static int cmp_vq_key(const void *a, const void *b)
@@ -1793,11 +1827,9 @@ static void cand_init(struct ctx *c, int qi, struct cand *cd)
 
 static int irq_threads(const struct ctx *c, unsigned irq)
 {
-	int n = 0;
+	int n;
 
-	for (int i = 0; i < c->s->nr_threads; i++)
-		if (c->s->threads[i].irq == irq)
-			n++;
+	thread_range(c, irq, &n);
 	return n;
 }
 
@@ -1917,14 +1949,15 @@ static bool submissions_known(struct ctx *c, int qi, const char *devs, struct ca
 static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 				     double total)
 {
-	const struct ip_irq_thread *th = NULL;
+	const struct ip_irq_thread *th;
+	const struct thr_key *k;
 	struct cand tmp;
+	int n;
 
-	for (int i = 0; i < c->s->nr_threads && !th; i++)
-		if (c->s->threads[i].irq == c->s->irqs[qi].irq)
-			th = &c->s->threads[i];
-	if (!th || total <= 0)
+	k = thread_range(c, c->s->irqs[qi].irq, &n);
+	if (!n || total <= 0)
 		return;
+	th = &c->s->threads[k->i];
 	handled_from_set(c, &th->allowed, NULL);
 	tmp = *cd;
 	thread_placement(c, qi, devs, &tmp);
@@ -2504,22 +2537,22 @@ static void emit_threads(struct ctx *c, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[cd->idx];
 	const struct ip_irq_hist *e = c->hist[cd->idx];
+	const struct thr_key *k;
 	struct resolved r;
-	int prio;
+	int prio, n;
 
 	if (cd->banned)
 		return;
 	resolve_rules(c, q, e, &r);
 	prio = r.rt_priority >= 0 ? r.rt_priority : c->cfg->rt_priority;
-	for (int i = 0; i < c->s->nr_threads; i++) {
-		const struct ip_irq_thread *th = &c->s->threads[i];
+	k = thread_range(c, q->irq, &n);
+	for (int j = 0; j < n; j++) {
+		const struct ip_irq_thread *th = &c->s->threads[k[j].i];
 		ip_cpuset want, want_on, have_on;
 		bool aff = false, sched = false;
 		int tp = prio;
 		struct ip_why why;
 
-		if (th->irq != q->irq)
-			continue;
 		if (th->secondary && tp > 1)
 			tp--; /* the kernel runs secondary handlers one below */
 		if (cd->moved) {
@@ -3177,8 +3210,13 @@ static int ctx_alloc(struct ctx *c)
 	c->csh = calloc(c->t->nr_cpus, sizeof(double));
 	c->hist = calloc(c->s->nr_irqs + 1, sizeof(*c->hist));
 	c->vq = calloc(c->s->storage.nr_devs + 1, sizeof(*c->vq));
-	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh || !c->hist || !c->vq)
+	c->thr = malloc((c->s->nr_threads + 1) * sizeof(*c->thr));
+	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh || !c->hist || !c->vq ||
+	    !c->thr)
 		return -ENOMEM;
+	for (int i = 0; i < c->s->nr_threads; i++)
+		c->thr[i] = (struct thr_key){ c->s->threads[i].irq, i };
+	ip_sort(c->thr, c->s->nr_threads, sizeof(*c->thr), cmp_thr_key);
 	line_histories(c);
 	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
 		c->load[cpu] = (m->cpu_irq ? m->cpu_irq[cpu] : 0) +
@@ -3388,6 +3426,7 @@ out:
 	free(c.hd);
 	free(c.csh);
 	free(c.hist);
+	free(c.thr);
 	vq_free(&c);
 	free(by_gain);
 	free(cands);
