@@ -1783,28 +1783,57 @@ static int cmp_thread(const void *a, const void *b)
 }
 
 /*
+ * The IRQs of @snap's threads (not the secondary ones unless @secondary),
+ * sorted, in *@n: each line looked up in them, where walking every thread
+ * for each line was all IRQs x all threads, 64 million steps a full scan
+ * of a threadirqs machine with 8,000 IRQs. NULL on ENOMEM.
+ */
+static unsigned *thread_irqs(const struct ip_snapshot *snap, bool secondary, int *n)
+{
+	unsigned *v = malloc(sizeof(*v) * (snap->nr_threads ? snap->nr_threads : 1));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (int t = 0; t < snap->nr_threads; t++)
+		if (secondary || !snap->threads[t].secondary)
+			v[(*n)++] = snap->threads[t].irq;
+	qsort(v, *n, sizeof(*v), cmp_uint);
+	return v;
+}
+
+static bool has_thread_irq(const unsigned *irqs, int n, unsigned irq)
+{
+	bool found;
+
+	ip_sorted_pos(irqs, (size_t)n, sizeof(*irqs), 0, irq, &found);
+	return found;
+}
+
+/*
  * A capture need not hold the kernel command line. Under threadirqs or
  * PREEMPT_RT nearly every IRQ with an action has an irq/N thread, while
  * otherwise only drivers that ask for one do: more threads than half the
  * IRQs with actions is forced threading. Judged on a scan of every thread.
  */
-static bool infer_forced_threading(const struct ip_snapshot *snap)
+static int infer_forced_threading(const struct ip_snapshot *snap, bool *forced)
 {
-	int with_action = 0, threaded = 0;
+	int with_action = 0, threaded = 0, n;
+	unsigned *irqs = thread_irqs(snap, false, &n);
 
+	if (!irqs)
+		return -ENOMEM;
 	for (int i = 0; i < snap->nr_irqs; i++) {
 		const struct ip_irq *irq = &snap->irqs[i];
 
 		if (!irq->actions[0])
 			continue;
 		with_action++;
-		for (int t = 0; t < snap->nr_threads; t++)
-			if (snap->threads[t].irq == irq->irq && !snap->threads[t].secondary) {
-				threaded++;
-				break;
-			}
+		threaded += has_thread_irq(irqs, n, irq->irq);
 	}
-	return with_action >= 4 && threaded * 2 > with_action;
+	free(irqs);
+	*forced = with_action >= 4 && threaded * 2 > with_action;
+	return 0;
 }
 
 /*
@@ -1832,7 +1861,9 @@ static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 
 	if (ret < 0)
 		return ret;
-	s->threads_forced = infer_forced_threading(snap);
+	ret = infer_forced_threading(snap, &s->threads_forced);
+	if (ret < 0)
+		return ret;
 	keep_tracked_threads(snap);
 	if (snap->nr_threads)
 		ip_sort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
@@ -2160,18 +2191,21 @@ static void mark_passive(struct ip_sampler *s, const struct ip_snapshot *snap)
 {
 	struct full_cache *fc = &s->fc;
 
+	unsigned *irqs;
+	int n;
+
 	if (!fc->have || fc->nr != snap->nr_irqs)
 		return;
+	/* without the list, no line is passive: all are read, as when new */
+	irqs = thread_irqs(snap, true, &n);
 	for (int i = 0; i < snap->nr_irqs; i++) {
 		const struct ip_irq *q = &snap->irqs[i];
 		bool passive = q->tracked && q->info && q->info->have_proc && q->info->managed != IP_MANAGED_NO;
 
 		fc->fixed_dir[i] = passive;
-		for (int t = 0; passive && t < snap->nr_threads; t++)
-			if (snap->threads[t].irq == q->irq)
-				passive = false;
-		fc->passive[i] = passive;
+		fc->passive[i] = passive && irqs && !has_thread_irq(irqs, n, q->irq);
 	}
+	free(irqs);
 }
 
 int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
