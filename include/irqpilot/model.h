@@ -145,6 +145,9 @@ struct ip_snapshot {
 	int nr_irqs;
 	struct ip_irq *irqs; /* sorted by number */
 	char *irq_names;     /* the irqs' actions, one allocation for all lines */
+	/* A sample between full scans: the tracked lines' infos and percpu
+	 * arrays are in this one allocation, not each its own (sample.c). */
+	void *fast_block;
 	uint64_t *irq_load;  /* nr_cpus: all numbered interrupts handled per CPU */
 	uint64_t *block_softirq; /* nr_cpus */
 	int nr_threads;

@@ -315,6 +315,13 @@ struct ip_sampler {
 	uint64_t full_period_ns; /* ip_full_scan_period_ns() of the last scan */
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
+	/* read_fast()'s scratch, kept from sample to sample: the tracked
+	 * lines' counts as read (fpc_n of fpc_cap), each line's first at
+	 * foff[line] (foff_n lines) */
+	struct ip_cpu_count *fpc;
+	size_t fpc_n, fpc_cap;
+	size_t *foff;
+	int foff_n;
 	struct fd_cache fdc;
 };
 
@@ -720,6 +727,8 @@ void ip_sampler_free(struct ip_sampler *s)
 	drop_full(&s->fc);
 	fdc_free(&s->fdc);
 	free(s->pcc);
+	free(s->fpc);
+	free(s->foff);
 	ip_counters_free(s->counters);
 	free(s);
 }
@@ -789,21 +798,40 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static struct ip_irq_info *new_info(const struct ip_irq_line *l)
+/* The bytes of an info with @l's strings (their lengths, NUL included,
+ * in @len), rounded up so that another may follow it. */
+static size_t info_size(const struct ip_irq_line *l, size_t len[3])
 {
-	size_t lc = strlen(l->chip) + 1, lh = strlen(l->hwirq) + 1, lt = strlen(l->trigger) + 1;
-	struct ip_irq_info *info = malloc(sizeof(*info) + lc + lh + lt);
-	char *strs;
+	size_t al = _Alignof(struct ip_irq_info), n;
 
-	if (!info)
-		return NULL;
-	strs = (char *)(info + 1);
+	len[0] = strlen(l->chip) + 1;
+	len[1] = strlen(l->hwirq) + 1;
+	len[2] = strlen(l->trigger) + 1;
+	n = sizeof(struct ip_irq_info) + len[0] + len[1] + len[2];
+	return (n + al - 1) / al * al;
+}
+
+/* A fresh info at @dst (nothing of /proc/irq/N/ read yet), its strings
+ * after it. */
+static struct ip_irq_info *init_info(void *dst, const struct ip_irq_line *l, const size_t len[3])
+{
+	struct ip_irq_info *info = dst;
+	char *strs = (char *)(info + 1);
+
 	memset(info, 0, sizeof(*info));
-	info->chip = memcpy(strs, l->chip, lc);
-	info->hwirq = memcpy(strs + lc, l->hwirq, lh);
-	info->trigger = memcpy(strs + lc + lh, l->trigger, lt);
+	info->chip = memcpy(strs, l->chip, len[0]);
+	info->hwirq = memcpy(strs + len[0], l->hwirq, len[1]);
+	info->trigger = memcpy(strs + len[0] + len[1], l->trigger, len[2]);
 	info->node = -1;
 	return info;
+}
+
+static struct ip_irq_info *new_info(const struct ip_irq_line *l)
+{
+	size_t len[3], n = info_size(l, len);
+	void *p = malloc(n);
+
+	return p ? init_info(p, l, len) : NULL;
 }
 
 static int cmp_cpu_count(const void *a, const void *b)
@@ -919,13 +947,16 @@ static void fix_names(struct ip_snapshot *snap)
 
 static void free_irqs(struct ip_snapshot *snap)
 {
-	/* only tracked lines have either: not two free(NULL) calls a line */
-	for (int i = 0; i < snap->nr_irqs; i++) {
+	/* a fast sample's infos and counts are all in it (fast_block()) */
+	for (int i = 0; !snap->fast_block && i < snap->nr_irqs; i++) {
+		/* only tracked lines have either: not two free(NULL) calls a line */
 		if (!snap->irqs[i].info && !snap->irqs[i].percpu)
 			continue;
 		free(snap->irqs[i].info);
 		free(snap->irqs[i].percpu);
 	}
+	free(snap->fast_block);
+	snap->fast_block = NULL;
 	free(snap->irqs);
 	names_put(snap->irq_names);
 	snap->irqs = NULL;
@@ -1062,9 +1093,15 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 
 /* ---- between full scans: the held lines and per_cpu_count ---------- */
 
+/* The strings of @f, as the line it was made from names them. */
+static struct ip_irq_line info_line(const struct ip_irq_info *f)
+{
+	return (struct ip_irq_line){ .chip = f->chip, .hwirq = f->hwirq, .trigger = f->trigger };
+}
+
 static struct ip_irq_info *dup_info(const struct ip_irq_info *src)
 {
-	struct ip_irq_line l = { .chip = src->chip, .hwirq = src->hwirq, .trigger = src->trigger };
+	struct ip_irq_line l = info_line(src);
 
 	return new_info(&l);
 }
@@ -1263,6 +1300,26 @@ static void note_empty(struct ip_sampler *s, unsigned irq, const char *file, con
 }
 
 /*
+ * Room for @n more counts in read_fast()'s scratch; NULL on ENOMEM. The
+ * counts of a sample go there, and only fast_block() allocates: where each
+ * tracked line had an array (and an info) malloc'ed and freed each cycle,
+ * a fifth of a small machine's sample.
+ */
+static struct ip_cpu_count *fpc_room(struct ip_sampler *s, size_t n)
+{
+	if (s->fpc_n + n > s->fpc_cap) {
+		size_t cap = MAX(s->fpc_n + n, s->fpc_cap * 2);
+		struct ip_cpu_count *v = realloc(s->fpc, sizeof(*v) * (cap ? cap : 1));
+
+		if (!v)
+			return NULL;
+		s->fpc = v;
+		s->fpc_cap = cap;
+	}
+	return s->fpc + s->fpc_n;
+}
+
+/*
  * One tracked line from /sys/kernel/irq/N/per_cpu_count. Its fields are by
  * possible CPU; the model, like /proc/interrupts, counts online CPUs only:
  * an offline CPU's count is what it handled before it went away, and
@@ -1272,6 +1329,7 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 			      struct ip_diag *d)
 {
 	_cleanup_free_ char *text = NULL;
+	struct ip_cpu_count *e;
 	size_t len;
 	int nr_cpus = snap->topo.nr_cpus, n = 0, ret;
 
@@ -1283,42 +1341,100 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 		return ip_diag_prefix(d, ret, "sys/kernel/irq/%u/per_cpu_count", q->irq);
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
 		n += s->pcc[cpu] && cpuset_test(&snap->topo.online, cpu);
-	free(q->percpu);
 	q->nr_percpu = 0;
 	q->total = 0;
-	if (!n)
-		return 0;
-	if (!(q->percpu = malloc(sizeof(*q->percpu) * n)))
+	if (!(e = fpc_room(s, n)))
 		return -ENOMEM;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		uint32_t v = s->pcc[cpu];
 
 		if (!v || !cpuset_test(&snap->topo.online, cpu))
 			continue;
-		q->percpu[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)cpu, v };
+		e[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)cpu, v };
 		q->total += v;
 		snap->irq_load[cpu] += v;
 	}
+	s->fpc_n += n;
 	return 0;
 }
 
 /* A passive line's counts (see struct held_cpu), as held at this sample. */
-static int held_counts(const struct full_cache *fc, int i, struct ip_snapshot *snap, struct ip_irq *q)
+static int held_counts(struct ip_sampler *s, int i, struct ip_snapshot *snap, struct ip_irq *q)
 {
+	const struct full_cache *fc = &s->fc;
 	int n = fc->pc_off[i + 1] - fc->pc_off[i];
+	struct ip_cpu_count *out = fpc_room(s, n);
 
 	q->total = 0;
-	if (n && !(q->percpu = malloc(sizeof(*q->percpu) * n)))
+	if (!out)
 		return -ENOMEM;
 	/* publish_tracked() kept them by CPU, ascending */
 	for (int k = fc->pc_off[i]; k < fc->pc_off[i + 1]; k++) {
 		const struct held_cpu *e = &fc->pc[k];
 		uint64_t v = (uint64_t)held_at(&e->h, fc->full_ns, snap->time_ns);
 
-		q->percpu[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)e->cpu, (uint32_t)v };
+		out[q->nr_percpu++] = (struct ip_cpu_count){ (uint32_t)e->cpu, (uint32_t)v };
 		q->total += v;
 		snap->irq_load[e->cpu] += v;
 	}
+	s->fpc_n += n;
+	return 0;
+}
+
+/*
+ * The end of a fast sample: one allocation for the tracked lines' infos
+ * (copies of the full scan's, @ibytes in all) and their counts (gathered
+ * in s->fpc), in snap->fast_block, which free_irqs() frees whole.
+ */
+static int fast_block(struct ip_sampler *s, struct ip_snapshot *snap, size_t ibytes)
+{
+	const struct full_cache *fc = &s->fc;
+	char *b = malloc(ibytes + sizeof(*s->fpc) * s->fpc_n + 1), *p = b;
+	struct ip_cpu_count *pc = (struct ip_cpu_count *)(b + ibytes);
+
+	if (!b)
+		return -ENOMEM;
+	if (s->fpc_n)
+		memcpy(pc, s->fpc, sizeof(*s->fpc) * s->fpc_n);
+	for (int i = 0; i < snap->nr_irqs; i++) {
+		struct ip_irq *q = &snap->irqs[i];
+
+		if (!q->tracked)
+			continue;
+		if (q->nr_percpu)
+			q->percpu = pc + s->foff[i];
+		if (fc->irqs[i].info) {
+			struct ip_irq_line l = info_line(fc->irqs[i].info);
+			size_t len[3], n = info_size(&l, len);
+
+			q->info = init_info(p, &l, len);
+			p += n;
+		}
+	}
+	snap->fast_block = b;
+	return 0;
+}
+
+/* read_fast()'s scratch for @nr_cpus CPUs and the full scan's lines;
+ * its counts start empty. */
+static int fast_scratch(struct ip_sampler *s, int nr_cpus)
+{
+	if (s->pcc_n != nr_cpus) {
+		free(s->pcc);
+		s->pcc_n = 0;
+		if (!(s->pcc = malloc(sizeof(*s->pcc) * (nr_cpus > 0 ? nr_cpus : 1))))
+			return -ENOMEM;
+		s->pcc_n = nr_cpus;
+	}
+	if (s->foff_n < s->fc.nr) {
+		size_t *v = realloc(s->foff, sizeof(*v) * s->fc.nr);
+
+		if (!v)
+			return -ENOMEM;
+		s->foff = v;
+		s->foff_n = s->fc.nr;
+	}
+	s->fpc_n = 0;
 	return 0;
 }
 
@@ -1333,15 +1449,11 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 	struct full_cache *fc = &s->fc;
 	int nr_cpus = snap->topo.nr_cpus, ret = -ENOMEM;
 	struct ip_diag pd = { "" };
+	size_t ibytes = 0;
 
 	free_irqs(snap);
-	if (s->pcc_n != nr_cpus) {
-		free(s->pcc);
-		s->pcc_n = 0;
-		if (!(s->pcc = malloc(sizeof(*s->pcc) * (nr_cpus > 0 ? nr_cpus : 1))))
-			return -ENOMEM;
-		s->pcc_n = nr_cpus;
-	}
+	if (fast_scratch(s, nr_cpus) < 0)
+		return -ENOMEM;
 	snap->irqs = malloc(sizeof(*snap->irqs) * (fc->nr ? fc->nr : 1));
 	if (!snap->irqs)
 		goto fail;
@@ -1360,10 +1472,15 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 			q->total = (uint64_t)held_at(&fc->line[i], fc->full_ns, snap->time_ns);
 			continue;
 		}
-		if (fc->irqs[i].info && !(q->info = dup_info(fc->irqs[i].info)))
-			goto fail;
+		if (fc->irqs[i].info) {
+			struct ip_irq_line l = info_line(fc->irqs[i].info);
+			size_t len[3];
+
+			ibytes += info_size(&l, len);
+		}
+		s->foff[i] = s->fpc_n;
 		if (fc->passive[i]) {
-			if (held_counts(fc, i, snap, q) < 0)
+			if (held_counts(s, i, snap, q) < 0)
 				goto fail;
 			continue;
 		}
@@ -1397,6 +1514,9 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		if (ret < 0)
 			goto fail;
 	}
+	ret = fast_block(s, snap, ibytes);
+	if (ret < 0)
+		goto fail;
 	fc->pub_ns = snap->time_ns;
 	return 0;
 fail:
