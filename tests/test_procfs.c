@@ -725,7 +725,8 @@ static void test_pid_status(void **state)
 	assert_int_equal(s.voluntary_ctxt_switches, 8057);
 	assert_int_equal(s.nonvoluntary_ctxt_switches, 1);
 
-	b = mem("Name:\tfio: a b\nPPid:\t77\nCpus_allowed_list:\t0-3,8-11\n");
+	/* Tgid has PPid's length: only the wanted keys' values are read */
+	b = mem("Name:\tfio: a b\nTgid:\tx y\nPPid:\t77\nCpus_allowed_list:\t0-3,8-11\n");
 	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
 	free(b.p);
 	assert_int_equal(s.ppid, 77);
