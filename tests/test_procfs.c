@@ -1146,6 +1146,8 @@ static void test_per_cpu_count_junk(void **state)
 	static const char *const bad[] = {
 		"", "\n", "1,,2,3\n", "1,2,3,\n", " 1,2,3,4\n", "1,2,3,4 \n", "1,2,x,4\n",
 		"1,2,3,4\n\n", "-1,2,3,4\n", "1;2;3;4\n",
+		/* the zeros' own path */
+		"0,,0,0\n", "0,0,0,\n", "0,0,0,0,\n", "0 ,0,0,0\n", "0,0,0,0x\n",
 	};
 	ip_cpuset possible = set_of("0-3");
 	uint32_t pc[4];
@@ -1165,6 +1167,9 @@ static void test_per_cpu_count_junk(void **state)
 		assert_int_equal(ip_parse_per_cpu_count("1,2,4294967296,4\n", 17, &possible, pc, 4, &d),
 				 -ERANGE);
 		assert_int_equal(ip_parse_per_cpu_count("1,2,4294967295,4\n", 17, &possible, pc, 4, &d), 0);
+		/* zeros, a leading 0, and nothing left of the last call */
+		assert_int_equal(ip_parse_per_cpu_count("0,007,0,0\n", 10, &possible, pc, 4, &d), 0);
+		assert_true(pc[0] == 0 && pc[1] == 7 && pc[2] == 0 && pc[3] == 0);
 	}
 }
 

@@ -601,9 +601,14 @@ int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possib
 		return ip_diag_set(d, -EINVAL, "no counts, %d possible CPUs", want);
 	for (;;) {
 		const char *tok = p;
-		uint64_t v;
-		int r = parse_u64(&p, end, &v);
+		uint64_t v = 0;
+		int r = 0;
 
+		/* Most counts of a large machine are 0, and the buffer was zeroed. */
+		if (*p == '0' && end - p > 1 && p[1] == ',')
+			p++;
+		else
+			r = parse_u64(&p, end, &v);
 		if (r == -EINVAL) {
 			const char *comma = memchr(tok, ',', (size_t)(end - tok));
 
@@ -616,7 +621,7 @@ int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possib
 		n++;
 		if (cpu < 0)
 			return ip_diag_set(d, -EINVAL, "more counts than the %d possible CPUs", want);
-		if (by_cpu && cpu < nr_cpus)
+		if (by_cpu && v && cpu < nr_cpus)
 			by_cpu[cpu] = (uint32_t)v;
 		cpu = cpuset_next(possible, cpu + 1);
 		if (p == end)

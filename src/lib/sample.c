@@ -1331,7 +1331,7 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 	_cleanup_free_ char *text = NULL;
 	struct ip_cpu_count *e;
 	size_t len;
-	int nr_cpus = snap->topo.nr_cpus, n = 0, ret;
+	int nr_cpus = snap->topo.nr_cpus, ret;
 
 	ret = read_vec_file(s, q->irq, VF_PCC, &text, &len);
 	if (ret < 0)
@@ -1339,11 +1339,10 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 	ret = ip_parse_per_cpu_count(text, len, &snap->topo.possible, s->pcc, nr_cpus, d);
 	if (ret < 0)
 		return ip_diag_prefix(d, ret, "sys/kernel/irq/%u/per_cpu_count", q->irq);
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		n += s->pcc[cpu] && cpuset_test(&snap->topo.online, cpu);
 	q->nr_percpu = 0;
 	q->total = 0;
-	if (!(e = fpc_room(s, n)))
+	/* room for every CPU, so that the counts are walked once */
+	if (!(e = fpc_room(s, nr_cpus)))
 		return -ENOMEM;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		uint32_t v = s->pcc[cpu];
@@ -1354,7 +1353,7 @@ static int read_per_cpu_count(struct ip_sampler *s, struct ip_snapshot *snap, st
 		q->total += v;
 		snap->irq_load[cpu] += v;
 	}
-	s->fpc_n += n;
+	s->fpc_n += q->nr_percpu;
 	return 0;
 }
 
