@@ -686,6 +686,14 @@ static void test_pid_stat_malformed(void **state)
 		{ "12 (a) S 2 0 0 0 - 1 0 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL, "field 8 '-'" },
 		{ "12 (a) S 2 0 0 0 -1 1 184467440737095516150 0 0 0 0 0 0 0 0 0 1 0 9", 0, -ERANGE,
 		  "field 10" },
+		/* RLIM_INFINITY's own path: only its exact digits, as a whole token */
+		{ "12 (a) S 2 0 0 0 -1 1 18446744073709551616 0 0 0 0 0 0 0 0 0 1 0 9", 0, -ERANGE,
+		  "field 10" },
+		{ "12 (a) S 2 0 0 0 -1 1 184467440737095516151 0 0 0 0 0 0 0 0 0 1 0 9", 0, -ERANGE,
+		  "field 10" },
+		{ "12 (a) S 2 0 0 0 -1 1 18446744073709551615x 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL,
+		  "field 10" },
+		{ "12 (a) S 2 0 0 0 -1 1 0x 0 0 0 0 0 0 0 0 0 1 0 9", 0, -EINVAL, "field 10 '0x'" },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {

@@ -691,6 +691,29 @@ static inline bool short_number(const char *p, const char *end, const char **aft
 	return true;
 }
 
+/*
+ * Past an only-checked stat field at @p, the space before it included, or
+ * NULL for the checked loop: a 0 (most of an IRQ thread's), any number
+ * short_number() takes, or rsslim's RLIM_INFINITY, "%lu" of ~0UL
+ * (do_task_stat(), fs/proc/array.c), which it does not (20 digits).
+ */
+static inline const char *skip_stat_field(const char *p, const char *end)
+{
+	static const char inf[] = "18446744073709551615";
+	const char *q;
+
+	if (end - p < 2 || *p != ' ')
+		return NULL;
+	if (p[1] == '0' && (end - p == 2 || p[2] == ' '))
+		return p + 2;
+	if (short_number(p + 1, end, &q))
+		return q;
+	if (end - p > (ptrdiff_t)sizeof(inf) - 1 && memcmp(p + 1, inf, sizeof(inf) - 1) == 0 &&
+	    (end - p == (ptrdiff_t)sizeof(inf) || is_blank(p[sizeof(inf)])))
+		return p + sizeof(inf);
+	return NULL;
+}
+
 /* The fields parse_stat_field() keeps, by number: a case added there is
  * added here, or ip_parse_pid_stat() steps over it unread. */
 #define STAT_KEPT                                                                                  \
@@ -796,8 +819,7 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 		 * (fs/proc/array.c): stepped over here, as the loop below would
 		 * step it, without its way through. 40 of the 52 fields of each
 		 * IRQ thread, every cycle. */
-		if (field < 64 && !(STAT_KEPT >> field & 1) && end - p >= 2 && *p == ' ' &&
-		    short_number(p + 1, end, &tok)) {
+		if (field < 64 && !(STAT_KEPT >> field & 1) && (tok = skip_stat_field(p, end))) {
 			p = tok;
 			continue;
 		}
