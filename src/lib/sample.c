@@ -1389,10 +1389,11 @@ static int fast_block(struct ip_sampler *s, struct ip_snapshot *snap, size_t iby
 {
 	const struct full_cache *fc = &s->fc;
 	char *b = malloc(ibytes + sizeof(*s->fpc) * s->fpc_n + 1), *p = b;
-	struct ip_cpu_count *pc = (struct ip_cpu_count *)(b + ibytes);
+	struct ip_cpu_count *pc;
 
 	if (!b)
 		return -ENOMEM;
+	pc = (struct ip_cpu_count *)(b + ibytes);
 	if (s->fpc_n)
 		memcpy(pc, s->fpc, sizeof(*s->fpc) * s->fpc_n);
 	for (int i = 0; i < snap->nr_irqs; i++) {
