@@ -849,8 +849,15 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 typedef int (*kv_cb)(void *ctx, const char *key, size_t keylen, const char *val, const char *vale,
 		     int lineno, struct ip_diag *d);
 
-static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb, void *ctx,
-		    struct ip_diag *d)
+/*
+ * Every line but a blank one must have its ':'. @want (NULL: every key)
+ * says by a key's length whether @cb may want its line: only those have
+ * their value trimmed and handed on. /proc/PID/status has some 40 lines
+ * (proc_pid_status(), fs/proc/array.c), 4 of them wanted, read for every
+ * IRQ thread every cycle.
+ */
+static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb,
+		    bool (*want)(size_t keylen), void *ctx, struct ip_diag *d)
 {
 	const char *end = text + len, *p, *eol;
 	int lineno = 0, r;
@@ -860,21 +867,21 @@ static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb, vo
 	r = reject_nul(text, len, d);
 	if (r < 0)
 		return r;
-	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
+	for (p = text; p < end; p = eol + 1) {
 		const char *colon, *v;
 
 		lineno++;
 		eol = line_end(p, end);
-		if (trim_end(p, eol) == p)
-			continue;
 		colon = memchr(p, ':', eol - p);
-		if (!colon)
+		if (!colon && trim_end(p, eol) != p)
 			return ip_diag_set(d, -EINVAL, "line %d: no ':' in '%s'", lineno,
 					   EXCERPT(p, eol));
-		v = skip_blank(colon + 1, eol);
-		r = cb(ctx, p, colon - p, v, trim_end(v, eol), lineno, d);
-		if (r < 0)
-			return r;
+		if (colon && (!want || want(colon - p))) {
+			v = skip_blank(colon + 1, eol);
+			r = cb(ctx, p, colon - p, v, trim_end(v, eol), lineno, d);
+			if (r < 0)
+				return r;
+		}
 		if (eol == end)
 			break;
 	}
@@ -952,50 +959,13 @@ static bool status_key_wanted(size_t keylen)
 	return keylen == 4 || keylen == 17 || keylen == 23 || keylen == 26;
 }
 
-/*
- * parse_kv()'s walk, with its checks (every line but a blank one has its
- * ':'), where only the lines whose key may be wanted go on to have their
- * value trimmed and looked at: proc_pid_status() (fs/proc/array.c) writes
- * some 40 lines and 4 are wanted, for every IRQ thread every cycle.
- */
-static int status_lines(const char *text, size_t len, struct status_ctx *c, struct ip_diag *d)
-{
-	const char *end = text + len, *p, *eol;
-	int lineno = 0, r;
-
-	if (len == 0)
-		return ip_diag_set(d, -EINVAL, "line 1: empty status");
-	r = reject_nul(text, len, d);
-	if (r < 0)
-		return r;
-	for (p = text; p < end; p = eol + 1) {
-		const char *colon, *v;
-
-		lineno++;
-		eol = line_end(p, end);
-		colon = memchr(p, ':', eol - p);
-		if (!colon && trim_end(p, eol) != p)
-			return ip_diag_set(d, -EINVAL, "line %d: no ':' in '%s'", lineno,
-					   EXCERPT(p, eol));
-		if (colon && status_key_wanted(colon - p)) {
-			v = skip_blank(colon + 1, eol);
-			r = status_kv(c, p, colon - p, v, trim_end(v, eol), lineno, d);
-			if (r < 0)
-				return r;
-		}
-		if (eol == end)
-			break;
-	}
-	return 0;
-}
-
 int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out, struct ip_diag *d)
 {
 	struct ip_pid_status s = { 0 };
 	struct status_ctx c = { .s = &s };
 	int r;
 
-	r = status_lines(text, len, &c, d);
+	r = parse_kv(text, len, "status", status_kv, status_key_wanted, &c, d);
 	if (r < 0)
 		return r;
 	s.has_ctxt = c.vol && c.nonvol;
@@ -1031,7 +1001,7 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
 	struct io_ctx c = { .io = &io };
 	int r;
 
-	r = parse_kv(text, len, "io", io_kv, &c, d);
+	r = parse_kv(text, len, "io", io_kv, NULL, &c, d);
 	if (r < 0)
 		return r;
 	if (!c.rd || !c.wr)
