@@ -341,6 +341,27 @@ static void test_interrupts_edge_cases(void **state)
 	/* no newline at the end of the last line */
 	assert_irq(find_irq(&log, 8), "PCI-MSI", "1-edge", "", "a,b, c d");
 
+	/* show_interrupts()' own " %10u" zeros: before the chip, at the end
+	 * of a line, before a tab; a '0' that goes on is not a zero */
+	assert_int_equal(parse_irqs(mem("           CPU0       CPU1       CPU2\n"
+					"  5:          0          0          0   IO-APIC   5-edge  x\n"
+					"  6:          0         10          0\n"
+					"  7:          0          0          7\t\n"
+					"  8:          0          01          0 y\n"),
+				    &log, &d),
+			 0);
+	assert_int_equal(log.n, 4);
+	COUNTS(find_irq(&log, 5), 0, 0, 0);
+	assert_irq(find_irq(&log, 5), "IO-APIC", "5-edge", "", "x");
+	COUNTS(find_irq(&log, 6), 0, 10, 0);
+	COUNTS(find_irq(&log, 7), 0, 0, 7);
+	COUNTS(find_irq(&log, 8), 0, 1, 0);
+	assert_int_equal(parse_irqs(mem("           CPU0       CPU1\n"
+					"  5:          0x         0   IO-APIC   5-edge  x\n"),
+				    &log, &d),
+			 -EINVAL);
+	assert_msg_has(d, "line 2: IRQ 5 count column 0 '0x' is not a number");
+
 	/* header only */
 	assert_int_equal(parse_irqs(mem("           CPU0       CPU1\n"), &log, &d), 0);
 	assert_int_equal(hdr.ncols, 2);

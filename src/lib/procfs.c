@@ -383,6 +383,19 @@ static int parse_irq_label(const char **pp, const char *eol, const char *lab, in
 	return 0;
 }
 
+/*
+ * A 0 column as show_interrupts() (kernel/irq/proc.c) prints it: " %10u"
+ * in 6.1's "%10u " after "N: ", seq_put_decimal_ull_width(p, " ", cnt,
+ * 10) in later kernels; both are ten spaces and a '0', then a blank or the
+ * end of the line. Most columns of a big machine's file are that, and the
+ * full scan parses all of them. Anything else is left to the general path.
+ */
+static inline bool zero_column(const char *p, const char *eol)
+{
+	return eol - p >= 11 && memcmp(p, "          0", 11) == 0 &&
+	       (eol - p == 11 || is_blank(p[11]));
+}
+
 /* One count per header column, no fewer; *pp is left after the last. */
 static int parse_count_columns(const char **pp, const char *eol, int ncols, int lineno,
 			       unsigned irq, uint64_t *counts, struct ip_diag *d)
@@ -393,6 +406,11 @@ static int parse_count_columns(const char **pp, const char *eol, int ncols, int 
 	for (int i = 0; i < ncols; i++) {
 		const char *tok;
 
+		if (zero_column(p, eol)) {
+			counts[i] = 0;
+			p += 11;
+			continue;
+		}
 		p = skip_count_pad(p, eol);
 		tok = p;
 		if (p == eol || !is_digit(*p))
