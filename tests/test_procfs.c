@@ -90,6 +90,7 @@ static int irq_collect(void *ctx, const struct ip_irq_line *l)
 {
 	struct irq_log *log = ctx;
 	struct irq_rec *r;
+	int k;
 
 	if ((int)l->irq == log->stop_at)
 		return -ECANCELED;
@@ -100,6 +101,14 @@ static int irq_collect(void *ctx, const struct ip_irq_line *l)
 	r->ncounts = l->ncounts;
 	for (int i = 0; i < l->ncounts && i < 16; i++)
 		r->counts[i] = l->counts[i];
+	/* the columns that are not 0, each once, ascending */
+	k = 0;
+	for (int i = 0; i < l->ncounts; i++)
+		if (l->counts[i]) {
+			assert_true(k < l->nr_nonzero);
+			assert_int_equal(l->nonzero[k++], i);
+		}
+	assert_int_equal(k, l->nr_nonzero);
 	snprintf(r->chip, sizeof(r->chip), "%s", l->chip);
 	snprintf(r->hwirq, sizeof(r->hwirq), "%s", l->hwirq);
 	snprintf(r->trigger, sizeof(r->trigger), "%s", l->trigger);

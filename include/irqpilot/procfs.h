@@ -35,6 +35,8 @@ struct ip_irq_line {
 	int lineno;
 	const uint64_t *counts; /* ncols entries, indexed by column */
 	int ncounts;
+	const int *nonzero;  /* the columns whose count is not 0, ascending */
+	int nr_nonzero;
 	const char *chip;    /* "IO-APIC", "PCI-MSI", "GICv3", "ITS-MSI", "PCI-MSIX-0000:00:02.0"; "" if none */
 	const char *hwirq;   /* "2-edge", "81920-edge", "310", "524288"; "" if none */
 	const char *trigger; /* "Level"/"Edge" on arm64, "" on x86 (it is part of hwirq there) */

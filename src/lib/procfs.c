@@ -396,13 +396,23 @@ static inline bool zero_column(const char *p, const char *eol)
 	       (eol - p == 11 || is_blank(p[11]));
 }
 
+/* A line's counts, and which of them are not 0: a consumer of a big
+ * machine's line walks a handful of columns, not all 1,024. */
+struct line_cols {
+	uint64_t counts[IP_CPU_MAX];
+	int nonzero[IP_CPU_MAX];
+	int nr_nonzero;
+};
+
 /* One count per header column, no fewer; *pp is left after the last. */
 static int parse_count_columns(const char **pp, const char *eol, int ncols, int lineno,
-			       unsigned irq, uint64_t *counts, struct ip_diag *d)
+			       unsigned irq, struct line_cols *lc, struct ip_diag *d)
 {
+	uint64_t *counts = lc->counts;
 	const char *p = *pp;
 	int r;
 
+	lc->nr_nonzero = 0;
 	for (int i = 0; i < ncols; i++) {
 		const char *tok;
 
@@ -427,6 +437,8 @@ static int parse_count_columns(const char **pp, const char *eol, int ncols, int 
 				    r == -ERANGE ? "above 2^64-1" : "not a number");
 			return r;
 		}
+		if (counts[i])
+			lc->nonzero[lc->nr_nonzero++] = i;
 	}
 	*pp = p;
 	return 0;
@@ -434,7 +446,7 @@ static int parse_count_columns(const char **pp, const char *eol, int ncols, int 
 
 /* One IRQ line from lab (its first non-blank) to eol, handed to cb. */
 static int parse_irq_line(const char *lab, const char *eol, const struct ip_irq_header *hdr,
-			  int lineno, struct irq_scratch *sc, uint64_t *counts, ip_irq_line_cb cb,
+			  int lineno, struct irq_scratch *sc, struct line_cols *lc, ip_irq_line_cb cb,
 			  void *ctx, struct ip_diag *d)
 {
 	const char *p = lab;
@@ -445,14 +457,16 @@ static int parse_irq_line(const char *lab, const char *eol, const struct ip_irq_
 	r = parse_irq_label(&p, eol, lab, lineno, &irq, d);
 	if (r < 0)
 		return r;
-	r = parse_count_columns(&p, eol, hdr->ncols, lineno, (unsigned)irq, counts, d);
+	r = parse_count_columns(&p, eol, hdr->ncols, lineno, (unsigned)irq, lc, d);
 	if (r < 0)
 		return r;
 	l = (struct ip_irq_line){
 		.irq = (unsigned)irq,
 		.lineno = lineno,
-		.counts = counts,
+		.counts = lc->counts,
 		.ncounts = hdr->ncols,
+		.nonzero = lc->nonzero,
+		.nr_nonzero = lc->nr_nonzero,
 	};
 	r = parse_irq_tail(p, eol, lineno, sc, &l, d);
 	if (r < 0)
@@ -466,7 +480,7 @@ int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_h
 {
 	const char *end = text + len, *p, *eol;
 	struct irq_scratch sc = { NULL, 0 };
-	uint64_t counts[IP_CPU_MAX];
+	struct line_cols lc;
 	int lineno = first_lineno - 1, r = 0;
 
 	for (p = text; p < end; p = eol < end ? eol + 1 : end) {
@@ -478,7 +492,7 @@ int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_h
 		if (!is_digit(*p))
 			r = check_counter_label(p, eol, lineno, d);
 		else
-			r = parse_irq_line(p, eol, hdr, lineno, &sc, counts, cb, ctx, d);
+			r = parse_irq_line(p, eol, hdr, lineno, &sc, &lc, cb, ctx, d);
 		if (r < 0)
 			break;
 	}

@@ -903,8 +903,9 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 		 * from /proc/irq/N/: the rest keep their name and counts. */
 		int n = 0;
 
-		for (int i = 0; i < l->ncounts && i < c->hdr->ncols; i++)
-			n += l->counts[i] && c->hdr->col_cpu[i] >= 0 && c->hdr->col_cpu[i] < nr_cpus;
+		for (int k = 0; k < l->nr_nonzero; k++)
+			n += c->hdr->col_cpu[l->nonzero[k]] >= 0 &&
+			     c->hdr->col_cpu[l->nonzero[k]] < nr_cpus;
 		irq->info = new_info(l);
 		irq->percpu = n ? malloc(sizeof(*irq->percpu) * n) : NULL;
 		if (!irq->info || (n && !irq->percpu)) {
@@ -914,12 +915,10 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 		}
 	}
 	snap->nr_irqs++;
-	for (int i = 0; i < l->ncounts && i < c->hdr->ncols; i++) {
-		int cpu = c->hdr->col_cpu[i];
+	/* most columns of a big machine are 0: nothing to add or store */
+	for (int k = 0; k < l->nr_nonzero; k++) {
+		int i = l->nonzero[k], cpu = c->hdr->col_cpu[i];
 
-		/* most columns of a big machine are 0: nothing to add or store */
-		if (!l->counts[i])
-			continue;
 		irq->total += l->counts[i];
 		if (cpu < 0 || cpu >= nr_cpus)
 			continue;

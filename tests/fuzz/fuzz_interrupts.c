@@ -18,12 +18,19 @@ static int check_line(void *ctx, const struct ip_irq_line *l)
 	struct fuzz_ctx *c = ctx;
 	const char *names[8];
 	char buf[256];
-	int n;
+	int n, k;
 
 	if (l->ncounts != c->hdr->ncols || l->lineno < 2)
 		abort();
-	for (int i = 0; i < l->ncounts; i++)
+	/* nonzero lists exactly the columns that are not 0, ascending */
+	k = 0;
+	for (int i = 0; i < l->ncounts; i++) {
 		c->sum += l->counts[i];
+		if (l->counts[i] && (k >= l->nr_nonzero || l->nonzero[k++] != i))
+			abort();
+	}
+	if (k != l->nr_nonzero)
+		abort();
 	c->sum += strlen(l->chip) + strlen(l->hwirq) + strlen(l->trigger) + strlen(l->actions);
 	n = ip_split_actions(l->actions, buf, sizeof(buf), names, 8);
 	if (n < 0 || n > 8)
