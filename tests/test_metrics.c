@@ -178,6 +178,41 @@ static void test_device_counts_and_share(void **state)
 	ip_metrics_free(&mx);
 }
 
+/* A line two queues of one disk share (listed once per queue) is counted
+ * once for that disk; another disk on the same line counts it too. */
+static void test_shared_vector_counted_once_per_disk(void **state)
+{
+	struct ip_cpu cpus[2] = { { .id = 0, .domain = 0 }, { .id = 1, .domain = 1 } };
+	struct ip_domain doms[2] = { { .id = 0 }, { .id = 1 } };
+	struct ip_vector va[2] = { { .irq = 37, .queue = 0 }, { .irq = 37, .queue = 1 } };
+	struct ip_vector vb = { .irq = 37, .queue = -1 };
+	struct ip_blockdev devs[2] = { { .name = "sda", .nr_vectors = 2, .vectors = va },
+				       { .name = "sdb", .nr_vectors = 1, .vectors = &vb } };
+	struct ip_irq irq = { .irq = 37, .tracked = true };
+	struct ip_snapshot cur = { 0 }, prev = { 0 };
+	float irq_pc[2] = { 25, 75 };
+	struct ip_irq_rate ir = { .total = 100, .first = 0, .nr = 2, .percpu = irq_pc };
+	struct ip_dev_rate dr[2] = { { 0 }, { 0 } };
+	struct ip_step st = { 0 };
+	struct ip_metrics mx;
+
+	(void)state;
+	cpuset_set(&doms[0].cpus, 0);
+	cpuset_set(&doms[1].cpus, 1);
+	cur.topo = (struct ip_topology){ .nr_cpus = 2, .cpus = cpus, .nr_domains = 2, .domains = doms };
+	cur.storage.nr_devs = 2;
+	cur.storage.devs = devs;
+	cur.nr_irqs = 1;
+	cur.irqs = &irq;
+	st.model = (struct ip_model){ .cur = &cur, .prev = &prev, .interval_s = 2, .irq = &ir, .dev = dr };
+	ip_metrics_init(&mx);
+	assert_int_equal(ip_metrics_update(&mx, &st), 0);
+	assert_int_equal(mx.nr_devdom, 4);
+	for (size_t i = 0; i < mx.nr_devdom; i++)
+		assert_int_equal(mx.devdom[i].interrupts, strcmp(mx.devdom[i].domain, "0") ? 150 : 50);
+	ip_metrics_free(&mx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_label),
 		cmocka_unit_test(test_cq_counters_only_grow),
 		cmocka_unit_test(test_device_counts_and_share),
+		cmocka_unit_test(test_shared_vector_counted_once_per_disk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

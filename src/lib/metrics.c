@@ -81,8 +81,10 @@ static uint64_t grew(uint64_t now, uint64_t *seen, bool same)
 	return d;
 }
 
-/* Device @i's interrupts (hit) and submissions (sub) this cycle, per domain. */
-static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *sub)
+/* Device @i's interrupts (hit) and submissions (sub) this cycle, per
+ * domain. @counted (one per line of the snapshot) holds the last device
+ * that counted the line. */
+static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *sub, int *counted)
 {
 	const struct ip_snapshot *s = m->cur;
 	const struct ip_blockdev *b = &s->storage.devs[i];
@@ -94,12 +96,12 @@ static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *
 		const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
 		const struct ip_irq_rate *r;
 
-		/* a vector listed twice (one per queue on a shared line) counts once */
-		for (int w = 0; q && w < v; w++)
-			if (b->vectors[w].irq == b->vectors[v].irq)
-				q = NULL;
-		if (!q)
+		/* a vector listed twice (one per queue on a shared line) counts
+		 * once: marked, not looked for among the vectors before it,
+		 * which was vectors squared a device each cycle */
+		if (!q || counted[q - s->irqs] == i)
 			continue;
+		counted[q - s->irqs] = i;
 		r = &m->irq[q - s->irqs];
 		for (int k = 0; k < r->nr && r->first + k < n; k++) {
 			int d = s->topo.cpus[r->first + k].domain;
@@ -122,17 +124,22 @@ static int update_devices(struct ip_metrics *mx, const struct ip_model *m)
 	int nd = s->topo.nr_domains, ret = 0;
 	double *hit = calloc(nd ? nd : 1, sizeof(double)), *sub = calloc(nd ? nd : 1, sizeof(double));
 	struct ip_metrics_dev *dev = calloc(s->storage.nr_devs ? s->storage.nr_devs : 1, sizeof(*dev));
+	int *counted = malloc(sizeof(*counted) * (s->nr_irqs ? s->nr_irqs : 1));
+	/* each domain's CPU list, formatted once a cycle, not once a device */
+	char **dom = calloc(nd ? nd : 1, sizeof(*dom));
 	size_t nr_dev = 0;
 
-	if (!hit || !sub || !dev) {
+	if (!hit || !sub || !dev || !counted || !dom) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	for (int k = 0; k < s->nr_irqs; k++)
+		counted[k] = -1;
 	for (int i = 0; i < s->storage.nr_devs; i++) {
 		const char *name = s->storage.devs[i].name;
 		double H = 0, S = 0, loc = 0;
 
-		dev_by_domain(m, i, hit, sub);
+		dev_by_domain(m, i, hit, sub, counted);
 		for (int d = 0; d < nd; d++) {
 			struct ip_metrics_devdom *e;
 
@@ -141,7 +148,11 @@ static int update_devices(struct ip_metrics *mx, const struct ip_model *m)
 			/* a domain that never saw either stays out, as in show devices */
 			if (hit[d] <= 0 && sub[d] <= 0)
 				continue;
-			e = devdom_get(mx, name, cpuset_str(&s->topo.domains[d].cpus));
+			if (!dom[d] && !(dom[d] = strdup(cpuset_str(&s->topo.domains[d].cpus)))) {
+				ret = -ENOMEM;
+				continue;
+			}
+			e = devdom_get(mx, name, dom[d]);
 			if (!e) {
 				ret = -ENOMEM;
 				continue;
@@ -167,6 +178,10 @@ out:
 	free(hit);
 	free(sub);
 	free(dev);
+	free(counted);
+	for (int d = 0; dom && d < nd; d++)
+		free(dom[d]);
+	free(dom);
 	return ret;
 }
 
