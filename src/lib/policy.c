@@ -2394,21 +2394,71 @@ static bool evaluate(struct ctx *c, int qi, struct cand *cd)
 	return true;
 }
 
-static int cmp_gain(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
+/* A candidate's place in the order of pass 2: by gain, highest first, then
+ * by line; ci (its index in cands) makes the order total, as qsort()'s
+ * merge sort kept equal ones before. */
+struct gain_key {
+	double gain;
+	int idx, ci;
+};
 
-	if (x->gain > y->gain)
-		return -1;
-	if (x->gain < y->gain)
-		return 1;
-	return x->idx - y->idx;
+static inline bool gain_before(const struct gain_key *a, const struct gain_key *b)
+{
+	if (a->gain > b->gain)
+		return true;
+	if (a->gain < b->gain)
+		return false;
+	return a->idx != b->idx ? a->idx < b->idx : a->ci < b->ci;
 }
 
-/* The candidates are sorted by pointer: a record is some 1.5 KB. */
-static int cmp_gain_ref(const void *a, const void *b)
+/*
+ * @k sorted into the order of pass 2, @tmp as large: merged bottom-up with
+ * the comparison inline. Through qsort() the candidates were 2 KB apart
+ * and every comparison a call: a tenth of a steady cycle at 131 vectors.
+ * A settled plan's candidates are in order already: one walk.
+ */
+static void sort_gain_keys(struct gain_key *k, struct gain_key *tmp, int n)
 {
-	return cmp_gain(*(const struct cand *const *)a, *(const struct cand *const *)b);
+	struct gain_key *src = k, *dst = tmp, *t;
+	int i = 1;
+
+	while (i < n && !gain_before(&k[i], &k[i - 1]))
+		i++;
+	if (i >= n)
+		return;
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), a = lo, b = mid, o = lo;
+
+			while (a < mid && b < hi)
+				dst[o++] = gain_before(&src[b], &src[a]) ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < hi)
+				dst[o++] = src[b++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != k)
+		memcpy(k, src, sizeof(*k) * n);
+}
+
+/* The candidates in the order of pass 2, into @by_gain (nr of them). */
+static int order_by_gain(struct cand *cands, int nr, struct cand **by_gain)
+{
+	struct gain_key *k = malloc(sizeof(*k) * 2 * nr);
+
+	if (!k)
+		return -ENOMEM;
+	for (int i = 0; i < nr; i++)
+		k[i] = (struct gain_key){ cands[i].gain, cands[i].idx, i };
+	sort_gain_keys(k, k + nr, nr);
+	for (int i = 0; i < nr; i++)
+		by_gain[i] = &cands[k[i].ci];
+	free(k);
+	return 0;
 }
 
 /*
@@ -3404,13 +3454,11 @@ int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cf
 	if (c.err)
 		goto out;
 	note_gone_pins(&c);
-	if (nr && !(by_gain = malloc(sizeof(*by_gain) * nr))) {
+	if (nr && (!(by_gain = malloc(sizeof(*by_gain) * nr)) ||
+		   order_by_gain(cands, nr, by_gain) < 0)) {
 		c.err = -ENOMEM;
 		goto out;
 	}
-	for (int i = 0; i < nr; i++)
-		by_gain[i] = &cands[i];
-	ip_sort(by_gain, nr, sizeof(*by_gain), cmp_gain_ref);
 	emit_vectors(&c, by_gain, nr);
 	for (int i = 0; i < nr && !c.err; i++)
 		emit_threads(&c, by_gain[i]);
