@@ -1211,6 +1211,41 @@ static void test_per_cpu_count_junk(void **state)
 	}
 }
 
+/* Runs of zeros, as a big machine's file is: their fields still count,
+ * to the CPU, and too many or too few, or junk after them, still fail. */
+static void test_per_cpu_count_zero_runs(void **state)
+{
+	static const char *const bad[] = {
+		"0,0,0,0,0,0,0,0,0,0,0,0,0\n",	  /* 13 fields */
+		"0,0,0,0,0,0,0,0,0,0,0\n",	  /* 11 */
+		"0,0,0,0,0,0,0,0,x,0,0,0\n",
+		"0,0,0,0,0,0,0,0,,0,0,0\n",
+		"0,0,0,0,0,0,0,0,0,0,0,0,\n",
+	};
+	ip_cpuset possible = set_of("0-11"), holed = set_of("0-5,7-12");
+	uint32_t pc[16];
+	struct ip_diag d = { "" };
+
+	(void)state;
+	assert_int_equal(ip_parse_per_cpu_count("0,0,0,0,0,0,0,0,0,5,0,6\n", 24, &possible, pc, 16, &d), 0);
+	for (int c = 0; c < 12; c++)
+		assert_int_equal(pc[c], c == 9 ? 5 : c == 11 ? 6 : 0);
+	assert_int_equal(ip_parse_per_cpu_count("0,0,0,0,3,0,0,0,0,0,0,0\n", 24, &possible, pc, 16, &d), 0);
+	assert_int_equal(pc[4], 3);
+	assert_int_equal(pc[11], 0);
+	/* with a hole, field 7 is CPU 8 */
+	assert_int_equal(ip_parse_per_cpu_count("0,0,0,0,0,0,0,9,0,0,0,0\n", 24, &holed, pc, 16, &d), 0);
+	assert_int_equal(pc[6] + pc[7], 0);
+	assert_int_equal(pc[8], 9);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		d.msg[0] = '\0';
+		if (ip_parse_per_cpu_count(bad[i], strlen(bad[i]), &possible, pc, 16, &d) != -EINVAL)
+			fail_msg("'%s' passed", bad[i]);
+		assert_true(d.msg[0] != '\0');
+	}
+	assert_non_null(strstr(d.msg, "field 13"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1218,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_count_possible_not_online),
 		cmocka_unit_test(test_per_cpu_count_truncated),
 		cmocka_unit_test(test_per_cpu_count_junk),
+		cmocka_unit_test(test_per_cpu_count_zero_runs),
 		cmocka_unit_test(test_interrupts_x86_capture),
 		cmocka_unit_test(test_interrupts_x86_msix_long_chip),
 		cmocka_unit_test(test_interrupts_arm64_phone),

@@ -620,6 +620,10 @@ int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possib
 {
 	const char *p = text, *end = text + len;
 	int want = cpuset_count(possible), n = 0, cpu = cpuset_first(possible);
+	/* possible CPUs without a hole (nearly every machine): the next CPU is
+	 * cpu + 1, and a run of zeros is stepped over four at a time */
+	int last = cpuset_last(possible);
+	bool dense = cpu >= 0 && last - cpu + 1 == want;
 
 	if (by_cpu && nr_cpus > 0)
 		memset(by_cpu, 0, sizeof(*by_cpu) * (size_t)nr_cpus);
@@ -632,11 +636,18 @@ int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possib
 	if (p == end)
 		return ip_diag_set(d, -EINVAL, "no counts, %d possible CPUs", want);
 	for (;;) {
-		const char *tok = p;
+		const char *tok;
 		uint64_t v = 0;
 		int r = 0;
 
-		/* Most counts of a large machine are 0, and the buffer was zeroed. */
+		/* Most counts of a large machine are 0, and the buffer was zeroed;
+		 * four of them are fields cpu..cpu + 3, and another follows. */
+		while (dense && cpu + 4 <= last && end - p > 8 && memcmp(p, "0,0,0,0,", 8) == 0) {
+			p += 8;
+			n += 4;
+			cpu += 4;
+		}
+		tok = p;
 		if (*p == '0' && end - p > 1 && p[1] == ',')
 			p++;
 		else
@@ -655,7 +666,10 @@ int ip_parse_per_cpu_count(const char *text, size_t len, const ip_cpuset *possib
 			return ip_diag_set(d, -EINVAL, "more counts than the %d possible CPUs", want);
 		if (by_cpu && v && cpu < nr_cpus)
 			by_cpu[cpu] = (uint32_t)v;
-		cpu = cpuset_next(possible, cpu + 1);
+		if (dense)
+			cpu = cpu < last ? cpu + 1 : -1;
+		else
+			cpu = cpuset_next(possible, cpu + 1);
 		if (p == end)
 			break;
 		if (*p != ',')
