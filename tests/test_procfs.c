@@ -371,6 +371,28 @@ static void test_interrupts_edge_cases(void **state)
 			 -EINVAL);
 	assert_msg_has(d, "line 2: IRQ 5 count column 0 '0x' is not a number");
 
+	/* nine columns: runs of four zeros, a count inside and at the end */
+#define C0 "          0"
+#define HDR9                                                                     \
+	"      CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       " \
+	"CPU6       CPU7       CPU8\n"
+	assert_int_equal(parse_irqs(mem(HDR9 "  5:" C0 C0 C0 C0 C0 C0 C0 C0 C0 "   IO-APIC   5-edge  x\n"
+					     "  6:" C0 C0 C0 C0 "          7" C0 C0 C0 C0 "\n"
+					     "  7:" C0 C0 C0 C0 C0 C0 C0 C0 "         12\t\n"),
+				    &log, &d),
+			 0);
+	assert_int_equal(log.n, 3);
+	COUNTS(find_irq(&log, 5), 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	assert_irq(find_irq(&log, 5), "IO-APIC", "5-edge", "", "x");
+	COUNTS(find_irq(&log, 6), 0, 0, 0, 0, 7, 0, 0, 0, 0);
+	COUNTS(find_irq(&log, 7), 0, 0, 0, 0, 0, 0, 0, 0, 12);
+	assert_int_equal(
+		parse_irqs(mem(HDR9 "  8:" C0 C0 C0 C0 C0 C0 C0 "          0x         0 y\n"), &log, &d),
+		-EINVAL);
+	assert_msg_has(d, "line 2: IRQ 8 count column 7 '0x' is not a number");
+#undef HDR9
+#undef C0
+
 	/* header only */
 	assert_int_equal(parse_irqs(mem("           CPU0       CPU1\n"), &log, &d), 0);
 	assert_int_equal(hdr.ncols, 2);
