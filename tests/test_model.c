@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
+#include "irqpilot/engine.h"
 #include "irqpilot/model.h"
 #include "irqpilot/sample.h"
 
@@ -522,6 +523,12 @@ static void record_reads(void *ctx, const struct ip_root_event *ev)
 		(*n)++;
 }
 
+/* proc_pid_status() (fs/proc/array.c) of a kworker that took pid 204 */
+static const char kworker_status[] = "Name:\tkworker/2:1\nUmask:\t0000\nState:\tI (idle)\n"
+				     "Tgid:\t204\nNgid:\t0\nPid:\t204\nPPid:\t2\n"
+				     "Cpus_allowed:\t00000004\nCpus_allowed_list:\t2\n"
+				     "voluntary_ctxt_switches:\t3\nnonvoluntary_ctxt_switches:\t0\n";
+
 struct thread_reads {
 	int serial, ahci; /* reads of proc/201/ (irq/4-ttyS0), proc/204/ (irq/38-ahci) */
 };
@@ -539,7 +546,8 @@ static void record_thread_reads(void *ctx, const struct ip_root_event *ev)
 /*
  * Under forced threading every IRQ with an action has an irq/N thread, and
  * only the tracked lines' are placed: those alone are kept and read again
- * (stat and status; comm only in the scan), so that a cycle's cost follows
+ * (status, and stat when the thread may have run: test_sleeping_thread_
+ * stat_held; comm only in the scan), so that a cycle's cost follows
  * the tracked vectors and not every IRQ. The others are read by the scan of /proc, which runs
  * again when the tracked set may have changed (a retrack: a reload, a pin).
  * Forced threading, inferred from the scan (no threadirqs on this command
@@ -588,6 +596,7 @@ static void test_threads_tracked_only(void **state)
 	put(root, "proc/204/stat",
 	    "204 (kworker/2:1) S 2 0 0 0 -1 69238880 0 0 0 0 0 12 0 0 20 0 1 0 9504 0 0 "
 	    "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 0 0 0 0 0 0 0 0 0 0 0\n");
+	put(root, "proc/204/status", kworker_status);
 	ip_snapshot_free(&snap);
 	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
 	assert_false(has_thread(&snap, 38));
@@ -603,6 +612,189 @@ static void test_threads_tracked_only(void **state)
 	ip_root_set_recorder(r, NULL, NULL);
 	ip_snapshot_free(&snap);
 	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/* irq/38-ahci's stat (proc/204/stat of server-2s) with @stime: what the
+ * kernel prints after the thread ran */
+static void put_ahci_stat(const char *root, unsigned stime)
+{
+	char line[400];
+
+	snprintf(line, sizeof(line),
+		 "204 (irq/38-ahci[000) S 2 0 0 0 -1 2129984 0 0 0 0 0 %u 0 0 -51 0 1 0 504 0 0 "
+		 "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 50 1 0 0 0 0 0 0 0 0 0 0 0\n",
+		 stime);
+	put(root, "proc/204/stat", line);
+}
+
+static void put_ahci_status(const char *root, const char *name, char state, const char *cpus,
+			    unsigned long vcsw, unsigned long nvcsw)
+{
+	char text[600];
+
+	snprintf(text, sizeof(text),
+		 "Name:\t%s\nUmask:\t0022\nState:\t%c (%s)\nTgid:\t204\nNgid:\t0\nPid:\t204\n"
+		 "PPid:\t2\nTracerPid:\t0\nCpus_allowed_list:\t%s\nMems_allowed_list:\t0\n"
+		 "voluntary_ctxt_switches:\t%lu\nnonvoluntary_ctxt_switches:\t%lu\n",
+		 name, state, state == 'R' ? "running" : "sleeping", cpus, vcsw, nvcsw);
+	put(root, "proc/204/status", text);
+}
+
+/* IRQ 38 fires 89 times on CPU 2: in both files that count it */
+static void fire_ahci(const char *root)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "sed -i 's/ 1829311 / 1829400 /' '%s/proc/interrupts'", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "sys/kernel/irq/38/per_cpu_count",
+	    "0,0,1829400,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,77\n");
+}
+
+/* One more sample of @s into @snap, @secs after the last on the tree's
+ * clock: irq/38-ahci's stime as it says. */
+static uint64_t ahci_stime_after(struct ip_sampler *s, const char *root, unsigned secs,
+				 struct ip_snapshot *snap)
+{
+	static unsigned long now = 1;
+	struct ip_diag d = { "" };
+	char ns[32];
+
+	now += secs;
+	snprintf(ns, sizeof(ns), "%lu000000000\n", now);
+	put(root, "irqpilot/time_ns", ns);
+	ip_snapshot_free(snap);
+	if (ip_sampler_sample(s, snap, &d) < 0)
+		fail_msg("sample: %s", d.msg);
+	return thread_of(snap, 38)->stime;
+}
+
+/*
+ * A known IRQ thread's stat is read again only when its status says it may
+ * have run since: a switch counted either way, not asleep now or then, its
+ * line fired, its affinity or name changed, we wrote it, or a full scan.
+ * Otherwise stat would print what it printed: the new figure written to the
+ * tree below is seen only once status says the thread ran. Status, read
+ * every sample, is always current.
+ */
+static void test_sleeping_thread_stat_held(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-held-XXXXXX", cmd[600], root[64];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	unsigned stime = 48210;
+	struct ip_sampler *s;
+	struct ip_root *r;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+#define next_stime() ahci_stime_after(s, root, 1, &snap)
+	assert_int_equal(next_stime(), stime); /* the scan */
+	assert_int_equal(next_stime(), stime); /* read: its state was not known */
+
+#define HELD_THEN_READ(change)                                  \
+	do {                                                    \
+		put_ahci_stat(root, ++stime);                   \
+		assert_int_equal(next_stime(), stime - 1);      \
+		change;                                         \
+		assert_int_equal(next_stime(), stime);          \
+	} while (0)
+
+	HELD_THEN_READ(put_ahci_status(root, "irq/38-ahci[000", 'S', "2", 1702114, 3301));
+	HELD_THEN_READ(put_ahci_status(root, "irq/38-ahci[000", 'S', "2", 1702114, 3302));
+	HELD_THEN_READ(put_ahci_status(root, "irq/38-ahci[000", 'R', "2", 1702114, 3302));
+	/* still running */
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(next_stime(), stime);
+	/* asleep again, and was not at the last read */
+	put_ahci_status(root, "irq/38-ahci[000", 'S', "2", 1702114, 3302);
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(next_stime(), stime);
+	HELD_THEN_READ(put_ahci_status(root, "irq/38-ahci[000", 'S', "3", 1702114, 3302));
+	assert_true(cpuset_test(&thread_of(&snap, 38)->allowed, 3));
+	HELD_THEN_READ(fire_ahci(root));
+	HELD_THEN_READ(ip_sampler_forget_thread(s, 204));
+	/* the minute's full scan of /proc/interrupts */
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(ahci_stime_after(s, root, 61, &snap), stime);
+	/* a name status escapes, or another task's: always read */
+	HELD_THEN_READ(put_ahci_status(root, "irq/38-ahci[00", 'S', "3", 1702114, 3302));
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(next_stime(), stime);
+	assert_int_equal(thread_of(&snap, 38)->vcsw, 1702114);
+	assert_int_equal(thread_of(&snap, 38)->nvcsw, 3302);
+#undef HELD_THEN_READ
+	ip_sampler_free(s);
+
+	/* where every sample is a full scan, every stat is read */
+	o.full_scan_always = true;
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	assert_int_equal(next_stime(), stime);
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(next_stime(), stime);
+	put_ahci_stat(root, ++stime);
+	assert_int_equal(next_stime(), stime);
+
+#undef next_stime
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/*
+ * The daemon's own write to a sleeping thread is read back: irq/38-ahci
+ * runs SCHED_OTHER, the policy wants SCHED_FIFO 50 and writes it once (the
+ * tree's writer changes stat as the kernel would); the thread sleeps on, so
+ * only the engine telling the sampler makes the next cycles see it done
+ * rather than write it again each cycle.
+ */
+static void test_own_thread_write_seen(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-ownw-XXXXXX", cmd[600], root[64], ns[32];
+	struct ip_engine_opts eo = { .dry_run = false };
+	struct ip_policy_config cfg;
+	struct ip_engine *e;
+	struct ip_diag d = { "" };
+	struct ip_root *r;
+	int sched_writes = 0;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
+	assert_int_equal(system(cmd), 0);
+	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	/* SCHED_OTHER, nice 0: fields 18 (20), 40 (0) and 41 (0) */
+	put(root, "proc/204/stat",
+	    "204 (irq/38-ahci[000) S 2 0 0 0 -1 2129984 0 0 0 0 0 48210 0 0 20 0 1 0 504 0 0 "
+	    "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 0 0 0 0 0 0 0 0 0 0 0\n");
+	ip_policy_config_init(&cfg);
+	assert_int_equal(cfg.rt_priority, 50);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
+	for (int i = 0; i < 6; i++) {
+		struct ip_step *st;
+
+		snprintf(ns, sizeof(ns), "%d000000000\n", i + 1);
+		put(root, "irqpilot/time_ns", ns);
+		if (ip_engine_step(e, &st, &d) < 0)
+			fail_msg("step %d: %s", i, d.msg);
+		for (int k = 0; k < st->results.n; k++)
+			if (st->results.r[k].what == IP_APPLY_THREAD_SCHED && st->results.r[k].pid == 204) {
+				assert_int_equal(st->results.r[k].outcome, IP_APPLY_OK);
+				sched_writes++;
+			}
+	}
+	assert_int_equal(sched_writes, 1);
+	ip_engine_free(e);
+	ip_policy_config_free(&cfg);
 	ip_root_free(r);
 	assert_int_equal(rm_rf(tmp), 0);
 }
@@ -1493,6 +1685,8 @@ int main(void)
 		cmocka_unit_test(test_garbled_and_vanished),
 		cmocka_unit_test(test_vector_cache),
 		cmocka_unit_test(test_threads_tracked_only),
+		cmocka_unit_test(test_sleeping_thread_stat_held),
+		cmocka_unit_test(test_own_thread_write_seen),
 		cmocka_unit_test(test_fast_path_same_model),
 		cmocka_unit_test(test_no_sparse_irq),
 		cmocka_unit_test(test_isolation_reread_every_sample),

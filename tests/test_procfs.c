@@ -771,6 +771,9 @@ static void test_pid_status(void **state)
 	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
 	free(b.p);
 	assert_int_equal(s.ppid, 2);
+	assert_int_equal(s.state, 'S');
+	/* a 6.1 kthread's whole name (proc_task_name()), not comm's 15 bytes */
+	assert_string_equal(s.name, "irq/28-ahci[0000:00:06.0]");
 	assert_true(s.has_cpus_allowed);
 	assert_int_equal(cpuset_count(&s.cpus_allowed), 1);
 	assert_true(cpuset_test(&s.cpus_allowed, 2));
@@ -784,12 +787,31 @@ static void test_pid_status(void **state)
 	assert_true(cpuset_test(&s.cpus_allowed, 3));
 	assert_int_equal(s.voluntary_ctxt_switches, 8057);
 	assert_int_equal(s.nonvoluntary_ctxt_switches, 1);
+	assert_string_equal(s.name, "irq/25-virtio0-requests");
+	/* task_state_array[] (fs/proc/array.c): a letter, a blank, a word */
+	b = mem("State:\tD (disk sleep)\n");
+	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
+	free(b.p);
+	assert_int_equal(s.state, 'D');
+	b = mem("State:\tI\n");
+	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
+	free(b.p);
+	assert_int_equal(s.state, 'I');
+	/* a name longer than the field: cut, not refused */
+	b = mem("Name:\tirq/123456-0123456789012345678901234567890123456789012345678901234567890123\n");
+	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
+	free(b.p);
+	assert_int_equal(strlen(s.name), sizeof(s.name) - 1);
+	assert_memory_equal(s.name, "irq/123456-0123", 15);
 
-	/* Tgid has PPid's length: only the wanted keys' values are read */
-	b = mem("Name:\tfio: a b\nTgid:\tx y\nPPid:\t77\nCpus_allowed_list:\t0-3,8-11\n");
+	/* Tgid has PPid's length, Umask State's: only the wanted keys'
+	 * values are read */
+	b = mem("Name:\tfio: a b\nUmask:\tz\nTgid:\tx y\nPPid:\t77\nCpus_allowed_list:\t0-3,8-11\n");
 	assert_int_equal(ip_parse_pid_status(b.p, b.len, &s, &d), 0);
 	free(b.p);
 	assert_int_equal(s.ppid, 77);
+	assert_string_equal(s.name, "fio: a b");
+	assert_int_equal(s.state, '\0');
 	assert_false(s.has_ctxt);
 	assert_int_equal(cpuset_count(&s.cpus_allowed), 8);
 	assert_true(cpuset_test(&s.cpus_allowed, 11));
@@ -807,6 +829,9 @@ static void test_pid_status_malformed(void **state)
 		{ "a:1\nvoluntary_ctxt_switches:\t18446744073709551616\n", 0, -ERANGE, "line 2" },
 		{ "voluntary_ctxt_switches:\t1 2\n", 0, -EINVAL, "not a number" },
 		{ "Name:\ta\0\n", 9, -EINVAL, "NUL" },
+		{ "State:\t\n", 0, -EINVAL, "line 1: State '' is not a state letter" },
+		{ "Name:\ta\nState:\tSleeping\n", 0, -EINVAL, "line 2: State 'Sleeping'" },
+		{ "State:\t? (unknown)\n", 0, -EINVAL, "not a state letter" },
 	};
 
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {

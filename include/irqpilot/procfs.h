@@ -128,6 +128,11 @@ struct ip_pid_status {
 	uint64_t voluntary_ctxt_switches;
 	uint64_t nonvoluntary_ctxt_switches;
 	pid_t ppid;
+	char state;                  /* State's letter, '\0' without the line */
+	/* Name as status writes it: escaped (task_name(), fs/proc/array.c),
+	 * so a name with a blank or a backslash differs from stat's comm;
+	 * cut to 63 bytes. "" without the line. */
+	char name[64];
 };
 
 int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out, struct ip_diag *d);

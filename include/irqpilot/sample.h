@@ -44,6 +44,9 @@ void ip_sampler_invalidate(struct ip_sampler *s);
 /* irqpilotd wrote the affinity of @irq: the next sample reads its
  * effective affinity again rather than trust what it read before. */
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq);
+/* irqpilotd changed thread @pid's affinity or scheduling: the next sample
+ * reads its stat again rather than hold it. */
+void ip_sampler_forget_thread(struct ip_sampler *s, pid_t pid);
 /* What opts.track says has changed (a pin, a reload): the next sample
  * reads all of /proc/interrupts and asks it again for every line. */
 void ip_sampler_retrack(struct ip_sampler *s);

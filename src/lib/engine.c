@@ -439,14 +439,20 @@ static void simulate_rates(struct ip_model *m, const ip_cpuset *moved_to, const 
 	}
 }
 
-/* The sampler trusts what it read of a vector until it changes; our own
- * writes it learns of here. */
+/* The sampler trusts what it read of a vector, and of a sleeping IRQ
+ * thread, until it changes; our own writes it learns of here. */
 static void forget_written(struct ip_engine *e, const struct ip_apply_results *res)
 {
-	for (int i = 0; i < res->n; i++)
-		if (res->r[i].what == IP_APPLY_IRQ && res->r[i].outcome != IP_APPLY_DRY_RUN &&
-		    res->r[i].outcome != IP_APPLY_SKIPPED)
-			ip_sampler_forget_irq(e->sampler, res->r[i].irq);
+	for (int i = 0; i < res->n; i++) {
+		const struct ip_apply_result *r = &res->r[i];
+
+		if (r->outcome == IP_APPLY_DRY_RUN || r->outcome == IP_APPLY_SKIPPED)
+			continue;
+		if (r->what == IP_APPLY_IRQ)
+			ip_sampler_forget_irq(e->sampler, r->irq);
+		else if (r->what == IP_APPLY_THREAD_AFFINITY || r->what == IP_APPLY_THREAD_SCHED)
+			ip_sampler_forget_thread(e->sampler, r->pid);
+	}
 }
 
 /* What restore put back (or found gone) is no longer where the policy put

@@ -977,6 +977,22 @@ static int status_kv(void *ctx, const char *key, size_t keylen, const char *v, c
 	uint64_t u;
 	int r;
 
+	if (key_is(key, keylen, "Name")) {
+		size_t n = MIN((size_t)(ve - v), sizeof(c->s->name) - 1);
+
+		memcpy(c->s->name, v, n);
+		c->s->name[n] = '\0';
+		return 0;
+	}
+	if (key_is(key, keylen, "State")) {
+		/* task_state(): "State:\t%s" of "R (running)", "S (sleeping)"... */
+		if (v == ve || !((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z')) ||
+		    (ve - v > 1 && v[1] != ' '))
+			return ip_diag_set(d, -EINVAL, "line %d: State '%s' is not a state letter",
+					   lineno, EXCERPT(v, ve));
+		c->s->state = *v;
+		return 0;
+	}
 	if (key_is(key, keylen, "PPid")) {
 		r = kv_u64(key, keylen, v, ve, INT_MAX, &u, lineno, d);
 		c->s->ppid = (pid_t)u;
@@ -1010,11 +1026,11 @@ static int status_kv(void *ctx, const char *key, size_t keylen, const char *v, c
 	return 0;
 }
 
-/* A key status_kv() may want, by length: PPid, Cpus_allowed_list,
- * voluntary_ctxt_switches, nonvoluntary_ctxt_switches. */
+/* A key status_kv() may want, by length: Name and PPid, State,
+ * Cpus_allowed_list, voluntary_ctxt_switches, nonvoluntary_ctxt_switches. */
 static bool status_key_wanted(size_t keylen)
 {
-	return keylen == 4 || keylen == 17 || keylen == 23 || keylen == 26;
+	return keylen == 4 || keylen == 5 || keylen == 17 || keylen == 23 || keylen == 26;
 }
 
 int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out, struct ip_diag *d)

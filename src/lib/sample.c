@@ -288,10 +288,10 @@ struct ip_sampler {
 
 	/* The tracked lines' IRQ threads, read every sample; the scan of all
 	 * of /proc that found them runs again only when one is gone or the
-	 * tracked set may have changed. */
+	 * tracked set may have changed. Sorted by pid. */
 	bool have_threads;
-	pid_t *thread_pids;
-	int nr_thread_pids;
+	struct held_thread *threads;
+	int nr_threads;
 	bool threads_forced; /* the last scan found forced threading */
 
 	struct vec_cache *vecs; /* sorted by IRQ */
@@ -323,6 +323,18 @@ struct ip_sampler {
 	size_t *foff;
 	int foff_n;
 	struct fd_cache fdc;
+};
+
+/*
+ * A known IRQ thread as its last read left it: its stat is held while its
+ * status shows it has not run since (stat_holds()).
+ */
+struct held_thread {
+	struct ip_irq_thread t;
+	uint64_t irq_total;	  /* its line's total at that read */
+	unsigned long full_scans; /* nr_full_scans at that read */
+	char state;		  /* status' State then, '\0' unknown */
+	bool written;		  /* ip_sampler_forget_thread() since */
 };
 
 /* ---- copies of the cached parts into a snapshot ---------------------- */
@@ -698,11 +710,11 @@ void ip_sampler_invalidate(struct ip_sampler *s)
 		ip_storage_free(&s->storage);
 	free(s->online_sig);
 	free(s->tracked);
-	free(s->thread_pids);
+	free(s->threads);
 	s->online_sig = NULL;
 	s->tracked = NULL;
-	s->thread_pids = NULL;
-	s->nr_tracked = s->nr_thread_pids = 0;
+	s->threads = NULL;
+	s->nr_tracked = s->nr_threads = 0;
 	s->have_topo = s->have_storage = s->have_threads = false;
 	s->irq_sig = 0;
 }
@@ -1691,6 +1703,18 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 	return 0;
 }
 
+void ip_sampler_forget_thread(struct ip_sampler *s, pid_t pid)
+{
+	bool found;
+	size_t i;
+
+	if (pid <= 0)
+		return;
+	i = IP_SORTED_POS(s->threads, s->nr_threads, t.pid, (unsigned)pid, &found);
+	if (found)
+		s->threads[i].written = true;
+}
+
 void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
 {
 	bool found;
@@ -1792,37 +1816,15 @@ static int rd(struct ip_root *r, const char *path, bool again, char **out, size_
 	return again ? ip_root_read_again(r, path, true, out, len) : ip_root_read_attr(r, path, out, len);
 }
 
-/*
- * Reads one thread; -ENOENT when it is gone, -ESRCH when it is no IRQ
- * thread. @again: a known IRQ thread, read every sample through kept fds
- * (ip_root_read_again()); the scan of all of /proc keeps none.
- *
- * The scan reads comm first: of every task in /proc only the IRQ threads
- * go on to stat and status. A known thread's name is taken from stat's
- * field 2 instead of a third read each sample: the kernel writes both with
- * proc_task_name() (fs/proc/array.c, for do_task_stat() and fs/proc/base.c
- * comm_show()), the same text, so a pid that now names another task is
- * caught the same way. With threadirqs every storage vector has a thread:
- * a third of what the sample reads for them.
- */
-static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_thread *t)
+/* stat's fields into @t: -ESRCH when it names no IRQ thread (any more). */
+static int read_stat(struct ip_root *r, pid_t pid, bool again, struct ip_irq_thread *t)
 {
-	_cleanup_free_ char *comm = NULL, *stat = NULL, *status = NULL;
+	_cleanup_free_ char *stat = NULL;
 	struct ip_pid_stat ps;
-	struct ip_pid_status st;
 	char path[64];
 	size_t len;
 	int ret;
 
-	memset(t, 0, sizeof(*t));
-	if (!again) {
-		num_path(path, sizeof(path), "proc/", (unsigned long)pid, "/comm");
-		ret = ip_root_read_line(r, path, &comm);
-		if (ret < 0)
-			return ret;
-		if (!parse_thread_comm(comm, &t->irq, &t->secondary))
-			return -ESRCH;
-	}
 	num_path(path, sizeof(path), "proc/", (unsigned long)pid, "/stat");
 	ret = rd(r, path, again, &stat, &len);
 	if (ret < 0)
@@ -1841,15 +1843,119 @@ static int read_thread(struct ip_root *r, pid_t pid, bool again, struct ip_irq_t
 	t->policy = ps.policy;
 	t->rt_priority = ps.rt_priority;
 	t->last_cpu = ps.has_processor ? ps.processor : -1;
+	return 0;
+}
+
+static int read_status(struct ip_root *r, pid_t pid, bool again, struct ip_pid_status *st)
+{
+	_cleanup_free_ char *status = NULL;
+	char path[64];
+	size_t len;
+	int ret;
+
 	num_path(path, sizeof(path), "proc/", (unsigned long)pid, "/status");
 	ret = rd(r, path, again, &status, &len);
 	if (ret < 0)
 		return ret;
-	if (ip_parse_pid_status(status, len, &st, NULL) < 0)
-		return -EINVAL;
-	t->allowed = st.cpus_allowed;
-	t->vcsw = st.voluntary_ctxt_switches;
-	t->nvcsw = st.nonvoluntary_ctxt_switches;
+	return ip_parse_pid_status(status, len, st, NULL) < 0 ? -EINVAL : 0;
+}
+
+static void take_status(struct ip_irq_thread *t, const struct ip_pid_status *st)
+{
+	t->allowed = st->cpus_allowed;
+	t->vcsw = st->voluntary_ctxt_switches;
+	t->nvcsw = st->nonvoluntary_ctxt_switches;
+}
+
+/*
+ * Reads one thread of the scan of all of /proc; -ENOENT when it is gone,
+ * -ESRCH when it is no IRQ thread. The scan keeps no fds. comm is read
+ * first: of every task in /proc only the IRQ threads go on to status and
+ * stat. A known thread is read by read_known_thread() instead.
+ */
+static int read_thread(struct ip_root *r, pid_t pid, struct ip_irq_thread *t)
+{
+	_cleanup_free_ char *comm = NULL;
+	struct ip_pid_status st;
+	char path[64];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	num_path(path, sizeof(path), "proc/", (unsigned long)pid, "/comm");
+	ret = ip_root_read_line(r, path, &comm);
+	if (ret < 0)
+		return ret;
+	if (!parse_thread_comm(comm, &t->irq, &t->secondary))
+		return -ESRCH;
+	ret = read_status(r, pid, false, &st);
+	if (ret < 0)
+		return ret;
+	ret = read_stat(r, pid, false, t);
+	if (ret < 0)
+		return ret;
+	take_status(t, &st);
+	return 0;
+}
+
+static bool asleep(char state)
+{
+	return state == 'S' || state == 'D' || state == 'I';
+}
+
+/*
+ * Whether what @h read of stat still holds, by @st, the status just read:
+ * the thread was asleep then and is now, and has been switched neither in
+ * nor out since. A thread that ran went back to sleep through a counted
+ * switch, and one woken but not yet run is not asleep, so do_task_stat()
+ * (fs/proc/array.c) would print the same times, CPU and name: under
+ * threadirqs or PREEMPT_RT most storage vectors' threads sleep through
+ * most samples (their CPUs submit nothing), and stat was half of what a
+ * sample read for them. The line's count and the affinity (status') must
+ * not have changed either: on a kernel the thread ran for either, but a
+ * tree, or another writer, need not keep them in step. Not seen: another
+ * task's sched_setscheduler(2) on a sleeping thread, until the next full
+ * scan reads every stat again or the thread runs; our own writes are told
+ * (ip_sampler_forget_thread()). The name is status' escaped one: a name
+ * it escapes differs from stat's, and that thread's stat is always read.
+ */
+static bool stat_holds(const struct ip_sampler *s, const struct held_thread *h,
+		       const struct ip_pid_status *st, uint64_t irq_total)
+{
+	return !h->written && h->full_scans == s->nr_full_scans && asleep(h->state) &&
+	       asleep(st->state) && st->has_ctxt && st->voluntary_ctxt_switches == h->t.vcsw &&
+	       st->nonvoluntary_ctxt_switches == h->t.nvcsw && irq_total == h->irq_total &&
+	       cpuset_equal(&st->cpus_allowed, &h->t.allowed) && strcmp(st->name, h->t.comm) == 0;
+}
+
+/* A known thread, through kept fds (ip_root_read_again()): its status, and
+ * its stat unless that holds. Its name is then stat's field 2 rather than
+ * a third read: the kernel writes both with proc_task_name(), so a pid
+ * that now names another task is caught the same way. */
+static int read_known_thread(struct ip_sampler *s, const struct ip_snapshot *snap,
+			     struct held_thread *h, struct ip_irq_thread *t)
+{
+	const struct ip_irq *q = ip_snapshot_irq(snap, h->t.irq);
+	uint64_t total = q ? q->total : UINT64_MAX;
+	struct ip_pid_status st;
+	int ret;
+
+	ret = read_status(s->root, h->t.pid, true, &st);
+	if (ret < 0)
+		return ret;
+	if (stat_holds(s, h, &st, total)) {
+		*t = h->t;
+	} else {
+		memset(t, 0, sizeof(*t));
+		ret = read_stat(s->root, h->t.pid, true, t);
+		if (ret < 0)
+			return ret;
+	}
+	take_status(t, &st);
+	h->t = *t;
+	h->irq_total = total;
+	h->full_scans = s->nr_full_scans;
+	h->state = st.state;
+	h->written = false;
 	return 0;
 }
 
@@ -1884,7 +1990,7 @@ static int scan_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 
 		if (*end || pid <= 0)
 			continue;
-		if (read_thread(s->root, (pid_t)pid, false, &t) < 0)
+		if (read_thread(s->root, (pid_t)pid, &t) < 0)
 			continue;
 		ret = add_thread(snap, &cap, &t);
 		if (ret < 0)
@@ -1986,13 +2092,14 @@ static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	keep_tracked_threads(snap);
 	if (snap->nr_threads)
 		ip_sort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
-	free(s->thread_pids);
-	s->thread_pids = malloc(sizeof(pid_t) * (snap->nr_threads ? snap->nr_threads : 1));
-	if (!s->thread_pids)
+	free(s->threads);
+	s->threads = calloc(snap->nr_threads ? snap->nr_threads : 1, sizeof(*s->threads));
+	if (!s->threads)
 		return -ENOMEM;
+	/* their state unknown: the next sample reads each stat again */
 	for (int i = 0; i < snap->nr_threads; i++)
-		s->thread_pids[i] = snap->threads[i].pid;
-	s->nr_thread_pids = snap->nr_threads;
+		s->threads[i].t = snap->threads[i];
+	s->nr_threads = snap->nr_threads;
 	s->have_threads = true;
 	return 0;
 }
@@ -2003,10 +2110,10 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	bool lost = false;
 
 	if (s->have_threads) {
-		for (int i = 0; i < s->nr_thread_pids; i++) {
+		for (int i = 0; i < s->nr_threads; i++) {
 			struct ip_irq_thread t;
 
-			if (read_thread(s->root, s->thread_pids[i], true, &t) < 0) {
+			if (read_known_thread(s, snap, &s->threads[i], &t) < 0) {
 				lost = true;
 				break;
 			}
