@@ -907,15 +907,19 @@ int ip_parse_pid_stat(const char *text, size_t len, struct ip_pid_stat *out, str
 typedef int (*kv_cb)(void *ctx, const char *key, size_t keylen, const char *val, const char *vale,
 		     int lineno, struct ip_diag *d);
 
+/* Every key length, for parse_kv() */
+#define KV_ALL UINT64_MAX
+
 /*
- * Every line but a blank one must have its ':'. @want (NULL: every key)
- * says by a key's length whether @cb may want its line: only those have
- * their value trimmed and handed on. /proc/PID/status has some 40 lines
- * (proc_pid_status(), fs/proc/array.c), 4 of them wanted, read for every
- * IRQ thread every cycle.
+ * Every line but a blank one must have its ':'. Bit n of @want says
+ * whether @cb may want a line whose key is n bytes long (KV_ALL: every
+ * key, also one of 64 bytes or more): only those have their value trimmed
+ * and handed on, without a call for the others. /proc/PID/status has some
+ * 40 lines (proc_pid_status(), fs/proc/array.c), 6 of them wanted, read
+ * for every IRQ thread every cycle.
  */
-static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb,
-		    bool (*want)(size_t keylen), void *ctx, struct ip_diag *d)
+static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb, uint64_t want,
+		    void *ctx, struct ip_diag *d)
 {
 	const char *end = text + len, *p, *eol;
 	int lineno = 0, r;
@@ -934,7 +938,7 @@ static int parse_kv(const char *text, size_t len, const char *what, kv_cb cb,
 		if (!colon && trim_end(p, eol) != p)
 			return ip_diag_set(d, -EINVAL, "line %d: no ':' in '%s'", lineno,
 					   EXCERPT(p, eol));
-		if (colon && (!want || want(colon - p))) {
+		if (colon && (want == KV_ALL || (colon - p < 64 && (want >> (colon - p) & 1)))) {
 			v = skip_blank(colon + 1, eol);
 			r = cb(ctx, p, colon - p, v, trim_end(v, eol), lineno, d);
 			if (r < 0)
@@ -1026,12 +1030,11 @@ static int status_kv(void *ctx, const char *key, size_t keylen, const char *v, c
 	return 0;
 }
 
-/* A key status_kv() may want, by length: Name and PPid, State,
+/* The keys status_kv() may want, by length: Name and PPid, State,
  * Cpus_allowed_list, voluntary_ctxt_switches, nonvoluntary_ctxt_switches. */
-static bool status_key_wanted(size_t keylen)
-{
-	return keylen == 4 || keylen == 5 || keylen == 17 || keylen == 23 || keylen == 26;
-}
+#define STATUS_KEYS                                                                          \
+	((UINT64_C(1) << 4) | (UINT64_C(1) << 5) | (UINT64_C(1) << 17) | (UINT64_C(1) << 23) | \
+	 (UINT64_C(1) << 26))
 
 int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out, struct ip_diag *d)
 {
@@ -1039,7 +1042,7 @@ int ip_parse_pid_status(const char *text, size_t len, struct ip_pid_status *out,
 	struct status_ctx c = { .s = &s };
 	int r;
 
-	r = parse_kv(text, len, "status", status_kv, status_key_wanted, &c, d);
+	r = parse_kv(text, len, "status", status_kv, STATUS_KEYS, &c, d);
 	if (r < 0)
 		return r;
 	s.has_ctxt = c.vol && c.nonvol;
@@ -1075,7 +1078,7 @@ int ip_parse_pid_io(const char *text, size_t len, struct ip_pid_io *out, struct 
 	struct io_ctx c = { .io = &io };
 	int r;
 
-	r = parse_kv(text, len, "io", io_kv, NULL, &c, d);
+	r = parse_kv(text, len, "io", io_kv, KV_ALL, &c, d);
 	if (r < 0)
 		return r;
 	if (!c.rd || !c.wr)
