@@ -114,15 +114,7 @@ free_irq_dir() {
 	find "$1" -type f -exec truncate -s 0 {} + && rm -rf "$1"
 }
 
-# standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
-# workload on a fixture tree, in the background (its pid in $standin_pid):
-# 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list
-# (in /proc/interrupts and in /sys/kernel/irq/IRQ/per_cpu_count)
-# names (as the effective affinity), and 3,000 submissions of DISK from CPU,
-# completed: the kernel counts them in /proc/diskstats too. Without that a
-# daemon that saw no change while the loop was held up (a loaded machine)
-# went idle, its probe watching a /proc/diskstats that never changed, and
-# slept to its minute's full cycle.
+# standin_disk ROOT DISK: 3,000 more reads completed by DISK.
 # diskstats_show() (block/genhd.c) prints "%4d %7d %pg" and the counts one
 # space apart; field 4 is reads completed.
 standin_disk() {
@@ -136,6 +128,16 @@ standin_disk() {
 	} { print }' "$1/proc/diskstats" >"$tmp/diskstats.kernel" &&
 		rewrite "$1/proc/diskstats" "$tmp/diskstats.kernel"
 }
+
+# standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
+# workload on a fixture tree, in the background (its pid in $standin_pid):
+# 3,000 interrupts of IRQ at a time on the first CPU its smp_affinity_list
+# names (as the effective affinity), in /proc/interrupts and in
+# /sys/kernel/irq/IRQ/per_cpu_count, and 3,000 submissions of DISK from CPU,
+# completed: the kernel counts them in /proc/diskstats too (standin_disk).
+# Without that a daemon that saw no change while the loop was held up (a
+# loaded machine) went idle, its probe watching a /proc/diskstats that never
+# changed, and slept to its minute's full cycle.
 standin_kernel() {
 	(
 		c=0

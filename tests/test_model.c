@@ -543,6 +543,26 @@ static void record_thread_reads(void *ctx, const struct ip_root_event *ev)
 	n->ahci += strncmp(ev->path, "proc/204/", 9) == 0;
 }
 
+/* A copy of server-2s under @tmp (a mkdtemp() template), in @root. */
+static void copy_server(char *tmp, char *root, size_t n)
+{
+	char cmd[600];
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, n, "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* copy_server() with a command line that names neither threadirqs nor
+ * isolated CPUs: forced threading is then known only from the threads the
+ * scan finds (irq/4-ttyS0, whose driver asks for none). */
+static void copy_server_unforced(char *tmp, char *root, size_t n)
+{
+	copy_server(tmp, root, n);
+	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+}
+
 /*
  * Under forced threading every IRQ with an action has an irq/N thread, and
  * only the tracked lines' are placed: those alone are kept and read again
@@ -555,7 +575,7 @@ static void record_thread_reads(void *ctx, const struct ip_root_event *ev)
  */
 static void test_threads_tracked_only(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-threads-XXXXXX", cmd[600], root[64];
+	char tmp[] = "/tmp/irqpilot-threads-XXXXXX", root[64];
 	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
 	struct thread_reads n = { 0 };
@@ -563,11 +583,7 @@ static void test_threads_tracked_only(void **state)
 	struct ip_sampler *s;
 	struct ip_root *r;
 
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
-	assert_int_equal(system(cmd), 0);
-	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	copy_server_unforced(tmp, root, sizeof(root));
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
 	ip_root_set_recorder(r, record_thread_reads, &n);
@@ -681,18 +697,14 @@ static uint64_t ahci_stime_after(struct ip_sampler *s, const char *root, unsigne
  */
 static void test_sleeping_thread_stat_held(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-held-XXXXXX", cmd[600], root[64];
+	char tmp[] = "/tmp/irqpilot-held-XXXXXX", root[64];
 	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
 	unsigned stime = 48210;
 	struct ip_sampler *s;
 	struct ip_root *r;
 
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
-	assert_int_equal(system(cmd), 0);
-	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	copy_server_unforced(tmp, root, sizeof(root));
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
 #define next_stime() ahci_stime_after(s, root, 1, &snap)
@@ -758,7 +770,7 @@ static void test_sleeping_thread_stat_held(void **state)
  */
 static void test_own_thread_write_seen(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-ownw-XXXXXX", cmd[600], root[64], ns[32];
+	char tmp[] = "/tmp/irqpilot-ownw-XXXXXX", root[64], ns[32];
 	struct ip_engine_opts eo = { .dry_run = false };
 	struct ip_policy_config cfg;
 	struct ip_engine *e;
@@ -766,11 +778,7 @@ static void test_own_thread_write_seen(void **state)
 	struct ip_root *r;
 	int sched_writes = 0;
 
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
-	assert_int_equal(system(cmd), 0);
-	put(root, "proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/mapper/vg0-root ro quiet\n");
+	copy_server_unforced(tmp, root, sizeof(root));
 	/* SCHED_OTHER, nice 0: fields 18 (20), 40 (0) and 41 (0) */
 	put(root, "proc/204/stat",
 	    "204 (irq/38-ahci[000) S 2 0 0 0 -1 2129984 0 0 0 0 0 48210 0 0 20 0 1 0 504 0 0 "
@@ -1038,17 +1046,6 @@ static int count_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1; /* the DIR's own */
-}
-
-/* A copy of server-2s under @tmp (a mkdtemp() template), in @root. */
-static void copy_server(char *tmp, char *root, size_t n)
-{
-	char cmd[600];
-
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, n, "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
-	assert_int_equal(system(cmd), 0);
 }
 
 static void sample_ok(struct ip_sampler *s, struct ip_snapshot *snap)

@@ -23,6 +23,12 @@ static inline bool is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
+/* A task state as task_state_array[] (fs/proc/array.c) spells it. */
+static inline bool is_state_letter(char c)
+{
+	return (unsigned char)((c | 0x20) - 'a') < 26;
+}
+
 static inline const char *skip_blank(const char *p, const char *end)
 {
 	while (p < end && is_blank(*p))
@@ -795,8 +801,7 @@ static int parse_stat_field(struct ip_pid_stat *s, int field, const char **pp,
 	switch (field) {
 	case 3:
 		p = skip_token(p, end);
-		if (p - tok != 1 ||
-		    !((*tok >= 'A' && *tok <= 'Z') || (*tok >= 'a' && *tok <= 'z')))
+		if (p - tok != 1 || !is_state_letter(*tok))
 			r = -EINVAL;
 		s->state = *tok;
 		break;
@@ -990,7 +995,7 @@ static int status_kv(void *ctx, const char *key, size_t keylen, const char *v, c
 	}
 	if (key_is(key, keylen, "State")) {
 		/* task_state(): "State:\t%s" of "R (running)", "S (sleeping)"... */
-		if (v == ve || !((*v >= 'A' && *v <= 'Z') || (*v >= 'a' && *v <= 'z')) ||
+		if (v == ve || !is_state_letter(*v) ||
 		    (ve - v > 1 && v[1] != ' '))
 			return ip_diag_set(d, -EINVAL, "line %d: State '%s' is not a state letter",
 					   lineno, EXCERPT(v, ve));
