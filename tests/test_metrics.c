@@ -175,6 +175,17 @@ static void test_device_counts_and_share(void **state)
 	}
 	assert_int_equal(mx.nr_dev, 1);
 	assert_true(mx.dev[0].locality > 0.749 && mx.dev[0].locality < 0.751);
+	/* the domains regroup (one of both CPUs): the next cycle's counts go
+	 * to that domain's list, not to the list its index had */
+	cpus[1].domain = 0;
+	cpuset_set(&doms[0].cpus, 1);
+	cur.topo.nr_domains = 1;
+	assert_int_equal(ip_metrics_update(&mx, &st), 0);
+	assert_int_equal(mx.nr_devdom, 3);
+	assert_string_equal(mx.devdom[2].domain, "0-1");
+	assert_int_equal(mx.devdom[2].interrupts, 200);
+	assert_true(mx.devdom[2].submissions == 200);
+	assert_int_equal(mx.devdom[0].interrupts + mx.devdom[1].interrupts, 400);
 	ip_metrics_free(&mx);
 }
 

@@ -973,6 +973,12 @@ static void test_diskstats(void **state)
 		parse_disks(mem("8 0 sda 9999999999999999999 2 3 4 5 6 7 8 9 10 11\n"), &l, &d), 0);
 	assert_true(l.s[0].rd_ios == UINT64_C(9999999999999999999));
 	assert_int_equal(l.s[0].wr_ios, 5);
+	/* 20 digits in a count nothing keeps (field 5): in range, accepted */
+	assert_int_equal(
+		parse_disks(mem("8 0 sda 1 18446744073709551615 3 4 5 6 7 8 9 10 11\n"), &l, &d), 0);
+	assert_int_equal(l.s[0].rd_ios, 1);
+	assert_int_equal(l.s[0].wr_ios, 5);
+	assert_int_equal(l.s[0].io_ticks, 10);
 }
 
 static void test_diskstats_malformed(void **state)

@@ -53,6 +53,12 @@ struct ip_metrics_cq {
 	uint64_t max_wait_ns;	/* the module's longest wait */
 };
 
+/* A domain's CPU list as text, the key of its devdom entries. */
+struct ip_metrics_domlist {
+	ip_cpuset cpus;
+	char *text;
+};
+
 struct ip_metrics {
 	/* counters */
 	uint64_t cycles;
@@ -71,6 +77,10 @@ struct ip_metrics {
 	bool cq_loaded;
 	/* filled in just before rendering */
 	double cpu_s;		/* the daemon's user + system CPU time */
+	/* each domain's list, by domain index, formatted again only when its
+	 * CPUs change: once a cycle it was a small machine's cycle 2.5% */
+	int nr_domlist;
+	struct ip_metrics_domlist *domlist;
 };
 
 void ip_metrics_init(struct ip_metrics *mx);

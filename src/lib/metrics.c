@@ -23,6 +23,9 @@ void ip_metrics_free(struct ip_metrics *mx)
 	free(mx->devdom);
 	free(mx->cq);
 	free(mx->dev);
+	for (int d = 0; d < mx->nr_domlist; d++)
+		free(mx->domlist[d].text);
+	free(mx->domlist);
 	ip_metrics_init(mx);
 }
 
@@ -118,6 +121,28 @@ static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *
 	}
 }
 
+/* Domain @d's CPU list as text, NULL on ENOMEM. */
+static const char *domain_list(struct ip_metrics *mx, const struct ip_topology *t, int d)
+{
+	struct ip_metrics_domlist *e;
+
+	if (d >= mx->nr_domlist) {
+		e = realloc(mx->domlist, sizeof(*e) * t->nr_domains);
+		if (!e)
+			return NULL;
+		memset(e + mx->nr_domlist, 0, sizeof(*e) * (t->nr_domains - mx->nr_domlist));
+		mx->domlist = e;
+		mx->nr_domlist = t->nr_domains;
+	}
+	e = &mx->domlist[d];
+	if (e->text && cpuset_equal(&e->cpus, &t->domains[d].cpus))
+		return e->text;
+	free(e->text);
+	e->cpus = t->domains[d].cpus;
+	e->text = strdup(cpuset_str(&e->cpus));
+	return e->text;
+}
+
 static int update_devices(struct ip_metrics *mx, const struct ip_model *m)
 {
 	const struct ip_snapshot *s = m->cur;
@@ -125,11 +150,9 @@ static int update_devices(struct ip_metrics *mx, const struct ip_model *m)
 	double *hit = calloc(nd ? nd : 1, sizeof(double)), *sub = calloc(nd ? nd : 1, sizeof(double));
 	struct ip_metrics_dev *dev = calloc(s->storage.nr_devs ? s->storage.nr_devs : 1, sizeof(*dev));
 	int *counted = malloc(sizeof(*counted) * (s->nr_irqs ? s->nr_irqs : 1));
-	/* each domain's CPU list, formatted once a cycle, not once a device */
-	char **dom = calloc(nd ? nd : 1, sizeof(*dom));
 	size_t nr_dev = 0;
 
-	if (!hit || !sub || !dev || !counted || !dom) {
+	if (!hit || !sub || !dev || !counted) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -142,17 +165,19 @@ static int update_devices(struct ip_metrics *mx, const struct ip_model *m)
 		dev_by_domain(m, i, hit, sub, counted);
 		for (int d = 0; d < nd; d++) {
 			struct ip_metrics_devdom *e;
+			const char *dom;
 
 			H += hit[d];
 			S += sub[d];
 			/* a domain that never saw either stays out, as in show devices */
 			if (hit[d] <= 0 && sub[d] <= 0)
 				continue;
-			if (!dom[d] && !(dom[d] = strdup(cpuset_str(&s->topo.domains[d].cpus)))) {
+			dom = domain_list(mx, &s->topo, d);
+			if (!dom) {
 				ret = -ENOMEM;
 				continue;
 			}
-			e = devdom_get(mx, name, dom[d]);
+			e = devdom_get(mx, name, dom);
 			if (!e) {
 				ret = -ENOMEM;
 				continue;
@@ -179,9 +204,6 @@ out:
 	free(sub);
 	free(dev);
 	free(counted);
-	for (int d = 0; dom && d < nd; d++)
-		free(dom[d]);
-	free(dom);
 	return ret;
 }
 
