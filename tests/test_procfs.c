@@ -393,6 +393,17 @@ static void test_interrupts_edge_cases(void **state)
 #undef HDR9
 #undef C0
 
+	/* the tail is checked for control bytes eight at a time: a tab in
+	 * a word of them, bytes above 0x7f (a UTF-8 name) and a tail of
+	 * whole words pass */
+	assert_int_equal(parse_irqs(mem("           CPU0\n"
+					"  9:          1  IR-PCI-MSI\t1-edge\tdrv\xc3\xa9-q0\n"
+					" 10:          2  ABCDEFGH 12345678 abcdefgh\n"),
+				    &log, &d),
+			 0);
+	assert_irq(find_irq(&log, 9), "IR-PCI-MSI", "1-edge", "", "drv\xc3\xa9-q0");
+	assert_irq(find_irq(&log, 10), "ABCDEFGH", "12345678", "", "abcdefgh");
+
 	/* header only */
 	assert_int_equal(parse_irqs(mem("           CPU0       CPU1\n"), &log, &d), 0);
 	assert_int_equal(hdr.ncols, 2);
@@ -438,6 +449,13 @@ static void test_interrupts_malformed(void **state)
 		{ "CPU0 CPU1\n 0: 1 2x X\n", 0, -EINVAL, "not a number" },
 		{ "CPU0 CPU1\n 0: 1 2 X 1-edge ti\0mer\n", 32, -EINVAL,
 		  "line 2: control byte 0x00" },
+		/* the last byte of the tail's first word; after a tab in a
+		 * word; the last byte of a tail of whole words */
+		{ "CPU0 CPU1\n 0: 1 2 IR-PCI-\x01MSI 1-edge t\n", 0, -EINVAL,
+		  "line 2: control byte 0x01" },
+		{ "CPU0 CPU1\n 0: 1 2 X\t1-edge\tabcdefgh\x1fij\n", 0, -EINVAL,
+		  "line 2: control byte 0x1f" },
+		{ "CPU0 CPU1\n 0: 1 2 ABCDEFG\x1b\n", 0, -EINVAL, "line 2: control byte 0x1b" },
 		{ "CPU0 CPU1\n 99999999999: 1 2 X\n", 0, -ERANGE, "line 2: bad IRQ number" },
 		{ "CPU0 CPU1\n 12x: 1 2 X\n", 0, -EINVAL, "line 2: bad IRQ number" },
 		{ "CPU0 CPU1\n 12 1 2 X\n", 0, -EINVAL, "line 2" },
