@@ -18,6 +18,7 @@
 
 #include "irqpilot/capture.h"
 #include "irqpilot/engine.h"
+#include "irqpilot/macro.h"
 #include "irqpilot/model.h"
 #include "irqpilot/sample.h"
 
@@ -1667,6 +1668,38 @@ static void test_full_scan_period(void **state)
 	assert_int_equal(ip_full_scan_period_ns(UINT64_MAX / 2), IP_FULL_SCAN_MAX_NS);
 }
 
+/*
+ * The cursor lookups (a device's vectors against the snapshot's lines, the
+ * lines against the policy's history) answer as the searches do, in any
+ * order: ascending, repeated, backwards, missing, past the last, far ahead.
+ */
+static void test_cursor_lookups_any_order(void **state)
+{
+	static const unsigned have[] = { 3, 5, 9, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 200, 201 };
+	static const unsigned ask[] = { 3, 5, 5, 9, 4, 200, 31, 2, 40, 39, 41, 201, 202, 0, 3,
+					36, 30, 37, 38, 39, 40, 1000, 9, 200 };
+	struct ip_irq irqs[ARRAY_SIZE(have)];
+	struct ip_snapshot snap = { .irqs = irqs, .nr_irqs = (int)ARRAY_SIZE(have) };
+	struct ip_history h;
+	size_t at = 0, hat = 0;
+
+	(void)state;
+	memset(irqs, 0, sizeof(irqs));
+	ip_history_init(&h);
+	for (size_t i = 0; i < ARRAY_SIZE(have); i++) {
+		irqs[i].irq = have[i];
+		/* the history holds every other one */
+		if (i % 2)
+			assert_non_null(ip_history_get(&h, have[i]));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(ask); i++) {
+		assert_ptr_equal(ip_snapshot_irq_next(&snap, ask[i], &at), ip_snapshot_irq(&snap, ask[i]));
+		assert_ptr_equal(ip_history_find_next(&h, ask[i], &hat), ip_history_find(&h, ask[i]));
+	}
+	assert_null(ip_history_find_next(NULL, 3, &hat));
+	ip_history_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1695,6 +1728,7 @@ int main(void)
 		cmocka_unit_test(test_passive_vector_held),
 		cmocka_unit_test(test_managed_thread_dir_kept),
 		cmocka_unit_test(test_full_scan_period),
+		cmocka_unit_test(test_cursor_lookups_any_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

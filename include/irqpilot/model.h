@@ -172,6 +172,10 @@ void ip_snapshot_free_cq(struct ip_snapshot *s);
 /* The completion threads of device @dev (an index into storage.devs). */
 int ip_snapshot_cq_count(const struct ip_snapshot *s, int dev);
 struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq);
+/* ip_snapshot_irq() for IRQs asked in ascending order, as a device's
+ * vectors mostly are: *@cursor, 0 before the first, is where the last one
+ * was (ip_sorted_next()). Any order gives the same answers. */
+struct ip_irq *ip_snapshot_irq_next(const struct ip_snapshot *s, unsigned irq, size_t *cursor);
 
 /* ---- derive ------------------------------------------------------ */
 

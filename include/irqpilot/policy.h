@@ -362,6 +362,9 @@ struct ip_history {
 void ip_history_init(struct ip_history *h);
 void ip_history_free(struct ip_history *h);
 const struct ip_irq_hist *ip_history_find(const struct ip_history *h, unsigned irq);
+/* As ip_snapshot_irq_next(), for ip_history_find(). */
+const struct ip_irq_hist *ip_history_find_next(const struct ip_history *h, unsigned irq,
+					       size_t *cursor);
 /* Finds or creates; NULL on ENOMEM. */
 struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq);
 /* The line of @irq vanished: what was learned of it is of that line, and

@@ -371,6 +371,7 @@ static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *st
 {
 	const struct ip_history *h = ip_engine_history(d->engine);
 	const struct ip_snapshot *s = st->model.cur;
+	size_t at = 0;
 
 	*steered = *managed = 0;
 	for (int i = 0; i < s->nr_irqs; i++) {
@@ -379,7 +380,7 @@ static void count_vectors(struct ip_daemon *d, const struct ip_step *st, int *st
 
 		if (!info->nr_devs)
 			continue;
-		e = ip_history_find(h, s->irqs[i].irq);
+		e = ip_history_find_next(h, s->irqs[i].irq, &at);
 		if (info->managed != IP_MANAGED_NO || (e && e->managed != IP_MANAGED_NO))
 			(*managed)++;
 		else if (e && e->placed)

@@ -672,6 +672,7 @@ static int complete_from_irqs(struct ip_snapshot *snap)
 	for (int i = 0; i < snap->storage.nr_devs; i++) {
 		const struct ip_blockdev *b = &snap->storage.devs[i];
 		struct ip_devcount *dc = &snap->dc[i];
+		size_t at = 0;
 
 		if (dc->complete)
 			continue;
@@ -679,7 +680,7 @@ static int complete_from_irqs(struct ip_snapshot *snap)
 		if (!dc->complete)
 			return -ENOMEM;
 		for (int v = 0; v < b->nr_vectors; v++) {
-			const struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+			const struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
 
 			if (!irq || b->vectors[v].admin)
 				continue;

@@ -92,11 +92,12 @@ static void dev_by_domain(const struct ip_model *m, int i, double *hit, double *
 	const struct ip_snapshot *s = m->cur;
 	const struct ip_blockdev *b = &s->storage.devs[i];
 	int n = s->topo.nr_cpus, nd = s->topo.nr_domains;
+	size_t at = 0;
 
 	for (int d = 0; d < nd; d++)
 		hit[d] = sub[d] = 0;
 	for (int v = 0; v < b->nr_vectors; v++) {
-		const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
+		const struct ip_irq *q = ip_snapshot_irq_next(s, b->vectors[v].irq, &at);
 		const struct ip_irq_rate *r;
 
 		/* a vector listed twice (one per queue on a shared line) counts

@@ -178,13 +178,21 @@ const struct ip_irq_hist *ip_history_find(const struct ip_history *h, unsigned i
 	return found ? &h->irqs[i] : NULL;
 }
 
-struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq)
+const struct ip_irq_hist *ip_history_find_next(const struct ip_history *h, unsigned irq,
+					       size_t *cursor)
 {
 	bool found;
-	size_t i = hist_pos(h, irq, &found);
+	size_t i;
 
-	if (found)
-		return &h->irqs[i];
+	if (!h)
+		return NULL;
+	i = IP_SORTED_NEXT(h->irqs, h->nr, irq, irq, cursor, &found);
+	return found ? &h->irqs[i] : NULL;
+}
+
+/* A new record for @irq at @i, where hist_pos() would put it. */
+static struct ip_irq_hist *hist_insert(struct ip_history *h, size_t i, unsigned irq)
+{
 	if (h->nr == h->alloc) {
 		size_t na = h->alloc ? h->alloc * 2 : 16;
 		struct ip_irq_hist *nv = realloc(h->irqs, na * sizeof(*nv));
@@ -199,6 +207,23 @@ struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq)
 	memset(&h->irqs[i], 0, sizeof(h->irqs[i]));
 	h->irqs[i].irq = irq;
 	return &h->irqs[i];
+}
+
+struct ip_irq_hist *ip_history_get(struct ip_history *h, unsigned irq)
+{
+	bool found;
+	size_t i = hist_pos(h, irq, &found);
+
+	return found ? &h->irqs[i] : hist_insert(h, i, irq);
+}
+
+/* ip_history_get() for IRQs in ascending order (ip_sorted_next()). */
+static struct ip_irq_hist *hist_get_next(struct ip_history *h, unsigned irq, size_t *at)
+{
+	bool found;
+	size_t i = IP_SORTED_NEXT(h->irqs, h->nr, irq, irq, at, &found);
+
+	return found ? &h->irqs[i] : hist_insert(h, i, irq);
 }
 
 void ip_history_forget(struct ip_history *h, unsigned irq)
@@ -464,15 +489,18 @@ static int commit_cq_obs(struct ip_history *h, const struct ip_plan *p, uint64_t
 	return 0;
 }
 
+/* The states come in IRQ order (the candidates'), as the history is kept. */
 static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
+	size_t at = 0;
+
 	for (int i = 0; i < p->nr_states; i++) {
 		const struct ip_vec_state *st = &p->states[i];
 		bool found;
 		size_t j;
 
 		if (st->idle || st->win) {
-			struct ip_irq_hist *e = ip_history_get(h, st->irq);
+			struct ip_irq_hist *e = hist_get_next(h, st->irq, &at);
 
 			if (!e)
 				return -ENOMEM;
@@ -480,10 +508,12 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 				e->idle_since_ns = now;
 			if (st->win && window_store(e, st) < 0)
 				return -ENOMEM;
+			j = (size_t)(e - h->irqs);
+		} else {
+			j = IP_SORTED_NEXT(h->irqs, h->nr, irq, st->irq, &at, &found);
+			if (!found)
+				continue;
 		}
-		j = hist_pos(h, st->irq, &found);
-		if (!found)
-			continue;
 		if (!st->idle)
 			h->irqs[j].idle_since_ns = 0;
 		if (st->win_end)
@@ -654,6 +684,7 @@ struct vq_map {
 	int nr;
 	struct vq_key *key; /* sorted by irq, one per irq */
 	struct vq_vec *vec; /* by vector index */
+	size_t at;	    /* the last key asked for (ip_sorted_next()): IRQ order */
 };
 
 /* A snapshot's IRQ threads by IRQ, in their order within one IRQ. */
@@ -978,7 +1009,7 @@ static int vq_serve(const struct ip_blockdev *dev, struct vq_vec *vec)
 }
 
 /* Device @d's map, built at the first question; empty on ENOMEM (c->err). */
-static const struct vq_map *vq_map(struct ctx *c, int d)
+static struct vq_map *vq_map(struct ctx *c, int d)
 {
 	const struct ip_blockdev *dev = &c->s->storage.devs[d];
 	struct vq_map *map = &c->vq[d];
@@ -1021,13 +1052,13 @@ static void vq_free(struct ctx *c)
  */
 static const struct vq_vec *vector_queue_cpus(struct ctx *c, int d, unsigned irq, bool *admin)
 {
-	const struct vq_map *map = vq_map(c, d);
+	struct vq_map *map = vq_map(c, d);
 	const struct vq_vec *v;
 	bool found;
 	size_t i;
 
 	*admin = false;
-	i = IP_SORTED_POS(map->key, map->nr, irq, irq, &found);
+	i = IP_SORTED_NEXT(map->key, map->nr, irq, irq, &map->at, &found);
 	if (!found)
 		return NULL;
 	*admin = c->s->storage.devs[d].vectors[map->key[i].vi].admin;
@@ -2801,6 +2832,7 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 {
 	const struct ip_blockdev *b = &c->s->storage.devs[d];
 	const struct ip_dev_rate *dr = c->m->dev ? &c->m->dev[d] : NULL;
+	size_t at = 0;
 
 	why_init(why, IP_R_CQ_NO_VECTOR_AWAY);
 	if (!dr || !dr->submit || dr->submit_total <= 0) {
@@ -2808,7 +2840,7 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 		return false;
 	}
 	for (int v = 0; v < b->nr_vectors; v++) {
-		const struct ip_irq *q = ip_snapshot_irq(c->s, b->vectors[v].irq);
+		const struct ip_irq *q = ip_snapshot_irq_next(c->s, b->vectors[v].irq, &at);
 		const struct ip_irq_hist *e;
 		struct resolved r;
 		const struct vq_vec *qv;

@@ -1749,6 +1749,7 @@ static void classify_managed(struct ip_snapshot *snap)
 	for (int k = 0; k < snap->storage.nr_devs; k++) {
 		const struct ip_blockdev *b = &snap->storage.devs[k];
 		int io = 0, spread = 0;
+		size_t at = 0;
 
 		for (int v = 0; v < b->nr_vectors; v++) {
 			const struct ip_vector *vec = &b->vectors[v];
@@ -1757,7 +1758,7 @@ static void classify_managed(struct ip_snapshot *snap)
 			if (vec->admin)
 				continue;
 			io++;
-			irq = ip_snapshot_irq(snap, vec->irq);
+			irq = ip_snapshot_irq_next(snap, vec->irq, &at);
 			if (!irq || !irq->info || !irq->info->have_proc || vec->queue < 0 ||
 			    vec->queue >= b->nr_queues)
 				continue;
@@ -1766,8 +1767,9 @@ static void classify_managed(struct ip_snapshot *snap)
 		}
 		if (io < 2 || spread != io || b->nr_queues < 2)
 			continue;
+		at = 0;
 		for (int v = 0; v < b->nr_vectors; v++) {
-			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+			struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
 
 			if (irq && irq->info && !b->vectors[v].admin && irq->info->managed == IP_MANAGED_NO)
 				irq->info->managed = IP_MANAGED_SPREAD;
@@ -1780,9 +1782,10 @@ static void link_devices(struct ip_snapshot *snap)
 {
 	for (int k = 0; k < snap->storage.nr_devs; k++) {
 		const struct ip_blockdev *b = &snap->storage.devs[k];
+		size_t at = 0;
 
 		for (int v = 0; v < b->nr_vectors; v++) {
-			struct ip_irq *irq = ip_snapshot_irq(snap, b->vectors[v].irq);
+			struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
 			struct ip_irq_info *info = irq ? irq->info : NULL;
 
 			if (!info || info->nr_devs >= (int)ARRAY_SIZE(info->devs))
@@ -2486,6 +2489,14 @@ struct ip_irq *ip_snapshot_irq(const struct ip_snapshot *s, unsigned irq)
 	/* /proc/interrupts lists IRQs in ascending order */
 	bool found;
 	size_t i = IP_SORTED_POS(s->irqs, s->nr_irqs, irq, irq, &found);
+
+	return found ? &s->irqs[i] : NULL;
+}
+
+struct ip_irq *ip_snapshot_irq_next(const struct ip_snapshot *s, unsigned irq, size_t *cursor)
+{
+	bool found;
+	size_t i = IP_SORTED_NEXT(s->irqs, s->nr_irqs, irq, irq, cursor, &found);
 
 	return found ? &s->irqs[i] : NULL;
 }
