@@ -217,6 +217,21 @@ vm_kernel_is_rt() {
 	[[ $VM_KVER == *-rt-* ]]
 }
 
+# vm_console_boot_stall CONSOLE: the guest kernel's own word, before IRQPILOT-BOOTED, that it is
+# stuck in its boot, as the first such line of the serial log (120 characters); status 1 if it
+# said none. Either of RCU's stall reports (kernel/rcu/tree_stall.h: "rcu: INFO: %s detected
+# stalls on CPUs/tasks", "INFO: %s self-detected stall on CPU") or the soft-lockup watchdog's
+# (kernel/watchdog.c, pr_fmt "watchdog: ": "BUG: soft lockup - CPU#%d stuck for %us! [%s:%d]").
+# The watchdog repeats its report every ~28 s, so a guest stuck that way is never silent.
+vm_console_boot_stall() {
+	local line
+	line=$(awk '/^IRQPILOT-BOOTED / { exit }
+		/rcu: INFO: .*detected stalls|self-detected stall|watchdog: BUG: soft lockup/ {
+			print substr($0, 1, 120); exit }' "$1") || return 1
+	[ -n "$line" ] || return 1
+	printf '%s\n' "$line"
+}
+
 # Kept for callers of the old interface: the guest kernel's version for the default guest.
 vm_guest_kernel() {
 	if [ -n "${IRQPILOT_VM_KERNEL:-}" ]; then printf '%s' "$IRQPILOT_VM_KERNEL"; return; fi
