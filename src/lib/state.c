@@ -418,35 +418,50 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, stru
 	return 0;
 }
 
+/* Room for @need bytes in @t; sets oom and returns false if there is none. */
+static bool text_reserve(struct text *t, size_t need)
+{
+	size_t cap = MAX(t->cap * 2, need + 256);
+	char *n;
+
+	if (need <= t->cap)
+		return true;
+	n = realloc(t->p, cap);
+	if (!n) {
+		t->oom = true;
+		return false;
+	}
+	t->p = n;
+	t->cap = cap;
+	return true;
+}
+
 static void text_add(struct text *t, const char *fmt, ...) _printf_(2, 3);
 static void text_add(struct text *t, const char *fmt, ...)
 {
-	for (;;) {
-		size_t room = t->cap - t->len, cap;
-		va_list ap;
-		char *n;
-		int k;
+	va_list ap;
+	int k;
 
+	/* a print that did not fit is printed again once there is room, at most once */
+	for (int tries = 0; tries < 2 && !t->oom; tries++) {
+		if (!text_reserve(t, t->len + 1))
+			return;
 		va_start(ap, fmt);
-		k = t->p && !t->oom ? vsnprintf(t->p + t->len, room, fmt, ap) : -1;
+		k = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
 		va_end(ap);
-		if (k >= 0 && (size_t)k < room) {
+		if (k < 0) {
+			t->oom = true;
+			return;
+		}
+		if ((size_t)k < t->cap - t->len) {
 			t->len += (size_t)k;
 			return;
 		}
-		if (t->oom || (t->p && k < 0)) {
-			t->oom = true;
+		if (!text_reserve(t, t->len + (size_t)k + 1))
 			return;
-		}
-		cap = MAX(t->cap * 2, t->len + (k > 0 ? (size_t)k : 0) + 256);
-		n = realloc(t->p, cap);
-		if (!n) {
-			t->oom = true;
-			return;
-		}
-		t->p = n;
-		t->cap = cap;
 	}
+	/* a print longer the second time than the first: never a partial line in the file */
+	t->oom = true;
 }
 
 /* @h as the state file has it, into @t; false on ENOMEM. */
