@@ -273,7 +273,8 @@ for size in $sizes; do
 	si=$(cat "$tmp/load-$size.ib" 2>/dev/null || true)
 	sp=$(cat "$tmp/load-$size.ip" 2>/dev/null || true)
 	# cpus irqs MB | load cpu ib ip | idle cpu ib ip | wakeups ib ip | hwm ib ip | Ir ib ip | moves ib ip | ipfail
-	row "$cpus|$irqs|$ints_mb|$(field cpu_ms_per_cycle "$si")|$(field cpu_ms_per_cycle "$sp")|$(field cpu_ms_per_cycle "$li")|$(field cpu_ms_per_cycle "$lp")|$(field wakeups_per_min "$li")|$(field wakeups_per_min "$lp")|$(field vmhwm_kb "$si")|$(field vmhwm_kb "$sp")|${ir_ib:--}|${ir_ip:--}|$(field moves "$si")|$(field moves "$sp")|${ipfail:-ok}"
+	# | preempted ib ip
+	row "$cpus|$irqs|$ints_mb|$(field cpu_ms_per_cycle "$si")|$(field cpu_ms_per_cycle "$sp")|$(field cpu_ms_per_cycle "$li")|$(field cpu_ms_per_cycle "$lp")|$(field wakeups_per_min "$li")|$(field wakeups_per_min "$lp")|$(field vmhwm_kb "$si")|$(field vmhwm_kb "$sp")|${ir_ib:--}|${ir_ip:--}|$(field moves "$si")|$(field moves "$sp")|${ipfail:-ok}|$(field preempted_per_min "$li")|$(field preempted_per_min "$lp")"
 	printf '%s|%s|%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms_per_cycle "$(cat "$tmp/idle-$size.floor" 2>/dev/null)")" \
 		"$(field cpu_ms_per_cycle "$li")" "$(field cpu_ms_per_cycle "$(cat "$tmp/load-$size.floor" 2>/dev/null)")" \
 		"$(field cpu_ms_per_cycle "$si")" >>"$tmp/floor"
@@ -362,13 +363,16 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
 	echo "of /proc/diskstats and the CPU lists (its probe's files), as it waits on perf on a live"
 	echo "machine; without either (task sampling) it probes them every interval, 6 wakeups a minute."
-	echo "Wakeups are voluntary + involuntary context switches per minute, idle tree."
+	echo "Wakeups are voluntary context switches per minute, idle tree: each is a sleep the daemon"
+	echo "was woken from. In parentheses, the involuntary ones (preempted while running: a long"
+	echo "cycle on a busy 2-CPU host is switched out by the scheduler, which wakes nothing)."
 	echo "Peak RSS is VmHWM at the end of the steady run. Ir: instructions of one --oneshot run"
 	echo "(start-up, two samples and one decision) under callgrind, in millions."
 	echo
 	echo "| CPUs × IRQs | /proc/interrupts | CPU ms/cycle steady: irqbalance | irqpilotd | ratio | idle: irqbalance | irqpilotd | ratio | wakeups/min idle: irqbalance | irqpilotd | peak RSS MiB: irqbalance | irqpilotd | ratio | Ir (M) oneshot: irqbalance | irqpilotd | ratio |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-	while IFS='|' read -r c i mb sib sip iib iip wib wip hib hip rib rip _ _ fail; do
+	while IFS='|' read -r c i mb sib sip iib iip wib wip hib hip rib rip _ _ fail pib pip; do
+		wib+=" (+$pib)" wip+=" (+$pip)"
 		if [ "$fail" = ok ]; then
 			echo "| $c × $i | $mb MB | $sib | $sip | $(ratio "$sip" "$sib") | $iib | $iip | $(ratio "$iip" "$iib") | $wib | $wip | $(mib "$hib") | $(mib "$hip") | $(ratio "$hip" "$hib") | $(mir "$rib") | $(mir "$rip") | $(ratio "$rip" "$rib") |"
 		else
@@ -386,7 +390,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	# run and irqpilotd's own idle wakeups; a size whose cycles failed has none, and a
 	# figure that was not measured is "-".
 	echo '```'
-	while IFS='|' read -r c i _ sib sip iib iip _ wip hib hip _ _ _ _ fail; do
+	while IFS='|' read -r c i _ sib sip iib iip _ wip hib hip _ _ _ _ fail _; do
 		[ "$fail" = ok ] || continue
 		echo "BENCH-RATIO size=${c}x${i} cpu_steady=$(ratio "$sip" "$sib") cpu_idle=$(ratio "$iip" "$iib") rss=$(ratio "$hip" "$hib") wakeups_idle_per_min=${wip:--}"
 	done <"$tmp/rows"

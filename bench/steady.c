@@ -16,8 +16,10 @@
  * exactly K cycles, sampled while the daemon sleeps. A later F measures a
  * daemon settled into what it does for hours, e.g. irqpilotd's idle
  * back-off, which begins after three quiet cycles. CPU time is the sum of every thread's
- * schedstat run time (ns), wakeups are voluntary + involuntary context
- * switches of every thread.
+ * schedstat run time (ns). Wakeups are the voluntary context switches of
+ * every thread: each is a sleep the daemon was woken from. The involuntary
+ * ones are counted apart (preempted): a long cycle on a busy host is
+ * switched out by the scheduler while it runs, which wakes nothing.
  *
  * The writer (--step0/--step1): half an interval after each cycle starts,
  * when neither daemon reads, it adds SIM seconds of the workload that
@@ -716,7 +718,7 @@ static void load_steps(struct state *s, const char *d0, const char *d1)
 /* ---- the watched process ------------------------------------------------ */
 
 struct usage {
-	uint64_t run_ns, ctxsw, ticks;
+	uint64_t run_ns, vol, nonvol, ticks;
 	double t;
 };
 
@@ -742,9 +744,16 @@ static bool task_usage(int pid, struct usage *u)
 		free(text);
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid, e->d_name);
 		text = slurp(path, NULL);
-		for (char *p = text; p && (p = strstr(p, "ctxt_switches:"));) {
-			p += strlen("ctxt_switches:");
-			u->ctxsw += strtoull(p, &p, 10);
+		/* each at the start of its line (task_context_switch_counts(),
+		 * fs/proc/array.c) */
+		if (text) {
+			const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
+			const char *nv = strstr(text, "\nnonvoluntary_ctxt_switches:");
+
+			if (v)
+				u->vol += strtoull(v + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+			if (nv)
+				u->nonvol += strtoull(nv + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10);
 		}
 		free(text);
 	}
@@ -812,9 +821,10 @@ static void print_usage(const char *label, int n, const struct usage *a, const s
 	double el = b->t - a->t;
 
 	printf("BENCH steady label=%s cycles=%d elapsed_s=%.2f cpu_ms_per_cycle=%.3f "
-	       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f vmhwm_kb=%ld",
+	       "cpu_ticks_per_cycle=%.2f wakeups_per_min=%.1f preempted_per_min=%.1f vmhwm_kb=%ld",
 	       label, n, el, (double)(b->run_ns - a->run_ns) / 1e6 / n, (double)(b->ticks - a->ticks) / n,
-	       el > 0 ? (double)(b->ctxsw - a->ctxsw) * 60 / el : 0, hwm);
+	       el > 0 ? (double)(b->vol - a->vol) * 60 / el : 0,
+	       el > 0 ? (double)(b->nonvol - a->nonvol) * 60 / el : 0, hwm);
 }
 
 /* Sleeps until @until (now_s()), dying if @pid exits meanwhile. */
