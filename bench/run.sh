@@ -70,7 +70,8 @@ interval=${BENCH_INTERVAL:-10}
 # start, past the three quiet cycles that start irqpilotd's back-off, over 6
 # intervals of wall time (bench-steady --after). Not counted in cycles: on
 # these trees irqpilotd waits on an inotify watch of the probe's files with
-# no timer (watch.h), and a still tree gives it none to count.
+# no timer (watch.h), and a still tree gives it none to count: not even the
+# full cycle a minute, which runs only while the tree's counts are written.
 idle_from=${BENCH_IDLE_FROM:-4}
 idle_cycles=${BENCH_IDLE_CYCLES:-6}
 cg_max=${BENCH_CALLGRIND_MAX_CPUS:-256}
@@ -362,7 +363,9 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "of wall time from $idle_from.5 intervals after the start (\`--after\`), past irqpilotd's three"
 	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
 	echo "of /proc/diskstats and the CPU lists (its probe's files), as it waits on perf on a live"
-	echo "machine; without either (task sampling) it probes them every interval, 6 wakeups a minute."
+	echo "machine, and runs its full cycle a minute only while the tree's counts are written: on a"
+	echo "still tree, after going idle, nothing. Without either (task sampling) it probes those"
+	echo "files every interval and runs the full cycle a minute: 6 wakeups a minute."
 	echo "Wakeups are voluntary context switches per minute, idle tree: each is a sleep the daemon"
 	echo "was woken from. In parentheses, the involuntary ones (preempted while running: a long"
 	echo "cycle on a busy 2-CPU host is switched out by the scheduler, which wakes nothing)."

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # An idle irqpilotd on a --root tree (watch.h, idle.h): it waits on an inotify
 # watch of its probe's files (/proc/diskstats, the CPU lists) with no probe
-# timer; a read completing on sda, written to /proc/diskstats as the kernel
-# counts it, starts a cycle at once; and a watched directory that turns out
-# to be the kernel's (procfs, which tells inotify nothing) is said in the log,
-# and the daemon goes on probing on its timer.
+# timer, and on a still tree with no timer at all; a read completing on sda,
+# written to /proc/diskstats as the kernel counts it, starts a cycle at once;
+# a write to /proc/interrupts brings back the full cycle a minute after the
+# last; and a watched directory that turns out to be the kernel's (procfs,
+# which tells inotify nothing) is said in the log, and the daemon goes on
+# probing on its timer.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 # shellcheck source=tests/lib-daemon.sh
@@ -25,10 +27,12 @@ if ! wait_for "$limit" test -S "$rt/control"; then
 fi
 cycles() { "$ctl" status | sed -n 's/^cycles: \([0-9]*\).*/\1/p'; }
 watched="(no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one)"
+still="none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one;"
 
-check "idle on a still tree: the daemon waits on the tree's files" \
-	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$watched\""
-check "... says so in its log" grep -q "no storage I/O: a full cycle every 60 s, and a change to the tree's" "$log"
+check "idle on a still tree: the daemon waits on the tree's files, with no timer" \
+	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$still\""
+check "... says so in its log" grep -q "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every 60 s while its /proc/interrupts" "$log"
+check "... and that the tree is still" grep -q "idle: nothing in the tree written since the last full cycle" "$log"
 
 # A probe timer would run every 0.5 s: 4 wakeups in 2 s; the watch none.
 sleep 1
@@ -43,8 +47,25 @@ io_done sda 100
 # the next full cycle is a minute away: only the watch can start this one
 check "I/O written to /proc/diskstats starts a cycle within 5 s" \
 	wait_for 5 sh -c "[ \"\$('$ctl' status | sed -n 's/^cycles: \\([0-9]*\\).*/\\1/p')\" -gt $c0 ]"
-check "idle again after three quiet cycles, on the watch" \
-	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$watched\""
+check "idle again after three quiet cycles, the tree still" \
+	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$still\""
+
+# A stand-in kernel counts interrupts: a new /proc/interrupts renamed over
+# the old one, with its mtime kept (cp -p). The minute's full cycle is due
+# again, a minute after the last began; no cycle before it, none after.
+c0=$(cycles)
+t0=$(date +%s)
+cp -p "$root/proc/interrupts" "$root/proc/interrupts.new"
+mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+check "a write to /proc/interrupts ends the still wait" \
+	wait_for 5 sh -c "'$ctl' status | grep -qF \"$watched\""
+check "... and no cycle runs at once" test "$(cycles)" -eq "$c0"
+check "the full cycle runs within 65 s" \
+	wait_for 65 sh -c "[ \"\$('$ctl' status | sed -n 's/^cycles: \\([0-9]*\\).*/\\1/p')\" -gt $c0 ]"
+t1=$(date +%s)
+check "... not before the minute is out ($((t1 - t0)) s after the write)" test $((t1 - t0)) -ge 40
+check "... then the tree is still again" wait_for 5 sh -c "'$ctl' status | grep -qF \"$still\""
+check "... with one cycle ($(($(cycles) - c0)))" test "$(($(cycles) - c0))" -eq 1
 
 # sys/fs/cgroup (a cgroup v2 isolated partition's cpuset.cpus.isolated) is
 # missing here and waited for in sys/; sys/fs appears as the kernel's procfs

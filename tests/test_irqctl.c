@@ -345,7 +345,7 @@ static void test_render(void **state)
 	has_line(out, "cycles: 9, every 10.0 s (placement held: a bio from another CPU starts one at once)\n");
 	free(out);
 
-	/* idle without a timer: on perf, or on a watched --root tree */
+	/* idle without a timer: on perf, or on a watched --root tree, still or written */
 	static const char idle_fmt[] =
 		"{\"v\":1,\"ok\":true,\"data\":{\"version\":\"1.0\",\"pid\":7,\"root\":\"/t\","
 		"\"config\":\"c\",\"dry_run\":false,\"interval_s\":2,\"cycle_interval_s\":60,"
@@ -362,6 +362,12 @@ static void test_render(void **state)
 	out = render(IP_VERB_STATUS, 0, reply);
 	has_line(out, "cycles: 5, every 60.0 s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists "
 		      "starts one)\n");
+	free(out);
+	snprintf(reply, sizeof(reply), idle_fmt, "still");
+	out = render(IP_VERB_STATUS, 0, reply);
+	has_line(out, "cycles: 5, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats "
+		      "or CPU lists starts one; to its /proc/interrupts, /proc/softirqs or irqpilot/submit, a full "
+		      "cycle a minute after the last)\n");
 	free(out);
 	snprintf(reply, sizeof(reply), idle_fmt, "timer");
 	out = render(IP_VERB_STATUS, 0, reply);

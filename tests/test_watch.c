@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "irqpilot/root.h"
@@ -71,6 +73,15 @@ static void replace(const struct fx *f, const char *rel, const char *text)
 	put(f, newrel, text);
 	path_of(f, newrel, from, sizeof(from));
 	path_of(f, rel, to, sizeof(to));
+	assert_int_equal(rename(from, to), 0);
+}
+
+static void replace_by_rename(const struct fx *f, const char *from_rel, const char *to_rel)
+{
+	char from[256], to[256];
+
+	path_of(f, from_rel, from, sizeof(from));
+	path_of(f, to_rel, to, sizeof(to));
 	assert_int_equal(rename(from, to), 0);
 }
 
@@ -261,6 +272,57 @@ static void test_kernel_files_cannot_be_watched(void **state)
 	assert_non_null(strstr(d.msg, "proc is on procfs"));
 }
 
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* What a still tree's daemon looks at before it waits on the watch: the
+ * ctime, as each way of writing a file sets it. */
+static void test_written_since_by_ctime(void **state)
+{
+	static const char *const counts[] = { "proc/interrupts", "proc/softirqs", "irqpilot/submit" };
+	static const char *const bad[] = { "proc/loop" };
+	struct fx *f = *state;
+	struct timespec old[2] = { { .tv_sec = 1 }, { .tv_sec = 1 } };
+	char path[256];
+	int64_t since;
+
+	/* proc/softirqs and irqpilot/submit missing: not written */
+	usleep(2 * IP_WATCH_CTIME_SLACK_NS / 1000);
+	since = real_ns();
+	assert_false(ip_watch_written_since(f->root, counts, 3, since));
+	put(f, "proc/interrupts", "           CPU0 CPU1\n");
+	assert_true(ip_watch_written_since(f->root, counts, 3, since));
+
+	/* a copy that kept an old mtime, renamed over the file */
+	usleep(2 * IP_WATCH_CTIME_SLACK_NS / 1000);
+	since = real_ns();
+	assert_false(ip_watch_written_since(f->root, counts, 3, since));
+	put(f, "proc/interrupts.new", "           CPU0\n");
+	path_of(f, "proc/interrupts.new", path, sizeof(path));
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	replace_by_rename(f, "proc/interrupts.new", "proc/interrupts");
+	assert_true(ip_watch_written_since(f->root, counts, 3, since));
+
+	/* a file that appears; one written just before @since (coarse clock) */
+	usleep(2 * IP_WATCH_CTIME_SLACK_NS / 1000);
+	since = real_ns();
+	mkdirs(f, "irqpilot");
+	put(f, "irqpilot/submit", "sda 0 1\n");
+	assert_true(ip_watch_written_since(f->root, counts + 2, 1, since));
+	assert_true(ip_watch_written_since(f->root, counts + 2, 1, real_ns() + IP_WATCH_CTIME_SLACK_NS / 2));
+	assert_false(ip_watch_written_since(f->root, counts + 2, 1, real_ns() + 2 * IP_WATCH_CTIME_SLACK_NS));
+
+	/* a path that cannot be looked at (ELOOP) may have been written */
+	path_of(f, "proc/loop", path, sizeof(path));
+	assert_int_equal(symlink("loop", path), 0);
+	assert_true(ip_watch_written_since(f->root, bad, 1, real_ns() + 2 * IP_WATCH_CTIME_SLACK_NS));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +332,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_directory_replaced_is_watched_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_watch_queues_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_files_cannot_be_watched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_written_since_by_ctime, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,8 @@ enum {
 };
 
 #define IP_RUNTIME_DIR_DEFAULT "/run/irqpilot"
-/* Idle without a perf wakeup, a full cycle runs this often: the probe
+/* Idle without a perf wakeup, a full cycle runs this often (on a watched
+ * tree, only while it is written: struct ip_daemon's still): the probe
  * between them (idle.h) sees I/O and CPUs, uevents and clients kick a
  * cycle, so what only a full cycle sees is another's affinity write. */
 #define IP_IDLE_FULL_S 60.0
@@ -111,6 +112,16 @@ struct ip_daemon {
 	struct ip_watch *watch;
 	sd_event_source *watch_src;
 	uint64_t last_look_usec;
+	/* The still tree: on a watched tree the minute's full cycle runs only
+	 * if a file every full cycle reads (ip_sampler_activity_paths()) was
+	 * written since the last one began (last_step_real_ns, CLOCK_REALTIME:
+	 * the files' ctime's clock). While none was (still), act watches them
+	 * and act_src is enabled, with no timer: a still tree costs nothing,
+	 * as an idle machine does with perf. */
+	struct ip_watch *act;
+	sd_event_source *act_src;
+	int64_t last_step_real_ns;
+	bool still;
 	bool ready;
 	/* the STATUS= last sent: sent again only when it changes, so that a
 	 * steady cycle does not wake the service manager */

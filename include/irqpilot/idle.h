@@ -24,7 +24,9 @@ struct ip_plan;
  *    every IP_IDLE_FULL_S (daemon.h). The probe runs at every interval,
  *    or, on a --root tree whose files can be watched (watch.h), only when
  *    one of those files was written, at most once an interval: one
- *    wakeup a minute, for the full cycle.
+ *    wakeup a minute, for the full cycle, and none while the tree is
+ *    still (none of the files a full cycle reads written since the last:
+ *    the daemon's still_wait()).
  * Under steady I/O whose placement has held (ip_plan_settled()) for
  * IP_HOLD_AFTER_CYCLES cycles in a row, with the wakeup open, the daemon
  * holds: a full cycle every ip_hold_interval_s(), and the wakeup armed on

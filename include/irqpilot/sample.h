@@ -89,5 +89,9 @@ int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, st
 /* The files the probe reads (and *@n of them), for a watch on a tree that
  * tells when one changes (watch.h) instead of a probe on a timer. */
 const char *const *ip_sampler_probe_paths(int *n);
+/* The files every full sample reads that a kernel rewrites while storage
+ * I/O runs, beyond the probe's: on a tree, none of them written since the
+ * last full sample means that one now would read what that one read. */
+const char *const *ip_sampler_activity_paths(int *n);
 
 #endif

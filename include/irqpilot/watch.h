@@ -2,6 +2,9 @@
 #ifndef IRQPILOT_WATCH_H
 #define IRQPILOT_WATCH_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "irqpilot/diag.h"
 
 struct ip_root;
@@ -51,5 +54,18 @@ int ip_watch_changed(struct ip_watch *w, struct ip_diag *d);
  */
 void ip_watch_pause(struct ip_watch *w);
 int ip_watch_resume(struct ip_watch *w, struct ip_diag *d);
+
+/*
+ * What no watch saw: whether one of @paths (below @r) was written since
+ * @since_ns (CLOCK_REALTIME), by its ctime, which a write, a rename over
+ * it and a change of its times all set, and which no one can set back (a
+ * copy that kept its mtime, cp -p and a rename, still has a new ctime).
+ * Made up to IP_WATCH_CTIME_SLACK_NS before @since_ns counts as written:
+ * the VFS stamps with the coarse clock (current_time(), fs/inode.c), up
+ * to a tick behind CLOCK_REALTIME. A missing file was not written; one
+ * that cannot be looked at (another errno) may have been.
+ */
+#define IP_WATCH_CTIME_SLACK_NS (100 * 1000000LL)
+bool ip_watch_written_since(struct ip_root *r, const char *const *paths, int n, int64_t since_ns);
 
 #endif

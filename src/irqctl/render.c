@@ -108,7 +108,7 @@ static const char *plain(json_object *v)
 static void render_status(FILE *f, json_object *d)
 {
 	json_object *w = get(d, "warnings");
-	/* what ends an idle wait: "perf", "watch" or "timer"; "" when busy */
+	/* what ends an idle wait: "perf", "still", "watch" or "timer"; "" when busy */
 	const char *wake = flag(d, "idle") ? str(d, "idle_wakeup", "timer") : "";
 
 	fprintf(f, "irqpilotd %s (pid %lld), root %s%s\n", str(d, "version", "?"), inum(d, "pid", 0),
@@ -116,6 +116,10 @@ static void render_status(FILE *f, json_object *d)
 	fprintf(f, "policy file: %s\n", str(d, "config", "?"));
 	if (!strcmp(wake, "perf"))
 		fprintf(f, "cycles: %lld, none until I/O (no storage I/O: the first bio wakes irqpilotd)\n",
+			inum(d, "cycles", 0));
+	else if (!strcmp(wake, "still"))
+		fprintf(f,
+			"cycles: %lld, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one; to its /proc/interrupts, /proc/softirqs or irqpilot/submit, a full cycle a minute after the last)\n",
 			inum(d, "cycles", 0));
 	else if (!strcmp(wake, "watch"))
 		fprintf(f,

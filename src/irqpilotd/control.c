@@ -108,10 +108,12 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 		       d->idle ? MAX(IP_IDLE_FULL_S, interval) : d->holding ? ip_hold_interval_s(interval) : interval);
 	ip_json_bool(&j, "idle", d->idle);
 	/* what ends the idle wait: the first bio (perf), a change to the
-	 * tree's probe files (inotify), or the probe's timer */
+	 * tree's probe files (inotify; "still": nor a full cycle until its
+	 * counts are written), or the probe's timer */
 	ip_json_string(&j, "idle_wakeup",
 		       !d->idle	     ? NULL
 		       : d->wake_armed ? "perf"
+		       : d->still      ? "still"
 		       : d->watch      ? "watch"
 				       : "timer");
 	ip_json_bool(&j, "holding", d->holding);

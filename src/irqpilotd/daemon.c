@@ -723,8 +723,19 @@ static bool wake_arm(struct ip_daemon *d, const ip_cpuset *skip)
 
 /* ---- the watched tree: no timer while idle on a --root tree ----------- */
 
+static void act_close(struct ip_daemon *d)
+{
+	d->act_src = sd_event_source_disable_unref(d->act_src);
+	ip_watch_free(d->act);
+	d->act = NULL;
+	d->still = false;
+}
+
+/* The still tree is a state of the watched one: without the probe's watch
+ * the daemon probes on its timer, and the full cycle a minute stays. */
 static void watch_close(struct ip_daemon *d)
 {
+	act_close(d);
 	d->watch_src = sd_event_source_disable_unref(d->watch_src);
 	ip_watch_free(d->watch);
 	d->watch = NULL;
@@ -770,6 +781,114 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
 	return 0;
 }
 
+/* ---- the still tree: no full cycle while nothing is written ----------- */
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The minute's full cycle is for what only it reads; on a tree, files no
+ * one wrote since the last one began read as they did then. Returns
+ * @due_s, the wait for it, when one was written, or -1 when none was:
+ * then the still tree's watch waits for the first write, with no timer.
+ * The watch is made before the look, so that a write lands in one or the
+ * other.
+ */
+static double still_wait(struct ip_daemon *d, double due_s)
+{
+	struct ip_diag diag = { "" };
+	const char *const *paths;
+	int n, ret;
+
+	if (!d->act)
+		return due_s;
+	ret = ip_watch_resume(d->act, &diag);
+	if (ret < 0) {
+		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's counts: %s; a full cycle every %.0f s",
+		       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
+		act_close(d);
+		return due_s;
+	}
+	paths = ip_sampler_activity_paths(&n);
+	if (ip_watch_written_since(d->root, paths, n, d->last_step_real_ns)) {
+		ip_watch_pause(d->act);
+		return due_s;
+	}
+	if (!d->still)
+		ip_log(&d->log, LOG_DEBUG,
+		       "idle: nothing in the tree written since the last full cycle: none until /proc/interrupts, /proc/softirqs or irqpilot/submit is");
+	d->still = true;
+	sd_event_source_set_enabled(d->act_src, SD_EVENT_ON);
+	return -1;
+}
+
+/* Out of the still state, before any cycle or probe reads the tree. */
+static void still_end(struct ip_daemon *d)
+{
+	if (!d->act)
+		return;
+	sd_event_source_set_enabled(d->act_src, SD_EVENT_OFF);
+	ip_watch_pause(d->act);
+	d->still = false;
+}
+
+/* A write to a still tree: the full cycle a minute after the last one
+ * began, as it would have run had the tree been written all along. */
+static int on_act(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+	struct ip_diag diag = { "" };
+	uint64_t now, due;
+	int ret;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	ret = ip_watch_changed(d->act, &diag);
+	if (ret == 0)
+		return 0; /* a neighbour of the files: still */
+	if (ret < 0) {
+		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's counts: %s; a full cycle every %.0f s",
+		       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
+		act_close(d);
+	} else {
+		still_end(d);
+	}
+	due = d->last_step_usec + (uint64_t)(MAX(IP_IDLE_FULL_S, interval_s(d)) * USEC_PER_SEC);
+	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) < 0)
+		now = due;
+	ip_daemon_kick(d, due > now ? due - now : 0);
+	return 0;
+}
+
+/* The still tree's watch, made and paused at once: it runs only while the
+ * tree is still. Without it the full cycle a minute stays. */
+static void act_open(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+	const char *const *paths;
+	int n, ret;
+
+	paths = ip_sampler_activity_paths(&n);
+	ret = ip_watch_open(d->root, paths, n, &d->act, &diag);
+	if (ret >= 0)
+		ret = sd_event_add_io(d->ev, &d->act_src, ip_watch_fd(d->act), EPOLLIN, on_act, d);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(d->act_src, SD_EVENT_OFF);
+	if (ret >= 0) {
+		ip_watch_pause(d->act);
+		return;
+	}
+	ip_log(&d->log, LOG_INFO, "idle: the tree's counts cannot be watched (%s): a full cycle every %.0f s",
+	       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
+	act_close(d);
+}
+
 /* On a --root tree whose probe files can be watched (watch.h); elsewhere
  * the reason is said once, and the probe stays on the timer. */
 static void watch_open(struct ip_daemon *d)
@@ -784,8 +903,10 @@ static void watch_open(struct ip_daemon *d)
 		ret = sd_event_add_io(d->ev, &d->watch_src, ip_watch_fd(d->watch), EPOLLIN, on_watch, d);
 	if (ret >= 0)
 		ret = sd_event_source_set_enabled(d->watch_src, SD_EVENT_OFF);
-	if (ret >= 0)
+	if (ret >= 0) {
+		act_open(d);
 		return;
+	}
 	if (!ip_root_is_live(d->root))
 		ip_log(&d->log, LOG_INFO, "idle: the tree's files cannot be watched (%s): probing them on a timer",
 		       diag.msg[0] ? diag.msg : strerror(-ret));
@@ -795,9 +916,10 @@ static void watch_open(struct ip_daemon *d)
 /*
  * The probe's timer is the watch now; the full cycle a minute stays, for
  * what only it reads (a tree that is written but not its /proc/diskstats
- * still gets one). The watch was paused while the daemon sampled on its
- * timer (ip_watch_pause()): made again now, it holds no change made
- * since this cycle's reads, so the first wait is one probe's interval.
+ * still gets one), while the tree is written (still_wait()). The watch
+ * was paused while the daemon sampled on its timer (ip_watch_pause()):
+ * made again now, it holds no change made since this cycle's reads, so
+ * the first wait is one probe's interval. -1: no timer.
  */
 static double wait_on_watch(struct ip_daemon *d, double next_s)
 {
@@ -811,7 +933,7 @@ static double wait_on_watch(struct ip_daemon *d, double next_s)
 		return next_s;
 	}
 	sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-	return ret > 0 ? next_s : MAX(IP_IDLE_FULL_S, next_s);
+	return ret > 0 ? next_s : still_wait(d, MAX(IP_IDLE_FULL_S, next_s));
 }
 
 /*
@@ -844,8 +966,9 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 		       d->nr_wake_src);
 	else if (d->idle != was_idle && wait == IP_WAIT_WATCH)
 		ip_log(&d->log, LOG_DEBUG,
-		       "no storage I/O: a full cycle every %.0f s, and a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify)",
-		       MAX(IP_IDLE_FULL_S, next_s));
+		       "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every %.0f s while %s",
+		       MAX(IP_IDLE_FULL_S, next_s),
+		       d->act ? "its /proc/interrupts, /proc/softirqs or irqpilot/submit is written" : "idle");
 	else if (d->idle != was_idle && d->idle)
 		ip_log(&d->log, LOG_DEBUG,
 		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
@@ -925,6 +1048,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		sd_event_source_set_enabled(d->watch_src, SD_EVENT_OFF);
 		(void)watch_changed(d);
 	}
+	if (d->still)
+		still_end(d);
 	d->last_look_usec = usec;
 	wait = ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, d->watch != NULL, interval_s(d));
 	if ((wait == IP_WAIT_PROBE || wait == IP_WAIT_WATCH) && idle_probe_quiet(d, usec)) {
@@ -932,11 +1057,17 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		if (wait == IP_WAIT_WATCH) {
 			/* back to the watch, and the full cycle where it was */
 			sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-			next_s = MAX(IP_IDLE_FULL_S, next_s) - (double)(usec - d->last_step_usec) / USEC_PER_SEC;
+			next_s = still_wait(d, MAX(IP_IDLE_FULL_S, next_s) -
+						       (double)(usec - d->last_step_usec) / USEC_PER_SEC);
+			if (next_s < 0) {
+				sd_event_source_set_enabled(s, SD_EVENT_OFF);
+				return 0;
+			}
 		}
 		goto rearm;
 	}
 	d->last_step_usec = usec;
+	d->last_step_real_ns = real_ns();
 	ret = ip_engine_step(d->engine, &st, &diag);
 	if (ret < 0) {
 		unsigned suppressed;

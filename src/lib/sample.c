@@ -2238,6 +2238,21 @@ const char *const *ip_sampler_probe_paths(int *n)
 	return paths;
 }
 
+const char *const *ip_sampler_activity_paths(int *n)
+{
+	/* every IRQ's counts (and the IRQ list itself), the BLOCK softirqs,
+	 * and a tree's submissions: what the kernel advances per I/O besides
+	 * /proc/diskstats, which the probe reads */
+	static const char *const paths[] = {
+		"proc/interrupts",
+		"proc/softirqs",
+		"irqpilot/submit",
+	};
+
+	*n = ARRAY_SIZE(paths);
+	return paths;
+}
+
 /* ---- the whole sample ---------------------------------------------- */
 
 static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)

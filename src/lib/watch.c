@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -285,4 +286,19 @@ int ip_watch_resume(struct ip_watch *w, struct ip_diag *d)
 		return ret;
 	w->paused = false;
 	return 1;
+}
+
+bool ip_watch_written_since(struct ip_root *r, const char *const *paths, int n, int64_t since_ns)
+{
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		int ret = ip_root_stat(r, paths[i], &st);
+
+		if (ret == -ENOENT)
+			continue;
+		if (ret < 0 || (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec >=
+				       since_ns - IP_WATCH_CTIME_SLACK_NS)
+			return true;
+	}
+	return false;
 }

@@ -5,8 +5,10 @@
 # tracepoint (src/lib/perfwake.c), which needs the kernel's own disks. Here both daemons run as
 # users run them (their default intervals: irqbalance 10 s, irqpilotd 2 s), each alone, with no
 # I/O on the AHCI disk (the root is 9p, no journal, no udev):
-# - wakeups a minute over IDLE_S seconds: voluntary + involuntary context switches of all the
-#   process's threads (/proc/PID/task/*/status), counted after a settle time in which irqpilotd
+# - wakeups a minute over IDLE_S seconds: voluntary context switches of all the process's
+#   threads (/proc/PID/task/*/status), each a sleep it was woken from (the involuntary ones are
+#   the scheduler switching a running daemon out, as bench-steady counts them apart), counted
+#   after a settle time in which irqpilotd
 #   goes idle (IP_IDLE_AFTER_CYCLES quiet cycles); nothing asks either daemon anything meanwhile;
 # - irqpilotd's reaction: fio starts on CPU 3 while the vector is on CPU 1; seconds until its
 #   first cycle after the idle and until the move.
@@ -37,13 +39,12 @@ disk=$(vm_disk sd) || vm_fail "no AHCI disk (/sys/block/sd*) appeared"
 irq=$(vm_irqs 'ahci' | head -n1)
 [ -n "$irq" ] || vm_fail "no ahci vector in /proc/interrupts"
 
-ctxsw() { # PID -> voluntary + involuntary switches of all its threads
-	local t s n=0 re_v=$'voluntary_ctxt_switches:[ \t]*([0-9]+)' re_n=$'nonvoluntary_ctxt_switches:[ \t]*([0-9]+)'
+ctxsw() { # PID -> voluntary switches of all its threads (the line, not nonvoluntary_'s tail)
+	local t s n=0 re_v=$'\nvoluntary_ctxt_switches:[ \t]*([0-9]+)'
 	for t in /proc/"$1"/task/*; do
 		s=""
 		IFS= read -r -d '' s <"$t/status" 2>/dev/null
 		[[ $s =~ $re_v ]] && n=$((n + BASH_REMATCH[1]))
-		[[ $s =~ $re_n ]] && n=$((n + BASH_REMATCH[1]))
 	done
 	echo "$n"
 }
