@@ -439,29 +439,26 @@ static bool text_reserve(struct text *t, size_t need)
 static void text_add(struct text *t, const char *fmt, ...) _printf_(2, 3);
 static void text_add(struct text *t, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	int k;
 
-	/* a print that did not fit is printed again once there is room, at most once */
-	for (int tries = 0; tries < 2 && !t->oom; tries++) {
-		if (!text_reserve(t, t->len + 1))
-			return;
-		va_start(ap, fmt);
-		k = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (k < 0) {
-			t->oom = true;
-			return;
-		}
-		if ((size_t)k < t->cap - t->len) {
-			t->len += (size_t)k;
-			return;
-		}
-		if (!text_reserve(t, t->len + (size_t)k + 1))
-			return;
-	}
-	/* a print longer the second time than the first: never a partial line in the file */
-	t->oom = true;
+	if (t->oom || !text_reserve(t, t->len + 1))
+		return;
+	va_start(ap, fmt);
+	va_copy(again, ap);
+	k = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	/* a print that did not fit is printed again once there is room; one
+	 * that then says another length (or fails) marks the text out of
+	 * memory: never a partial line in the file */
+	if (k >= 0 && (size_t)k >= t->cap - t->len && text_reserve(t, t->len + (size_t)k + 1) &&
+	    vsnprintf(t->p + t->len, t->cap - t->len, fmt, again) != k)
+		k = -1;
+	va_end(again);
+	va_end(ap);
+	if (k < 0)
+		t->oom = true;
+	else if (!t->oom)
+		t->len += (size_t)k;
 }
 
 /* @h as the state file has it, into @t; false on ENOMEM. */
