@@ -815,7 +815,9 @@ static double still_wait(struct ip_daemon *d, double due_s)
 		return due_s;
 	}
 	paths = ip_sampler_activity_paths(&n);
-	if (ip_watch_written_since(d->root, paths, n, d->last_step_real_ns)) {
+	/* a realtime clock set back since the cycle began says nothing of
+	 * what the ctimes mean: as if written */
+	if (real_ns() < d->last_step_real_ns || ip_watch_written_since(d->root, paths, n, d->last_step_real_ns)) {
 		ip_watch_pause(d->act);
 		return due_s;
 	}
