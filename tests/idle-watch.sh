@@ -31,8 +31,9 @@ still="none while the tree is still (no storage I/O: a change to the tree's /pro
 
 check "idle on a still tree: the daemon waits on the tree's files, with no timer" \
 	wait_for "$limit" sh -c "'$ctl' status | grep -qF \"$still\""
-check "... says so in its log" grep -q "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every 60 s while its /proc/interrupts" "$log"
-check "... and that the tree is still" grep -q "idle: nothing in the tree written since the last full cycle" "$log"
+check "... says so in its log" grep -q "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every 60 s while its /proc/interrupts, /proc/softirqs or /irqpilot/submit is written" "$log"
+check "... and that the tree is still" grep -q "idle: nothing in the tree written since the last full cycle: none until /proc/interrupts, /proc/softirqs or /irqpilot/submit is" "$log"
+check "... and irqctl names the files it waits for" sh -c "'$ctl' status | grep -qF 'to its /proc/interrupts, /proc/softirqs or /irqpilot/submit, a full cycle 60 s after the last)'"
 
 # A probe timer would run every 0.5 s: 4 wakeups in 2 s; the watch none.
 sleep 1

@@ -363,11 +363,18 @@ static void test_render(void **state)
 	has_line(out, "cycles: 5, every 60.0 s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists "
 		      "starts one)\n");
 	free(out);
-	snprintf(reply, sizeof(reply), idle_fmt, "still");
+	/* the files a still tree waits for are the daemon's list, not irqctl's */
+	snprintf(reply, sizeof(reply), idle_fmt,
+		 "still\",\"still_until_written\":[\"proc/interrupts\",\"proc/softirqs\",\"irqpilot/submit\"],\"x\":\"");
 	out = render(IP_VERB_STATUS, 0, reply);
 	has_line(out, "cycles: 5, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats "
-		      "or CPU lists starts one; to its /proc/interrupts, /proc/softirqs or irqpilot/submit, a full "
-		      "cycle a minute after the last)\n");
+		      "or CPU lists starts one; to its /proc/interrupts, /proc/softirqs or /irqpilot/submit, a full "
+		      "cycle 60 s after the last)\n");
+	free(out);
+	snprintf(reply, sizeof(reply), idle_fmt, "still\",\"still_until_written\":[\"proc/stat\"],\"x\":\"");
+	out = render(IP_VERB_STATUS, 0, reply);
+	has_line(out, "cycles: 5, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats "
+		      "or CPU lists starts one; to its /proc/stat, a full cycle 60 s after the last)\n");
 	free(out);
 	snprintf(reply, sizeof(reply), idle_fmt, "timer");
 	out = render(IP_VERB_STATUS, 0, reply);

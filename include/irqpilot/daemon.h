@@ -160,6 +160,11 @@ struct ip_daemon {
 int ip_daemon_run(const struct ip_daemon_opts *o);
 /* --restore: write back what the state file recorded, then remove it. */
 int ip_daemon_restore(const struct ip_daemon_opts *o);
+/* The sampling interval: --interval's, else the policy file's. */
+double ip_daemon_interval_s(const struct ip_daemon *d);
+/* The idle back-off's full cycle (idle.h): a minute, or the interval if
+ * that is longer. */
+double ip_daemon_idle_full_s(const struct ip_daemon *d);
 /* Sample again soon (hot-plug, irqctl pin): within @delay_us. */
 void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
 /* The engine's submission counters (counters.h): perf, task sampling, a

@@ -79,6 +79,18 @@ static const char *joined(json_object *a, char *buf, size_t size, const char *em
 	return buf;
 }
 
+/* Paths below the daemon's root as "/a, /b or /c", or @empty. */
+static const char *either(json_object *a, char *buf, size_t size, const char *empty)
+{
+	size_t n = 0;
+
+	snprintf(buf, size, "%s", empty);
+	for (size_t i = 0; i < len(a) && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s/%s", !i ? "" : i + 1 == len(a) ? " or " : ", ",
+				      json_object_get_string(at(a, i)));
+	return buf;
+}
+
 /* "fifo" as the kernel's tools write it, "FIFO/50". */
 static const char *sched(json_object *policy, json_object *prio, char *buf, size_t size)
 {
@@ -110,6 +122,7 @@ static void render_status(FILE *f, json_object *d)
 	json_object *w = get(d, "warnings");
 	/* what ends an idle wait: "perf", "still", "watch" or "timer"; "" when busy */
 	const char *wake = flag(d, "idle") ? str(d, "idle_wakeup", "timer") : "";
+	char files[256];
 
 	fprintf(f, "irqpilotd %s (pid %lld), root %s%s\n", str(d, "version", "?"), inum(d, "pid", 0),
 		str(d, "root", "?"), flag(d, "dry_run") ? ", dry run: nothing is written" : "");
@@ -119,8 +132,9 @@ static void render_status(FILE *f, json_object *d)
 			inum(d, "cycles", 0));
 	else if (!strcmp(wake, "still"))
 		fprintf(f,
-			"cycles: %lld, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one; to its /proc/interrupts, /proc/softirqs or irqpilot/submit, a full cycle a minute after the last)\n",
-			inum(d, "cycles", 0));
+			"cycles: %lld, none while the tree is still (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one; to its %s, a full cycle %.0f s after the last)\n",
+			inum(d, "cycles", 0), either(get(d, "still_until_written"), files, sizeof(files), "counts"),
+			num(d, "cycle_interval_s", 60));
 	else if (!strcmp(wake, "watch"))
 		fprintf(f,
 			"cycles: %lld, every %.1f s (no storage I/O: a change to the tree's /proc/diskstats or CPU lists starts one)\n",

@@ -15,6 +15,7 @@
 #include "irqpilot/idle.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
+#include "irqpilot/sample.h"
 
 static const struct ip_step *last_step(struct ip_daemon *d, FILE *out)
 {
@@ -78,7 +79,7 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	const struct ip_history *h = ip_engine_history(d->engine);
 	int steered = 0, managed = 0, devs = st ? st->model.cur->storage.nr_devs : 0;
 	const char *src = ip_sampler_submit_source(ip_engine_sampler(d->engine));
-	double interval = d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s;
+	double interval = ip_daemon_interval_s(d);
 
 	for (int i = 0; st && i < st->model.cur->nr_irqs; i++) {
 		const struct ip_irq *q = &st->model.cur->irqs[i];
@@ -105,7 +106,7 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 	/* what the daemon waits now: the idle back-off's while no I/O is seen,
 	 * the held cycle's while the placement holds under steady I/O */
 	ip_json_double(&j, "cycle_interval_s",
-		       d->idle ? MAX(IP_IDLE_FULL_S, interval) : d->holding ? ip_hold_interval_s(interval) : interval);
+		       d->idle ? ip_daemon_idle_full_s(d) : d->holding ? ip_hold_interval_s(interval) : interval);
 	ip_json_bool(&j, "idle", d->idle);
 	/* what ends the idle wait: the first bio (perf), a change to the
 	 * tree's probe files (inotify; "still": nor a full cycle until its
@@ -116,6 +117,16 @@ static void do_status(struct ip_daemon *d, const struct ip_request *req, FILE *o
 		       : d->still      ? "still"
 		       : d->watch      ? "watch"
 				       : "timer");
+	/* what a still tree waits for, by name: the sampler's list, not a copy */
+	if (d->still) {
+		int n;
+		const char *const *paths = ip_sampler_activity_paths(&n);
+
+		ip_json_array_begin(&j, "still_until_written");
+		for (int i = 0; i < n; i++)
+			ip_json_string(&j, NULL, paths[i]);
+		ip_json_array_end(&j);
+	}
 	ip_json_bool(&j, "holding", d->holding);
 	ip_json_uint(&j, "cycles", d->cycles);
 	ip_json_int(&j, "devices", devs);

@@ -39,9 +39,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static double interval_s(const struct ip_daemon *d)
+double ip_daemon_interval_s(const struct ip_daemon *d)
 {
 	return d->o.interval_s > 0 ? d->o.interval_s : d->cfg.daemon.interval_s;
+}
+
+double ip_daemon_idle_full_s(const struct ip_daemon *d)
+{
+	return MAX(IP_IDLE_FULL_S, ip_daemon_interval_s(d));
 }
 
 void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us)
@@ -731,6 +736,14 @@ static void act_close(struct ip_daemon *d)
 	d->still = false;
 }
 
+/* A still tree's watch that broke: the full cycle a minute, as without one. */
+static void act_failed(struct ip_daemon *d, int ret, const struct ip_diag *diag)
+{
+	ip_log(&d->log, LOG_WARNING, "idle: watching the tree's counts: %s; a full cycle every %.0f s",
+	       diag->msg[0] ? diag->msg : strerror(-ret), ip_daemon_idle_full_s(d));
+	act_close(d);
+}
+
 /* The still tree is a state of the watched one: without the probe's watch
  * the daemon probes on its timer, and the full cycle a minute stays. */
 static void watch_close(struct ip_daemon *d)
@@ -755,7 +768,7 @@ static bool watch_changed(struct ip_daemon *d)
 	if (ret >= 0)
 		return ret > 0;
 	ip_log(&d->log, LOG_WARNING, "idle: watching the tree's files: %s; probing every %.1f s instead",
-	       diag.msg[0] ? diag.msg : strerror(-ret), interval_s(d));
+	       diag.msg[0] ? diag.msg : strerror(-ret), ip_daemon_interval_s(d));
 	watch_close(d);
 	return true;
 }
@@ -774,7 +787,7 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
 		sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	/* at most one probe an interval, as on the timer: a tree rewritten
 	 * every 0.1 s without I/O costs no more than the timer's probes */
-	due = d->last_look_usec + (uint64_t)(interval_s(d) * USEC_PER_SEC);
+	due = d->last_look_usec + (uint64_t)(ip_daemon_interval_s(d) * USEC_PER_SEC);
 	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) < 0)
 		now = due;
 	ip_daemon_kick(d, due > now ? due - now : 0);
@@ -789,6 +802,19 @@ static int64_t real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* "/proc/interrupts, /proc/softirqs or /irqpilot/submit", below the root:
+ * the files whose write ends the still state, as the sampler lists them. */
+static const char *activity_files(char *buf, size_t size)
+{
+	int n, k = 0;
+	const char *const *paths = ip_sampler_activity_paths(&n);
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && k >= 0 && (size_t)k < size; i++)
+		k += snprintf(buf + k, size - k, "%s/%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", paths[i]);
+	return buf;
 }
 
 /*
@@ -809,9 +835,7 @@ static double still_wait(struct ip_daemon *d, double due_s)
 		return due_s;
 	ret = ip_watch_resume(d->act, &diag);
 	if (ret < 0) {
-		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's counts: %s; a full cycle every %.0f s",
-		       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
-		act_close(d);
+		act_failed(d, ret, &diag);
 		return due_s;
 	}
 	paths = ip_sampler_activity_paths(&n);
@@ -821,9 +845,12 @@ static double still_wait(struct ip_daemon *d, double due_s)
 		ip_watch_pause(d->act);
 		return due_s;
 	}
-	if (!d->still)
-		ip_log(&d->log, LOG_DEBUG,
-		       "idle: nothing in the tree written since the last full cycle: none until /proc/interrupts, /proc/softirqs or irqpilot/submit is");
+	if (!d->still) {
+		char files[256];
+
+		ip_log(&d->log, LOG_DEBUG, "idle: nothing in the tree written since the last full cycle: none until %s is",
+		       activity_files(files, sizeof(files)));
+	}
 	d->still = true;
 	sd_event_source_set_enabled(d->act_src, SD_EVENT_ON);
 	return -1;
@@ -854,18 +881,34 @@ static int on_act(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	ret = ip_watch_changed(d->act, &diag);
 	if (ret == 0)
 		return 0; /* a neighbour of the files: still */
-	if (ret < 0) {
-		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's counts: %s; a full cycle every %.0f s",
-		       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
-		act_close(d);
-	} else {
+	if (ret < 0)
+		act_failed(d, ret, &diag);
+	else
 		still_end(d);
-	}
-	due = d->last_step_usec + (uint64_t)(MAX(IP_IDLE_FULL_S, interval_s(d)) * USEC_PER_SEC);
+	due = d->last_step_usec + (uint64_t)(ip_daemon_idle_full_s(d) * USEC_PER_SEC);
 	if (sd_event_now(d->ev, CLOCK_MONOTONIC, &now) < 0)
 		now = due;
 	ip_daemon_kick(d, due > now ? due - now : 0);
 	return 0;
+}
+
+/* A watch of @paths with its event source, made off: the caller turns it
+ * on when it waits on it. Undone on failure. */
+static int watch_add(struct ip_daemon *d, const char *const *paths, int n, struct ip_watch **w,
+		     sd_event_source **src, sd_event_io_handler_t handler, struct ip_diag *diag)
+{
+	int ret = ip_watch_open(d->root, paths, n, w, diag);
+
+	if (ret >= 0)
+		ret = sd_event_add_io(d->ev, src, ip_watch_fd(*w), EPOLLIN, handler, d);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(*src, SD_EVENT_OFF);
+	if (ret >= 0)
+		return 0;
+	*src = sd_event_source_disable_unref(*src);
+	ip_watch_free(*w);
+	*w = NULL;
+	return ret;
 }
 
 /* The still tree's watch, made and paused at once: it runs only while the
@@ -877,17 +920,13 @@ static void act_open(struct ip_daemon *d)
 	int n, ret;
 
 	paths = ip_sampler_activity_paths(&n);
-	ret = ip_watch_open(d->root, paths, n, &d->act, &diag);
-	if (ret >= 0)
-		ret = sd_event_add_io(d->ev, &d->act_src, ip_watch_fd(d->act), EPOLLIN, on_act, d);
-	if (ret >= 0)
-		ret = sd_event_source_set_enabled(d->act_src, SD_EVENT_OFF);
+	ret = watch_add(d, paths, n, &d->act, &d->act_src, on_act, &diag);
 	if (ret >= 0) {
 		ip_watch_pause(d->act);
 		return;
 	}
 	ip_log(&d->log, LOG_INFO, "idle: the tree's counts cannot be watched (%s): a full cycle every %.0f s",
-	       diag.msg[0] ? diag.msg : strerror(-ret), MAX(IP_IDLE_FULL_S, interval_s(d)));
+	       diag.msg[0] ? diag.msg : strerror(-ret), ip_daemon_idle_full_s(d));
 	act_close(d);
 }
 
@@ -900,11 +939,7 @@ static void watch_open(struct ip_daemon *d)
 	int n, ret;
 
 	paths = ip_sampler_probe_paths(&n);
-	ret = ip_watch_open(d->root, paths, n, &d->watch, &diag);
-	if (ret >= 0)
-		ret = sd_event_add_io(d->ev, &d->watch_src, ip_watch_fd(d->watch), EPOLLIN, on_watch, d);
-	if (ret >= 0)
-		ret = sd_event_source_set_enabled(d->watch_src, SD_EVENT_OFF);
+	ret = watch_add(d, paths, n, &d->watch, &d->watch_src, on_watch, &diag);
 	if (ret >= 0) {
 		act_open(d);
 		return;
@@ -935,7 +970,31 @@ static double wait_on_watch(struct ip_daemon *d, double next_s)
 		return next_s;
 	}
 	sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-	return ret > 0 ? next_s : still_wait(d, MAX(IP_IDLE_FULL_S, next_s));
+	return ret > 0 ? next_s : still_wait(d, ip_daemon_idle_full_s(d));
+}
+
+/* Says once how the daemon waits when it goes idle, or stops. */
+static void log_idle_change(struct ip_daemon *d, enum ip_wait wait, double next_s)
+{
+	char files[256];
+
+	if (wait == IP_WAIT_EVENT)
+		ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
+		       d->nr_wake_src);
+	else if (wait == IP_WAIT_WATCH && d->act)
+		ip_log(&d->log, LOG_DEBUG,
+		       "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every %.0f s while its %s is written",
+		       ip_daemon_idle_full_s(d), activity_files(files, sizeof(files)));
+	else if (wait == IP_WAIT_WATCH)
+		ip_log(&d->log, LOG_DEBUG,
+		       "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every %.0f s",
+		       ip_daemon_idle_full_s(d));
+	else if (d->idle)
+		ip_log(&d->log, LOG_DEBUG,
+		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
+		       ip_daemon_idle_full_s(d), next_s, ip_counters_wake_why(ip_daemon_counters(d)) ?: "not opened");
+	else
+		ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", next_s);
 }
 
 /*
@@ -946,7 +1005,7 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 {
 	bool was_idle = d->idle;
 	enum ip_wait wait;
-	double next_s = interval_s(d);
+	double next_s = ip_daemon_interval_s(d);
 
 	/* Back off only after a few quiet cycles in a row, so a pause
 	 * of one interval does not cost the next ten seconds; any I/O
@@ -963,20 +1022,8 @@ static double after_cycle(struct ip_daemon *d, const struct ip_step *st)
 	else
 		d->settled_cycles = 0;
 	wait = ip_idle_wait(d->idle, d->settled_cycles, d->cap_dir != NULL, wake_sync(d), d->watch != NULL, next_s);
-	if (d->idle != was_idle && wait == IP_WAIT_EVENT)
-		ip_log(&d->log, LOG_DEBUG, "no storage I/O: no timer, the first bio wakes irqpilotd (perf, %d CPUs)",
-		       d->nr_wake_src);
-	else if (d->idle != was_idle && wait == IP_WAIT_WATCH)
-		ip_log(&d->log, LOG_DEBUG,
-		       "no storage I/O: a change to the tree's /proc/diskstats or CPU lists wakes irqpilotd (inotify); a full cycle every %.0f s while %s",
-		       MAX(IP_IDLE_FULL_S, next_s),
-		       d->act ? "its /proc/interrupts, /proc/softirqs or irqpilot/submit is written" : "idle");
-	else if (d->idle != was_idle && d->idle)
-		ip_log(&d->log, LOG_DEBUG,
-		       "no storage I/O: a full cycle every %.0f s, /proc/diskstats and the CPU lists every %.1f s (no perf wakeup: %s)",
-		       MAX(IP_IDLE_FULL_S, next_s), next_s, ip_counters_wake_why(ip_daemon_counters(d)) ?: "not opened");
-	else if (d->idle != was_idle)
-		ip_log(&d->log, LOG_DEBUG, "storage I/O again: sampling every %.1f s", next_s);
+	if (d->idle != was_idle)
+		log_idle_change(d, wait, next_s);
 	if (wait == IP_WAIT_EVENT && wake_arm(d, NULL)) {
 		d->holding = false;
 		return -1;
@@ -1053,13 +1100,13 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	if (d->still)
 		still_end(d);
 	d->last_look_usec = usec;
-	wait = ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, d->watch != NULL, interval_s(d));
+	wait = ip_idle_wait(d->idle, 0, d->cap_dir != NULL, d->nr_wake_src, d->watch != NULL, ip_daemon_interval_s(d));
 	if ((wait == IP_WAIT_PROBE || wait == IP_WAIT_WATCH) && idle_probe_quiet(d, usec)) {
-		next_s = interval_s(d);
+		next_s = ip_daemon_interval_s(d);
 		if (wait == IP_WAIT_WATCH) {
 			/* back to the watch, and the full cycle where it was */
 			sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-			next_s = still_wait(d, MAX(IP_IDLE_FULL_S, next_s) -
+			next_s = still_wait(d, ip_daemon_idle_full_s(d) -
 						       (double)(usec - d->last_step_usec) / USEC_PER_SEC);
 			if (next_s < 0) {
 				sd_event_source_set_enabled(s, SD_EVENT_OFF);
@@ -1077,7 +1124,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		/* A garbled or vanished file costs this cycle, not the daemon. */
 		if (ip_log_ratelimit(&d->log, "cycle", mono_ns(), 3, &suppressed))
 			ip_log(&d->log, LOG_ERR, "cycle failed: %s", diag.msg[0] ? diag.msg : strerror(-ret));
-		next_s = interval_s(d);
+		next_s = ip_daemon_interval_s(d);
 		d->settled_cycles = 0;
 		d->holding = false;
 		wake_disarm(d);
@@ -1151,7 +1198,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ip_config_free(&d->cfg);
 	d->cfg = next;
 	d->admin_gid = admin_gid;
-	d->cfg.policy.interval_s = interval_s(d);
+	d->cfg.policy.interval_s = ip_daemon_interval_s(d);
 	/* irqctl ban / unban outlive a reload: a container runtime that banned
 	 * its CPUs must not see them used again because the admin edited the file */
 	d->conf_banned = d->cfg.policy.banned;
@@ -1769,7 +1816,7 @@ static int open_engine(struct ip_daemon *d)
 	eo.dry_run = d->o.dry_run || d->cfg.daemon.dry_run;
 	eo.live_counters = ip_root_is_live(d->root);
 	eo.overrides = d->cfg.overrides;
-	d->cfg.policy.interval_s = interval_s(d);
+	d->cfg.policy.interval_s = ip_daemon_interval_s(d);
 	d->conf_banned = d->cfg.policy.banned;
 	raise_nofile(d);
 	ret = ip_engine_new(d->root, &d->cfg.policy, &eo, &d->engine);
@@ -1852,7 +1899,7 @@ int ip_daemon_run(const struct ip_daemon_opts *o)
 	}
 	cq_connect(&d, NULL);
 	ip_log(&d.log, LOG_INFO, "started on %s%s, every %.1f s; control socket %s", o->root,
-	       ip_engine_dry_run(d.engine) ? " (dry run)" : "", interval_s(&d), d.socket_path);
+	       ip_engine_dry_run(d.engine) ? " (dry run)" : "", ip_daemon_interval_s(&d), d.socket_path);
 	ret = sd_event_loop(d.ev);
 	restore_on_exit(&d);
 	code = ret < 0 ? IP_EXIT_FAILURE : ret;
