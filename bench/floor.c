@@ -8,28 +8,179 @@
  * two system calls) on this machine, under this load; a ratio target
  * below floor / irqbalance cannot be met by waking once per interval.
  *
+ * With --replay FILE it also makes, at each wakeup, the file system calls
+ * of one recorded daemon cycle (run.sh takes them from strace), and
+ * nothing between them: no parsing, no decision. Lines of FILE:
+ *
+ *   pread PATH COUNT OFFSET   pread() of the file, opened once at start
+ *   fstat PATH                fstat() of it, opened once at start
+ *   statat DIR NAME           fstatat() of NAME below DIR, opened once
+ *
+ * as the daemon keeps its files and its root open. A file the daemon
+ * opened again in that cycle is still read on its first inode here: the
+ * same size, the same cost.
+ * Its CPU per interval is what the kernel's side of that cycle costs
+ * here; what a daemon spends above it is its own code.
+ *
  * Standalone: only libc.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+enum { OP_PREAD, OP_FSTAT, OP_STATAT };
+
+struct op {
+	int kind;
+	int fd;
+	char *name; /* OP_STATAT */
+	size_t count;
+	off_t offset;
+};
+
+struct replay {
+	struct op *ops;
+	int nr;
+	char **paths; /* opened, index = fd slot */
+	int *fds;
+	int nr_paths;
+	char *buf;
+	size_t buf_size;
+};
+
+static int path_fd(struct replay *r, const char *path)
+{
+	char **p;
+	int *f, fd;
+
+	for (int i = 0; i < r->nr_paths; i++)
+		if (strcmp(r->paths[i], path) == 0)
+			return r->fds[i];
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	p = realloc(r->paths, (r->nr_paths + 1) * sizeof(*p));
+	if (p)
+		r->paths = p;
+	f = realloc(r->fds, (r->nr_paths + 1) * sizeof(*f));
+	if (f)
+		r->fds = f;
+	if (!p || !f || !(r->paths[r->nr_paths] = strdup(path))) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	r->fds[r->nr_paths++] = fd;
+	return fd;
+}
+
+/* One line of FILE into @o; -1 with errno, or with errno 0 for a bad line. */
+static int parse_op(struct replay *r, char *line, struct op *o)
+{
+	char *kind = strtok(line, " \n"), *path = strtok(NULL, " \n"), *a = strtok(NULL, " \n");
+	char *b = strtok(NULL, " \n");
+
+	errno = 0;
+	memset(o, 0, sizeof(*o));
+	if (!kind || !path)
+		return -1;
+	if (strcmp(kind, "pread") == 0 && a && b) {
+		o->kind = OP_PREAD;
+		o->count = strtoul(a, NULL, 10);
+		o->offset = strtoll(b, NULL, 10);
+		if (o->count > r->buf_size)
+			r->buf_size = o->count;
+	} else if (strcmp(kind, "fstat") == 0 && !a) {
+		o->kind = OP_FSTAT;
+	} else if (strcmp(kind, "statat") == 0 && a && !b) {
+		o->kind = OP_STATAT;
+		if (!(o->name = strdup(a)))
+			return -1;
+	} else {
+		return -1;
+	}
+	o->fd = path_fd(r, path);
+	return o->fd < 0 ? -1 : 0;
+}
+
+static int load_replay(struct replay *r, const char *file)
+{
+	char line[8192];
+	FILE *f = fopen(file, "re");
+	int lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "bench-floor: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct op *ops = realloc(r->ops, (r->nr + 1) * sizeof(*ops));
+
+		lineno++;
+		if (!ops) {
+			fclose(f);
+			return -1;
+		}
+		r->ops = ops;
+		if (parse_op(r, line, &r->ops[r->nr]) < 0) {
+			fprintf(stderr, "bench-floor: %s line %d: %s\n", file, lineno,
+				errno ? strerror(errno) : "not 'pread PATH COUNT OFFSET', 'fstat PATH' or 'statat DIR NAME'");
+			fclose(f);
+			return -1;
+		}
+		r->nr++;
+	}
+	fclose(f);
+	r->buf = malloc(r->buf_size ? r->buf_size : 1);
+	return r->buf ? 0 : -1;
+}
+
+static void run_replay(const struct replay *r)
+{
+	struct stat st;
+
+	for (int i = 0; i < r->nr; i++) {
+		const struct op *o = &r->ops[i];
+
+		if (o->kind == OP_FSTAT)
+			(void)!fstat(o->fd, &st);
+		else if (o->kind == OP_STATAT)
+			(void)!fstatat(o->fd, o->name, &st, 0);
+		else
+			(void)!pread(o->fd, r->buf, o->count, o->offset);
+	}
+}
 
 int main(int argc, char **argv)
 {
 	struct itimerspec its = { 0 };
 	struct epoll_event ev = { .events = EPOLLIN };
-	double interval = argc == 3 && strcmp(argv[1], "--interval") == 0 ? atof(argv[2]) : 0;
+	struct replay r = { 0 };
+	double interval = 0;
+	const char *replay = NULL;
 	int tfd, efd;
 
-	if (interval <= 0) {
-		fputs("usage: bench-floor --interval SECONDS\n", stderr);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--interval") == 0)
+			interval = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--replay") == 0)
+			replay = argv[i + 1];
+		else
+			interval = -1;
+	}
+	if (interval <= 0 || argc % 2 == 0) {
+		fputs("usage: bench-floor --interval SECONDS [--replay FILE]\n", stderr);
 		return 2;
 	}
+	if (replay && load_replay(&r, replay) < 0)
+		return 1;
 	its.it_interval.tv_sec = (time_t)interval;
 	its.it_interval.tv_nsec = (long)((interval - (double)(time_t)interval) * 1e9);
 	its.it_value = its.it_interval;
@@ -46,5 +197,6 @@ int main(int argc, char **argv)
 			return 1;
 		if (read(tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			return 1;
+		run_replay(&r);
 	}
 }

@@ -164,7 +164,7 @@ field() { # KEY LINE -> value of KEY=... in LINE, or "-"
 # bench-floor (a process that only wakes once per interval) is watched over the same
 # wall time: "$tmp/NAME.floor", what any once-per-interval daemon pays here, now.
 run_pair() {
-	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip flp mfl after rc=0
+	local name=$1 ivl=$2 n=$3 tib=$4 tip=$5 writer=() ibp ipp mib mip flp mfl iop="" mio="" after rc=0
 	if [ $# -gt 5 ]; then writer=(--step0 "$6" --step1 "$7" --sim "$8"); fi
 	rm -rf "$tmp/rt"
 	mkdir -p "$tmp/rt"
@@ -180,6 +180,16 @@ run_pair() {
 	after=$(awk -v f="${from:-1}" -v i="$ivl" 'BEGIN { print f * i + i / 2 }')
 	"$steady" --pid "$flp" --interval "$ivl" --cycles "$n" --after "$after" --label floor >"$tmp/$name.floor" &
 	mfl=$!
+	rm -f "$tmp/$name.iofloor"
+	if [ -s "${replay:-}" ] && [ ${#writer[@]} -gt 0 ]; then
+		"$floor" --interval "$ivl" --replay "$replay" &
+		iop=$!
+		pids+=("$iop")
+		# its tree is written as the daemons' are: what it reads is as fresh
+		"$steady" --pid "$iop" --interval "$ivl" --cycles "$n" --tree "$replay_tree" "${writer[@]}" \
+			--label iofloor >"$tmp/$name.iofloor" &
+		mio=$!
+	fi
 	if [ ${#writer[@]} -gt 0 ]; then
 		"$steady" --pid "$ibp" --interval "$ivl" --cycles "$n" --tree "$tib" "${writer[@]}" \
 			--label irqbalance >"$tmp/$name.ib" &
@@ -196,6 +206,11 @@ run_pair() {
 	wait "$mib" || rc=1
 	wait "$mip" || rc=1
 	wait "$mfl" || echo "$name: the floor's monitor failed" >>"$tmp/failures"
+	if [ -n "$mio" ]; then
+		wait "$mio" || echo "$name: the I/O floor's monitor failed" >>"$tmp/failures"
+		kill "$iop" 2>/dev/null || true
+		wait "$iop" 2>/dev/null || true
+	fi
 	kill "$ibp" "$ipp" "$flp" 2>/dev/null || true
 	wait "$ibp" "$ipp" "$flp" 2>/dev/null || true
 	pids=()
@@ -206,6 +221,48 @@ run_pair() {
 		exit 1
 	fi
 	return $rc
+}
+
+# io_record DIR S0 S1 OUT: the file system calls of one steady irqpilotd cycle,
+# as bench-floor --replay takes them. irqpilotd runs at 1 s on DIR (a copy of
+# S0) while bench-steady advances it; strace -y (which names each fd's file)
+# watches it for a few cycles once placement has settled; the last cycle
+# (from one epoll_wait to the next) that only read and statted is kept. The
+# replay reads DIR, written between its cycles as the daemons' trees are.
+# Empty OUT (and the I/O floor not measured) without strace or such a cycle.
+io_record() {
+	local dir=$1 s0=$2 s1=$3 out=$4 p m
+	: >"$out"
+	command -v strace >/dev/null || return 0
+	mkdir -p "$tmp/rt-io"
+	"$ipd" --root "$dir" --foreground --runtime-dir "$tmp/rt-io" --interval 1 --config "$conf" \
+		>"$tmp/io-record.log" 2>&1 &
+	p=$!
+	"$steady" --pid "$p" --interval 1 --cycles 12 --tree "$dir" --step0 "$s0" --step1 "$s1" \
+		--sim 1 --label io-record >/dev/null &
+	m=$!
+	pids+=("$p" "$m")
+	sleep 8
+	timeout -s INT 4 strace -f -y -s 0 -p "$p" -o "$tmp/io-record.strace" 2>/dev/null || true
+	kill "$m" "$p" 2>/dev/null || true
+	wait "$m" "$p" 2>/dev/null || true
+	pids=()
+	rm -rf "$tmp/rt-io"
+	awk '
+	function flush() { if (ok && n > 0) { last = ""; for (k = 1; k <= n; k++) last = last ops[k] "\n" } }
+	/ epoll_wait\(/ { flush(); n = 0; ok = 1; next }
+	{ line = $0; sub(/^[0-9]+ +/, "", line) }
+	match(line, /^pread64\([0-9]+<[^>]*>, ""\.\.\., [0-9]+, [0-9]+\)/) {
+		split(substr(line, 1, RLENGTH), a, /[<>]/); t = a[3]; gsub(/[^0-9]+/, " ", t); split(t, c, " ")
+		ops[++n] = "pread " a[2] " " c[1] " " c[2]; next
+	}
+	match(line, /^newfstatat\([0-9]+<[^>]*>, "", /) { split(line, a, /[<>]/); ops[++n] = "fstat " a[2]; next }
+	match(line, /^newfstatat\([0-9]+<[^>]*>, "[^"]*", /) {
+		split(line, a, /[<>]/); split(a[3], b, /"/); ops[++n] = "statat " a[2] " " b[2]; next
+	}
+	line ~ /^(read|gettid|timerfd_settime|clock_gettime|epoll_ctl)\(/ { next }
+	{ ok = 0 } # a write, an open, a message: not a cycle that only reads
+	END { printf "%s", last }' "$tmp/io-record.strace" >"$out"
 }
 
 # Ir of one --oneshot run: callgrind's "totals:" line
@@ -236,11 +293,16 @@ for size in $sizes; do
 	log "$cpus x $irqs: idle, $idle_cycles intervals of ${interval}s from $idle_from.5 intervals after the start"
 	from=$idle_from run_pair "idle-$size" "$interval" "$idle_cycles" "$d/idle-ib" "$d/idle-ip" ||
 		echo "idle $size: a monitor failed" >>"$tmp/failures"
-	# steady: counters advance between cycles
+	# steady: counters advance between cycles; beside them, the file system
+	# calls of one recorded irqpilotd cycle replayed (the I/O floor)
+	cp -a "$d/s0" "$d/load-io"
+	log "$cpus x $irqs: recording one steady irqpilotd cycle's file system calls (strace)"
+	io_record "$d/load-io" "$d/s0" "$d/s1" "$tmp/io-$size.replay"
 	cp -a "$d/s0" "$d/load-ib"
 	cp -a "$d/s0" "$d/load-ip"
 	log "$cpus x $irqs: steady, $cycles cycles of ${interval}s"
-	run_pair "load-$size" "$interval" "$cycles" "$d/load-ib" "$d/load-ip" "$d/s0" "$d/s1" "$interval" ||
+	replay=$tmp/io-$size.replay replay_tree=$d/load-io run_pair "load-$size" "$interval" "$cycles" \
+		"$d/load-ib" "$d/load-ip" "$d/s0" "$d/s1" "$interval" ||
 		echo "steady $size: a monitor failed" >>"$tmp/failures"
 
 	ipfail=""
@@ -276,9 +338,12 @@ for size in $sizes; do
 	# cpus irqs MB | load cpu ib ip | idle cpu ib ip | wakeups ib ip | hwm ib ip | Ir ib ip | moves ib ip | ipfail
 	# | preempted ib ip
 	row "$cpus|$irqs|$ints_mb|$(field cpu_ms_per_cycle "$si")|$(field cpu_ms_per_cycle "$sp")|$(field cpu_ms_per_cycle "$li")|$(field cpu_ms_per_cycle "$lp")|$(field wakeups_per_min "$li")|$(field wakeups_per_min "$lp")|$(field vmhwm_kb "$si")|$(field vmhwm_kb "$sp")|${ir_ib:--}|${ir_ip:--}|$(field moves "$si")|$(field moves "$sp")|${ipfail:-ok}|$(field preempted_per_min "$li")|$(field preempted_per_min "$lp")"
-	printf '%s|%s|%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms_per_cycle "$(cat "$tmp/idle-$size.floor" 2>/dev/null)")" \
+	# cpus irqs | floor idle, irqbalance idle | floor steady, irqbalance steady | I/O floor steady,
+	# its calls, irqpilotd steady
+	printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms_per_cycle "$(cat "$tmp/idle-$size.floor" 2>/dev/null)")" \
 		"$(field cpu_ms_per_cycle "$li")" "$(field cpu_ms_per_cycle "$(cat "$tmp/load-$size.floor" 2>/dev/null)")" \
-		"$(field cpu_ms_per_cycle "$si")" >>"$tmp/floor"
+		"$(field cpu_ms_per_cycle "$si")" "$(field cpu_ms_per_cycle "$(cat "$tmp/load-$size.iofloor" 2>/dev/null)")" \
+		"$(wc -l <"$tmp/io-$size.replay")" "$(field cpu_ms_per_cycle "$sp")" >>"$tmp/floor"
 	rm -rf "$d"
 done
 
@@ -399,17 +464,26 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	done <"$tmp/rows"
 	echo '```'
 	echo
-	echo "### The floor: waking once per interval"
+	echo "### The floor: waking once per interval, and reading what irqpilotd reads"
 	echo
 	echo "bench-floor wakes on a timerfd every ${interval} s through epoll and does nothing else; it"
 	echo "runs beside the daemons and is measured the same way over the same wall time. Its CPU"
 	echo "per interval is what a daemon that runs once per interval pays before it reads a"
 	echo "file; floor / irqbalance is the lowest ratio such a daemon can reach here."
 	echo
-	echo "| CPUs × IRQs | floor ms/interval idle | floor / irqbalance idle | floor ms/interval steady | floor / irqbalance steady |"
-	echo "|---|---|---|---|---|"
-	while IFS='|' read -r c i fi_ ib_i fs ib_s; do
-		echo "| $c × $i | $fi_ | $(ratio "$fi_" "$ib_i") | $fs | $(ratio "$fs" "$ib_s") |"
+	echo "The I/O floor (\`bench-floor --replay\`) also makes, at each wakeup, the file system calls"
+	echo "of one steady irqpilotd cycle, recorded with strace before the steady run (preads and"
+	echo "stats, on files opened once), and nothing between them: the kernel's side of irqpilotd's"
+	echo "cycle. irqpilotd's steady cost above it is its own code: parsing, deriving, deciding,"
+	echo "reporting. I/O floor / irqbalance is the lowest steady ratio irqpilotd can reach here"
+	echo "while it reads what it reads now."
+	echo
+	echo "| CPUs × IRQs | floor ms/interval idle | floor / irqbalance idle | floor ms/interval steady | floor / irqbalance steady | I/O floor ms/interval steady (calls) | I/O floor / irqbalance steady | irqpilotd above the I/O floor, ms |"
+	echo "|---|---|---|---|---|---|---|---|"
+	while IFS='|' read -r c i fi_ ib_i fs ib_s io nio ip_s; do
+		above=$(awk -v a="$ip_s" -v b="$io" 'BEGIN { if (a == "-" || b == "-" || a == "" || b == "") print "-"; else printf "%.3f", a - b }')
+		[ "$io" = - ] && nio=-
+		echo "| $c × $i | $fi_ | $(ratio "$fi_" "$ib_i") | $fs | $(ratio "$fs" "$ib_s") | $io ($nio) | $(ratio "$io" "$ib_s") | $above |"
 	done <"$tmp/floor"
 	echo
 	echo "### Cost against IRQs × CPUs (steady)"
