@@ -11,6 +11,7 @@
 #    exit status and environment variable in irqctl --help, is documented
 #    in the program's man page, and every option the pages document is
 #    still in --help;
+#  - every member of the daemon's status reply is named in irqctl.8;
 #  - the journal catalog has an entry for each MESSAGE_ID the daemon
 #    sends and journalctl compiles it; the bash completion offers every
 #    command and option of irqctl --help.
@@ -235,6 +236,29 @@ if [ -x "$ctl" ] && [ -s "$tmp/irqctl.help" ]; then
 	done
 fi
 
+# ---- the status reply's members against irqctl.8 -------------------------
+# Every member irqpilotd puts into its status reply (control.c: do_status()
+# and the helpers it calls first) is named in irqctl.8's COMMANDS section,
+# which scripts reading "irqctl status --json" go by. From the source: the
+# members that appear only in some states (still_until_written) are named
+# there too, where a live reply would leave them out.
+control=$top_srcdir/src/irqpilotd/control.c
+awk '/^static void status_perf_reads\(/ { on = 1 } on { print } on && /^static void do_status\(/ { ds = 1 }
+	ds && /^}/ { exit }' "$control" |
+	grep -Eo 'ip_json_[a-z_]+\(&?j, "[a-z_]+"' | sed 's/.*"\([a-z_]*\)"/\1/' | sort -u >"$tmp/status-keys"
+if [ ! -s "$tmp/status-keys" ]; then
+	not_ok "control.c: the status reply's members found (do_status())"
+else
+	plain "$man/irqctl.8" >"$tmp/irqctl.8.plain"
+	section "$tmp/irqctl.8.plain" COMMANDS >"$tmp/commands"
+	while read -r key; do
+		if documented "$key" "$tmp/commands"; then
+			ok "status member $key is in irqctl.8"
+		else
+			not_ok "status member $key is in the daemon's reply but not in irqctl.8 COMMANDS"
+		fi
+	done <"$tmp/status-keys"
+fi
 
 # ---- journal message catalog -------------------------------------------
 # Every IP_MESSAGE_* of log.h is used by the daemon and has an entry in
