@@ -183,8 +183,9 @@ static void tb_vec(struct tb *tb, int d, int qi, int queue, const char *cpus, bo
 		hq->cpus = L(cpus);
 		hq->vector = dev->nr_vectors;
 	}
-	dev->nr_vectors++;
+	q->info->vecs[q->info->nr_devs] = dev->nr_vectors;
 	q->info->devs[q->info->nr_devs++] = d;
+	dev->nr_vectors++;
 }
 
 static int tb_thread(struct tb *tb, pid_t pid, unsigned irq, const char *comm, const char *allowed,
@@ -245,6 +246,7 @@ static void tb_finish(struct tb *tb)
 		}
 	}
 	for (int d = 0; d < tb->nr_devs; d++) {
+		assert_int_equal(ip_blockdev_link_serves(&tb->devs[d]), 0);
 		tb->drate[d].submit_total = 0;
 		for (int c = 0; c < MAXC; c++)
 			tb->drate[d].submit_total += tb->submit[d][c];

@@ -656,6 +656,33 @@ static void test_no_sys_block(void **state)
 	rmtree(t);
 }
 
+/*
+ * Snapshots share the scan's devices: the scan's own copy may be freed (a
+ * rescan) while older snapshots still read them, and the last share frees
+ * them (the ASan build's leak check sees the rest).
+ */
+static void test_share(void **state)
+{
+	struct scan sc;
+	struct ip_storage a, b;
+
+	scan_tree(&sc, FIXTURES "server-hba-highiops", true);
+	assert_int_equal(ip_storage_share(&a, &sc.s), 0);
+	assert_int_equal(ip_storage_share(&b, &sc.s), 0);
+	assert_ptr_equal(a.devs, sc.s.devs);
+	assert_int_equal(*sc.s.users, 3);
+	ip_storage_free(&sc.s);
+	assert_null(sc.s.devs);
+	assert_int_equal(*a.users, 2);
+	assert_int_equal(must_dev(&(struct scan){ .s = a }, "nvme0n1")->nr_vectors, 17);
+	ip_storage_free(&a);
+	assert_int_equal(must_dev(&(struct scan){ .s = b }, "sda")->nr_vectors, 24);
+	assert_int_equal(must_dev(&(struct scan){ .s = b }, "nvme0n1")->vectors[1].serves.nr, 1);
+	ip_storage_free(&b);
+	assert_null(b.users);
+	scan_free(&sc);
+}
+
 /* Only sys/class/block: partitions are listed there and must be skipped. */
 static void test_class_block_fallback(void **state)
 {
@@ -731,6 +758,12 @@ static void test_vector_mapping(void **state)
 	assert_int_equal(s.devs[2].vectors[2].queue, -1);
 	assert_int_equal(s.devs[2].vectors[2].map, IP_VEC_MAP_NONE);
 	assert_int_equal(s.devs[2].queues[1].vector, -1);
+	/* each queue once: sdb's queue 0 names msix1, whose own queue is 0 */
+	assert_int_equal(s.devs[1].vectors[1].serves.nr, 1);
+	assert_int_equal(s.devs[1].vectors[0].serves.nr, 0);
+	assert_int_equal(s.devs[2].vectors[1].serves.nr, 1);
+	assert_int_equal(s.devs[2].vectors[2].serves.nr, 0);
+	assert_int_equal(s.devs[2].vectors[2].serves.hi, -1);
 	ip_storage_free(&s);
 	ip_root_free(r);
 	rmtree(t);
@@ -1161,6 +1194,17 @@ static void test_high_iops_and_poll_queues(void **state)
 		/* poll queues have no vector */
 		assert_int_equal(b->queues[16].vector, -1);
 		assert_int_equal(b->queues[17].vector, -1);
+		/* what the policy reads of each: one queue's CPUs, or none */
+		for (int q = 0; q < 16; q++) {
+			const struct ip_vec_serves *sv = &vec_by_irq(b, hbas[k].first + 8 + q)->serves;
+
+			assert_int_equal(sv->nr, 1);
+			assert_true(cpuset_equal(&sv->cpus, &b->queues[q].cpus));
+			assert_int_equal(sv->lo, cpuset_first(&b->queues[q].cpus));
+			assert_int_equal(sv->hi, cpuset_last(&b->queues[q].cpus));
+		}
+		assert_int_equal(vec_by_irq(b, hbas[k].first)->serves.nr, 0);
+		assert_int_equal(vec_by_irq(b, hbas[k].first)->serves.lo, -1);
 	}
 	b = must_dev(&sc, "nvme0n1");
 	assert_int_equal(b->nr_queues, 18);
@@ -1252,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_odd_devices_skipped),
 		cmocka_unit_test(test_numa_files),
 		cmocka_unit_test(test_no_sys_block),
+		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_class_block_fallback),
 		cmocka_unit_test(test_vector_mapping),
 		cmocka_unit_test(test_virtio),

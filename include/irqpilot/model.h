@@ -46,6 +46,8 @@ struct ip_irq_info {
 	enum ip_managed_why managed;
 	int nr_devs;         /* storage devices with a vector on this line */
 	int devs[4];         /* indexes into storage.devs (a shared INTx line has several) */
+	int vecs[4];         /* the line's vector in each of those devices (index into its
+				vectors; the later of two that name the same IRQ) */
 };
 
 /* A tracked line's interrupts on one CPU. The kernel counts them in 32

@@ -45,6 +45,18 @@ enum ip_vec_route {
 	IP_ROUTE_COUNT
 };
 
+/*
+ * The hw queues a vector serves: those whose vector it is (ip_hwqueue.vector)
+ * and the one its own queue index names, each queue once. Derived from the
+ * scan by ip_blockdev_link_serves(), since the policy asks it of every
+ * storage vector every cycle and the scan alone changes it.
+ */
+struct ip_vec_serves {
+	int nr;          /* how many queues */
+	int lo, hi;      /* first and last CPU of cpus, -1 if none */
+	ip_cpuset cpus;  /* their cpu_lists, joined */
+};
+
 struct ip_vector {
 	unsigned irq;
 	bool admin;          /* nvme0q0, virtioN-config: not on the I/O path */
@@ -52,6 +64,7 @@ struct ip_vector {
 	enum ip_vec_map map;
 	enum ip_vec_route route;
 	int dt_index;        /* position in the of_node's interrupts, -1 if not from it */
+	struct ip_vec_serves serves;
 };
 
 struct ip_blockdev {
@@ -75,9 +88,15 @@ struct ip_blockdev {
 	char route_note[160];     /* why a route could not be read ("unknown interrupt controller X") */
 };
 
+/*
+ * What the scan found. Read-only once returned: every snapshot shares the
+ * scan's devices (ip_storage_share()) until the next scan, as copying them
+ * each cycle was a twentieth of a steady cycle at 64 CPUs.
+ */
 struct ip_storage {
 	int nr_devs;
 	struct ip_blockdev *devs;
+	int *users; /* how many share devs; NULL: one owner (one built by hand) */
 };
 
 /*
@@ -101,7 +120,19 @@ struct ip_irq_name {
  */
 int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr_names,
 		      struct ip_storage *s, struct ip_diag *d);
+/* Drops @s's share; the last one frees the devices. @s is empty after. */
 void ip_storage_free(struct ip_storage *s);
+
+/* @dst shares @src's devices, till ip_storage_free(@dst). -ENOMEM if @src has
+ * one owner and cannot be counted. */
+int ip_storage_share(struct ip_storage *dst, struct ip_storage *src);
+
+/*
+ * Fills each vector's serves from @bd's queues and vectors, as the scan
+ * does for every device it returns; for a device built otherwise (a test's).
+ * -ENOMEM, with every serves empty.
+ */
+int ip_blockdev_link_serves(struct ip_blockdev *bd);
 
 /* Whether a device name is virtual (loop0, dm-1, zram0, md127, ram0, nbd0, sr0). */
 bool ip_blockdev_is_virtual(const char *name);

@@ -660,33 +660,6 @@ struct cand {
 	ip_cpuset placed;
 };
 
-/* The queues one vector of a device serves. */
-struct vq_vec {
-	int served;	/* how many */
-	int lo, hi;	/* first and last CPU of cpus, -1 if none */
-	ip_cpuset cpus; /* theirs */
-};
-
-struct vq_key {
-	unsigned irq;
-	int vi; /* index into the device's vectors */
-};
-
-/*
- * A device's vectors by IRQ, with the queues each serves. Asked vector by
- * vector, every question walked all vectors and queues of the device: a
- * fifth of an idle cycle at 64 CPUs, and quadratic in the queues. The
- * model does not change during a decision, so the first question about a
- * device builds its map and the others look it up.
- */
-struct vq_map {
-	bool built;
-	int nr;
-	struct vq_key *key; /* sorted by irq, one per irq */
-	struct vq_vec *vec; /* by vector index */
-	size_t at;	    /* the last key asked for (ip_sorted_next()): IRQ order */
-};
-
 /* A snapshot's IRQ threads by IRQ, in their order within one IRQ. */
 struct thr_key {
 	unsigned irq;
@@ -711,7 +684,6 @@ struct ctx {
 	double *hd;	    /* nr_domains scratch: handled shares */
 	double *csh;	    /* nr_cpus scratch: each CPU's share of the submissions */
 	const struct ip_irq_hist **hist; /* nr_irqs: each line's history, or NULL */
-	struct vq_map *vq;		 /* storage.nr_devs: see vq_map */
 	struct thr_key *thr;		 /* s->nr_threads: see thread_range() */
 	bool have_rates;
 };
@@ -910,20 +882,6 @@ static void resolve_rules(const struct ctx *c, const struct ip_irq *q, const str
 
 /* ---- measures ---- */
 
-struct qpos {
-	unsigned index; /* of the queue */
-	int k;		/* into the device's queues */
-};
-
-static int cmp_qpos(const void *a, const void *b)
-{
-	const struct qpos *x = a, *y = b;
-
-	if (x->index != y->index)
-		return x->index < y->index ? -1 : 1;
-	return x->k - y->k;
-}
-
 /* By IRQ, then by place in the snapshot: a line's threads are emitted in
  * the order the snapshot lists them, as when every thread was walked. */
 static int cmp_thr_key(const void *a, const void *b)
@@ -951,124 +909,37 @@ static const struct thr_key *thread_range(const struct ctx *c, unsigned irq, int
 	return &c->thr[i];
 }
 
-static int cmp_vq_key(const void *a, const void *b)
+/* The line's vector in device @d (struct ip_irq_info), else @v: a line
+ * with more devices than info holds. */
+static int line_vector(const struct ip_irq_info *info, int d, int v)
 {
-	const struct vq_key *x = a, *y = b;
-
-	if (x->irq != y->irq)
-		return x->irq < y->irq ? -1 : 1;
-	return x->vi - y->vi;
-}
-
-static void vq_add(struct vq_vec *v, const struct ip_hwqueue *hq)
-{
-	cpuset_or(&v->cpus, &v->cpus, &hq->cpus);
-	v->served++;
+	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++)
+		if (info->devs[i] == d)
+			return info->vecs[i];
+	return v;
 }
 
 /*
- * The queues each vector serves into @vec (by vector index): those that
- * name it, and those whose index is the vector's queue, each queue once
- * when both say so. Queues by index, so that this is not vectors x queues.
+ * Which hw queues vector @vi of device @d serves (storage.h): theirs, or
+ * NULL if it serves all of them, or none. *@admin: whether it is the admin
+ * vector.
  */
-static int vq_serve(const struct ip_blockdev *dev, struct vq_vec *vec)
+static const struct ip_vec_serves *vector_queue_cpus(const struct ctx *c, int d, int vi, bool *admin)
 {
-	struct qpos *qp = malloc(sizeof(*qp) * (dev->nr_queues ? dev->nr_queues : 1));
-	int nq = 0;
-
-	if (!qp)
-		return -ENOMEM;
-	for (int k = 0; k < dev->nr_queues; k++) {
-		const struct ip_hwqueue *hq = &dev->queues[k];
-
-		if (hq->vector >= 0 && hq->vector < dev->nr_vectors)
-			vq_add(&vec[hq->vector], hq);
-		/* a vector's queue is >= 0: no other index can be its */
-		if (hq->index >= 0)
-			qp[nq++] = (struct qpos){ (unsigned)hq->index, k };
-	}
-	ip_sort(qp, nq, sizeof(*qp), cmp_qpos);
-	for (int vi = 0; vi < dev->nr_vectors; vi++) {
-		int queue = dev->vectors[vi].queue;
-		bool found;
-		size_t j;
-
-		if (queue < 0)
-			continue;
-		j = IP_SORTED_POS(qp, nq, index, (unsigned)queue, &found);
-		for (; j < (size_t)nq && qp[j].index == (unsigned)queue; j++)
-			if (dev->queues[qp[j].k].vector != vi) /* else counted as naming it */
-				vq_add(&vec[vi], &dev->queues[qp[j].k]);
-	}
-	for (int vi = 0; vi < dev->nr_vectors; vi++) {
-		vec[vi].lo = cpuset_first(&vec[vi].cpus);
-		vec[vi].hi = cpuset_last(&vec[vi].cpus);
-	}
-	free(qp);
-	return 0;
-}
-
-/* Device @d's map, built at the first question; empty on ENOMEM (c->err). */
-static struct vq_map *vq_map(struct ctx *c, int d)
-{
-	const struct ip_blockdev *dev = &c->s->storage.devs[d];
-	struct vq_map *map = &c->vq[d];
-	int n = 0;
-
-	if (map->built)
-		return map;
-	map->built = true;
-	if (dev->nr_vectors <= 0)
-		return map;
-	map->key = malloc(dev->nr_vectors * sizeof(*map->key));
-	map->vec = calloc(dev->nr_vectors, sizeof(*map->vec));
-	if (!map->key || !map->vec || vq_serve(dev, map->vec) < 0) {
-		c->err = -ENOMEM;
-		return map;
-	}
-	for (int vi = 0; vi < dev->nr_vectors; vi++)
-		map->key[vi] = (struct vq_key){ dev->vectors[vi].irq, vi };
-	ip_sort(map->key, dev->nr_vectors, sizeof(*map->key), cmp_vq_key);
-	/* An IRQ two vectors name is the later one's, as it always was. */
-	for (int i = 0; i < dev->nr_vectors; i++)
-		if (i + 1 == dev->nr_vectors || map->key[i + 1].irq != map->key[i].irq)
-			map->key[n++] = map->key[i];
-	map->nr = n;
-	return map;
-}
-
-static void vq_free(struct ctx *c)
-{
-	for (int d = 0; c->vq && d < c->s->storage.nr_devs; d++) {
-		free(c->vq[d].key);
-		free(c->vq[d].vec);
-	}
-	free(c->vq);
-}
-
-/*
- * Which hw queues of device @d vector @irq serves: theirs, or NULL if it
- * serves all of them, or none. *@admin: whether it is the admin vector.
- */
-static const struct vq_vec *vector_queue_cpus(struct ctx *c, int d, unsigned irq, bool *admin)
-{
-	struct vq_map *map = vq_map(c, d);
-	const struct vq_vec *v;
-	bool found;
-	size_t i;
+	const struct ip_blockdev *b = &c->s->storage.devs[d];
+	const struct ip_vec_serves *v;
 
 	*admin = false;
-	i = IP_SORTED_NEXT(map->key, map->nr, irq, irq, &map->at, &found);
-	if (!found)
+	if (vi < 0 || vi >= b->nr_vectors)
 		return NULL;
-	*admin = c->s->storage.devs[d].vectors[map->key[i].vi].admin;
-	v = &map->vec[map->key[i].vi];
+	*admin = b->vectors[vi].admin;
+	v = &b->vectors[vi].serves;
 	/*
 	 * A vector that serves every queue completes all of the device's I/O,
 	 * also that of CPUs no cpu_list names: with isolcpus=3, 6.1 lists a
 	 * single queue as "0, 1, 2", yet CPU 3's I/O goes through it.
 	 */
-	return v->served > 0 && v->served < c->s->storage.devs[d].nr_queues ? v : NULL;
+	return v->nr > 0 && v->nr < b->nr_queues ? v : NULL;
 }
 
 /*
@@ -1077,7 +948,7 @@ static const struct vq_vec *vector_queue_cpus(struct ctx *c, int d, unsigned irq
  * each CPU tested: a queue has 4 of 256 CPUs, spread over both SMT halves.
  * In CPU order either way, so that the sum is the same to the last bit.
  */
-static int next_submitter(const struct vq_vec *qv, int cpu)
+static int next_submitter(const struct ip_vec_serves *qv, int cpu)
 {
 	if (!qv)
 		return cpu + 1;
@@ -1101,13 +972,13 @@ static bool vector_submits(struct ctx *c, int qi, double *total, bool *admin_onl
 	for (int i = 0; i < info->nr_devs && i < (int)ARRAY_SIZE(info->devs); i++) {
 		int d = info->devs[i];
 		const struct ip_dev_rate *dr;
-		const struct vq_vec *qv;
+		const struct ip_vec_serves *qv;
 		bool admin;
 
 		if (d < 0 || d >= c->s->storage.nr_devs)
 			continue;
 		nr++;
-		qv = vector_queue_cpus(c, d, q->irq, &admin);
+		qv = vector_queue_cpus(c, d, info->vecs[i], &admin);
 		if (admin) {
 			nr_admin++;
 			continue;
@@ -2843,7 +2714,7 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 		const struct ip_irq *q = ip_snapshot_irq_next(c->s, b->vectors[v].irq, &at);
 		const struct ip_irq_hist *e;
 		struct resolved r;
-		const struct vq_vec *qv;
+		const struct ip_vec_serves *qv;
 		ip_cpuset handled;
 		bool admin, refused, managed;
 		double total, away = 0, loc = 0;
@@ -2855,7 +2726,7 @@ static bool cq_auto_need(struct ctx *c, int d, struct ip_why *why)
 			continue;
 		qi = (int)(q - c->s->irqs);
 		e = c->hist[qi];
-		qv = vector_queue_cpus(c, d, q->irq, &admin);
+		qv = vector_queue_cpus(c, d, line_vector(ip_irq_info(q), d, v), &admin);
 		for (int cpu = 0; cpu < c->t->nr_cpus; cpu++)
 			c->sub[cpu] = (!qv || cpuset_test(&qv->cpus, cpu)) ? dr->submit[cpu] : 0;
 		total = submit_shares(c);
@@ -3291,9 +3162,8 @@ static int ctx_alloc(struct ctx *c)
 	c->hd = calloc(c->t->nr_domains + 1, sizeof(double));
 	c->csh = calloc(c->t->nr_cpus, sizeof(double));
 	c->hist = calloc(c->s->nr_irqs + 1, sizeof(*c->hist));
-	c->vq = calloc(c->s->storage.nr_devs + 1, sizeof(*c->vq));
 	c->thr = malloc((c->s->nr_threads + 1) * sizeof(*c->thr));
-	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh || !c->hist || !c->vq ||
+	if (!c->load || !c->vload || !c->sub || !c->sh || !c->hd || !c->csh || !c->hist ||
 	    !c->thr)
 		return -ENOMEM;
 	for (int i = 0; i < c->s->nr_threads; i++)
@@ -3507,7 +3377,6 @@ out:
 	free(c.csh);
 	free(c.hist);
 	free(c.thr);
-	vq_free(&c);
 	free(by_gain);
 	free(cands);
 	if (c.err) {

@@ -337,44 +337,7 @@ struct held_thread {
 	bool written;		  /* ip_sampler_forget_thread() since */
 };
 
-/* ---- copies of the cached parts into a snapshot ---------------------- */
-
-static void *dup_array(const void *src, size_t n, size_t size)
-{
-	void *p;
-
-	if (!n)
-		return NULL;
-	p = malloc(n * size);
-	if (p)
-		memcpy(p, src, n * size);
-	return p;
-}
-
-static int storage_copy(struct ip_storage *dst, const struct ip_storage *src)
-{
-	dst->nr_devs = 0;
-	dst->devs = NULL;
-	if (!src->nr_devs)
-		return 0;
-	dst->devs = calloc(src->nr_devs, sizeof(*dst->devs));
-	if (!dst->devs)
-		return -ENOMEM;
-	for (int i = 0; i < src->nr_devs; i++) {
-		const struct ip_blockdev *s = &src->devs[i];
-		struct ip_blockdev *b = &dst->devs[i];
-
-		*b = *s;
-		b->syspath = s->syspath ? strdup(s->syspath) : NULL;
-		b->queues = dup_array(s->queues, s->nr_queues, sizeof(*s->queues));
-		b->vectors = dup_array(s->vectors, s->nr_vectors, sizeof(*s->vectors));
-		dst->nr_devs = i + 1;
-		if ((s->syspath && !b->syspath) || (s->nr_queues && !b->queues) ||
-		    (s->nr_vectors && !b->vectors))
-			return -ENOMEM;
-	}
-	return 0;
-}
+/* ---- paths ------------------------------------------------------------ */
 
 /*
  * "@pre@n@post" in @buf (@size bytes), as snprintf("%s%lu%s") would write
@@ -1788,10 +1751,15 @@ static void link_devices(struct ip_snapshot *snap)
 			struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
 			struct ip_irq_info *info = irq ? irq->info : NULL;
 
-			if (!info || info->nr_devs >= (int)ARRAY_SIZE(info->devs))
+			if (!info)
 				continue;
-			if (info->nr_devs && info->devs[info->nr_devs - 1] == k)
+			if (info->nr_devs && info->devs[info->nr_devs - 1] == k) {
+				info->vecs[info->nr_devs - 1] = v;
 				continue;
+			}
+			if (info->nr_devs >= (int)ARRAY_SIZE(info->devs))
+				continue;
+			info->vecs[info->nr_devs] = v;
 			info->devs[info->nr_devs++] = k;
 		}
 	}
@@ -2398,7 +2366,7 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 {
 	int ret;
 
-	ret = storage_copy(&snap->storage, &s->storage);
+	ret = ip_storage_share(&snap->storage, &s->storage);
 	if (ret < 0)
 		return ret;
 	ret = read_irq_dirs(s, snap);
