@@ -1073,6 +1073,29 @@ static struct ip_irq_line info_line(const struct ip_irq_info *f)
 	return (struct ip_irq_line){ .chip = f->chip, .hwirq = f->hwirq, .trigger = f->trigger };
 }
 
+/* The bytes of @f as init_info() laid it out, the struct and its strings
+ * in one block: info_size() of its line, with one strlen() of three. */
+static size_t info_bytes(const struct ip_irq_info *f)
+{
+	size_t al = _Alignof(struct ip_irq_info);
+	size_t n = (size_t)(f->trigger - (const char *)f) + strlen(f->trigger) + 1;
+
+	return (n + al - 1) / al * al;
+}
+
+/* A copy of the fresh info @f (@n bytes, info_bytes()) at @dst: each fast
+ * sample's infos start as the full scan's, which read nothing of
+ * /proc/irq/N/ into them. */
+static struct ip_irq_info *copy_info(void *dst, const struct ip_irq_info *f, size_t n)
+{
+	struct ip_irq_info *info = memcpy(dst, f, n);
+
+	info->chip = (char *)dst + (f->chip - (const char *)f);
+	info->hwirq = (char *)dst + (f->hwirq - (const char *)f);
+	info->trigger = (char *)dst + (f->trigger - (const char *)f);
+	return info;
+}
+
 static struct ip_irq_info *dup_info(const struct ip_irq_info *src)
 {
 	struct ip_irq_line l = info_line(src);
@@ -1378,10 +1401,9 @@ static int fast_block(struct ip_sampler *s, struct ip_snapshot *snap, size_t iby
 		if (q->nr_percpu)
 			q->percpu = pc + s->foff[i];
 		if (fc->irqs[i].info) {
-			struct ip_irq_line l = info_line(fc->irqs[i].info);
-			size_t len[3], n = info_size(&l, len);
+			size_t n = info_bytes(fc->irqs[i].info);
 
-			q->info = init_info(p, &l, len);
+			q->info = copy_info(p, fc->irqs[i].info, n);
 			p += n;
 		}
 	}
@@ -1446,12 +1468,8 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 			q->total = (uint64_t)held_at(&fc->line[i], fc->full_ns, snap->time_ns);
 			continue;
 		}
-		if (fc->irqs[i].info) {
-			struct ip_irq_line l = info_line(fc->irqs[i].info);
-			size_t len[3];
-
-			ibytes += info_size(&l, len);
-		}
+		if (fc->irqs[i].info)
+			ibytes += info_bytes(fc->irqs[i].info);
 		s->foff[i] = s->fpc_n;
 		if (fc->passive[i]) {
 			if (held_counts(s, i, snap, q) < 0)
