@@ -404,6 +404,25 @@ static void test_read_optional(void **state)
 	ip_root_free(r);
 }
 
+/* The one join of the daemon's log lines and irqctl's lists. */
+static void test_join(void **state)
+{
+	const char *const files[] = { "proc/interrupts", "proc/softirqs", "irqpilot/submit" };
+	char buf[64], small[12];
+
+	assert_string_equal(ip_join(buf, sizeof(buf), files, 3, ", ", " or ", "/"),
+			    "/proc/interrupts, /proc/softirqs or /irqpilot/submit");
+	assert_string_equal(ip_join(buf, sizeof(buf), files, 2, ", ", " or ", "/"),
+			    "/proc/interrupts or /proc/softirqs");
+	assert_string_equal(ip_join(buf, sizeof(buf), files, 1, ", ", " or ", "/"), "/proc/interrupts");
+	assert_string_equal(ip_join(buf, sizeof(buf), files, 0, ", ", " or ", "/"), "");
+	assert_string_equal(ip_join(buf, sizeof(buf), files + 1, 2, ",", ",", ""),
+			    "proc/softirqs,irqpilot/submit");
+	/* cut short, still a string */
+	assert_string_equal(ip_join(small, sizeof(small), files, 3, ", ", " or ", "/"), "/proc/inter");
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_read_attr),
 		cmocka_unit_test(test_read_again),
 		cmocka_unit_test(test_read_optional),
+		cmocka_unit_test(test_join),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

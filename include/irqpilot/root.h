@@ -146,6 +146,14 @@ int ip_root_mirror(struct ip_root *r, const struct ip_root_event *ev, int dest_d
 
 void ip_strv_free(char **v, size_t n);
 
+/*
+ * @v[0..n) into @buf (@size bytes), each after @prefix, @sep between them
+ * and @last before the last: ("a", "b", "c") with ", ", " or ", "/" gives
+ * "/a, /b or /c". Cut short where it does not fit; "" for none. Returns @buf.
+ */
+const char *ip_join(char *buf, size_t size, const char *const *v, size_t n, const char *sep,
+		    const char *last, const char *prefix);
+
 /* printf into a malloc()ed string; NULL on ENOMEM. */
 char *ip_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "irqctl.h"
+#include "irqpilot/macro.h"
+#include "irqpilot/root.h"
 
 static json_object *get(json_object *o, const char *key)
 {
@@ -65,29 +67,42 @@ static json_object *at(json_object *a, size_t i)
 	return json_object_array_get_idx(a, i);
 }
 
-/* A list of strings joined by commas, or @empty. */
-static const char *joined(json_object *a, char *buf, size_t size, const char *empty)
+/* The strings of JSON array @a into @v (at most @max): ip_join()'s list. */
+static size_t strings(json_object *a, const char **v, size_t max)
 {
 	size_t n = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < len(a) && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "",
-				      json_object_get_string(at(a, i)));
-	if (!len(a))
+	for (size_t i = 0; i < len(a) && n < max; i++) {
+		const char *str = json_object_get_string(at(a, i));
+
+		v[n++] = str ? str : "";
+	}
+	return n;
+}
+
+/* A list of strings joined by commas, or @empty. */
+static const char *joined(json_object *a, char *buf, size_t size, const char *empty)
+{
+	const char *v[64];
+	size_t n = strings(a, v, ARRAY_SIZE(v));
+
+	if (!n)
 		snprintf(buf, size, "%s", empty);
+	else
+		ip_join(buf, size, v, n, ",", ",", "");
 	return buf;
 }
 
 /* Paths below the daemon's root as "/a, /b or /c", or @empty. */
 static const char *either(json_object *a, char *buf, size_t size, const char *empty)
 {
-	size_t n = 0;
+	const char *v[16];
+	size_t n = strings(a, v, ARRAY_SIZE(v));
 
-	snprintf(buf, size, "%s", empty);
-	for (size_t i = 0; i < len(a) && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s/%s", !i ? "" : i + 1 == len(a) ? " or " : ", ",
-				      json_object_get_string(at(a, i)));
+	if (!n)
+		snprintf(buf, size, "%s", empty);
+	else
+		ip_join(buf, size, v, n, ", ", " or ", "/");
 	return buf;
 }
 

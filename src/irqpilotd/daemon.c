@@ -808,13 +808,10 @@ static int64_t real_ns(void)
  * the files whose write ends the still state, as the sampler lists them. */
 static const char *activity_files(char *buf, size_t size)
 {
-	int n, k = 0;
+	int n;
 	const char *const *paths = ip_sampler_activity_paths(&n);
 
-	buf[0] = '\0';
-	for (int i = 0; i < n && k >= 0 && (size_t)k < size; i++)
-		k += snprintf(buf + k, size - k, "%s/%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", paths[i]);
-	return buf;
+	return ip_join(buf, size, paths, n > 0 ? (size_t)n : 0, ", ", " or ", "/");
 }
 
 /*

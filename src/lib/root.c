@@ -53,6 +53,25 @@ char *ip_asprintf(const char *fmt, ...)
 	return n < 0 ? NULL : s;
 }
 
+const char *ip_join(char *buf, size_t size, const char *const *v, size_t n, const char *sep,
+		    const char *last, const char *prefix)
+{
+	size_t k = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && k < size; i++) {
+		int w = snprintf(buf + k, size - k, "%s%s%s", !i ? "" : i + 1 == n ? last : sep, prefix,
+				 v[i]);
+
+		if (w < 0)
+			break;
+		k += (size_t)w;
+	}
+	return buf;
+}
+
 void ip_strv_free(char **v, size_t n)
 {
 	if (!v)
