@@ -953,21 +953,22 @@ static void watch_open(struct ip_daemon *d)
  * still gets one), while the tree is written (still_wait()). The watch
  * was paused while the daemon sampled on its timer (ip_watch_pause()):
  * made again now, it holds no change made since this cycle's reads, so
- * the first wait is one probe's interval. -1: no timer.
+ * the first wait is one probe's interval, @probe_s, which is also the
+ * timer's when the watch cannot be made. -1: no timer.
  */
-static double wait_on_watch(struct ip_daemon *d, double next_s)
+static double wait_on_watch(struct ip_daemon *d, double probe_s)
 {
 	struct ip_diag diag = { "" };
 	int ret = ip_watch_resume(d->watch, &diag);
 
 	if (ret < 0) {
 		ip_log(&d->log, LOG_WARNING, "idle: watching the tree's files: %s; probing every %.1f s instead",
-		       diag.msg[0] ? diag.msg : strerror(-ret), next_s);
+		       diag.msg[0] ? diag.msg : strerror(-ret), probe_s);
 		watch_close(d);
-		return next_s;
+		return probe_s;
 	}
 	sd_event_source_set_enabled(d->watch_src, SD_EVENT_ON);
-	return ret > 0 ? next_s : still_wait(d, ip_daemon_idle_full_s(d));
+	return ret > 0 ? probe_s : still_wait(d, ip_daemon_idle_full_s(d));
 }
 
 /* Says once how the daemon waits when it goes idle, or stops. */
