@@ -45,39 +45,43 @@ struct op {
 	off_t offset;
 };
 
+/* A file the replay opened, once, as irqpilotd keeps its files open. */
+struct opened {
+	char *path;
+	int fd;
+};
+
 struct replay {
 	struct op *ops;
 	int nr;
-	char **paths; /* opened, index = fd slot */
-	int *fds;
-	int nr_paths;
+	struct opened *files;
+	int nr_files;
 	char *buf;
 	size_t buf_size;
 };
 
 static int path_fd(struct replay *r, const char *path)
 {
-	char **p;
-	int *f, fd;
+	struct opened *f;
+	char *dup;
+	int fd;
 
-	for (int i = 0; i < r->nr_paths; i++)
-		if (strcmp(r->paths[i], path) == 0)
-			return r->fds[i];
+	for (int i = 0; i < r->nr_files; i++)
+		if (strcmp(r->files[i].path, path) == 0)
+			return r->files[i].fd;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	p = realloc(r->paths, (r->nr_paths + 1) * sizeof(*p));
-	if (p)
-		r->paths = p;
-	f = realloc(r->fds, (r->nr_paths + 1) * sizeof(*f));
+	f = realloc(r->files, (r->nr_files + 1) * sizeof(*f));
 	if (f)
-		r->fds = f;
-	if (!p || !f || !(r->paths[r->nr_paths] = strdup(path))) {
+		r->files = f;
+	dup = f ? strdup(path) : NULL;
+	if (!dup) {
 		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
-	r->fds[r->nr_paths++] = fd;
+	r->files[r->nr_files++] = (struct opened){ dup, fd };
 	return fd;
 }
 
