@@ -80,8 +80,9 @@ static size_t strings(json_object *a, const char **v, size_t max)
 	return n;
 }
 
-/* A list of strings joined by commas, or @empty. */
-static const char *joined(json_object *a, char *buf, size_t size, const char *empty)
+/* JSON array @a's strings joined as ip_join() joins them, or @empty. */
+static const char *listed(json_object *a, char *buf, size_t size, const char *empty, const char *sep,
+			  const char *last, const char *prefix)
 {
 	const char *v[64];
 	size_t n = strings(a, v, ARRAY_SIZE(v));
@@ -89,21 +90,20 @@ static const char *joined(json_object *a, char *buf, size_t size, const char *em
 	if (!n)
 		snprintf(buf, size, "%s", empty);
 	else
-		ip_join(buf, size, v, n, ",", ",", "");
+		ip_join(buf, size, v, n, sep, last, prefix);
 	return buf;
+}
+
+/* A list of strings joined by commas, or @empty. */
+static const char *joined(json_object *a, char *buf, size_t size, const char *empty)
+{
+	return listed(a, buf, size, empty, ",", ",", "");
 }
 
 /* Paths below the daemon's root as "/a, /b or /c", or @empty. */
 static const char *either(json_object *a, char *buf, size_t size, const char *empty)
 {
-	const char *v[16];
-	size_t n = strings(a, v, ARRAY_SIZE(v));
-
-	if (!n)
-		snprintf(buf, size, "%s", empty);
-	else
-		ip_join(buf, size, v, n, ", ", " or ", "/");
-	return buf;
+	return listed(a, buf, size, empty, ", ", " or ", "/");
 }
 
 /* "fifo" as the kernel's tools write it, "FIFO/50". */
