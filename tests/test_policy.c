@@ -856,6 +856,130 @@ static void test_managed_nvme(void **state)
 	free(tb);
 }
 
+/*
+ * Two machines alike but for an IRQ thread on each managed vector: the
+ * threadless ones are decided without a candidate (keep_threadless()),
+ * the threaded ones with one. Their kept records and states must agree,
+ * in content and in order, but for has_thread, over the cycle that
+ * explains them and the one after; the vectors between them (an admin
+ * vector, one that moves, one already placed) keep their places.
+ */
+static void threadless_machine(bool threads, struct ip_plan *p1, struct ip_plan *p2)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	static const struct {
+		unsigned irq;
+		const char *name, *thread, *cpus;
+		int eff;
+	} mv[] = {
+		{ 41, "nvme0q1", "irq/41-nvme0q1", "0-1", 0 },
+		{ 43, "nvme0q2", "irq/43-nvme0q2", "2-3", 2 },
+		{ 45, "nvme0q3", "irq/45-nvme0q3", "4-5", 4 },
+		{ 46, "nvme0q4", "irq/46-nvme0q4", "6-7", 6 },
+	};
+	int nv, sd, dd, qi;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	nv = tb_dev(tb, "nvme0n1", 1);
+	sd = tb_dev(tb, "sda", 1);
+	dd = tb_dev(tb, "sdb", 1);
+	tb_vec(tb, nv, tb_irq(tb, 40, "nvme0q0", "PCI-MSIX", "0-7", 0), -1, NULL, true);
+	for (int i = 0; i < (int)(sizeof(mv) / sizeof(mv[0])); i++) {
+		if (mv[i].irq == 45) {
+			qi = tb_irq(tb, 44, "ahci[sdb]", "PCI-MSI", "0-3", 1);
+			tb_vec(tb, dd, qi, -1, NULL, false);
+			tb_rate(tb, qi, 1, 3000);
+		}
+		qi = tb_irq(tb, mv[i].irq, mv[i].name, "PCI-MSIX", mv[i].cpus, mv[i].eff);
+		tb->irqs[qi].info->managed = IP_MANAGED_SPREAD;
+		tb_vec(tb, nv, qi, i, mv[i].cpus, false);
+		tb_rate(tb, qi, mv[i].eff, 2000);
+		if (threads)
+			tb_thread(tb, 900 + i, mv[i].irq, mv[i].thread, "0-7", SCHED_FIFO, 50);
+		if (mv[i].irq == 41) {
+			qi = tb_irq(tb, 42, "ahci[sda]", "PCI-MSI", "0", 0);
+			tb_vec(tb, sd, qi, -1, NULL, false);
+			tb_rate(tb, qi, 0, 5000);
+		}
+	}
+	for (int cpu = 0; cpu < 8; cpu++)
+		tb_submit(tb, nv, cpu, 1000);
+	tb_submit(tb, sd, 6, 5000);
+	tb_submit(tb, dd, 1, 3000);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, p1);
+	/* step() frees the plan it is given: the second cycle's own */
+	step(tb, &cfg, &h, 1005 * S, p2);
+	ip_history_free(&h);
+	free(tb);
+}
+
+static void same_kept(const struct ip_plan *a, const struct ip_plan *b)
+{
+	assert_int_equal(a->nr_kept, b->nr_kept);
+	for (int i = 0; i < a->nr_kept; i++) {
+		const struct ip_kept *x = &a->kept[i], *y = &b->kept[i];
+
+		assert_int_equal(x->irq, y->irq);
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->managed, y->managed);
+		assert_int_equal(x->explained, y->explained);
+		assert_int_equal(x->why.code, y->why.code);
+		assert_int_equal(x->why.managed_why, y->why.managed_why);
+		assert_int_equal(x->why.explained, y->why.explained);
+		assert_string_equal(x->why.devices, y->why.devices);
+		assert_int_equal(x->why.irq, y->why.irq);
+		/* the one difference: which path, and what the text adds */
+		if (x->managed)
+			assert_true(!x->why.has_thread && y->why.has_thread);
+	}
+	assert_int_equal(a->nr_states, b->nr_states);
+	for (int i = 0; i < a->nr_states; i++) {
+		assert_int_equal(a->states[i].irq, b->states[i].irq);
+		assert_int_equal(a->states[i].idle, b->states[i].idle);
+	}
+}
+
+static void test_threadless_managed_as_candidates(void **state)
+{
+	struct ip_plan a1 = {0}, a2 = {0}, b1 = {0}, b2 = {0};
+	unsigned order[8];
+	int n = 0;
+
+	(void)state;
+	threadless_machine(false, &a1, &a2);
+	threadless_machine(true, &b1, &b2);
+	same_kept(&a1, &b1);
+	same_kept(&a2, &b2);
+	/* the threaded machine moves its threads, the other nothing of them */
+	assert_int_equal(a1.nr_threads, 0);
+	assert_true(b1.nr_threads > 0);
+	/* sda's vector moves to its submitter's domain in both */
+	assert_int_equal(a1.nr_moves, 1);
+	assert_int_equal(a1.moves[0].irq, 42);
+	assert_int_equal(b1.nr_moves, 1);
+	/* every vector but the mover is kept, each once */
+	assert_int_equal(a1.nr_kept, 6);
+	for (int i = 0; i < a1.nr_kept; i++)
+		order[n++] = a1.kept[i].irq;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			assert_int_not_equal(order[i], order[j]);
+	assert_true(find_kept(&a1, 41)->explained);
+	assert_false(find_kept(&a2, 41)->explained);
+	assert_string_equal(REASON(find_kept(&a2, 46)), "kept 46 nvme0q4: managed by the kernel");
+	/* states: the four managed vectors' and the others' with known submissions */
+	assert_true(a1.nr_states >= 4);
+	ip_plan_free(&a1);
+	ip_plan_free(&a2);
+	ip_plan_free(&b1);
+	ip_plan_free(&b2);
+}
+
 /* A shared INTx line is placed by the submissions of every device on it. */
 static void test_shared_intx_line(void **state)
 {
@@ -3110,6 +3234,7 @@ int main(void)
 		cmocka_unit_test(test_single_queue_counts_unlisted_cpus),
 		cmocka_unit_test(test_every_submitter_isolated),
 		cmocka_unit_test(test_managed_nvme),
+		cmocka_unit_test(test_threadless_managed_as_candidates),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_banned_cpus),
 		cmocka_unit_test(test_move_off_isolated_same_domain),

@@ -660,6 +660,14 @@ struct cand {
 	ip_cpuset placed;
 };
 
+/* A kernel-managed storage vector without an IRQ thread: kept, and
+ * nothing else to decide (keep_threadless()). */
+struct threadless {
+	int idx; /* into cur->irqs */
+	enum ip_managed_why mw;
+	bool explain;
+};
+
 /* A snapshot's IRQ threads by IRQ, in their order within one IRQ. */
 struct thr_key {
 	unsigned irq;
@@ -685,6 +693,8 @@ struct ctx {
 	double *csh;	    /* nr_cpus scratch: each CPU's share of the submissions */
 	const struct ip_irq_hist **hist; /* nr_irqs: each line's history, or NULL */
 	struct thr_key *thr;		 /* s->nr_threads: see thread_range() */
+	struct threadless *keep;	 /* in line order */
+	int nr_keep;
 	bool have_rates;
 };
 
@@ -1735,9 +1745,9 @@ static int irq_threads(const struct ctx *c, unsigned irq)
 	return n;
 }
 
-/* Kept: the kernel manages the vector; told at length once (cd->explain). */
-static void keep_managed(struct ctx *c, int qi, const char *devs, struct cand *cd,
-			 enum ip_managed_why mw)
+/* Why a managed vector is kept, into @w; told at length once (@explain). */
+static void managed_reason(struct ctx *c, int qi, const char *devs, struct ip_why *w,
+			   enum ip_managed_why mw, bool explain, bool has_thread)
 {
 	static const enum ip_reason codes[] = {
 		[IP_MANAGED_MODE] = IP_R_MANAGED_READONLY,
@@ -1745,15 +1755,20 @@ static void keep_managed(struct ctx *c, int qi, const char *devs, struct cand *c
 		[IP_MANAGED_EPERM] = IP_R_MANAGED_EPERM,
 		[IP_MANAGED_SPREAD] = IP_R_MANAGED_SPREAD,
 	};
-	struct ip_why *w;
 
-	cd->kind = CAND_KEEP;
-	w = vector_why(c, qi, devs, cd,
-		       (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw]
-								     : IP_R_MANAGED_READONLY);
+	why_about(c, qi, devs, w,
+		  (unsigned)mw < ARRAY_SIZE(codes) && codes[mw] ? codes[mw] : IP_R_MANAGED_READONLY);
 	w->managed_why = mw;
-	w->explained = cd->explain;
-	w->has_thread = irq_threads(c, c->s->irqs[qi].irq) > 0;
+	w->explained = explain;
+	w->has_thread = has_thread;
+}
+
+/* Kept: the kernel manages the vector. */
+static void keep_managed(struct ctx *c, int qi, const char *devs, struct cand *cd,
+			 enum ip_managed_why mw)
+{
+	cd->kind = CAND_KEEP;
+	managed_reason(c, qi, devs, &cd->why, mw, cd->explain, irq_threads(c, c->s->irqs[qi].irq) > 0);
 }
 
 /* A pin none of whose CPUs is usable: noted, and the vector kept. */
@@ -1909,6 +1924,14 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
+/* Managed by the kernel, as the sample says or as a write found it. */
+static enum ip_managed_why line_managed(const struct ip_irq_info *info, const struct ip_irq_hist *e)
+{
+	if (info->managed != IP_MANAGED_NO)
+		return info->managed;
+	return e ? e->managed : IP_MANAGED_NO;
+}
+
 /*
  * Pass 1: what each vector should do, before budget and dwell. False, and
  * @cd untouched, for a line that is no candidate (most lines of a
@@ -1921,9 +1944,7 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	const struct ip_irq_info *info = ip_irq_info(q);
 	const struct ip_irq_hist *e = c->hist[qi];
 	struct resolved r;
-	enum ip_managed_why mw = info->managed != IP_MANAGED_NO ? info->managed
-				 : e			     ? e->managed
-							     : IP_MANAGED_NO;
+	enum ip_managed_why mw = line_managed(info, e);
 	bool storage = info->nr_devs > 0;
 	char devs[64];
 	struct ip_why *w;
@@ -3194,6 +3215,42 @@ static void eligible_cpus(struct ctx *c)
 			cpuset_clear(&c->eligible, cpu);
 }
 
+/*
+ * A kernel-managed storage vector without an IRQ thread, pin or ban: the
+ * decision is evaluate_placement()'s kept record (keep_managed()) and, its
+ * submissions known, its state, and nothing else of it can move. Both are
+ * made here without a candidate, which cost them as much again (a
+ * candidate's 2 KB, the NUMA, dominance and move-off passes, the thread
+ * passes): at 64 CPUs x 2 NVMe drives they are 128 of 131 vectors. The
+ * kept record waits in c->keep for emit_vectors(), which gives it the
+ * place the candidate had. False: a line for evaluate().
+ */
+static bool keep_threadless(struct ctx *c, int qi)
+{
+	const struct ip_irq *q = &c->s->irqs[qi];
+	const struct ip_irq_info *info = ip_irq_info(q);
+	const struct ip_irq_hist *e = c->hist[qi];
+	enum ip_managed_why mw = line_managed(info, e);
+	struct resolved r;
+	bool admin_only;
+	double total;
+
+	if (mw == IP_MANAGED_NO || info->nr_devs <= 0 || (e && e->have_pin) ||
+	    irq_threads(c, q->irq) > 0)
+		return false;
+	resolve_rules(c, q, e, &r);
+	if (r.ban || r.have_pin)
+		return false;
+	c->keep[c->nr_keep++] = (struct threadless){ qi, mw, !(e && e->managed_explained) };
+	/* as submissions_known() and evaluate_placement() give it */
+	if (c->have_rates && vector_submits(c, qi, &total, &admin_only) && !admin_only) {
+		double rate = c->m->irq ? c->m->irq[qi].total : 0;
+
+		add_state(c, q->irq, total <= 0 || rate < c->cfg->min_rate);
+	}
+	return true;
+}
+
 /* Candidates are few (storage vectors and named ones) on a machine
  * of thousands of IRQs, and a candidate carries several CPU sets:
  * keep only those, not one slot per IRQ line. */
@@ -3207,9 +3264,10 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 	 * CPUs held 384 slots for 131 vectors at the realloc. */
 	for (int i = 0; i < c->s->nr_irqs; i++)
 		cap += c->s->irqs[i].tracked;
-	if (cap && !(cands = malloc(sizeof(*cands) * cap))) {
+	if (cap && (!(cands = malloc(sizeof(*cands) * cap)) ||
+		    !(c->keep = malloc(sizeof(*c->keep) * cap)))) {
 		c->err = -ENOMEM;
-		return NULL;
+		return cands;
 	}
 	*nr = 0;
 	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
@@ -3221,6 +3279,9 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 		 * turns it down whatever its rules. Asked anyway, the untracked
 		 * lines were most of a steady cycle's policy work at 500 IRQs. */
 		if (!c->s->irqs[i].info)
+			continue;
+		/* c->keep has room: a tracked line is either */
+		if (c->s->irqs[i].tracked && keep_threadless(c, i))
 			continue;
 		if (!evaluate(c, i, cd))
 			continue;
@@ -3292,20 +3353,54 @@ static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_i
 	return true;
 }
 
+/* The kept record of a threadless managed vector, as keep_managed() and
+ * emit_vectors() make a candidate's. */
+static void emit_threadless(struct ctx *c, const struct threadless *t)
+{
+	const struct ip_irq *q = &c->s->irqs[t->idx];
+	struct ip_kept *k;
+	char devs[64];
+
+	c->p->kept = grow(c->p->kept, &c->p->nr_kept, &c->g.kept, sizeof(*c->p->kept), &c->err);
+	if (c->err)
+		return;
+	k = &c->p->kept[c->p->nr_kept++];
+	memset(k, 0, sizeof(*k));
+	k->irq = q->irq;
+	scopy(k->name, sizeof(k->name), irq_name(q));
+	k->managed = true;
+	k->explained = t->explain;
+	line_devices(c, q, devs, sizeof(devs));
+	managed_reason(c, t->idx, devs, &k->why, t->mw, t->explain, false);
+}
+
+/* Whether c->keep's @t goes before candidate @cd in pass 2: a kept
+ * candidate's gain is 0, and gain_before() orders the rest by line. */
+static bool threadless_before(const struct threadless *t, const struct cand *cd)
+{
+	if (0 > cd->gain)
+		return true;
+	if (0 < cd->gain)
+		return false;
+	return t->idx < cd->idx;
+}
+
 /* Pass 2: the candidates, by gain, kept or moved within dwell and budget. */
 static void emit_vectors(struct ctx *c, struct cand **by_gain, int nr)
 {
-	int moves = 0;
+	int moves = 0, t = 0;
 
-	/* At most one kept record a candidate: room for them all, where
+	/* At most one kept record a vector: room for them all, where
 	 * doubling from 8 copied those of 131 vectors (2 KB each) five times. */
-	c->p->kept = reserve(c->p->kept, c->p->nr_kept, &c->g.kept, nr, sizeof(*c->p->kept),
-			     &c->err);
+	c->p->kept = reserve(c->p->kept, c->p->nr_kept, &c->g.kept, (size_t)nr + c->nr_keep,
+			     sizeof(*c->p->kept), &c->err);
 
 	for (int i = 0; i < nr && !c->err; i++) {
 		struct cand *cd = by_gain[i];
 		const struct ip_irq *q = &c->s->irqs[cd->idx];
 
+		for (; t < c->nr_keep && !c->err && threadless_before(&c->keep[t], cd); t++)
+			emit_threadless(c, &c->keep[t]);
 		if (cd->kind == CAND_KEEP) {
 			add_kept(c, q, cd->managed, !cd->managed || cd->explain, &cd->why);
 			continue;
@@ -3319,6 +3414,8 @@ static void emit_vectors(struct ctx *c, struct cand **by_gain, int nr)
 		if (cd->moved)
 			moves++;
 	}
+	for (; t < c->nr_keep && !c->err; t++)
+		emit_threadless(c, &c->keep[t]);
 }
 
 int ip_policy_decide(const struct ip_model *m, const struct ip_policy_config *cfg,
@@ -3377,6 +3474,7 @@ out:
 	free(c.csh);
 	free(c.hist);
 	free(c.thr);
+	free(c.keep);
 	free(by_gain);
 	free(cands);
 	if (c.err) {
