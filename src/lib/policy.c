@@ -3365,7 +3365,8 @@ static void emit_threadless(struct ctx *c, const struct threadless *t)
 	if (c->err)
 		return;
 	k = &c->p->kept[c->p->nr_kept++];
-	memset(k, 0, sizeof(*k));
+	/* the why is cleared by why_about(), not twice */
+	memset(k, 0, offsetof(struct ip_kept, why));
 	k->irq = q->irq;
 	scopy(k->name, sizeof(k->name), irq_name(q));
 	k->managed = true;
