@@ -3280,7 +3280,7 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 		 * lines were most of a steady cycle's policy work at 500 IRQs. */
 		if (!c->s->irqs[i].info)
 			continue;
-		/* c->keep has room: a tracked line is either */
+		/* c->keep, sized to the tracked lines as cands is, has room */
 		if (c->s->irqs[i].tracked && keep_threadless(c, i))
 			continue;
 		if (!evaluate(c, i, cd))
