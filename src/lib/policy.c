@@ -726,21 +726,30 @@ static const char *irq_name(const struct ip_irq *q)
 	return q->actions && *q->actions ? q->actions : "(no action)";
 }
 
-static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool explained,
-		     const struct ip_why *why)
+/* A new kept record of @q, its why for the caller to write; NULL on ENOMEM. */
+static struct ip_kept *new_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool explained)
 {
 	struct ip_kept *k;
 
 	c->p->kept = grow(c->p->kept, &c->p->nr_kept, &c->g.kept, sizeof(*c->p->kept), &c->err);
 	if (c->err)
-		return;
+		return NULL;
 	k = &c->p->kept[c->p->nr_kept++];
-	memset(k, 0, sizeof(*k));
+	memset(k, 0, offsetof(struct ip_kept, why));
 	k->irq = q->irq;
 	scopy(k->name, sizeof(k->name), irq_name(q));
 	k->managed = managed;
 	k->explained = explained;
-	k->why = *why;
+	return k;
+}
+
+static void add_kept(struct ctx *c, const struct ip_irq *q, bool managed, bool explained,
+		     const struct ip_why *why)
+{
+	struct ip_kept *k = new_kept(c, q, managed, explained);
+
+	if (k)
+		k->why = *why;
 }
 
 /* Returns the state's index, or -1 on ENOMEM. */
@@ -1834,24 +1843,28 @@ static void pin_placement(struct ctx *c, int qi, const char *devs, struct cand *
 
 /*
  * Whether the vector's submissions can be judged: rates, not the admin
- * vector, counts. If not, a non-managed vector is kept with the reason (a
- * managed one has its own). *total: its submissions per second.
+ * vector, counts. If not, the reason; else IP_R_NONE and *total, its
+ * submissions per second.
  */
+static enum ip_reason submissions_unknown(struct ctx *c, int qi, double *total)
+{
+	bool admin_only = false, have_counts;
+
+	if (!c->have_rates)
+		return IP_R_NO_RATES;
+	have_counts = vector_submits(c, qi, total, &admin_only);
+	if (admin_only)
+		return IP_R_ADMIN_VECTOR;
+	return have_counts ? IP_R_NONE : IP_R_NO_COUNTS;
+}
+
+/* submissions_unknown()'s answer; if not known, a non-managed vector is
+ * kept with the reason (a managed one has its own). */
 static bool submissions_known(struct ctx *c, int qi, const char *devs, struct cand *cd,
 			      double *total)
 {
-	enum ip_reason why = IP_R_NONE;
-	bool admin_only = false, have_counts;
+	enum ip_reason why = submissions_unknown(c, qi, total);
 
-	if (!c->have_rates) {
-		why = IP_R_NO_RATES;
-	} else {
-		have_counts = vector_submits(c, qi, total, &admin_only);
-		if (admin_only)
-			why = IP_R_ADMIN_VECTOR;
-		else if (!have_counts)
-			why = IP_R_NO_COUNTS;
-	}
 	if (why == IP_R_NONE)
 		return true;
 	if (!cd->managed) {
@@ -1924,6 +1937,13 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
+/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
+ * second wakes that core for nothing. @rate: its interrupts per second. */
+static bool trickle(const struct ctx *c, double total, double rate)
+{
+	return total <= 0 || rate < c->cfg->min_rate;
+}
+
 /* Managed by the kernel, as the sample says or as a write found it. */
 static enum ip_managed_why line_managed(const struct ip_irq_info *info, const struct ip_irq_hist *e)
 {
@@ -1983,9 +2003,7 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		return true; /* named only for its thread's priority */
 	if (!submissions_known(c, qi, devs, cd, &total))
 		return true;
-	/* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
-	 * second wakes that core for nothing. */
-	quiet = total <= 0 || cd->rate < c->cfg->min_rate;
+	quiet = trickle(c, total, cd->rate);
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
 		return true;
@@ -3232,7 +3250,6 @@ static bool keep_threadless(struct ctx *c, int qi)
 	const struct ip_irq_hist *e = c->hist[qi];
 	enum ip_managed_why mw = line_managed(info, e);
 	struct resolved r;
-	bool admin_only;
 	double total;
 
 	if (mw == IP_MANAGED_NO || info->nr_devs <= 0 || (e && e->have_pin) ||
@@ -3242,12 +3259,9 @@ static bool keep_threadless(struct ctx *c, int qi)
 	if (r.ban || r.have_pin)
 		return false;
 	c->keep[c->nr_keep++] = (struct threadless){ qi, mw, !(e && e->managed_explained) };
-	/* as submissions_known() and evaluate_placement() give it */
-	if (c->have_rates && vector_submits(c, qi, &total, &admin_only) && !admin_only) {
-		double rate = c->m->irq ? c->m->irq[qi].total : 0;
-
-		add_state(c, q->irq, total <= 0 || rate < c->cfg->min_rate);
-	}
+	/* as evaluate_placement() gives it, cand_init()'s rate */
+	if (submissions_unknown(c, qi, &total) == IP_R_NONE)
+		add_state(c, q->irq, trickle(c, total, c->m->irq ? c->m->irq[qi].total : 0));
 	return true;
 }
 
@@ -3358,19 +3372,12 @@ static bool budget_keeps(struct ctx *c, const struct cand *cd, const struct ip_i
 static void emit_threadless(struct ctx *c, const struct threadless *t)
 {
 	const struct ip_irq *q = &c->s->irqs[t->idx];
-	struct ip_kept *k;
+	struct ip_kept *k = new_kept(c, q, true, t->explain);
 	char devs[64];
 
-	c->p->kept = grow(c->p->kept, &c->p->nr_kept, &c->g.kept, sizeof(*c->p->kept), &c->err);
-	if (c->err)
+	if (!k)
 		return;
-	k = &c->p->kept[c->p->nr_kept++];
-	/* the why is cleared by why_about(), not twice */
-	memset(k, 0, offsetof(struct ip_kept, why));
-	k->irq = q->irq;
-	scopy(k->name, sizeof(k->name), irq_name(q));
-	k->managed = true;
-	k->explained = t->explain;
+	/* written in place: why_about() clears it */
 	line_devices(c, q, devs, sizeof(devs));
 	managed_reason(c, t->idx, devs, &k->why, t->mw, t->explain, false);
 }
