@@ -26,6 +26,7 @@ struct ip_root {
 	int fd;
 	char *dir;
 	bool live;
+	bool noatime_denied; /* O_NOATIME gave EPERM once: not asked again */
 	ip_root_recorder rec;
 	void *rec_ctx;
 	struct kept *kept; /* sorted by path */
@@ -367,7 +368,19 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 
 	if (fixture_only(r, path))
 		return -ENOENT;
+	/* Below a tree, a file read after its writer changed it had its atime
+	 * written back (relatime): touch_atime() and __mark_inode_dirty() were
+	 * 2.6% of a steady cycle at 64 CPUs on tmpfs, a cost the kernel's own
+	 * files do not have. Only the owner (or CAP_FOWNER) may
+	 * ask; the others read as before. */
+	if (!r->live && flags == O_RDONLY && !r->noatime_denied)
+		flags |= O_NOATIME;
 	fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
+	if (fd < 0 && errno == EPERM && (flags & O_NOATIME)) {
+		r->noatime_denied = true;
+		flags &= ~O_NOATIME;
+		fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
+	}
 	if (fd >= 0 || errno != ENOTDIR)
 		return fd >= 0 ? fd : -errno;
 	ret = walk(r, path, true, -1, &resolved);
