@@ -348,6 +348,52 @@ static void test_read_again(void **state)
 	ip_root_free(r);
 }
 
+/*
+ * Once the sampler asks for notice, a kept file is trusted without an
+ * fstat() per read: its inotify watch says when a fixture replaced it
+ * (rename) or removed it, and the next notice closes it to be read by
+ * name. Between notices the kept inode is read, as a live file would be;
+ * a rewrite in place is read at once; a file kept before the first notice
+ * is watched from it; the last read of a regular file ends at a short
+ * read, the whole of it.
+ */
+static void test_read_again_watched(void **state)
+{
+	struct ip_root *r;
+	char path[300], path2[300], *s;
+	size_t len;
+	int fds;
+
+	(void)state;
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	put("proc/softirqs", "before\n");
+	expect_again(r, "proc/softirqs", false, "before\n");
+	ip_root_notice_replaced(r);
+	fds = count_fds(); /* the watches' fd among them */
+	put("proc/softirqs", "in place\n");
+	expect_again(r, "proc/softirqs", false, "in place\n");
+
+	put("proc/softirqs.new", "renamed\n");
+	snprintf(path, sizeof(path), "%s/proc/softirqs.new", tmpl);
+	snprintf(path2, sizeof(path2), "%s/proc/softirqs", tmpl);
+	assert_int_equal(rename(path, path2), 0);
+	expect_again(r, "proc/softirqs", false, "in place\n");
+	ip_root_notice_replaced(r);
+	assert_int_equal(count_fds(), fds - 1);
+	expect_again(r, "proc/softirqs", false, "renamed\n");
+	assert_int_equal(count_fds(), fds);
+	put("proc/softirqs", "kept again\n");
+	expect_again(r, "proc/softirqs", true, "kept again\n");
+
+	assert_int_equal(unlink(path2), 0);
+	ip_root_notice_replaced(r);
+	assert_int_equal(ip_root_read_again(r, "proc/softirqs", false, &s, &len), -ENOENT);
+	assert_int_equal(count_fds(), fds - 1);
+	ip_root_notice_replaced(r); /* the freed inode's IN_IGNORED: nothing kept to drop */
+	assert_int_equal(count_fds(), fds - 1);
+	ip_root_free(r);
+}
+
 /* @rel, missing, is made with @text: still missing until @forget, then
  * read as @value. */
 static void absent_until(struct ip_root *r, const char *rel, const char *text, long long value,
@@ -432,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_mirror_keeps_links),
 		cmocka_unit_test(test_read_attr),
 		cmocka_unit_test(test_read_again),
+		cmocka_unit_test(test_read_again_watched),
 		cmocka_unit_test(test_read_optional),
 		cmocka_unit_test(test_join),
 	};

@@ -85,8 +85,9 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * proc_single_show() and comm_show(): get_pid_task() fails), never a new
  * task given the PID; then, and on ENODEV or EIO, the file is opened by
  * name once more. Below a tree other than the live root, fixtures replace
- * a file by rename or remove it: a kept inode left with no name (fstat(),
- * st_nlink 0) is dropped and the file read by name. A directory renamed
+ * a file by rename or remove it: a kept inode left with no name (its
+ * watch fired, ip_root_notice_replaced(), or else fstat(), st_nlink 0) is
+ * dropped and the file read by name. A directory renamed
  * aside keeps its files' names, so a tree's kept fds are looked up by
  * name again by ip_root_lookup_again(), which the sampler calls at each
  * full scan.
@@ -94,6 +95,15 @@ int ip_root_open_read(struct ip_root *r, const char *path);
  * kept; past it files are read by name.
  */
 int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **out, size_t *len);
+/*
+ * Below a tree: the kept files a fixture replaced or removed since the
+ * last call (an inotify watch on each, IN_ATTRIB when its link count
+ * changes) are closed, to be read by name. The sampler calls it before
+ * each sample and probe; until the first call, and where inotify is not to
+ * be had, each read of a kept file asks fstat() instead. The live root's
+ * files are never replaced: nothing to do.
+ */
+void ip_root_notice_replaced(struct ip_root *r);
 /* Every name is looked up again, the sampler's full scan: the files
  * ip_root_read_optional() found missing (ip_root_recheck_absent()), and,
  * below a tree, each kept fd whose name now leads to another file (or

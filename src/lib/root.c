@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,10 @@
 struct kept {
 	char *path;
 	int fd;
+	/* Below a tree: the inotify watch that says the file was replaced or
+	 * removed (ip_root_notice_replaced()); -1: fstat() before each read. */
+	int wd;
+	bool reg; /* a regular file: a read shorter than asked is its end */
 	dev_t dev; /* of the file when opened, for ip_root_lookup_again() */
 	ino_t ino;
 };
@@ -27,6 +32,8 @@ struct ip_root {
 	char *dir;
 	bool live;
 	bool noatime_denied; /* O_NOATIME gave EPERM once: not asked again */
+	int ino_fd;	     /* the kept files' watches; -1 before the first notice */
+	bool watch_failed;   /* inotify_init1() failed: fstat() before each read */
 	ip_root_recorder rec;
 	void *rec_ctx;
 	struct kept *kept; /* sorted by path */
@@ -89,6 +96,7 @@ int ip_root_open(const char *dir, struct ip_root **out)
 
 	if (!r)
 		return -ENOMEM;
+	r->ino_fd = -1;
 	r->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
@@ -128,6 +136,8 @@ void ip_root_free(struct ip_root *r)
 		return;
 	kept_forget_all(r);
 	free(r->kept);
+	if (r->ino_fd >= 0)
+		close(r->ino_fd);
 	ip_root_recheck_absent(r);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -536,10 +546,37 @@ static int kept_pos(const struct ip_root *r, const char *path, bool *found)
 
 static void kept_drop(struct ip_root *r, int i)
 {
+	int wd = r->kept[i].wd, users = 0;
+
+	for (int j = 0; wd >= 0 && j < r->nr_kept; j++)
+		users += r->kept[j].wd == wd;
+	/* a file kept by two names (a link) is one inode, one watch */
+	if (users == 1)
+		(void)inotify_rm_watch(r->ino_fd, wd);
 	close(r->kept[i].fd);
 	free(r->kept[i].path);
 	memmove(&r->kept[i], &r->kept[i + 1], sizeof(*r->kept) * (r->nr_kept - i - 1));
 	r->nr_kept--;
+}
+
+/*
+ * The watch of kept @fd's inode, -1 without one (the live root, no
+ * notice asked yet, out of watches). Through its /proc/self/fd link: the
+ * inode read, not whatever the name leads to by now. IN_ATTRIB comes with
+ * the link count's change when the file is removed or renamed over
+ * (fsnotify_link_count(), fs/namei.c vfs_unlink() and vfs_rename()); a
+ * writer's in-place rewrite gives IN_MODIFY only, which is not asked for.
+ */
+static int watch_kept(struct ip_root *r, int fd)
+{
+	char link[32];
+	int wd;
+
+	if (r->ino_fd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	wd = inotify_add_watch(r->ino_fd, link, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+	return wd >= 0 ? wd : -1;
 }
 
 /* Keeps @fd (just read whole by name) for @path at @i; quietly not when
@@ -570,10 +607,64 @@ static void kept_add(struct ip_root *r, int i, const char *path, int fd)
 	k->fd = fd;
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
+	/* procfs shows its seq_files as empty regular files: not these */
+	k->reg = !r->live && S_ISREG(st.st_mode) && st.st_size > 0;
+	k->wd = watch_kept(r, fd);
 	r->nr_kept++;
 	return;
 no:
 	close(fd);
+}
+
+/* Drops the kept files whose watch @wd fired (or was lost): read by name
+ * next time. The last of them takes the watch away. */
+static void kept_drop_watched(struct ip_root *r, int wd)
+{
+	for (int i = r->nr_kept - 1; i >= 0; i--)
+		if (r->kept[i].wd == wd)
+			kept_drop(r, i);
+}
+
+/* The first notice: the watches start, for the files kept so far too. */
+static int start_watches(struct ip_root *r)
+{
+	r->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (r->ino_fd < 0)
+		return -errno;
+	for (int i = 0; i < r->nr_kept; i++)
+		r->kept[i].wd = watch_kept(r, r->kept[i].fd);
+	return 0;
+}
+
+void ip_root_notice_replaced(struct ip_root *r)
+{
+	union {
+		struct inotify_event ev;
+		char b[4096];
+	} buf;
+	ssize_t n;
+
+	if (r->live || r->rec)
+		return;
+	if (r->ino_fd < 0) {
+		if (!r->watch_failed && start_watches(r) < 0)
+			r->watch_failed = true;
+		return;
+	}
+	while ((n = read(r->ino_fd, buf.b, sizeof(buf.b))) > 0)
+		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+			const struct inotify_event *ev = (const void *)(buf.b + off);
+
+			if (ev->mask & IN_Q_OVERFLOW) {
+				/* events lost: every file by name, watched anew */
+				kept_forget_all(r);
+				close(r->ino_fd);
+				r->ino_fd = -1;
+				return;
+			}
+			kept_drop_watched(r, ev->wd);
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
 }
 
 void ip_root_lookup_again(struct ip_root *r)
@@ -604,7 +695,7 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 	if (r->rec)
 		return root_read(r, path, attr, out, len);
 	i = kept_pos(r, path, &found);
-	if (found && !r->live) {
+	if (found && !r->live && r->kept[i].wd < 0) {
 		struct stat st;
 
 		/* A fixture may rename a new file over the kept one or remove
@@ -619,7 +710,7 @@ int ip_root_read_again(struct ip_root *r, const char *path, bool attr, char **ou
 		}
 	}
 	if (found) {
-		ret = pread_all(r->kept[i].fd, attr, size, out, len);
+		ret = pread_all(r->kept[i].fd, attr || r->kept[i].reg, size, out, len);
 		if (ret != -ESRCH && ret != -ENODEV && ret != -EIO)
 			return ret;
 		/* gone (a task, a kernfs node): by name once more */

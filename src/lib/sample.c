@@ -2194,6 +2194,7 @@ int ip_sampler_probe(struct ip_sampler *s, uint64_t *ios, bool *cpus_changed, st
 
 	*ios = 0;
 	*cpus_changed = true;
+	ip_root_notice_replaced(s->root);
 	ret = each_diskstat(s->root, false, add_ios, ios, d);
 	if (ret < 0)
 		return ret;
@@ -2444,6 +2445,7 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 
 	memset(snap, 0, sizeof(*snap));
 	s->last_fast = s->fc_fresh = false;
+	ip_root_notice_replaced(s->root);
 	ret = sample_frame(s, snap, d);
 	if (ret >= 0)
 		ret = sample_irqs(s, snap, d);
