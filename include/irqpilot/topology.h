@@ -75,6 +75,9 @@ struct ip_topology {
 	 * the kernel runs: parsed with the topology, not at every refresh */
 	bool cmdline_have_isolcpus, cmdline_have_nohz_full;
 	ip_cpuset cmdline_isolcpus, cmdline_nohz_full;
+	/* sysfs isolated with isolcpus=: fixed at boot, read with the
+	 * topology; isolated adds the cgroup v2 isolated partitions to it */
+	ip_cpuset boot_isolated;
 	/* Set in a copy made by ip_topology_copy_shared(): cpus and domains
 	 * are not its own but counted, and freed with their last user. */
 	struct ip_topology_share *share;
@@ -95,13 +98,13 @@ unsigned ip_parse_osrelease(const char *text, size_t len);
 int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, struct ip_topology *t,
 		       struct ip_diag *d);
 /*
- * Read again only the set that changes at run time: the isolated CPUs
- * (sysfs isolated, cgroup v2 cpuset.cpus.isolated; isolcpus= as parsed by
- * ip_topology_sample()), into @t and its cpus[]. nohz_full is the boot
- * option's alone (tick_nohz_full_mask, set up once by nohz_full= in
- * kernel/sched/isolation.c and printed by drivers/base/cpu.c), so it is
- * read with the rest by ip_topology_sample(). Domains do not depend on
- * them. On error @t is left as it was.
+ * Read again only the set that changes at run time: the isolated CPUs,
+ * t->boot_isolated (sysfs isolated and isolcpus=, as ip_topology_sample()
+ * read them) with cgroup v2 cpuset.cpus.isolated, into @t and its cpus[].
+ * The boot options' sets (sysfs isolated, nohz_full; drivers/base/cpu.c
+ * prints what isolcpus= and nohz_full= set up in kernel/sched/isolation.c)
+ * are read with the rest by ip_topology_sample(). Domains do not depend
+ * on them. On error @t is left as it was.
  */
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d);
 /* Whether that set, read again, differs from @t's (@t is not changed). */

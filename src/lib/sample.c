@@ -2276,7 +2276,7 @@ static int ensure_topology(struct ip_sampler *s, struct ip_diag *d)
 	if (ret < 0)
 		return ip_diag_set(d, ret, "sys/devices/system/cpu/online: %s", strerror(-ret));
 	/* Isolation changes without a hot-plug or a uevent (a cgroup v2
-	 * partition made isolated): its few small files are read every
+	 * partition made isolated): its one small file is read every
 	 * sample, so that a vector leaves a CPU the cycle after it is fenced off. */
 	if (s->have_topo && s->online_sig && strcmp(online, s->online_sig) == 0)
 		return ip_topology_refresh_isolation(s->root, &s->topo, d);

@@ -266,50 +266,57 @@ unsigned ip_parse_osrelease(const char *text, size_t len)
 }
 
 /*
- * The isolated and nohz_full sets. The isolated one, unlike the rest of
- * the topology, changes while the machine runs (a cgroup v2 partition
- * becomes isolated), so ip_topology_refresh_isolation() reads it every
- * cycle: two small sysfs/cgroup files, through kept fds
- * (ip_root_read_optional()). nohz_full does not: only the boot option sets
- * it, and it was a third read each cycle for nothing. @nohz NULL: not
- * read. The command line's part comes from @t, parsed once by
- * ip_topology_sample(). Into @iso and @nohz.
+ * The isolated set: the boot-time part (@boot, ip_topology_sample()'s)
+ * and cgroup v2 isolated partitions (6.7+), into @iso. Only the cgroup's
+ * file changes while the machine runs (kernel/cgroup/cpuset.c), so it is
+ * the one small file ip_topology_refresh_isolation() reads each cycle,
+ * through a kept fd (ip_root_read_optional()).
  */
-static int read_isolated_sets(struct ip_root *r, const struct ip_topology *t, ip_cpuset *iso, ip_cpuset *nohz,
-			      struct ip_diag *d)
+static int read_isolated_sets(struct ip_root *r, const ip_cpuset *boot, ip_cpuset *iso, struct ip_diag *d)
 {
 	ip_cpuset cg;
+	int ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, true, d);
+
+	if (ret < 0)
+		return ret;
+	cpuset_or(iso, boot, &cg);
+	return 0;
+}
+
+/*
+ * What the boot options isolate (t->boot_isolated) and nohz_full, with
+ * the command line already parsed into @t. sysfs isolated prints the
+ * housekeeping mask isolcpus= set up at boot (drivers/base/cpu.c
+ * print_cpus_isolated(): HK_TYPE_DOMAIN, HK_TYPE_DOMAIN_BOOT since cpuset
+ * partitions join HK_TYPE_DOMAIN; kernel/sched/isolation.c), and
+ * nohz_full tick_nohz_full_mask, set once by nohz_full=: neither changes
+ * while the kernel runs, and each was a read every cycle for nothing.
+ */
+static int read_boot_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
+{
 	bool found;
 	int ret;
 
-	ret = read_optional_list(r, CPU_DIR "isolated", iso, &found, true, d);
+	ret = read_optional_list(r, CPU_DIR "isolated", &t->boot_isolated, NULL, true, d);
 	if (ret < 0)
 		return ret;
 	/* sysfs lists only domain isolation; isolcpus=managed_irq,N also
 	 * says the admin wants interrupts kept off N, so the command line
 	 * always adds to it. */
 	if (t->cmdline_have_isolcpus)
-		cpuset_or(iso, iso, &t->cmdline_isolcpus);
-	/* cgroup v2 isolated partitions (6.7+) are isolated too, and do not
-	 * show up in the boot-time list. */
-	ret = read_optional_list(r, CGROUP_ISOLATED, &cg, NULL, true, d);
-	if (ret < 0)
-		return ret;
-	cpuset_or(iso, iso, &cg);
-	if (!nohz)
-		return 0;
-	ret = read_optional_list(r, CPU_DIR "nohz_full", nohz, &found, true, d);
+		cpuset_or(&t->boot_isolated, &t->boot_isolated, &t->cmdline_isolcpus);
+	ret = read_optional_list(r, CPU_DIR "nohz_full", &t->nohz_full, &found, true, d);
 	if (ret < 0)
 		return ret;
 	if (!found && t->cmdline_have_nohz_full)
-		*nohz = t->cmdline_nohz_full;
+		t->nohz_full = t->cmdline_nohz_full;
 	return 0;
 }
 
 int ip_topology_refresh_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	ip_cpuset iso;
-	int ret = read_isolated_sets(r, t, &iso, NULL, d);
+	int ret = read_isolated_sets(r, &t->boot_isolated, &iso, d);
 
 	if (ret < 0)
 		return ret; /* @t keeps the set it had */
@@ -323,7 +330,7 @@ int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t
 				  struct ip_diag *d)
 {
 	ip_cpuset iso;
-	int ret = read_isolated_sets(r, t, &iso, NULL, d);
+	int ret = read_isolated_sets(r, &t->boot_isolated, &iso, d);
 
 	if (ret < 0)
 		return ret;
@@ -341,7 +348,10 @@ static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_di
 	t->cmdline_isolcpus = ci.isolcpus;
 	t->cmdline_have_nohz_full = ci.have_nohz_full;
 	t->cmdline_nohz_full = ci.nohz_full;
-	ret = read_isolated_sets(r, t, &t->isolated, &t->nohz_full, d);
+	ret = read_boot_isolation(r, t, d);
+	if (ret < 0)
+		return ret;
+	ret = read_isolated_sets(r, &t->boot_isolated, &t->isolated, d);
 	if (ret < 0)
 		return ret;
 	{
