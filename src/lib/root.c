@@ -381,8 +381,8 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 	/* Below a tree, a file read after its writer changed it had its atime
 	 * written back (relatime): touch_atime() and __mark_inode_dirty() were
 	 * 2.6% of a steady cycle at 64 CPUs on tmpfs, a cost the kernel's own
-	 * files do not have. Only the owner (or CAP_FOWNER) may
-	 * ask; the others read as before. */
+	 * files do not have. Only the owner (or CAP_FOWNER) may ask; the
+	 * others read as before. */
 	if (!r->live && flags == O_RDONLY && !r->noatime_denied)
 		flags |= O_NOATIME;
 	fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
