@@ -62,6 +62,11 @@ if [ "$quick" = 1 ]; then
 	moves_cycles=${BENCH_MOVES_CYCLES:-30}
 else
 	sizes=${BENCH_SIZES:-"8:100 64:500 256:2000 1024:8000"}
+	# The window (15 to 55 s at 10 s) falls between the second sample's
+	# full scan of /proc/interrupts and the next, 60 s or more later: the
+	# steady figure is the fast cycles', and the full scan's share of an
+	# interval is measured on its own (bench-cycle --full) and added in
+	# the report's full scan table.
 	cycles=${BENCH_CYCLES:-4}
 	moves_cycles=${BENCH_MOVES_CYCLES:-60}
 fi
@@ -273,6 +278,7 @@ callgrind_ir() {
 row() { printf '%s\n' "$*" >>"$tmp/rows"; }
 : >"$tmp/rows"
 : >"$tmp/floor"
+: >"$tmp/fullscan"
 : >"$tmp/failures"
 t_start=$(date +%s)
 
@@ -330,6 +336,15 @@ for size in $sizes; do
 		ir_ib=$(callgrind_ir "$tmp/cg-ib.$size.out")
 		ir_ip=$(callgrind_ir "$tmp/cg-ip.$size.out")
 	fi
+
+	# The full scan: a sample that reads all of /proc/interrupts (and its
+	# derive), timed by bench-cycle --full on the still tree. The daemon
+	# runs one a minute, or 1,000 times its CPU apart when that is longer
+	# (ip_full_scan_period_ns(), at most 600 s); a steady window shorter
+	# than that period leaves it out, and its share is added below.
+	log "$cpus x $irqs: full scan (bench-cycle --full)"
+	fsl=$("$cycle" --root "$d/still" --cycles 3 --full 2>&1 | grep '^BENCH' || true)
+	printf '%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms "$fsl")" >>"$tmp/fullscan"
 
 	li=$(cat "$tmp/idle-$size.ib" 2>/dev/null || true)
 	lp=$(cat "$tmp/idle-$size.ip" 2>/dev/null || true)
@@ -424,7 +439,10 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo "CPU time is user+sys of every thread (schedstat) over $cycles cycles after the first,"
 	echo "divided by $cycles: everything the daemon did per ${interval} s interval. *Steady*: the"
-	echo "counters advance between cycles (bench-steady). *Idle*: a still tree, $idle_cycles intervals"
+	echo "counters advance between cycles (bench-steady). The window falls between irqpilotd's full"
+	echo "scans of /proc/interrupts (one a minute or less often): its figure is the fast cycles', and"
+	echo "the full scan's share of an interval is in its own table below, added to it."
+	echo "*Idle*: a still tree, $idle_cycles intervals"
 	echo "of wall time from $idle_from.5 intervals after the start (\`--after\`), past irqpilotd's three"
 	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
 	echo "of /proc/diskstats and the CPU lists (its probe's files), as it waits on perf on a live"
@@ -485,6 +503,31 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 		[ "$io" = - ] && nio=-
 		echo "| $c × $i | $fi_ | $(ratio "$fi_" "$ib_i") | $fs | $(ratio "$fs" "$ib_s") | $io ($nio) | $(ratio "$io" "$ib_s") | $above |"
 	done <"$tmp/floor"
+	echo
+	echo "### The full scan of /proc/interrupts, and its share of an interval"
+	echo
+	echo "A full sample (all of /proc/interrupts, and its derive) timed by \`bench-cycle --full\` on the"
+	echo "still tree, warm (a loop of 3 after a warm-up; the daemon's, after a sleep, costs more)."
+	echo "irqpilotd runs one at the first cycle 60 s or more after the last (60 or 70 s at ${interval} s), or"
+	echo "1,000 times its CPU apart where that is longer (at most 600 s). None falls in the steady"
+	echo "window; its share of an interval (CPU × interval / period, the period taken as the shorter)"
+	echo "is added here, and the ratio with it is irqpilotd's steady cost per interval, all in."
+	echo
+	echo "| CPUs × IRQs | full sample CPU ms | period s | share ms/interval | steady with it, ms | ratio |"
+	echo "|---|---|---|---|---|---|"
+	while IFS='|' read -r c i fms; do
+		r=$(grep "^$c|$i|" "$tmp/rows" | head -n1 || true)
+		sib=$(echo "$r" | cut -d'|' -f4)
+		sip=$(echo "$r" | cut -d'|' -f5)
+		awk -v c="$c" -v i="$i" -v f="$fms" -v ivl="$interval" -v sib="$sib" -v sip="$sip" 'BEGIN {
+			if (f == "-" || f == "") { printf "| %s × %s | - | - | - | - | - |\n", c, i; exit }
+			p = f > 60 ? f : 60; if (p > 600) p = 600
+			sh = f * ivl / p
+			all = (sip == "-" || sip == "") ? "-" : sprintf("%.3f", sip + sh)
+			rt = (all == "-" || sib + 0 == 0) ? "-" : sprintf("%.2f", all / sib)
+			printf "| %s × %s | %.2f | %.0f | %.3f | %s | %s |\n", c, i, f, p, sh, all, rt
+		}'
+	done <"$tmp/fullscan"
 	echo
 	echo "### Cost against IRQs × CPUs (steady)"
 	echo
