@@ -401,6 +401,18 @@ check_real "at the end"
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- the report ------------------------------------------------------------------
+# with_full_scan CPUS IRQS MS: a steady figure with the full scan's share of an interval
+# (CPU x interval / period, the period 60 s or 1,000 times its CPU, at most 600 s) added
+full_scan_share() {
+	awk -v f="$1" -v ivl="$interval" 'BEGIN { if (f == "-" || f == "") { print "-"; exit }
+		p = f > 60 ? f : 60; if (p > 600) p = 600; printf "%.3f", f * ivl / p }'
+}
+with_full_scan() {
+	local f sh
+	f=$(grep "^$1|$2|" "$tmp/fullscan" 2>/dev/null | head -n1 | cut -d'|' -f3)
+	sh=$(full_scan_share "$f")
+	awk -v s="$3" -v sh="$sh" 'BEGIN { if (s == "-" || s == "" || sh == "-") print s; else printf "%.3f", s + sh }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 mib() { awk -v k="$1" 'BEGIN { if (k == "-") print "-"; else printf "%.1f", k / 1024 }'; }
 mir() { awk -v k="$1" 'BEGIN { if (k == "-" || k == "") print "-"; else printf "%.1f", k / 1e6 }'; }
@@ -441,7 +453,8 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "divided by $cycles: everything the daemon did per ${interval} s interval. *Steady*: the"
 	echo "counters advance between cycles (bench-steady). The window falls between irqpilotd's full"
 	echo "scans of /proc/interrupts (one a minute or less often): its figure is the fast cycles', and"
-	echo "the full scan's share of an interval is in its own table below, added to it."
+	echo "the full scan's share of an interval is in its own table below, added to it; the"
+	echo "BENCH-RATIO lines' cpu_steady is that sum's."
 	echo "*Idle*: a still tree, $idle_cycles intervals"
 	echo "of wall time from $idle_from.5 intervals after the start (\`--after\`), past irqpilotd's three"
 	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
@@ -478,7 +491,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo '```'
 	while IFS='|' read -r c i _ sib sip iib iip _ wip hib hip _ _ _ _ fail _; do
 		[ "$fail" = ok ] || continue
-		echo "BENCH-RATIO size=${c}x${i} cpu_steady=$(ratio "$sip" "$sib") cpu_idle=$(ratio "$iip" "$iib") rss=$(ratio "$hip" "$hib") wakeups_idle_per_min=${wip:--}"
+		echo "BENCH-RATIO size=${c}x${i} cpu_steady=$(ratio "$(with_full_scan "$c" "$i" "$sip")" "$sib") cpu_idle=$(ratio "$iip" "$iib") rss=$(ratio "$hip" "$hib") wakeups_idle_per_min=${wip:--}"
 	done <"$tmp/rows"
 	echo '```'
 	echo
@@ -518,15 +531,9 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	while IFS='|' read -r c i fms; do
 		r=$(grep "^$c|$i|" "$tmp/rows" | head -n1 || true)
 		sib=$(echo "$r" | cut -d'|' -f4)
-		sip=$(echo "$r" | cut -d'|' -f5)
-		awk -v c="$c" -v i="$i" -v f="$fms" -v ivl="$interval" -v sib="$sib" -v sip="$sip" 'BEGIN {
-			if (f == "-" || f == "") { printf "| %s × %s | - | - | - | - | - |\n", c, i; exit }
-			p = f > 60 ? f : 60; if (p > 600) p = 600
-			sh = f * ivl / p
-			all = (sip == "-" || sip == "") ? "-" : sprintf("%.3f", sip + sh)
-			rt = (all == "-" || sib + 0 == 0) ? "-" : sprintf("%.2f", all / sib)
-			printf "| %s × %s | %.2f | %.0f | %.3f | %s | %s |\n", c, i, f, p, sh, all, rt
-		}'
+		all=$(with_full_scan "$c" "$i" "$(echo "$r" | cut -d'|' -f5)")
+		per=$(awk -v f="$fms" 'BEGIN { if (f == "-" || f == "") print "-"; else { p = f > 60 ? f : 60; if (p > 600) p = 600; printf "%.0f", p } }')
+		echo "| $c × $i | ${fms:--} | $per | $(full_scan_share "$fms") | $all | $(ratio "$all" "$sib") |"
 	done <"$tmp/fullscan"
 	echo
 	echo "### Cost against IRQs × CPUs (steady)"
