@@ -401,12 +401,18 @@ check_real "at the end"
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- the report ------------------------------------------------------------------
-# with_full_scan CPUS IRQS MS: a steady figure with the full scan's share of an interval
-# (CPU x interval / period, the period 60 s or 1,000 times its CPU, at most 600 s) added
-full_scan_share() {
-	awk -v f="$1" -v ivl="$interval" 'BEGIN { if (f == "-" || f == "") { print "-"; exit }
-		p = f > 60 ? f : 60; if (p > 600) p = 600; printf "%.3f", f * ivl / p }'
+# full_scan_period MS: the seconds between full scans that cost MS of CPU: 60, or 1,000
+# times their CPU where that is longer, at most 600 (ip_full_scan_period_ns())
+full_scan_period() {
+	awk -v f="$1" 'BEGIN { if (f == "-" || f == "") { print "-"; exit }
+		p = f > 60 ? f : 60; if (p > 600) p = 600; print p }'
 }
+# full_scan_share MS: their share of an interval, CPU x interval / period
+full_scan_share() {
+	awk -v f="$1" -v p="$(full_scan_period "$1")" -v ivl="$interval" \
+		'BEGIN { if (p == "-") print "-"; else printf "%.3f", f * ivl / p }'
+}
+# with_full_scan CPUS IRQS MS: a steady figure with the full scan's share added
 with_full_scan() {
 	local f sh
 	f=$(grep "^$1|$2|" "$tmp/fullscan" 2>/dev/null | head -n1 | cut -d'|' -f3)
@@ -532,7 +538,8 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 		r=$(grep "^$c|$i|" "$tmp/rows" | head -n1 || true)
 		sib=$(echo "$r" | cut -d'|' -f4)
 		all=$(with_full_scan "$c" "$i" "$(echo "$r" | cut -d'|' -f5)")
-		per=$(awk -v f="$fms" 'BEGIN { if (f == "-" || f == "") print "-"; else { p = f > 60 ? f : 60; if (p > 600) p = 600; printf "%.0f", p } }')
+		per=$(full_scan_period "$fms")
+		[ "$per" = - ] || per=$(printf '%.0f' "$per")
 		echo "| $c × $i | ${fms:--} | $per | $(full_scan_share "$fms") | $all | $(ratio "$all" "$sib") |"
 	done <"$tmp/fullscan"
 	echo
