@@ -1685,6 +1685,47 @@ static void test_full_scan_period(void **state)
 }
 
 /*
+ * The long timer on a 10 s interval: the full scan comes a period after
+ * the last, even when the sample that ends it was woken a few ms earlier
+ * in its interval than that one (then it was 60 s or 70 s by a hair);
+ * a sample a whole second short of the period is still a fast one. The
+ * scan's CPU time is kept for the metrics.
+ */
+static void test_full_scan_on_time(void **state)
+{
+	struct ip_snapshot snap = { 0 };
+	uint64_t cpu_ns = 1, period_ns = 0;
+	struct warm w;
+
+	(void)state;
+	warm_sampler(&w, &snap, true);
+	ip_sampler_full_scan_cost(w.s, &cpu_ns, &period_ns);
+	assert_true(cpu_ns > 0);
+	assert_int_equal(period_ns, UINT64_C(60000000000));
+	/* 1.000 s then: 10.0 s ... 50.0 s later, fast */
+	for (int k = 1; k <= 5; k++) {
+		char ns[32];
+
+		snprintf(ns, sizeof(ns), "%d000000000\n", 1 + 10 * k);
+		put(w.root, "irqpilot/time_ns", ns);
+		sample_ok(w.s, &snap);
+		assert_scans(w.s, 2, 1 + k);
+	}
+	/* woken 3 ms sooner in its interval: 59.997 s after the scan */
+	put(w.root, "irqpilot/time_ns", "60997000000\n");
+	sample_ok(w.s, &snap);
+	assert_scans(w.s, 3, 6);
+	/* the next period, a second short: still fast; then on time */
+	put(w.root, "irqpilot/time_ns", "119997000000\n");
+	sample_ok(w.s, &snap);
+	assert_scans(w.s, 3, 7);
+	put(w.root, "irqpilot/time_ns", "120996000000\n");
+	sample_ok(w.s, &snap);
+	assert_scans(w.s, 4, 7);
+	cool(&w, &snap);
+}
+
+/*
  * The cursor lookups (a device's vectors against the snapshot's lines, the
  * lines against the policy's history) answer as the searches do, in any
  * order: ascending, repeated, backwards, missing, past the last, far ahead.
@@ -1744,6 +1785,7 @@ int main(void)
 		cmocka_unit_test(test_passive_vector_held),
 		cmocka_unit_test(test_managed_thread_dir_kept),
 		cmocka_unit_test(test_full_scan_period),
+		cmocka_unit_test(test_full_scan_on_time),
 		cmocka_unit_test(test_cursor_lookups_any_order),
 	};
 

@@ -64,6 +64,9 @@ struct ip_counters *ip_sampler_counters(struct ip_sampler *s);
 const char *ip_sampler_take_note(struct ip_sampler *s);
 /* Samples so far that read all of /proc/interrupts, and that did not. */
 void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, unsigned long *fast);
+/* The CPU time the last full scan spent reading /proc/interrupts (0 before
+ * the first), and the period it set (ip_full_scan_period_ns()). */
+void ip_sampler_full_scan_cost(const struct ip_sampler *s, uint64_t *cpu_ns, uint64_t *period_ns);
 
 /*
  * When nothing else asks for it (start, a uevent, a tracked vector gone),

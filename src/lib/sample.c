@@ -62,6 +62,14 @@ struct vec_cache {
  * vanished /sys/kernel/irq/N, both at once.
  */
 #define FULL_SCAN_NS (UINT64_C(60) * 1000000000u)
+/*
+ * Samples come on a timer, each timed when it starts: two a period apart
+ * differ from it by their wakeups' latencies, either way. Without slack a
+ * 60 s period at a 10 s interval was 60 s or 70 s by a microsecond. A
+ * 64th of it (0.94 s) holds any wakeup's latency; at intervals shorter
+ * than that a scan may come up to it early, which costs nothing.
+ */
+#define FULL_SCAN_SLACK 64
 
 uint64_t ip_full_scan_period_ns(uint64_t scan_cpu_ns)
 {
@@ -312,7 +320,8 @@ struct ip_sampler {
 	bool note_pending;
 	char note[512];
 	unsigned long nr_full_scans, nr_fast_scans;
-	uint64_t full_period_ns; /* ip_full_scan_period_ns() of the last scan */
+	uint64_t full_cpu_ns;	 /* CPU time of the last full scan's read of /proc/interrupts */
+	uint64_t full_period_ns; /* ip_full_scan_period_ns() of it */
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
 	/* read_fast()'s scratch, kept from sample to sample: the tracked
@@ -727,6 +736,12 @@ void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, uns
 {
 	*full = s->nr_full_scans;
 	*fast = s->nr_fast_scans;
+}
+
+void ip_sampler_full_scan_cost(const struct ip_sampler *s, uint64_t *cpu_ns, uint64_t *period_ns)
+{
+	*cpu_ns = s->full_cpu_ns;
+	*period_ns = s->full_period_ns;
 }
 
 const char *ip_sampler_submit_source(const struct ip_sampler *s)
@@ -1528,7 +1543,8 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	    !s->have_storage || fc->nr_cpus != snap->topo.nr_cpus)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
-	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns || snap->time_ns - fc->full_ns >= s->full_period_ns)
+	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns ||
+	    snap->time_ns - fc->full_ns >= s->full_period_ns - s->full_period_ns / FULL_SCAN_SLACK)
 		return true;
 	/* CONFIG_SPARSE_IRQ is how the kernel was built: asked once per root,
 	 * not with a stat every cycle */
@@ -2362,7 +2378,8 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	ret = read_interrupts(s, snap, &sig, d);
 	if (ret < 0)
 		return ret;
-	s->full_period_ns = ip_full_scan_period_ns(thread_cpu_ns() - cpu0);
+	s->full_cpu_ns = thread_cpu_ns() - cpu0;
+	s->full_period_ns = ip_full_scan_period_ns(s->full_cpu_ns);
 	if (!s->have_storage || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
 		 * number may belong to another vector now. */
