@@ -44,7 +44,8 @@ cycle=$builddir/bench/bench-cycle
 steady=$builddir/bench/bench-steady
 floor=$builddir/bench/bench-floor
 ipd=$builddir/src/irqpilotd/irqpilotd
-for p in "$gen" "$cycle" "$steady" "$ipd"; do
+ctl=$builddir/src/irqctl/irqctl
+for p in "$gen" "$cycle" "$steady" "$ipd" "$ctl"; do
 	if [ ! -x "$p" ]; then
 		echo "$0: $p is missing; run 'make bench' (it builds it first)" >&2
 		exit 1
@@ -63,7 +64,7 @@ if [ "$quick" = 1 ]; then
 else
 	sizes=${BENCH_SIZES:-"8:100 64:500 256:2000 1024:8000"}
 	# The window (15 to 55 s at 10 s) falls between the second sample's
-	# full scan of /proc/interrupts and the next, 60 s or more later: the
+	# full scan of /proc/interrupts and the next, a minute later: the
 	# steady figure is the fast cycles', and the full scan's share of an
 	# interval is measured on its own (bench-cycle --full) and added in
 	# the report's full scan table.
@@ -210,6 +211,9 @@ run_pair() {
 	fi
 	wait "$mib" || rc=1
 	wait "$mip" || rc=1
+	# its own account of its last full scan (the second sample's, after a
+	# sleep), beside bench-cycle's warm one
+	"$ctl" --socket "$tmp/rt/control" metrics >"$tmp/$name.ip.metrics" 2>/dev/null || : >"$tmp/$name.ip.metrics"
 	wait "$mfl" || echo "$name: the floor's monitor failed" >>"$tmp/failures"
 	if [ -n "$mio" ]; then
 		wait "$mio" || echo "$name: the I/O floor's monitor failed" >>"$tmp/failures"
@@ -344,7 +348,8 @@ for size in $sizes; do
 	# than that period leaves it out, and its share is added below.
 	log "$cpus x $irqs: full scan (bench-cycle --full)"
 	fsl=$("$cycle" --root "$d/still" --cycles 3 --full 2>&1 | grep '^BENCH' || true)
-	printf '%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms "$fsl")" >>"$tmp/fullscan"
+	own=$(awk '$1 == "irqpilot_full_scan_cpu_seconds" { printf "%.3f", $2 * 1000 }' "$tmp/load-$size.ip.metrics" 2>/dev/null)
+	printf '%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms "$fsl")" "${own:--}" >>"$tmp/fullscan"
 
 	li=$(cat "$tmp/idle-$size.ib" 2>/dev/null || true)
 	lp=$(cat "$tmp/idle-$size.ip" 2>/dev/null || true)
@@ -412,11 +417,17 @@ full_scan_share() {
 	awk -v f="$1" -v p="$(full_scan_period "$1")" -v ivl="$interval" \
 		'BEGIN { if (p == "-") print "-"; else printf "%.3f", f * ivl / p }'
 }
+# full_scan_ms WARM OWN: the larger of bench-cycle's warm full sample and the
+# daemon's own last scan (irqpilot_full_scan_cpu_seconds), either may be "-"
+full_scan_ms() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "-") a = b; if (b == "" || b == "-") b = a
+		if (a == "" || a == "-") print "-"; else print (a + 0 > b + 0 ? a : b) }'
+}
 # with_full_scan CPUS IRQS MS: a steady figure with the full scan's share added
 with_full_scan() {
 	local f sh
-	f=$(grep "^$1|$2|" "$tmp/fullscan" 2>/dev/null | head -n1 | cut -d'|' -f3)
-	sh=$(full_scan_share "$f")
+	f=$(grep "^$1|$2|" "$tmp/fullscan" 2>/dev/null | head -n1 | awk -F'|' '{ print $3 "|" $4 }')
+	sh=$(full_scan_share "$(full_scan_ms "${f%%|*}" "${f##*|}")")
 	awk -v s="$3" -v sh="$sh" 'BEGIN { if (s == "-" || s == "" || sh == "-") print s; else printf "%.3f", s + sh }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -526,21 +537,23 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "### The full scan of /proc/interrupts, and its share of an interval"
 	echo
 	echo "A full sample (all of /proc/interrupts, and its derive) timed by \`bench-cycle --full\` on the"
-	echo "still tree, warm (a loop of 3 after a warm-up; the daemon's, after a sleep, costs more)."
-	echo "irqpilotd runs one at the first cycle 60 s or more after the last (60 or 70 s at ${interval} s), or"
-	echo "1,000 times its CPU apart where that is longer (at most 600 s). None falls in the steady"
-	echo "window; its share of an interval (CPU × interval / period, the period taken as the shorter)"
-	echo "is added here, and the ratio with it is irqpilotd's steady cost per interval, all in."
+	echo "still tree, warm (a loop of 3 after a warm-up), and irqpilotd's own last one in the steady"
+	echo "run, as its metrics give it (irqpilot_full_scan_cpu_seconds: the read of /proc/interrupts at"
+	echo "its second sample, after a sleep). irqpilotd runs one a minute after the last, or 1,000"
+	echo "times its CPU apart where that is longer (at most 600 s). None falls in the steady window;"
+	echo "the share of an interval of the larger of the two (CPU × interval / period) is added here,"
+	echo "and the ratio with it is irqpilotd's steady cost per interval, all in."
 	echo
-	echo "| CPUs × IRQs | full sample CPU ms | period s | share ms/interval | steady with it, ms | ratio |"
-	echo "|---|---|---|---|---|---|"
-	while IFS='|' read -r c i fms; do
+	echo "| CPUs × IRQs | full sample CPU ms, warm | the daemon's own, ms | period s | share ms/interval | steady with it, ms | ratio |"
+	echo "|---|---|---|---|---|---|---|"
+	while IFS='|' read -r c i warm own; do
+		fms=$(full_scan_ms "$warm" "$own")
 		r=$(grep "^$c|$i|" "$tmp/rows" | head -n1 || true)
 		sib=$(echo "$r" | cut -d'|' -f4)
 		all=$(with_full_scan "$c" "$i" "$(echo "$r" | cut -d'|' -f5)")
 		per=$(full_scan_period "$fms")
 		[ "$per" = - ] || per=$(printf '%.0f' "$per")
-		echo "| $c × $i | ${fms:--} | $per | $(full_scan_share "$fms") | $all | $(ratio "$all" "$sib") |"
+		echo "| $c × $i | ${warm:--} | ${own:--} | $per | $(full_scan_share "$fms") | $all | $(ratio "$all" "$sib") |"
 	done <"$tmp/fullscan"
 	echo
 	echo "### Cost against IRQs × CPUs (steady)"

@@ -94,6 +94,9 @@ want = {
     "irqpilot_cycles": ("counter", set()),
     "irqpilot_cycle_duration_seconds": ("gauge", set()),
     "irqpilot_cpu_seconds": ("counter", set()),
+    "irqpilot_scans": ("counter", {"kind"}),
+    "irqpilot_full_scan_cpu_seconds": ("gauge", set()),
+    "irqpilot_full_scan_period_seconds": ("gauge", set()),
     "irqpilot_managed_vectors": ("gauge", set()),
     "irqpilot_moves": ("counter", {"reason"}),
     "irqpilot_apply_errors": ("counter", {"errno"}),
@@ -130,6 +133,15 @@ check(bool(loc) and all(0 <= v <= 1 for v in loc.values()),
 check(loc.get((("device", "sda"),)) == 1, "sda's completions all land in its submitters' domain once moved", loc)
 dur = series(second, "irqpilot_cycle_duration_seconds").get((), -1)
 check(0 < dur < 60, f"the cycle duration is in seconds ({dur})")
+# Every cycle samples once; the first two read all of /proc/interrupts.
+scans = series(second, "irqpilot_scans")
+full, fast = scans.get((("kind", "full"),), 0), scans.get((("kind", "fast"),), 0)
+cycles = series(second, "irqpilot_cycles").get((), 0)
+check(full >= 2 and full + fast >= cycles, f"full and fast samples cover the cycles ({full} + {fast}, {cycles} cycles)")
+scan_cpu = series(second, "irqpilot_full_scan_cpu_seconds").get((), -1)
+check(0 < scan_cpu < dur + 1, f"the last full scan's CPU time is in seconds ({scan_cpu})")
+period = series(second, "irqpilot_full_scan_period_seconds").get((), -1)
+check(60 <= period <= 600, f"the full scan's period is a minute to ten ({period} s)")
 
 # Counters never go down between two fetches; the cycles went on.
 down = []

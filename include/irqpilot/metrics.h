@@ -77,6 +77,8 @@ struct ip_metrics {
 	bool cq_loaded;
 	/* filled in just before rendering */
 	double cpu_s;		/* the daemon's user + system CPU time */
+	unsigned long full_scans, fast_scans; /* samples that read all of /proc/interrupts, and not */
+	uint64_t full_scan_cpu_ns, full_scan_period_ns; /* ip_sampler_full_scan_cost() */
 	/* each domain's list, by domain index, formatted again only when its
 	 * CPUs change: once a cycle it was a small machine's cycle 2.5% */
 	int nr_domlist;

@@ -449,6 +449,9 @@ char *ip_control_metrics_text(struct ip_daemon *d, size_t *len)
 
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
 		d->metrics.cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	ip_sampler_scan_counts(ip_engine_sampler(d->engine), &d->metrics.full_scans, &d->metrics.fast_scans);
+	ip_sampler_full_scan_cost(ip_engine_sampler(d->engine), &d->metrics.full_scan_cpu_ns,
+				  &d->metrics.full_scan_period_ns);
 	f = open_memstream(&text, len);
 	if (!f)
 		return NULL;

@@ -2181,6 +2181,9 @@ enum prom_family {
 	PF_CYCLES,
 	PF_CYCLE_SECONDS,
 	PF_CPU_SECONDS,
+	PF_SCANS,
+	PF_FULL_SCAN_CPU,
+	PF_FULL_SCAN_PERIOD,
 	PF_MANAGED,
 	PF_MOVES,
 	PF_APPLY_ERRORS,
@@ -2204,6 +2207,12 @@ static const struct {
 			       "How long the last cycle took: sample, derive, decide, act, report." },
 	[PF_CPU_SECONDS] = { "irqpilot_cpu_seconds_total", "counter",
 			     "User and system CPU time the daemon used." },
+	[PF_SCANS] = { "irqpilot_scans_total", "counter",
+		       "Samples by kind: full read all of /proc/interrupts, fast only the tracked vectors' counts." },
+	[PF_FULL_SCAN_CPU] = { "irqpilot_full_scan_cpu_seconds", "gauge",
+			       "CPU time the last full sample spent reading /proc/interrupts." },
+	[PF_FULL_SCAN_PERIOD] = { "irqpilot_full_scan_period_seconds", "gauge",
+				  "How long after the last full sample the next comes when nothing asks for one sooner." },
 	[PF_MANAGED] = { "irqpilot_managed_vectors", "gauge",
 			 "Storage vectors whose affinity the kernel manages (never moved)." },
 	[PF_MOVES] = { "irqpilot_moves_total", "counter", "Vectors moved, by the reason code of the move." },
@@ -2260,10 +2269,9 @@ static const char *prom_labels(char *buf, size_t size, const char *k1, const cha
 	return buf;
 }
 
-void ip_report_metrics_text(FILE *f, const struct ip_metrics *mx)
+/* The daemon's own families: its cycles, their cost and its samples. */
+static void prom_daemon(FILE *f, const struct ip_metrics *mx)
 {
-	char lb[IP_CPULIST_MAX * 2 + 512], q[16], en[16];
-
 	prom_head(f, PF_CYCLES);
 	prom_uint(f, PF_CYCLES, "", mx->cycles);
 	prom_head(f, PF_CYCLE_SECONDS);
@@ -2271,6 +2279,22 @@ void ip_report_metrics_text(FILE *f, const struct ip_metrics *mx)
 		prom_double(f, PF_CYCLE_SECONDS, "", mx->cycle_s);
 	prom_head(f, PF_CPU_SECONDS);
 	prom_double(f, PF_CPU_SECONDS, "", mx->cpu_s);
+	prom_head(f, PF_SCANS);
+	prom_uint(f, PF_SCANS, "{kind=\"full\"}", mx->full_scans);
+	prom_uint(f, PF_SCANS, "{kind=\"fast\"}", mx->fast_scans);
+	prom_head(f, PF_FULL_SCAN_CPU);
+	if (mx->full_scans)
+		prom_double(f, PF_FULL_SCAN_CPU, "", (double)mx->full_scan_cpu_ns / 1e9);
+	prom_head(f, PF_FULL_SCAN_PERIOD);
+	if (mx->full_scans)
+		prom_double(f, PF_FULL_SCAN_PERIOD, "", (double)mx->full_scan_period_ns / 1e9);
+}
+
+void ip_report_metrics_text(FILE *f, const struct ip_metrics *mx)
+{
+	char lb[IP_CPULIST_MAX * 2 + 512], q[16], en[16];
+
+	prom_daemon(f, mx);
 	prom_head(f, PF_MANAGED);
 	prom_uint(f, PF_MANAGED, "", (uint64_t)MAX(mx->managed, 0));
 
