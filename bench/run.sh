@@ -213,7 +213,7 @@ run_pair() {
 	wait "$mip" || rc=1
 	# its own account of its last full scan (the second sample's, after a
 	# sleep), beside bench-cycle's warm one
-	"$ctl" --socket "$tmp/rt/control" metrics >"$tmp/$name.ip.metrics" 2>/dev/null || : >"$tmp/$name.ip.metrics"
+	"$ctl" --socket "$tmp/rt/control" metrics >"$tmp/$name.ip.prom" 2>/dev/null || : >"$tmp/$name.ip.prom"
 	wait "$mfl" || echo "$name: the floor's monitor failed" >>"$tmp/failures"
 	if [ -n "$mio" ]; then
 		wait "$mio" || echo "$name: the I/O floor's monitor failed" >>"$tmp/failures"
@@ -348,7 +348,7 @@ for size in $sizes; do
 	# than that period leaves it out, and its share is added below.
 	log "$cpus x $irqs: full scan (bench-cycle --full)"
 	fsl=$("$cycle" --root "$d/still" --cycles 3 --full 2>&1 | grep '^BENCH' || true)
-	own=$(awk '$1 == "irqpilot_full_scan_cpu_seconds" { printf "%.3f", $2 * 1000 }' "$tmp/load-$size.ip.metrics" 2>/dev/null)
+	own=$(awk '$1 == "irqpilot_full_scan_cpu_seconds" { printf "%.3f", $2 * 1000 }' "$tmp/load-$size.ip.prom" 2>/dev/null)
 	printf '%s|%s|%s|%s\n' "$cpus" "$irqs" "$(field cpu_ms "$fsl")" "${own:--}" >>"$tmp/fullscan"
 
 	li=$(cat "$tmp/idle-$size.ib" 2>/dev/null || true)
@@ -471,7 +471,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo "counters advance between cycles (bench-steady). The window falls between irqpilotd's full"
 	echo "scans of /proc/interrupts (one a minute or less often): its figure is the fast cycles', and"
 	echo "the full scan's share of an interval is in its own table below, added to it; the"
-	echo "BENCH-RATIO lines' cpu_steady is that sum's."
+	echo "cpu_steady of the BENCH-RATIO lines is that sum's."
 	echo "*Idle*: a still tree, $idle_cycles intervals"
 	echo "of wall time from $idle_from.5 intervals after the start (\`--after\`), past irqpilotd's three"
 	echo "quiet cycles. On these trees an idle irqpilotd runs no timer: it waits on an inotify watch"
@@ -619,7 +619,7 @@ fstype=$(stat -f -c %T "$tmp" 2>/dev/null || echo unknown)
 	echo
 	echo '```'
 	for f in "$tmp"/idle-* "$tmp"/load-* "$tmp"/moves.ib "$tmp"/moves.ip "$tmp"/moves.floor; do
-		case $f in *.log) continue ;; esac
+		case $f in *.log | *.prom) continue ;; esac
 		[ -f "$f" ] && printf '%s: %s\n' "$(basename "$f")" "$(cat "$f")"
 	done
 	echo "$bc_out"
