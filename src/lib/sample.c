@@ -320,8 +320,9 @@ struct ip_sampler {
 	bool note_pending;
 	char note[512];
 	unsigned long nr_full_scans, nr_fast_scans;
-	uint64_t full_cpu_ns;	 /* CPU time of the last full scan's read of /proc/interrupts */
-	uint64_t full_period_ns; /* ip_full_scan_period_ns() of it */
+	/* CPU time of the last full scan's read of /proc/interrupts, which
+	 * sets the period to the next (ip_full_scan_period_ns()) */
+	uint64_t full_cpu_ns;
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
 	/* read_fast()'s scratch, kept from sample to sample: the tracked
@@ -634,7 +635,6 @@ int ip_sampler_new(struct ip_root *r, const struct ip_sampler_opts *o, struct ip
 		return -ENOMEM;
 	s->root = r;
 	s->sparse_irq = -1;
-	s->full_period_ns = FULL_SCAN_NS;
 	if (o)
 		s->opts = *o;
 	fdc_init(&s->fdc);
@@ -741,7 +741,7 @@ void ip_sampler_scan_counts(const struct ip_sampler *s, unsigned long *full, uns
 void ip_sampler_full_scan_cost(const struct ip_sampler *s, uint64_t *cpu_ns, uint64_t *period_ns)
 {
 	*cpu_ns = s->full_cpu_ns;
-	*period_ns = s->full_period_ns;
+	*period_ns = ip_full_scan_period_ns(s->full_cpu_ns);
 }
 
 const char *ip_sampler_submit_source(const struct ip_sampler *s)
@@ -1535,6 +1535,7 @@ fail:
 static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 {
 	const struct full_cache *fc = &s->fc;
+	uint64_t period = ip_full_scan_period_ns(s->full_cpu_ns);
 
 	/* A capture must hold /proc/interrupts on every step; replays and
 	 * kernels without CONFIG_SPARSE_IRQ (kernel/irq/irqdesc.c creates
@@ -1544,7 +1545,7 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
 	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns ||
-	    snap->time_ns - fc->full_ns >= s->full_period_ns - s->full_period_ns / FULL_SCAN_SLACK)
+	    snap->time_ns - fc->full_ns >= period - period / FULL_SCAN_SLACK)
 		return true;
 	/* CONFIG_SPARSE_IRQ is how the kernel was built: asked once per root,
 	 * not with a stat every cycle */
@@ -2379,7 +2380,6 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	if (ret < 0)
 		return ret;
 	s->full_cpu_ns = thread_cpu_ns() - cpu0;
-	s->full_period_ns = ip_full_scan_period_ns(s->full_cpu_ns);
 	if (!s->have_storage || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
 		 * number may belong to another vector now. */
