@@ -968,6 +968,46 @@ static void test_write_ahead(void **state)
 	ip_state_close(ah.st);
 }
 
+/*
+ * An smp_affinity_list caught empty mid-rewrite or garbled when the first
+ * move reads its original: the sampled affinity is recorded instead, and
+ * with none sampled nothing is written. Recorded as read, "irq 45 " or
+ * "irq 45 zz" reached the state file, whose reader refuses it: after a
+ * crash --restore could not put the vector back.
+ */
+static void test_original_not_a_cpu_list(void **state)
+{
+	struct env *e = *state;
+	const char *bad[] = { "\n", "zz\n", "0-7 junk\n" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		write_file(e->dir, "proc/irq/45/smp_affinity_list", bad[i], 0644);
+		ip_originals_free(&e->o);
+		ip_originals_init(&e->o);
+		ip_apply_results_free(&e->res);
+		ip_plan_free(&e->p);
+		add_move(&e->p, 45, "0-3", "7", NULL);
+		assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+		assert_string_equal(ip_originals_irq(&e->o, 45), "0-3");
+		assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "7");
+
+		/* nothing sampled either: no original, so no write */
+		write_file(e->dir, "proc/irq/45/smp_affinity_list", bad[i], 0644);
+		ip_originals_free(&e->o);
+		ip_originals_init(&e->o);
+		ip_apply_results_free(&e->res);
+		e->p.moves[0].failed = false;
+		cpuset_zero(&e->p.moves[0].from_affinity);
+		assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+		assert_null(ip_originals_irq(&e->o, 45));
+		assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+		assert_true(e->p.moves[0].failed);
+		assert_string_equal(MSG(e->res.r[0]), "IRQ 45 not written: proc/irq/45/smp_affinity_list "
+						      "holds no CPU list, so its original is unknown");
+		assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), bad[i]);
+	}
+}
+
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
 static void test_every_result_has_words(void **state)
@@ -1062,6 +1102,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_skips_reused_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_original_not_a_cpu_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

@@ -490,23 +490,44 @@ static bool refuse_managed(struct actx *a, struct ip_move *mv, struct ip_apply_r
 	return false;
 }
 
+/*
+ * What restore would write back for @mv, in @buf: the file's text when it
+ * is a CPU list, else the affinity sampled this cycle. A read caught
+ * mid-rewrite (empty) or a garbled file is no original: the state file's
+ * reader refuses such a record ("not a CPU list"), so after a crash the
+ * vector would stay where it was moved. -EBADMSG when neither is a list.
+ */
+static int original_text(struct actx *a, const struct ip_move *mv, const char *path, char *buf,
+			 size_t size)
+{
+	_cleanup_free_ char *orig = NULL;
+	ip_cpuset s;
+
+	if (ip_root_read_line(a->r, path, &orig) == 0 && cpuset_parse_list(&s, orig) == 0 &&
+	    !cpuset_empty(&s) && strlen(orig) < size) {
+		memcpy(buf, orig, strlen(orig) + 1);
+		return 0;
+	}
+	if (cpuset_empty(&mv->from_affinity))
+		return -EBADMSG;
+	cpuset_format_list(&mv->from_affinity, buf, size);
+	return 0;
+}
+
 /* The original, read before the first write, is what restore puts back;
  * it is on disk before that write. *added: this call added it. */
 static int keep_original(struct actx *a, struct ip_move *mv, struct ip_apply_result *res,
 			 const char *path, bool *added)
 {
-	_cleanup_free_ char *orig = NULL;
 	char buf[IP_CPULIST_MAX];
 	int err;
 
 	if (ip_originals_irq(a->o, mv->irq))
 		return 0;
-	if (ip_root_read_line(a->r, path, &orig) < 0) {
-		cpuset_format_list(&mv->from_affinity, buf, sizeof(buf));
-		free(orig);
-		orig = NULL;
-	}
-	if (ip_originals_add_irq(a->o, mv->irq, orig ? orig : buf) < 0) {
+	err = original_text(a, mv, path, buf, sizeof(buf));
+	if (err < 0)
+		goto unrecorded;
+	if (ip_originals_add_irq(a->o, mv->irq, buf) < 0) {
 		a->err = -ENOMEM;
 		return -ENOMEM;
 	}
@@ -514,11 +535,14 @@ static int keep_original(struct actx *a, struct ip_move *mv, struct ip_apply_res
 	err = record(a);
 	if (err < 0) {
 		ip_originals_drop_irq(a->o, mv->irq);
-		res->err = err;
-		res->outcome = IP_APPLY_FAILED;
-		res->detail = IP_APPLY_D_UNRECORDED;
-		mv->failed = true;
+		goto unrecorded;
 	}
+	return 0;
+unrecorded:
+	res->err = err;
+	res->outcome = IP_APPLY_FAILED;
+	res->detail = IP_APPLY_D_UNRECORDED;
+	mv->failed = true;
 	return err;
 }
 

@@ -1605,7 +1605,11 @@ static void irq_result_text(struct line *l, const struct ip_apply_result *r)
 		    set_str(b2, &r->planned));
 		break;
 	case IP_APPLY_FAILED:
-		if (r->detail == IP_APPLY_D_UNRECORDED)
+		/* -EBADMSG: keep_original() found no CPU list to put back */
+		if (r->detail == IP_APPLY_D_UNRECORDED && r->err == -EBADMSG)
+			put(l, "IRQ %u not written: %s holds no CPU list, so its original is unknown",
+			    r->irq, path);
+		else if (r->detail == IP_APPLY_D_UNRECORDED)
 			put(l, "IRQ %u not written: its original could not be recorded first: %s", r->irq,
 			    strerror(-r->err));
 		else
