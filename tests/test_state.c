@@ -156,6 +156,57 @@ static void test_many_records_unchanged_not_written(void **state)
 	ip_state_close(s);
 }
 
+/*
+ * The file emptied, removed or overwritten by someone else while the
+ * records stay the same: the next save writes it again and says so (the
+ * unchanged text alone left it as it was, and a crash then lost the
+ * originals). A file loaded and unchanged is not written again.
+ */
+static void test_changed_behind_our_back(void **state)
+{
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+	const char *want = "irq 45 0-3\n";
+	struct stat a, b;
+	char other[160];
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+
+	put(path, "");
+	assert_int_equal(ip_state_save(s, &h, &d), 1);
+	assert_non_null(strstr(d.msg, "changed or removed by someone else"));
+	assert_non_null(strstr(slurp(path), want));
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 1);
+	assert_non_null(strstr(slurp(path), want));
+
+	/* the same length, another text ("irq 45 0-2"), renamed over it */
+	snprintf(other, sizeof(other), "%s/state.new", dir);
+	put(other, "# irqpilot state 2: original settings, for irqpilotd --restore\nirq 45 0-2\n");
+	assert_int_equal(rename(other, path), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 1);
+	assert_non_null(strstr(slurp(path), want));
+	ip_state_close(s);
+
+	s = open_state();
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+	assert_int_equal(stat(path, &a), 0);
+	assert_int_equal(ip_state_save(s, &back, &d), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	ip_originals_free(&back);
+	ip_originals_free(&h);
+	ip_state_close(s);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -302,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_many_records_unchanged_not_written),
+		cmocka_unit_test(test_changed_behind_our_back),
 		cmocka_unit_test(test_nothing_left_removes_the_file),
 		cmocka_unit_test(test_invalid_records),
 		cmocka_unit_test(test_links_refused),

@@ -80,7 +80,8 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, stru
 
 /* Replaces the file with the originals in @o (fsync'd), or removes it
  * when nothing is recorded. Does nothing when the file already holds
- * exactly that. */
+ * exactly that; 1, with @d saying so, when it held that but was since
+ * changed or removed by someone else and is written again. */
 int ip_state_save(struct ip_state *s, const struct ip_originals *o, struct ip_diag *d);
 
 /* Renames the state file to "state.invalid-YYYYmmddTHHMMSS" (UTC), never

@@ -468,11 +468,14 @@ static void save_state(struct ip_daemon *d)
 {
 	struct ip_diag diag = { "" };
 	unsigned suppressed;
+	int ret;
 
 	if (!d->state)
 		return;
-	if (ip_state_save(d->state, ip_engine_originals(d->engine), &diag) < 0 &&
-	    ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
+	ret = ip_state_save(d->state, ip_engine_originals(d->engine), &diag);
+	if (ret > 0)
+		ip_log(&d->log, LOG_WARNING, "%s", diag.msg);
+	else if (ret < 0 && ip_log_ratelimit(&d->log, "state", mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "cannot record original settings for --restore: %s", diag.msg);
 }
 

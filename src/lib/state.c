@@ -28,6 +28,7 @@ struct ip_state {
 	char *dir, *path;
 	char *written; /* what the file holds, NULL: unknown */
 	bool have_written;
+	struct stat written_st; /* the file as written, to tell it is still that */
 	/* The records as text, made every save to be compared with written:
 	 * kept from one save to the next, where a FILE of open_memstream()
 	 * each time cost a small machine's cycle 4% for an unchanged file. */
@@ -414,6 +415,7 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, stru
 		free(s->written);
 		s->written = TAKE_PTR(buf);
 		s->have_written = true;
+		s->written_st = st;
 	}
 	return 0;
 }
@@ -504,8 +506,27 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Whether the file is still the one last written: an unchanged text is
+ * not written again, so a file removed or emptied by someone else (rm,
+ * "> state", a tmpfiles clean of the runtime directory) would otherwise
+ * stay so, and after a crash --restore would find no originals.
+ */
+static bool still_written(const struct ip_state *s)
+{
+	struct stat st;
+
+	if (fstatat(s->dirfd, IP_STATE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return st.st_dev == s->written_st.st_dev && st.st_ino == s->written_st.st_ino &&
+	       st.st_size == s->written_st.st_size &&
+	       st.st_mtim.tv_sec == s->written_st.st_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == s->written_st.st_mtim.tv_nsec;
+}
+
 int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_diag *d)
 {
+	bool again = false;
 	_cleanup_free_ char *text = NULL;
 	int fd, ret;
 
@@ -523,8 +544,11 @@ int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_di
 	}
 	if (!format(h, &s->next))
 		return -ENOMEM;
-	if (s->have_written && s->written && strcmp(s->written, s->next.p) == 0)
-		return 0;
+	if (s->have_written && s->written && strcmp(s->written, s->next.p) == 0) {
+		if (still_written(s))
+			return 0;
+		again = true;
+	}
 	/* the text is the file's once written; the next save makes its own */
 	text = TAKE_PTR(s->next.p);
 	s->next = (struct text){ 0 };
@@ -536,6 +560,9 @@ int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_di
 		return ip_diag_set(d, -errno, "%s/%s: %s", s->dir, STATE_TMP, strerror(errno));
 	ret = write_all(fd, text, strlen(text));
 	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	/* after the fsync: the mtime the file keeps through the rename */
+	if (ret == 0 && fstat(fd, &s->written_st) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && ret == 0)
 		ret = -errno;
@@ -551,6 +578,9 @@ int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_di
 	free(s->written);
 	s->written = TAKE_PTR(text);
 	s->have_written = true;
+	if (again)
+		return ip_diag_set(d, 1, "%s was changed or removed by someone else; written again",
+				   s->path);
 	return 0;
 }
 
@@ -586,6 +616,8 @@ int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d)
 int ip_state_record(void *ctx, const struct ip_originals *h)
 {
 	struct ip_diag d = { "" };
+	int ret = ip_state_save(ctx, h, &d);
 
-	return ip_state_save(ctx, h, &d);
+	/* written again after someone else's change is written: no error */
+	return ret > 0 ? 0 : ret;
 }
