@@ -165,6 +165,33 @@ check "item 6: a group-writable runtime directory refuses the start (exit 3)" te
 check "... saying why" grep -q "writable by no one else" "$tmp/out"
 chmod 700 "$rt"
 
+# --- a freed vector's original is not written onto the next one -------------
+# free_desc() removes /proc/irq/37 and the line; the next vector allocated
+# may get number 37 (a driver reloaded). Restoring the old vector's 0-7
+# there would overwrite what that vector's driver or admin set (here 3).
+start
+check "moved again" wait_for "$limit" moved
+kill -9 "$standin_pid" 2>/dev/null
+wait "$standin_pid" 2>/dev/null
+cp -a "$root/proc/irq/37" "$tmp/irq37"
+free_irq_dir "$root/proc/irq/37"
+free_irq_dir "$root/sys/kernel/irq/37"
+grep -v '^ *37:' "$root/proc/interrupts" >"$tmp/interrupts.freed"
+rewrite "$root/proc/interrupts" "$tmp/interrupts.freed"
+# a cycle needs I/O (io_done); each try counts some
+freed() { io_done sda 100 && ! grep -q '^irq 37 ' "$rt/state" 2>/dev/null; }
+check "IRQ 37 freed: its original is dropped" wait_for "$limit" freed
+check "... and the log says so" grep -q "IRQ 37 vanished" "$log"
+cp -a "$tmp/irq37" "$root/proc/irq/37"
+echo 3 >"$aff"
+awk '{ print } /^ *20:/ { print " 37:          0          0          0          5          0          0          0          0     GICv3 400 Level     mydev" }' \
+	"$tmp/interrupts.freed" >"$tmp/interrupts.reused"
+rewrite "$root/proc/interrupts" "$tmp/interrupts.reused"
+io_done sda 100
+sleep 1
+stop 0
+check "... and not restored onto the vector now numbered 37" affinity_is 3
+
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"
 	cat "$log"

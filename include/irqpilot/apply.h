@@ -223,6 +223,11 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct 
  */
 int ip_apply_restore(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out);
+/* Drops the original of each IRQ that is freed: not a line of @s and no
+ * proc/irq/N either. A VANISHED result each, appended to @out. Returns 0,
+ * or -ENOMEM. */
+int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct ip_history *h,
+			struct ip_originals *o, struct ip_apply_results *out);
 /* The same for IRQ @irq alone (irqctl unpin of a non-storage IRQ); no
  * result when nothing was recorded for it. */
 int ip_apply_restore_irq(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,

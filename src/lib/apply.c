@@ -901,6 +901,43 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct 
 	return 0;
 }
 
+/*
+ * free_desc() (kernel/irq/irqdesc.c) removes a freed vector's /proc/irq/N
+ * and its line; its number goes to the next vector allocated, often at
+ * once (a driver reloaded, a device reset). The original of the old vector
+ * kept past that was written onto the new one at restore, a vector never
+ * moved, whatever its driver or the admin had set. So it goes as a write
+ * that found the IRQ gone does (write_failed()). Both must be missing: a
+ * line left out of a cut /proc/interrupts alone is no freed vector.
+ */
+int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct ip_history *h,
+			struct ip_originals *o, struct ip_apply_results *out)
+{
+	size_t i = 0;
+
+	while (i < o->nr_irqs) {
+		unsigned irq = o->irqs[i].irq;
+		struct ip_apply_result *nv;
+		char dir[32];
+
+		snprintf(dir, sizeof(dir), "proc/irq/%u", irq);
+		if (ip_snapshot_irq(s, irq) || ip_root_exists(r, dir)) {
+			i++;
+			continue;
+		}
+		nv = realloc(out->r, (out->n + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		out->r = nv;
+		nv += out->n++;
+		*nv = (struct ip_apply_result){ .what = IP_APPLY_IRQ, .irq = irq,
+						.outcome = IP_APPLY_VANISHED, .err = -ENOENT };
+		ip_history_forget(h, irq);
+		ip_originals_drop_irq(o, irq); /* the next one moves to i */
+	}
+	return 0;
+}
+
 /* ---- restore ---- */
 
 static void restore_irqs(struct actx *a)

@@ -567,6 +567,9 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, e->opts.dry_run, &st->results);
 		if (ret >= 0)
 			forget_written(e, &st->results);
+		/* after ip_apply(), which starts the results afresh */
+		if (ret >= 0)
+			ret = ip_apply_drop_freed(e->root, cur, &e->hist, &e->orig, &st->results);
 		if (ret >= 0 && !e->opts.dry_run)
 			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
 	}
