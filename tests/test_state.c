@@ -275,6 +275,32 @@ static void test_invalid_records(void **state)
 }
 
 /* Item 6: no link is followed, neither to read nor to write. */
+/* A file of garbage up to the 16 MiB that load reads: every bad line is
+ * counted, only the first few are kept, and the parse does not take the
+ * quadratic time (hours under ASan) of one realloc per kept line. */
+static void test_garbage_file_counted_not_kept(void **state)
+{
+	size_t lines = 4u << 20, len = 2 * lines;
+	char *text = malloc(len);
+	struct ip_state_bads bad = { 0 };
+	struct ip_originals h;
+
+	assert_non_null(text);
+	for (size_t i = 0; i < lines; i++)
+		memcpy(text + 2 * i, "x\n", 2);
+	ip_originals_init(&h);
+	assert_int_equal(ip_state_parse(text, len, 32768, &h, &bad), 0);
+	assert_int_equal(bad.n, lines);
+	assert_int_equal(bad.kept, IP_STATE_BADS_KEPT);
+	assert_int_equal(bad.v[0].lineno, 1);
+	assert_int_equal(bad.v[IP_STATE_BADS_KEPT - 1].lineno, IP_STATE_BADS_KEPT);
+	assert_string_equal(bad.v[0].why, "unknown record");
+	assert_true(ip_originals_empty(&h));
+	ip_state_bads_free(&bad);
+	ip_originals_free(&h);
+	free(text);
+}
+
 static void test_links_refused(void **state)
 {
 	struct ip_originals h;
@@ -356,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_changed_behind_our_back),
 		cmocka_unit_test(test_nothing_left_removes_the_file),
 		cmocka_unit_test(test_invalid_records),
+		cmocka_unit_test(test_garbage_file_counted_not_kept),
 		cmocka_unit_test(test_links_refused),
 		cmocka_unit_test(test_runtime_dir_checked),
 		cmocka_unit_test(test_set_aside),

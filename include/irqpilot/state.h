@@ -46,8 +46,15 @@ struct ip_state_bad {
 	char text[96]; /* the start of the line, for the message */
 };
 
+/* The first IP_STATE_BADS_KEPT bad lines are kept with their text; the
+ * rest are only counted. A file of garbage (up to the 16 MiB read) has
+ * millions of lines: keeping and logging each one took hours and
+ * gigabytes before the daemon or --restore said anything. */
+#define IP_STATE_BADS_KEPT 64
+
 struct ip_state_bads {
-	size_t n;
+	size_t n;    /* every line that is not a valid record */
+	size_t kept; /* the first of them, in v[] */
 	struct ip_state_bad *v;
 };
 

@@ -1744,9 +1744,12 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 	} else if (ret < 0) {
 		return ret;
 	} else if (bad.n) {
-		for (size_t i = 0; i < bad.n; i++)
+		for (size_t i = 0; i < bad.kept; i++)
 			ip_log(&d->log, LOG_ERR, "%s:%d: %s: %s", d->state_path, bad.v[i].lineno,
 			       bad.v[i].why, bad.v[i].text);
+		if (bad.n > bad.kept)
+			ip_log(&d->log, LOG_ERR, "%s: %zu more invalid lines not listed", d->state_path,
+			       bad.n - bad.kept);
 		ret = ip_diag_set(diag, -EINVAL,
 				  "%s:%d: %s (and %zu more): the originals it records would be lost; "
 				  "run irqpilotd --restore first",
@@ -1953,9 +1956,12 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		failed++;
 		goto out;
 	}
-	for (size_t i = 0; i < bad.n; i++)
+	for (size_t i = 0; i < bad.kept; i++)
 		fprintf(stderr, "irqpilotd: %s:%d: %s, not restored: %s\n", ip_state_path(st),
 			bad.v[i].lineno, bad.v[i].why, bad.v[i].text);
+	if (bad.n > bad.kept)
+		fprintf(stderr, "irqpilotd: %s: %zu more invalid lines not listed\n", ip_state_path(st),
+			bad.n - bad.kept);
 	if (bad.n) {
 		_cleanup_free_ char *aside = NULL;
 

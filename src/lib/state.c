@@ -39,7 +39,7 @@ void ip_state_bads_free(struct ip_state_bads *b)
 {
 	free(b->v);
 	b->v = NULL;
-	b->n = 0;
+	b->n = b->kept = 0;
 }
 
 /* ---- the pure parser ---- */
@@ -231,13 +231,17 @@ static int parse_record(struct ip_originals *h, char **tok, int nt, long pid_max
 static int add_bad(struct ip_state_bads *bad, int lineno, const char *why, const char *line,
 		   size_t len)
 {
-	struct ip_state_bad *nv = realloc(bad->v, (bad->n + 1) * sizeof(*nv));
+	struct ip_state_bad *nv;
 	size_t o = 0;
 
+	bad->n++;
+	if (bad->kept == IP_STATE_BADS_KEPT)
+		return 0;
+	nv = realloc(bad->v, (bad->kept + 1) * sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	bad->v = nv;
-	nv = &nv[bad->n++];
+	nv = &nv[bad->kept++];
 	nv->lineno = lineno;
 	snprintf(nv->why, sizeof(nv->why), "%s", why);
 	/* printable only: the text goes to a terminal or the journal */

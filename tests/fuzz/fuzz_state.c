@@ -38,7 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < h.nr_cq; i++)
 		if (strchr(h.cq[i].device, '/') || h.cq[i].major > 4095)
 			abort();
-	for (size_t i = 0; i < bad.n; i++)
+	if (bad.kept > bad.n || bad.kept > IP_STATE_BADS_KEPT)
+		abort();
+	for (size_t i = 0; i < bad.kept; i++)
 		if (bad.v[i].lineno <= 0 || !bad.v[i].why[0])
 			abort();
 	ip_state_bads_free(&bad);
