@@ -66,6 +66,10 @@ else
 	ok "unpinned, it goes back to its submitters"
 fi
 check "unpin of an IRQ that is not pinned fails" sh -c "! '$ctl' unpin 37"
+# the phone has CPUs 0-7: a pin on CPU 100 could never be placed
+check "irqctl pin 37 6,100 (no CPU 100) fails" sh -c "! '$ctl' pin 37 6,100 2>'$tmp/pin.err'"
+check "... saying so" grep -q "no CPU 100 on this machine (possible: 0-7)" "$tmp/pin.err"
+check "... and nothing is pinned" sh -c "! '$ctl' explain 37 | grep -q 'pinned at run time'"
 
 # --- dry run ----------------------------------------------------------------
 check "irqctl dry-run on" "$ctl" dry-run on

@@ -643,14 +643,37 @@ static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool
 	ip_apply_results_free(&res);
 }
 
+/* Whether every CPU of @cpus is a possible CPU of the last sample's
+ * machine; an error reply if not. A pin or ban on a CPU the machine lacks
+ * can never take effect, and an ok reply would say it did. */
+static bool cpus_on_machine(const struct ip_topology *t, const ip_cpuset *cpus, FILE *out)
+{
+	char list[IP_CPULIST_MAX];
+	ip_cpuset x;
+
+	cpuset_andnot(&x, cpus, &t->possible);
+	if (cpuset_empty(&x))
+		return true;
+	cpuset_format_list(&x, list, sizeof(list));
+	ip_proto_reply_error(out, EINVAL, "no CPU %s on this machine (possible: %s)", list,
+			     cpuset_str(&t->possible));
+	return false;
+}
+
 static void do_pin(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
 	struct ip_history *h = ip_engine_history(d->engine);
+	const struct ip_step *st = ip_engine_last(d->engine);
 	unsigned irqs[64];
 	int n = pin_targets(d, req, out, irqs, (int)ARRAY_SIZE(irqs));
 	struct ip_json j;
 
 	if (!n)
+		return;
+	/* before the first sample the CPUs are unknown: the policy trims the
+	 * pin to the usable ones then */
+	if (req->verb == IP_VERB_PIN && st && st->model.cur &&
+	    !cpus_on_machine(&st->model.cur->topo, &req->cpus, out))
 		return;
 	if (req->verb == IP_VERB_UNPIN) {
 		int pinned = 0;
@@ -729,13 +752,8 @@ static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 		ip_proto_reply_error(out, EAGAIN, "no sample of the CPUs yet; try again after the first cycle");
 		return;
 	}
-	cpuset_andnot(&x, &req->cpus, &t->possible);
-	if (!cpuset_empty(&x)) {
-		cpuset_format_list(&x, list, sizeof(list));
-		ip_proto_reply_error(out, EINVAL, "no CPU %s on this machine (possible: %s)", list,
-				     cpuset_str(&t->possible));
+	if (!cpus_on_machine(t, &req->cpus, out))
 		return;
-	}
 	if (ban) {
 		cpuset_or(&x, banned, &req->cpus);
 		cpuset_andnot(&left, &t->online, &x);
