@@ -275,6 +275,34 @@ static void test_invalid_records(void **state)
 }
 
 /* Item 6: no link is followed, neither to read nor to write. */
+/* Duplicate records (a hand edit, a concatenated file): the first is the
+ * original for a thread as for an IRQ, never a later value. */
+static void test_duplicates_first_wins(void **state)
+{
+	static const char text[] = "# irqpilot state 2\n"
+				   "irq 45 0-3\n"
+				   "thread 812 28 4711 irq/28-x affinity 0-3\n"
+				   "thread 812 28 4711 irq/28-x sched 1 50\n"
+				   "irq 45 7\n"
+				   "thread 812 28 4711 irq/28-x affinity 6\n"
+				   "thread 812 28 4711 irq/28-x sched 2 10\n";
+	struct ip_state_bads bad = { 0 };
+	struct ip_originals h;
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_state_parse(text, strlen(text), 32768, &h, &bad), 0);
+	assert_int_equal(bad.n, 0);
+	assert_string_equal(ip_originals_irq(&h, 45), "0-3");
+	assert_int_equal(h.nr_threads, 1);
+	assert_true(h.threads[0].have_affinity);
+	assert_string_equal(cpuset_str(&h.threads[0].allowed), "0-3");
+	assert_true(h.threads[0].have_sched);
+	assert_int_equal(h.threads[0].policy, 1);
+	assert_int_equal(h.threads[0].priority, 50);
+	ip_state_bads_free(&bad);
+	ip_originals_free(&h);
+}
+
 /* A file of garbage up to the 16 MiB that load reads: every bad line is
  * counted, only the first few are kept, and the parse does not take the
  * quadratic time (hours under ASan) of one realloc per kept line. */
@@ -382,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_changed_behind_our_back),
 		cmocka_unit_test(test_nothing_left_removes_the_file),
 		cmocka_unit_test(test_invalid_records),
+		cmocka_unit_test(test_duplicates_first_wins),
 		cmocka_unit_test(test_garbage_file_counted_not_kept),
 		cmocka_unit_test(test_links_refused),
 		cmocka_unit_test(test_runtime_dir_checked),

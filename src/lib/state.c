@@ -161,8 +161,12 @@ static int parse_thread_record(struct ip_originals *h, char **tok, int nt, long 
 		o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
 		if (!o)
 			return -ENOMEM;
-		o->have_affinity = true;
-		o->allowed = s;
+		/* the first record wins, as for an IRQ: a later one may hold
+		 * what irqpilotd wrote, not what the thread had */
+		if (!o->have_affinity) {
+			o->have_affinity = true;
+			o->allowed = s;
+		}
 		return 0;
 	}
 	if (strcmp(tok[5], "sched") == 0 && nt == 8) {
@@ -173,9 +177,11 @@ static int parse_thread_record(struct ip_originals *h, char **tok, int nt, long 
 		o = ip_originals_thread(h, (pid_t)a, (unsigned)b, comm, c);
 		if (!o)
 			return -ENOMEM;
-		o->have_sched = true;
-		o->policy = (int)dd;
-		o->priority = (int)prio;
+		if (!o->have_sched) {
+			o->have_sched = true;
+			o->policy = (int)dd;
+			o->priority = (int)prio;
+		}
 		return 0;
 	}
 	return *why = "thread: want 'affinity CPULIST' or 'sched POLICY PRIORITY'", 1;
