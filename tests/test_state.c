@@ -275,6 +275,50 @@ static void test_invalid_records(void **state)
 }
 
 /* Item 6: no link is followed, neither to read nor to write. */
+/* How many bad lines @text has; the first one's reason in @why; whether
+ * it yields no record in *none. */
+static size_t bad_lines(const char *text, char *why, size_t size, bool *none)
+{
+	struct ip_state_bads bad = { 0 };
+	struct ip_originals h;
+	size_t n;
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_state_parse(text, strlen(text), 32768, &h, &bad), 0);
+	n = bad.n;
+	snprintf(why, size, "%s", n ? bad.v[0].why : "");
+	*none = ip_originals_empty(&h);
+	ip_state_bads_free(&bad);
+	ip_originals_free(&h);
+	return n;
+}
+
+/* A header naming another version is a bad line, and the records after
+ * it are not taken: they may mean something else there. Version 2's own
+ * headers and other comments pass. */
+static void test_other_version_refused(void **state)
+{
+	static const char *const refused[] = { "# irqpilot state 3\nirq 45 0-3\n",
+					       "# irqpilot state 1: original settings\nirq 45 0-3\n",
+					       "# irqpilot state 22\nirq 45 0-3\n",
+					       "# irqpilot state \nirq 45 0-3\n" };
+	static const char *const taken[] = { "# irqpilot state 2\nirq 45 0-3\n",
+					     "# irqpilot state 2: original settings\nirq 45 0-3\n",
+					     "# a comment\nirq 45 0-3\n" };
+	char why[96];
+	bool none;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(bad_lines(refused[i], why, sizeof(why), &none), 1);
+		assert_string_equal(why, "not a version 2 state file");
+		assert_true(none);
+	}
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		assert_int_equal(bad_lines(taken[i], why, sizeof(why), &none), 0);
+		assert_false(none);
+	}
+}
+
 /* Duplicate records (a hand edit, a concatenated file): the first is the
  * original for a thread as for an IRQ, never a later value. */
 static void test_duplicates_first_wins(void **state)
@@ -410,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_changed_behind_our_back),
 		cmocka_unit_test(test_nothing_left_removes_the_file),
 		cmocka_unit_test(test_invalid_records),
+		cmocka_unit_test(test_other_version_refused),
 		cmocka_unit_test(test_duplicates_first_wins),
 		cmocka_unit_test(test_garbage_file_counted_not_kept),
 		cmocka_unit_test(test_links_refused),

@@ -29,7 +29,9 @@
  * the directory) inside a runtime directory that must be owned by the
  * daemon's euid and not group- or world-writable. It is never followed
  * through a symbolic link, and a file with records that do not parse is
- * never deleted: --restore moves it aside under a timestamped name.
+ * never deleted: --restore moves it aside under a timestamped name. A
+ * "# irqpilot state N" header with N other than 2 is such a record, and
+ * no line after it is read.
  */
 
 #define IP_STATE_NAME "state"

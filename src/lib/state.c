@@ -259,6 +259,20 @@ static int add_bad(struct ip_state_bads *bad, int lineno, const char *why, const
 
 #define LINE_MAX_LEN (IP_CPULIST_MAX + 256)
 #define MAX_TOKENS 9
+#define HEADER "# irqpilot state "
+
+/* A comment is skipped, but the header names the format: a file another
+ * version wrote may spell its records alike and mean something else, so
+ * any version but 2 is a bad line (1 also: it recorded after the write),
+ * and nothing after it is taken as a record. */
+static bool other_version(const char *line, size_t n)
+{
+	size_t h = sizeof(HEADER) - 1;
+
+	if (n < h || memcmp(line, HEADER, h) != 0)
+		return false;
+	return !(n > h && line[h] == '2' && (n == h + 1 || line[h + 1] == ':'));
+}
 
 int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_originals *h,
 		   struct ip_state_bads *bad)
@@ -280,6 +294,10 @@ int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_origina
 
 		pos += n + (nl ? 1 : 0);
 		lineno++;
+		if (n > 0 && start[0] == '#' && other_version(start, n)) {
+			ret = add_bad(bad, lineno, "not a version 2 state file", start, n);
+			break;
+		}
 		if (n == 0 || start[0] == '#')
 			continue;
 		if (n > LINE_MAX_LEN) {
@@ -478,7 +496,7 @@ static bool format(const struct ip_originals *h, struct text *t)
 {
 	t->len = 0;
 	t->oom = false;
-	text_add(t, "# irqpilot state 2: original settings, for irqpilotd --restore\n");
+	text_add(t, HEADER "2: original settings, for irqpilotd --restore\n");
 	for (size_t i = 0; i < h->nr_irqs; i++)
 		text_add(t, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].list);
 	for (size_t i = 0; i < h->nr_threads; i++) {
