@@ -126,6 +126,11 @@ check "... said once (said: $n)" test "$n" -eq 1
 n=$(grep -c "warning\|error" "$log")
 check "... and no warning or error repeats (lines: $n)" test "$n" -eq 0
 check "the daemon still answers" "$ctl" status
+# the note says the pin waits "until irqctl unpin 45": that must work
+run "irqctl unpin 45, as the note says, with IRQ 45 gone" "$ctl" unpin 45
+check "... logged" grep -q "IRQ 45 unpinned by irqctl" "$log"
+"$ctl" unpin 45 >"$tmp/out" 2>&1
+check "... and no pin is left to unpin" test $? -ne 0
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

@@ -587,7 +587,12 @@ static int pin_targets(struct ip_daemon *d, const struct ip_request *req, FILE *
 	int n = 0;
 
 	if (req->target.is_irq) {
-		if (s && !ip_snapshot_irq(s, req->target.irq)) {
+		const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), req->target.irq);
+
+		/* the pin of a freed IRQ waits for it, and the note that says
+		 * so names irqctl unpin as its end: that needs no line */
+		if (s && !ip_snapshot_irq(s, req->target.irq) &&
+		    !(req->verb == IP_VERB_UNPIN && e && e->have_pin)) {
 			ip_proto_reply_error(out, ENOENT, "no IRQ %u in /proc/interrupts", req->target.irq);
 			return 0;
 		}
