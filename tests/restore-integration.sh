@@ -159,6 +159,12 @@ check "item 6: a planted state.tmp link is not written through" grep -qx preciou
 check "... the state file is a regular file" test -f "$rt/state" -a ! -L "$rt/state"
 stop 0
 check "restored" affinity_is 0-7
+: >"$rt/state"
+chmod 600 "$rt/state"
+start
+check "an empty state file: the daemon starts" wait_for "$limit" "$ctl" status
+stop 0
+check "... and does not claim originals from an earlier run" sh -c "! grep -q 'found originals' '$log'"
 chmod 770 "$rt"
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$tmp/out" 2>&1
 check "item 6: a group-writable runtime directory refuses the start (exit 3)" test $? -eq 3

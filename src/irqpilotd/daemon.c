@@ -1754,7 +1754,8 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 				  "%s:%d: %s (and %zu more): the originals it records would be lost; "
 				  "run irqpilotd --restore first",
 				  d->state_path, bad.v[0].lineno, bad.v[0].why, bad.n - 1);
-	} else {
+	} else if (!ip_originals_empty(ip_engine_originals(d->engine))) {
+		/* an empty file (or one of comments) records nothing to restore */
 		ip_log(&d->log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
 		       d->state_path);
 	}
