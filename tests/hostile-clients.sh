@@ -188,6 +188,10 @@ $nobody "$raw" "$rt/control" "v1 pin 37" >"$tmp/out" 2>&1
 check "a request missing an argument is refused" grep -q '"ok":false' "$tmp/out"
 $nobody "$raw" "$rt/control" "v1  status" >"$tmp/out" 2>&1
 check "bad spacing is refused" grep -q '"ok":false' "$tmp/out"
+# recv() reads an empty SEQPACKET message as 0 bytes, as it reads the end
+"$raw" "$rt/control" "" >"$tmp/out" 2>&1
+check "an empty request is refused" grep -q '"error":"empty request"' "$tmp/out"
+check "... and the client cut off" grep -q "after: closed" "$tmp/out"
 check "the daemon still answers" "$ctl" status
 
 # --- capture ------------------------------------------------------------------------

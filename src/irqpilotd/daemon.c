@@ -1400,7 +1400,10 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	ssize_t n;
 
 	n = ip_proto_recv_request(fd, buf, &diag);
-	if (n == 0 || n == -EAGAIN || n == -EINTR) {
+	/* recv() says 0 for the end and for an empty SEQPACKET message
+	 * alike: only a peer that hung up has ended; from one still there it
+	 * was a request, refused below as empty like any other bad one */
+	if (n == -EAGAIN || n == -EINTR || (n == 0 && (revents & (EPOLLHUP | EPOLLRDHUP)))) {
 		if (n == 0)
 			client_free(c);
 		return 0;
@@ -1507,7 +1510,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	c->fd = cfd;
 	c->peer = peer;
 	client_append(d, c);
-	if (sd_event_add_io(d->ev, &c->io, cfd, EPOLLIN, on_client, c) < 0 ||
+	/* EPOLLRDHUP: a peer's shutdown(SHUT_WR) is the end, not an empty request */
+	if (sd_event_add_io(d->ev, &c->io, cfd, EPOLLIN | EPOLLRDHUP, on_client, c) < 0 ||
 	    sd_event_add_time_relative(d->ev, &c->timeout, CLOCK_MONOTONIC, IP_CLIENT_TIMEOUT_S * USEC_PER_SEC,
 				       0, on_client_timeout, c) < 0) {
 		client_free(c);
