@@ -66,6 +66,16 @@ start
 check "the daemon moves IRQ 37" wait_for "$limit" moved
 check "the state file holds the original, not the moved value" grep -qx "irq 37 0-7" "$rt/state"
 
+# --- --restore beside the running daemon ------------------------------------
+# It deleted the state file, the daemon moved IRQ 37 again without writing
+# the file back (its original in memory), and a kill -9 then lost 0-7.
+moved_to=$(cat "$aff")
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore while the daemon runs is refused (exit 3)" test $? -eq 3
+check "... saying so" grep -q "irqpilotd is running (pid $daemon holds" "$tmp/out"
+check "... and the state file keeps the original" grep -qx "irq 37 0-7" "$rt/state"
+check "... and the IRQ is not touched" affinity_is "$moved_to"
+
 # --- item 5: dry-run on, then SIGTERM still restores -------------------------
 check "irqctl dry-run on" "$ctl" dry-run on
 stop 0

@@ -1917,6 +1917,60 @@ out:
 	return code;
 }
 
+/* --restore beside a running daemon: both would own the state file. The
+ * restore deletes it, and the daemon, whose originals are in memory and
+ * whose last write it thinks is on disk, moves the IRQs again without
+ * writing it back: after a kill -9 the originals were gone. So --restore
+ * takes the daemon's lock, held until it is done, or refuses. -1: refused
+ * (said); *fd -1 when there is no lock to take (a read-only directory,
+ * where no daemon can run either). */
+static int restore_lock(const char *dir, int *fd)
+{
+	_cleanup_free_ char *path = ip_asprintf("%s/irqpilotd.lock", dir);
+	char other[32] = "";
+	ssize_t k;
+
+	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+	if (*fd < 0 && path)
+		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+		return 0;
+	k = pread(*fd, other, sizeof(other) - 1, 0);
+	other[k > 0 ? k : 0] = '\0';
+	other[strcspn(other, "\n")] = '\0';
+	fprintf(stderr,
+		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); stop it with SIGTERM, "
+		"and it restores by itself\n",
+		other[0] ? other : "?", path);
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+/* Each invalid record, and the file that holds them set aside. 0, or -1
+ * when it could not be (the file stays as it is: nothing is restored). */
+static int set_aside_bads(struct ip_state *st, const struct ip_state_bads *bad)
+{
+	_cleanup_free_ char *aside = NULL;
+	struct ip_diag diag = { "" };
+
+	for (size_t i = 0; i < bad->kept; i++)
+		fprintf(stderr, "irqpilotd: %s:%d: %s, not restored: %s\n", ip_state_path(st),
+			bad->v[i].lineno, bad->v[i].why, bad->v[i].text);
+	if (bad->n > bad->kept)
+		fprintf(stderr, "irqpilotd: %s: %zu more invalid lines not listed\n", ip_state_path(st),
+			bad->n - bad->kept);
+	if (!bad->n)
+		return 0;
+	if (ip_state_set_aside(st, &aside, &diag) < 0) {
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
+		return -1;
+	}
+	fprintf(stderr, "irqpilotd: moved %s to %s; its invalid records are kept there\n",
+		ip_state_path(st), aside);
+	return 0;
+}
+
 /*
  * --restore: every valid record is restored; each invalid one is reported
  * with its line, and the file holding it is moved aside (never deleted).
@@ -1933,7 +1987,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
 	char line[IP_REASON_MAX];
-	int ret, failed = 0;
+	int ret, failed = 0, lock_fd = -1;
 
 	ret = ip_state_open(o->runtime_dir, &st, &diag);
 	if (ret == -ENOENT) {
@@ -1944,9 +1998,15 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return IP_EXIT_FAILURE;
 	}
+	if (restore_lock(o->runtime_dir, &lock_fd) < 0) {
+		ip_state_close(st);
+		return IP_EXIT_REFUSED;
+	}
 	if (ip_root_open(o->root, &r) < 0) {
 		fprintf(stderr, "irqpilotd: --restore: --root %s: cannot open\n", o->root);
 		ip_state_close(st);
+		if (lock_fd >= 0)
+			close(lock_fd);
 		return IP_EXIT_FAILURE;
 	}
 	ip_originals_init(&orig);
@@ -1961,24 +2021,9 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		failed++;
 		goto out;
 	}
-	for (size_t i = 0; i < bad.kept; i++)
-		fprintf(stderr, "irqpilotd: %s:%d: %s, not restored: %s\n", ip_state_path(st),
-			bad.v[i].lineno, bad.v[i].why, bad.v[i].text);
-	if (bad.n > bad.kept)
-		fprintf(stderr, "irqpilotd: %s: %zu more invalid lines not listed\n", ip_state_path(st),
-			bad.n - bad.kept);
-	if (bad.n) {
-		_cleanup_free_ char *aside = NULL;
-
-		failed += (int)bad.n;
-		if (ip_state_set_aside(st, &aside, &diag) < 0) {
-			/* the file stays as it is: nothing is restored */
-			fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
-			goto out;
-		}
-		fprintf(stderr, "irqpilotd: moved %s to %s; its invalid records are kept there\n",
-			ip_state_path(st), aside);
-	}
+	failed += (int)bad.n;
+	if (set_aside_bads(st, &bad) < 0)
+		goto out;
 	ip_engine_ops_for_root(r, &ops);
 	ret = ip_apply_restore(r, &orig, &ops, &res);
 	for (int i = 0; i < res.n; i++) {
@@ -2000,5 +2045,7 @@ out:
 	ip_originals_free(&orig);
 	ip_root_free(r);
 	ip_state_close(st);
+	if (lock_fd >= 0)
+		close(lock_fd); /* a daemon may start now */
 	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }
