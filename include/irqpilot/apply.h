@@ -167,6 +167,7 @@ enum ip_apply_detail {
 	IP_APPLY_D_THREAD_GONE,	   /* restore: the thread's pid is gone */
 	IP_APPLY_D_IDENTITY,	   /* restore: who the pid is could not be read */
 	IP_APPLY_D_PID_REUSED,	   /* restore: the pid names another process now */
+	IP_APPLY_D_FREED,	   /* VANISHED: the vector was freed, its original dropped */
 };
 const char *ip_apply_detail_name(enum ip_apply_detail d);
 

@@ -307,7 +307,10 @@ static void report_apply_results(struct ip_daemon *d, const struct ip_step *st, 
 		if (!ip_log_ratelimit(&d->log, key, st->now_ns, 3, &suppressed))
 			continue;
 		ip_report_apply_journal(jf, r);
-		ip_log_id(&d->log, r->outcome == IP_APPLY_MANAGED ? LOG_NOTICE : LOG_WARNING,
+		/* a freed vector is the kernel's doing, not a failure */
+		ip_log_id(&d->log,
+			  r->outcome == IP_APPLY_MANAGED || r->detail == IP_APPLY_D_FREED ? LOG_NOTICE
+											 : LOG_WARNING,
 			  jf->message_id, jf->fields, "%s%s", jf->message,
 			  suppressed ? " (earlier messages suppressed)" : "");
 	}

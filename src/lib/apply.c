@@ -120,6 +120,7 @@ const char *ip_apply_detail_name(enum ip_apply_detail d)
 		[IP_APPLY_D_THREAD_GONE] = "thread-gone",
 		[IP_APPLY_D_IDENTITY] = "identity-unreadable",
 		[IP_APPLY_D_PID_REUSED] = "pid-reused",
+		[IP_APPLY_D_FREED] = "freed",
 	};
 
 	return (unsigned)d < ARRAY_SIZE(names) && names[d] ? names[d] : "unknown";
@@ -931,7 +932,8 @@ int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct i
 		out->r = nv;
 		nv += out->n++;
 		*nv = (struct ip_apply_result){ .what = IP_APPLY_IRQ, .irq = irq,
-						.outcome = IP_APPLY_VANISHED, .err = -ENOENT };
+						.outcome = IP_APPLY_VANISHED, .err = -ENOENT,
+						.detail = IP_APPLY_D_FREED };
 		ip_history_forget(h, irq);
 		ip_originals_drop_irq(o, irq); /* the next one moves to i */
 	}

@@ -1594,7 +1594,12 @@ static void irq_result_text(struct line *l, const struct ip_apply_result *r)
 			    r->irq, r->err == -EPERM ? "EPERM" : "EIO");
 		break;
 	case IP_APPLY_VANISHED:
-		put(l, "IRQ %u vanished (%s is gone); dropped", r->irq, path);
+		if (r->detail == IP_APPLY_D_FREED)
+			put(l, "IRQ %u was freed (its line and proc/irq/%u are gone): its original is "
+			       "dropped, not written onto the next IRQ of that number",
+			    r->irq, r->irq);
+		else
+			put(l, "IRQ %u vanished (%s is gone); dropped", r->irq, path);
 		break;
 	case IP_APPLY_RETRY:
 		put(l, "IRQ %u refused %s (%s): a bad or offline CPU; planned again next cycle", r->irq,
