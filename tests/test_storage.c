@@ -1015,6 +1015,31 @@ static void test_rk3399(void **state)
 	scan_free(&sc);
 }
 
+/*
+ * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
+ * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
+ * and the note says why, so the daemon warns about mmcblk1.
+ */
+static void test_rk3399_dwmci_ambiguous(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char path[4096];
+
+	copy_tree(FIXTURES "rk3399-mmc", t);
+	snprintf(path, sizeof(path), "%s/sys/devices/platform/fe320000.mmc/of_node", t);
+	assert_int_equal(unlink(path), 0);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "mmcblk1");
+	assert_int_equal(b->nr_vectors, 0);
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "2 IRQs are named \"dw-mci\""));
+	assert_non_null(strstr(b->route_note, "fe320000.mmc"));
+	scan_free(&sc);
+	rmtree(t);
+}
+
 /* SM8550 UFS 4, MCQ with ESI: per-queue platform MSI, the host's SPI aside. */
 static void test_qcom_mcq_esi(void **state)
 {
@@ -1309,6 +1334,7 @@ int main(void)
 		cmocka_unit_test(test_sys_kernel_irq_fallback),
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
+		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
 		cmocka_unit_test(test_virtio_mmio_arm64),

@@ -601,6 +601,34 @@ static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, con
 }
 
 /*
+ * "dw-mci" names every dw_mmc host's one IRQ (drivers/mmc/host/dw_mmc.c
+ * dw_mci_probe requests host->irq as "dw-mci"), so it is this host's only
+ * when no other IRQ has that name. With several (an SD and an SDIO host,
+ * RK3399, Exynos) none is taken: steering the SDIO Wi-Fi's IRQ for the
+ * disk's submitters would be wrong, and an unsteerable disk is warned
+ * about, with this note saying why.
+ */
+static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
+{
+	struct match_ctx m = { .cand = { "dw-mci" }, .ncand = 1 };
+	int found = 0, last = -1;
+	size_t used = strlen(bd->route_note);
+
+	for (int i = 0; i < sc->nr_names; i++)
+		if (any_action(sc->names[i].actions, action_matches, &m)) {
+			found++;
+			last = i;
+		}
+	if (found == 1)
+		return add_vector_from(bd, sc->names[last].irq, IP_ROUTE_HEURISTIC, -1);
+	if (found > 1)
+		snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+			 "%s%d IRQs are named \"dw-mci\", every dw_mmc host's name: which is %s's is unknown",
+			 used ? "; " : "", found, bd->bus_id);
+	return 0;
+}
+
+/*
  * Route 5, guesses from the driver: only when the kernel said nothing
  * better. Each name is the one a driver passes to request_irq():
  * - the driver's name: what drivers pass when they request
@@ -615,13 +643,15 @@ static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, con
  *   dw_mmc-pltfm): drivers/mmc/host/dw_mmc.c dw_mci_probe requests
  *   devm_request_irq(host->dev, host->irq, dw_mci_interrupt,
  *   host->irq_flags, "dw-mci", host). Every dw_mmc host has that name, so
- *   with two of them this route cannot tell them apart: the devicetree can.
+ *   it is tried last, and only a lone one is taken (dwmci_by_name): with
+ *   two hosts this route cannot tell them apart, the devicetree can.
  */
 static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
 				const struct scan *sc)
 {
 	struct match_ctx m = { .bus_id = NULL };
 	char drvbase[32];
+	int ret;
 	bool ufs = strstr(b->driver, "ufs") != NULL;
 	bool dwmmc = strncmp(b->driver, "dwmmc", 5) == 0 || strncmp(b->driver, "dw_mmc", 6) == 0;
 
@@ -632,8 +662,10 @@ static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
 	m.cand[m.ncand++] = drvbase;
 	m.cand[m.ncand++] = bd->bus_id;
 	m.cand[m.ncand++] = ufs ? "ufshcd" : NULL;
-	m.cand[m.ncand++] = dwmmc ? "dw-mci" : NULL;
-	return add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
+	ret = add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
+	if (ret < 0 || bd->nr_vectors || !dwmmc)
+		return ret;
+	return dwmci_by_name(bd, sc);
 }
 
 /* ---- devicetree (route 2) --------------------------------------------- */
