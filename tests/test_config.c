@@ -197,6 +197,8 @@ static void test_every_key(void **state)
 	ip_config_free(&c);
 }
 
+static void round_trip(const struct ip_config *c);
+
 static void test_syntax(void **state)
 {
 	struct ip_config c;
@@ -228,6 +230,14 @@ static void test_syntax(void **state)
 	assert_string_equal(c.policy.dev_rules[1].match, "nvme*");
 	assert_false(c.policy.dev_rules[1].ban);
 	assert_string_equal(c.policy.dev_rules[2].match, " spaced ");
+	ip_config_free(&c);
+
+	/* Inside double quotes ';' and '#' after a blank are plain characters
+	 * in values too (inih alone would cut the value at " ;"), and the dump
+	 * quotes such a path so that it loads back the same. */
+	load_ok("[daemon]\nmetrics_textfile = \"/var/lib/m ;1 #2.prom\" ; comment\n", &c);
+	assert_string_equal(c.daemon.metrics_textfile, "/var/lib/m ;1 #2.prom");
+	round_trip(&c);
 	ip_config_free(&c);
 
 	/* Repeated sections with the same glob are separate rules, in order;

@@ -257,6 +257,11 @@ struct ip_config_parser {
 	int line;
 
 	int sect; /* enum ip_config_section or SECT_BAD */
+	/* The value of the line just read, blanks trimmed: inih's own copy
+	 * has lost whatever followed a " ;" even inside double quotes, which
+	 * this file's syntax (and the reader) keeps. */
+	const char *value;
+	size_t value_len;
 	/* Where each key was set: in [daemon]/[cpus]/[policy]/[control] for
 	 * the whole file (a repeated section is the same section), in the
 	 * current [device]/[irq] for rule keys. */
@@ -489,6 +494,10 @@ static char *reader(char *str, int num, void *stream)
 	}
 	memcpy(str, s, len);
 	str[len] = '\0';
+	p->value = eq + 1;
+	while (p->value < e && is_blank(*p->value))
+		p->value++;
+	p->value_len = (size_t)(e - p->value);
 	return str;
 }
 
@@ -812,7 +821,9 @@ static int handler(void *user, const char *section, const char *name, const char
 	size_t vlen;
 	void *field;
 
-	(void)section; /* the reader tracks sections: see the top of this file */
+	/* the reader tracks sections (see the top of this file) and keeps
+	 * the value whole */
+	(void)section, (void)value;
 	if (p->oom || p->sect == SECT_BAD)
 		return 1;
 	if (p->sect == IP_SECT_NONE) {
@@ -830,11 +841,11 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	}
 	/* Quotes around a value are optional, as around section names. */
-	vlen = strlen(value);
-	if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"')
-		v = strndup(value + 1, vlen - 2);
+	vlen = p->value_len;
+	if (vlen >= 2 && p->value[0] == '"' && p->value[vlen - 1] == '"')
+		v = strndup(p->value + 1, vlen - 2);
 	else
-		v = strdup(value);
+		v = strndup(p->value, vlen);
 	if (!v) {
 		p->oom = true;
 		return 1;
@@ -971,8 +982,12 @@ static void dump_key(FILE *f, const struct ip_config_key *k, const void *field)
 		fprintf(f, "%s = %s\n", k->key, buf);
 		break;
 	case IP_CONF_GROUP:
-	case IP_CONF_PATH:
 		fprintf(f, "%s = %s\n", k->key, (const char *)field);
+		break;
+	case IP_CONF_PATH:
+		/* quoted when it has a blank, which could start a comment */
+		fprintf(f, strpbrk(field, " \t") ? "%s = \"%s\"\n" : "%s = %s\n", k->key,
+			(const char *)field);
 		break;
 	}
 }
