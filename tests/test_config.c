@@ -11,6 +11,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "irqpilot/config.h"
 
@@ -528,6 +529,16 @@ static void test_load_file(void **state)
 	snprintf(msg, sizeof(msg), "%s:6: contains a NUL byte; not a text file?", path);
 	assert_string_equal(d.msg, msg);
 	close(fd);
+	unlink(path);
+
+	/* A FIFO in the file's place is refused at once: waiting for a writer
+	 * would hang a reloading daemon. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(ip_config_load_file(path, true, &c, &d), -EINVAL);
+	alarm(0);
+	snprintf(msg, sizeof(msg), "%s: is a pipe or socket, not a file", path);
+	assert_string_equal(d.msg, msg);
 	unlink(path);
 	ip_config_free(&c);
 }

@@ -20,6 +20,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <strings.h>
 #include <syslog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "irqpilot/config.h"
 #include "irqpilot/macro.h"
@@ -895,14 +897,24 @@ static int load_file(const char *path, struct ip_config *out, struct ip_diag *d)
 	struct stat st;
 	size_t n;
 	const char *nul;
+	int fd;
 
-	f = fopen(path, "re");
-	if (!f)
+	/* O_NONBLOCK: opening a FIFO put in the file's place would otherwise
+	 * wait for a writer, and a reload would hang the whole daemon. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return ip_diag_set(d, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &st) < 0)
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return ip_diag_set(d, -ENOMEM, "%s: out of memory", path);
+	}
+	if (fstat(fd, &st) < 0)
 		return ip_diag_set(d, -errno, "%s: %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return ip_diag_set(d, -EISDIR, "%s: is a directory", path);
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		return ip_diag_set(d, -EINVAL, "%s: is a pipe or socket, not a file", path);
 	buf = malloc(CONFIG_MAX_SIZE + 1);
 	if (!buf)
 		return ip_diag_set(d, -ENOMEM, "%s: out of memory", path);
