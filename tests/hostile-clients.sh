@@ -121,7 +121,7 @@ check "... state unchanged" unchanged
 # --- admin_group ---------------------------------------------------------------
 printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = no-such-group-zz\n' >"$conf"
 check "reload with an unknown admin_group is refused" sh -c "! '$ctl' reload 2>'$tmp/out'"
-check "... naming it" grep -q "no-such-group-zz is not a group of this machine" "$tmp/out"
+check "... naming it and the file" grep -qF "$conf: [control] admin_group: no-such-group-zz is not a group of this machine" "$tmp/out"
 printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = nogroup\n' >"$conf"
 check "reload with admin_group = nogroup" "$ctl" reload
 check "a member by its gid may write" $nobody "$ctl" dry-run on

@@ -1161,8 +1161,11 @@ rearm:
 /* ---- signals, reload, hot-plug --------------------------------------- */
 
 /* [control] admin_group names a group of this machine; the policy file
- * parser cannot know which exist, so an unknown one is refused here. */
-static int resolve_admin_group(const struct ip_config *c, gid_t *gid, struct ip_diag *diag)
+ * parser cannot know which exist, so an unknown one is refused here, the
+ * file (@path) named as in the parser's errors: a reload's error is seen
+ * only in irqctl's reply and the log, with nothing else to say which file. */
+static int resolve_admin_group(const struct ip_config *c, const char *path, gid_t *gid,
+			       struct ip_diag *diag)
 {
 	const char *name = c->control.admin_group;
 	struct group *g;
@@ -1173,7 +1176,8 @@ static int resolve_admin_group(const struct ip_config *c, gid_t *gid, struct ip_
 	errno = 0;
 	g = getgrnam(name);
 	if (!g)
-		return ip_diag_set(diag, errno ? -errno : -ENOENT, "[control] admin_group: %s%s", name,
+		return ip_diag_set(diag, errno ? -errno : -ENOENT, "%s: [control] admin_group: %s%s",
+				   path, name,
 				   errno ? ": group lookup failed" : " is not a group of this machine");
 	*gid = g->gr_gid;
 	return 0;
@@ -1194,7 +1198,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ip_config_init(&next);
 	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
 	if (ret >= 0)
-		ret = resolve_admin_group(&next, &admin_gid, diag);
+		ret = resolve_admin_group(&next, d->o.config_path, &admin_gid, diag);
 	if (ret < 0) {
 		ip_config_free(&next);
 		return ret;
@@ -1782,9 +1786,9 @@ static int load_config(struct ip_daemon *d, struct ip_diag *diag)
 		return ret;
 	}
 	d->log.level = d->cfg.daemon.log_level;
-	ret = resolve_admin_group(&d->cfg, &d->admin_gid, diag);
+	ret = resolve_admin_group(&d->cfg, d->o.config_path, &d->admin_gid, diag);
 	if (ret < 0)
-		fprintf(stderr, "irqpilotd: %s: %s\n", d->o.config_path, diag->msg);
+		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
 	return ret;
 }
 
