@@ -1040,6 +1040,97 @@ static void test_rk3399_dwmci_ambiguous(void **state)
 	rmtree(t);
 }
 
+/*
+ * A second UFS host, as the kernel writes it: 17f00000.ufs (drivers/of/
+ * platform.c of_device_make_bus_id, "<address>.<node name>"), SCSI host1
+ * with proc_name "ufshcd" (ufshcd_driver_template), its IRQ requested as
+ * "ufshcd" too (ufshcd_init), and class/scsi_host links to both hosts.
+ */
+static void add_second_ufs_host(const char *t, const char *driver)
+{
+	const char *dev = "sys/devices/platform/soc@0/17f00000.ufs";
+	const char *lun = "sys/devices/platform/soc@0/17f00000.ufs/host1/target1:0:0/1:0:0:0";
+	char cmd[4096], rel[512], target[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/%s/host1/target1:0:0' && cp -a '%s/sys/devices/platform/soc@0/14700000.ufs/host0/target0:0:0/0:0:0:1' '%s/%s' && mv '%s/%s/block/sdb' '%s/%s/block/sdd'",
+		 t, dev, t, t, lun, t, lun, t, lun);
+	assert_int_equal(system(cmd), 0);
+	snprintf(rel, sizeof(rel), "%s/block/sdd/dev", lun);
+	put(t, rel, "8:48\n");
+	snprintf(rel, sizeof(rel), "%s/host1/scsi_host/host1/proc_name", dev);
+	put(t, rel, "ufshcd\n");
+	snprintf(rel, sizeof(rel), "%s/driver", dev);
+	snprintf(target, sizeof(target), "../../../../bus/platform/drivers/%s", driver);
+	lnk(t, rel, target);
+	snprintf(rel, sizeof(rel), "sys/bus/platform/drivers/%s/17f00000.ufs", driver);
+	lnk(t, rel, "../../../../devices/platform/soc@0/17f00000.ufs");
+	lnk(t, "sys/block/sdd", "../devices/platform/soc@0/17f00000.ufs/host1/target1:0:0/1:0:0:0/block/sdd");
+	lnk(t, "sys/class/scsi_host/host0", "../../devices/platform/soc@0/14700000.ufs/host0/scsi_host/host0");
+	lnk(t, "sys/class/scsi_host/host1", "../../devices/platform/soc@0/17f00000.ufs/host1/scsi_host/host1");
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+	    "231:     318822          0          0          0          0          0          0          0     GICv3 564 Level     ufshcd\n"
+	    "240:      91000          0          0          0          0          0          0          0     GICv3 632 Level     ufshcd\n");
+}
+
+static void assert_ufs_refused(const struct scan *sc, const char *disk, const char *bus_id)
+{
+	const struct ip_blockdev *b = must_dev(sc, disk);
+
+	assert_int_equal(b->nr_vectors, 0);
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "2 UFS hosts name their IRQs \"ufshcd\""));
+	assert_non_null(strstr(b->route_note, bus_id));
+}
+
+/*
+ * Two UFS hosts (SA8540P, ExynosAuto v9) with no devicetree link: both
+ * IRQs are "ufshcd", so the name cannot say whose either is. Neither disk
+ * takes one, and the note says why, whether the other host is known from
+ * class/scsi_host (bound to the generic "ufshcd-pltfrm",
+ * drivers/ufs/host/ufshcd-pltfrm.c) or from the glue driver's directory.
+ * One MCQ host with nine "ufshcd" IRQs still takes them all.
+ */
+static void test_two_ufs_hosts_by_name(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	copy_tree(FIXTURES "pixel6-gs101", t);
+	unlink_in(t, "sys/devices/platform/soc@0/14700000.ufs/of_node");
+	add_second_ufs_host(t, "ufshcd-pltfrm");
+	scan_tree(&sc, t, true);
+	assert_ufs_refused(&sc, "sda", "14700000.ufs");
+	assert_ufs_refused(&sc, "sdd", "17f00000.ufs");
+	scan_free(&sc);
+
+	unlink_in(t, "sys/class/scsi_host/host0");
+	unlink_in(t, "sys/class/scsi_host/host1");
+	/* rebound to the glue driver that has the first host */
+	unlink_in(t, "sys/bus/platform/drivers/ufshcd-pltfrm/17f00000.ufs");
+	unlink_in(t, "sys/devices/platform/soc@0/17f00000.ufs/driver");
+	lnk(t, "sys/devices/platform/soc@0/17f00000.ufs/driver", "../../../../bus/platform/drivers/exynos-ufshc");
+	lnk(t, "sys/bus/platform/drivers/exynos-ufshc/17f00000.ufs", "../../../../devices/platform/soc@0/17f00000.ufs");
+	scan_tree(&sc, t, true);
+	assert_ufs_refused(&sc, "sda", "14700000.ufs");
+	assert_ufs_refused(&sc, "sdd", "17f00000.ufs");
+	scan_free(&sc);
+	rmtree(t);
+
+	t = mktree();
+	copy_tree(FIXTURES "mt6985-ufs-mcq", t);
+	unlink_in(t, "sys/devices/platform/soc/112b0000.ufshci/of_node");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	assert_int_equal(b->nr_vectors, 9);
+	assert_string_equal(b->route_note, "");
+	scan_free(&sc);
+	rmtree(t);
+}
+
 /* SM8550 UFS 4, MCQ with ESI: per-queue platform MSI, the host's SPI aside. */
 static void test_qcom_mcq_esi(void **state)
 {
@@ -1335,6 +1426,7 @@ int main(void)
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
+		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
 		cmocka_unit_test(test_virtio_mmio_arm64),

@@ -467,6 +467,7 @@ struct match_ctx {
 	const char *cand[8];
 	int ncand;
 	const char *bus_id; /* NULL: no "<driver>[<device>]" form */
+	const char *never;  /* a name that is not this device's to take */
 };
 
 static bool action_matches(const char *name, void *ctx)
@@ -474,6 +475,8 @@ static bool action_matches(const char *name, void *ctx)
 	const struct match_ctx *m = ctx;
 	const char *br;
 
+	if (m->never && strcmp(name, m->never) == 0)
+		return false;
 	for (int i = 0; i < m->ncand; i++)
 		if (m->cand[i] && m->cand[i][0] && strcmp(name, m->cand[i]) == 0)
 			return true;
@@ -553,18 +556,87 @@ static int read_proc_name(struct ip_root *r, const char *syspath, char *out, siz
 	return 0;
 }
 
+/* Entries of @dir whose <entry>/@file reads @want, or exists when @want is NULL. */
+static int count_with(struct ip_root *r, const char *dir, const char *file, const char *want,
+		      int *out)
+{
+	char **ents = NULL;
+	size_t n = 0;
+
+	*out = 0;
+	if (ip_root_listdir(r, dir, &ents, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *f = ip_asprintf("%s/%s/%s", dir, ents[i], file);
+		_cleanup_free_ char *v = NULL;
+
+		if (!f) {
+			ip_strv_free(ents, n);
+			return -ENOMEM;
+		}
+		if (want ? ip_root_read_line(r, f, &v) == 0 && strcmp(v, want) == 0
+			 : ip_root_exists(r, f))
+			(*out)++;
+	}
+	ip_strv_free(ents, n);
+	return 0;
+}
+
+/*
+ * Whether "ufshcd" names other UFS hosts' IRQs too. ufshcd_init
+ * (drivers/ufs/core/ufshcd.c) requests every host's IRQ as UFSHCD, and
+ * ufs-mediatek.c ufs_mtk_config_mcq_irq names each per-queue IRQ the
+ * same, so with one host every "ufshcd" IRQ is its own, and with two
+ * (SA8540P's ufs_mem_hc and ufs_card_hc, ExynosAuto v9's ufs_0 and ufs_1)
+ * the name cannot say whose an IRQ is. The hosts are counted two ways, as
+ * a capture may hold only one: SCSI hosts with proc_name "ufshcd" in
+ * class/scsi_host (drivers/scsi/hosts.c shost_class), and devices bound to
+ * this glue driver (drivers/base/bus.c driver_sysfs_add links each into
+ * bus/platform/drivers/<driver>/). If so, route_note says why.
+ */
+static int ufshcd_name_shared(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			      bool *shared)
+{
+	_cleanup_free_ char *drv = ip_asprintf("sys/bus/platform/drivers/%s", b->driver);
+	char pn[64];
+	int hosts = 0, bound = 0, ret;
+	size_t used = strlen(bd->route_note);
+
+	*shared = false;
+	if (!drv)
+		return -ENOMEM;
+	ret = read_proc_name(r, bd->syspath, pn, sizeof(pn));
+	if (ret < 0)
+		return ret;
+	if (strcmp(pn, "ufshcd") != 0 && !strstr(b->driver, "ufs"))
+		return 0;
+	ret = count_with(r, "sys/class/scsi_host", "proc_name", "ufshcd", &hosts);
+	if (ret == 0)
+		ret = count_with(r, drv, "driver", NULL, &bound);
+	if (ret < 0)
+		return ret;
+	if (hosts < 2 && bound < 2)
+		return 0;
+	*shared = true;
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+		 "%s%d UFS hosts name their IRQs \"ufshcd\" (ufshcd_init): which are %s's is unknown",
+		 used ? "; " : "", hosts > bound ? hosts : bound, bd->bus_id);
+	return 0;
+}
+
 /*
  * Route 4, names the kernel gives the device itself: the SCSI host's
  * proc_name, the mmc host (drivers/mmc/host/sdhci.c sdhci_add_host
  * requests its IRQ as mmc_hostname(), "mmc0"), the virtio device
  * (drivers/virtio/virtio_mmio.c vm_find_vqs requests dev_name(&vdev->dev),
  * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"), and
- * libata's "<driver>[<device>]".
+ * libata's "<driver>[<device>]". The UFS proc_name is every UFS host's
+ * IRQ name, so it is not taken when @ufs_shared.
  */
 static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
-				  const struct scan *sc)
+				  const struct scan *sc, bool ufs_shared)
 {
-	struct match_ctx m = { .bus_id = bd->bus_id };
+	struct match_ctx m = { .bus_id = bd->bus_id, .never = ufs_shared ? "ufshcd" : NULL };
 	char mmc[32], proc_name[64], vcfg[48], vreq[48];
 	int ret;
 
@@ -638,7 +710,8 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
  *   UFSHCD, drivers/ufs/core/ufshcd.c);
  * - the device's name (devm_request_irq(dev, irq, h, 0, dev_name(dev)));
  * - "ufshcd" for every UFS glue driver ("exynos-ufshc", ufs-exynos.c;
- *   "ufshcd-qcom"; "ufs-mediatek"): ufshcd_init() names it;
+ *   "ufshcd-qcom"; "ufs-mediatek"): ufshcd_init() names it,
+ *   so with two UFS hosts it is no one's (ufshcd_name_shared);
  * - "dw-mci" for the dw_mmc glue drivers (dwmmc_rockchip, dwmmc_exynos,
  *   dw_mmc-pltfm): drivers/mmc/host/dw_mmc.c dw_mci_probe requests
  *   devm_request_irq(host->dev, host->irq, dw_mci_interrupt,
@@ -647,9 +720,9 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
  *   two hosts this route cannot tell them apart, the devicetree can.
  */
 static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
-				const struct scan *sc)
+				const struct scan *sc, bool ufs_shared)
 {
-	struct match_ctx m = { .bus_id = NULL };
+	struct match_ctx m = { .bus_id = NULL, .never = ufs_shared ? "ufshcd" : NULL };
 	char drvbase[32];
 	int ret;
 	bool ufs = strstr(b->driver, "ufs") != NULL;
@@ -1062,6 +1135,7 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	_cleanup_free_ char *irqf = ip_asprintf("%s/irq", b->path);
 	_cleanup_free_ char *fw = ip_asprintf("%s/firmware_node", b->path);
 	struct ip_diag dd = { "" };
+	bool ufs_shared;
 	long long irq;
 	int ret;
 
@@ -1106,10 +1180,14 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	if (ip_root_exists(r, fw))
 		bd->routes_tried |= 1u << IP_ROUTE_ACPI;
 
-	ret = vectors_by_kernel_name(r, bd, b, sc);
+	/* another UFS host's "ufshcd" IRQ is not this one's to take */
+	ret = ufshcd_name_shared(r, bd, b, &ufs_shared);
+	if (ret < 0)
+		return ret;
+	ret = vectors_by_kernel_name(r, bd, b, sc, ufs_shared);
 	if (ret < 0 || bd->nr_vectors)
 		return ret;
-	return vectors_by_heuristic(bd, b, sc);
+	return vectors_by_heuristic(bd, b, sc, ufs_shared);
 }
 
 static const struct ip_irq_name *find_name(const struct ip_irq_name *names, int nr_names,
