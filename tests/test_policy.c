@@ -1225,6 +1225,65 @@ static void test_move_off_banned(void **state)
 	free(tb);
 }
 
+/*
+ * granularity = domain: the vector's affinity is the domain we wrote, 4-5,
+ * and it fires on 4. CPU 5 banned, or isolated, later: 5 leaves the mask at
+ * once, although the effective CPU is usable, since the kernel may move the
+ * effective CPU to any CPU of the mask (hot-plug, vector matrix). Before,
+ * 4-5 was kept for good. An affinity we never wrote (the kernel's default)
+ * is not rewritten for it.
+ */
+static void test_move_off_domain_mask(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	struct tb *tb;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		ip_policy_config_init(&cfg);
+		cfg.granularity = IP_GRAN_DOMAIN;
+		ip_history_init(&h);
+		tb = phone(5000);
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 4, 5000);
+		step(tb, &cfg, &h, 1000 * S, &p);
+		assert_int_equal(p.nr_moves, 1);
+		assert_set(&p.moves[0].to, "4-5");
+		step(tb, &cfg, &h, 1001 * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+		if (pass == 0)
+			cfg.banned = L("5");
+		else
+			tb_isolate(tb, "5");
+		step(tb, &cfg, &h, 1002 * S, &p);
+		assert_int_equal(p.nr_moves, 1);
+		assert_int_equal(p.moves[0].why.code, pass == 0 ? IP_R_OFF_BANNED : IP_R_OFF_ISOLATED);
+		assert_set(&p.moves[0].to, "4");
+		assert_set(&p.moves[0].from, "4-5");
+		assert_set(&p.moves[0].why.set, "5");
+		assert_contains(REASON(&p.moves[0]), "moved 45 ufshcd 4-5 → 4: on ");
+		step(tb, &cfg, &h, 1003 * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		free(tb);
+	}
+	/* the kernel's default affinity 0-7, firing on 0, never written by us:
+	 * an isolated CPU in it is the policy's business at its own pace */
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb = phone(5000);
+	tb_clear_submits(tb, 0);
+	tb_isolate(tb, "3");
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
 /* A kernel-managed vector on a CPU now isolated is explained, never written. */
 static void test_move_off_managed_untouched(void **state)
 {
@@ -3240,6 +3299,7 @@ int main(void)
 		cmocka_unit_test(test_move_off_isolated_same_domain),
 		cmocka_unit_test(test_move_off_nearest_domain),
 		cmocka_unit_test(test_move_off_banned),
+		cmocka_unit_test(test_move_off_domain_mask),
 		cmocka_unit_test(test_move_off_managed_untouched),
 		cmocka_unit_test(test_granularity_domain),
 		cmocka_unit_test(test_min_rate_energy),

@@ -2056,6 +2056,32 @@ static int nearest_domain(const struct ctx *c, int from)
 }
 
 /*
+ * The online CPUs of vector @qi's placement that are no longer usable. The
+ * effective CPU is where it fires now; but when the affinity is still the
+ * one we wrote (a whole domain with granularity = domain), each of its CPUs
+ * is ours too: the kernel may pick any of them for the effective CPU at
+ * its next migration (hot-plug, a vector matrix running short), so a CPU
+ * fenced off since must leave the mask as it would leave a pin. An
+ * affinity we never wrote (the kernel's default, all CPUs) is left to the
+ * policy's pace: moving each of those at once would bypass max_moves for
+ * every vector on the machine.
+ */
+static void fenced_cpus(const struct ctx *c, int qi, ip_cpuset *bad)
+{
+	const struct ip_irq_info *info = ip_irq_info(&c->s->irqs[qi]);
+	const struct ip_irq_hist *e = c->hist[qi];
+
+	cpuset_and(bad, irq_placement(&c->s->irqs[qi]), &c->t->online);
+	if (e && e->placed && cpuset_equal(&info->affinity, &e->placement)) {
+		ip_cpuset aff;
+
+		cpuset_and(&aff, &info->affinity, &c->t->online);
+		cpuset_or(bad, bad, &aff);
+	}
+	cpuset_andnot(bad, bad, &c->eligible);
+}
+
+/*
  * A vector on a CPU that is now isolated, nohz_full or banned leaves it
  * this cycle, whatever dwell, threshold and window say: an admin who
  * fences CPUs off at run time (a cgroup v2 isolated partition, irqctl ban)
@@ -2069,7 +2095,6 @@ static int nearest_domain(const struct ctx *c, int from)
 static void move_off(struct ctx *c, int qi, struct cand *cd)
 {
 	const struct ip_irq *q = &c->s->irqs[qi];
-	const ip_cpuset *cur = irq_placement(q);
 	ip_cpuset bad, iso, el;
 	int from = -1, D, TD;
 	bool isolated = false;
@@ -2078,8 +2103,7 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 
 	if (!cd->storage || cd->managed || cd->banned || cd->pinned || c->err)
 		return;
-	cpuset_and(&bad, cur, &c->t->online);
-	cpuset_andnot(&bad, &bad, &c->eligible);
+	fenced_cpus(c, qi, &bad);
 	if (cpuset_empty(&bad))
 		return;
 	cpuset_zero(&iso);
@@ -2117,7 +2141,10 @@ static void move_off(struct ctx *c, int qi, struct cand *cd)
 	cd->single = c->cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = cd->single ? least_loaded(c, &el, from, qi) : -1;
 	cd->busiest = -1;
-	if (cpuset_empty(&cd->from))
+	if (!cpuset_intersects(&bad, irq_placement(q)))
+		/* fenced in the mask only: say "4-5 → 4", not "4 → 4" */
+		cpuset_and(&cd->from, &ip_irq_info(q)->affinity, &c->t->online);
+	else if (cpuset_empty(&cd->from))
 		handled_by_vector(c, qi, &cd->from);
 	w = vector_why(c, qi, devs, cd, isolated ? IP_R_OFF_ISOLATED : IP_R_OFF_BANNED);
 	w->set = isolated ? iso : bad;
