@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "irqpilot/json.h"
+#include "irqpilot/report.h"
 #include <json-c/json.h>
 
 static char *escaped(const char *in)
@@ -78,11 +79,53 @@ static void test_writer_output_parses(void **state)
 	free(buf);
 }
 
+/* True when @s is UTF-8 that journalctl prints as text and a terminal
+ * shows as it is: no C0 control, DEL or C1 control (CSI is U+009B). */
+static bool printable_utf8(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = ip_utf8_len(p);
+
+		if (!n || *p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* The lines of the journal's MESSAGE and of the foreground log carry the
+ * drivers' IRQ names: whatever bytes a name has, and wherever the name's
+ * buffer or the line is cut, the line stays printable UTF-8. */
+static void test_report_line_names(void **state)
+{
+	struct ip_kept k = { .irq = 38, .why = { .code = IP_R_MANAGED_SPREAD } };
+	char line[IP_REASON_MAX], small[12];
+
+	/* C1 CSI, a lone CSI byte, DEL: what drives a terminal or makes the
+	 * journal's MESSAGE a blob */
+	snprintf(k.name, sizeof(k.name), "a\xc2\x9b" "31mX\x9b" "0m\x7f\"\\ \xc3\xa9");
+	ip_report_kept_line(line, sizeof(line), &k);
+	assert_true(printable_utf8(line));
+	assert_non_null(strstr(line, "kept 38 a?31mX?0m?\"\\ \xc3\xa9: "));
+	/* the name cut in its buffer inside an "é", as policy.c copies it */
+	memset(k.name, 0, sizeof(k.name));
+	k.name[0] = 'a';
+	for (int i = 1; i + 1 < (int)sizeof(k.name); i += 2)
+		memcpy(k.name + i, "\xc3\xa9", 2);
+	k.name[sizeof(k.name) - 2] = '\xc3';
+	ip_report_kept_line(line, sizeof(line), &k);
+	assert_true(printable_utf8(line));
+	/* the line cut inside an "é": the part character is left out */
+	ip_report_kept_line(small, sizeof(small), &k);
+	assert_string_equal(small, "kept 38 a\xc3\xa9");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_writer_output_parses),
+		cmocka_unit_test(test_report_line_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

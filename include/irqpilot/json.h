@@ -35,5 +35,9 @@ void ip_json_null(struct ip_json *j, const char *key);
 void ip_json_cpuset(struct ip_json *j, const char *key, const ip_cpuset *s);
 /* Writes a JSON string literal with escapes. */
 void ip_json_write_escaped(FILE *f, const char *s);
+/* Length of the valid UTF-8 sequence at @p (1 for an ASCII byte), or 0 if
+ * it is none: a stray or missing continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF. Stops at a NUL, which is no continuation. */
+int ip_utf8_len(const unsigned char *p);
 
 #endif

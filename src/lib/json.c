@@ -11,8 +11,7 @@ void ip_json_init(struct ip_json *j, FILE *f)
 	j->first[0] = true;
 }
 
-/* Length of the valid UTF-8 sequence at @p, or 0 if it is not one. */
-static int utf8_len(const unsigned char *p)
+int ip_utf8_len(const unsigned char *p)
 {
 	int n;
 	unsigned cp;
@@ -75,7 +74,7 @@ void ip_json_write_escaped(FILE *f, const char *s)
 			/* Names from /proc are bytes, not always UTF-8: a broken
 			 * sequence becomes U+FFFD so every JSON reader accepts
 			 * the document. */
-			n = utf8_len(p);
+			n = ip_utf8_len(p);
 			if (!n) {
 				fputs("\\ufffd", f);
 				break;

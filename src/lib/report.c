@@ -640,10 +640,54 @@ struct line {
 	size_t size, len;
 };
 
+/*
+ * Makes [s, s + len) fit for a terminal and the journal; returns its new
+ * length. The names in a line are the kernel's and the drivers' bytes: an
+ * IRQ's action name may hold DEL or C1 controls (U+0080..U+009F, CSI among
+ * them), bytes that are no UTF-8, or a character cut where the name was
+ * copied into its fixed buffer; the line goes to stderr in the foreground
+ * and into the journal's MESSAGE, which journalctl shows only as "[blob
+ * data]" unless it is printable UTF-8. Each such byte or character
+ * becomes a '?', never longer than what it replaces; a character that
+ * @cut (the line's end) split is dropped, as the cut drops the rest.
+ */
+static size_t line_clean(char *s, size_t len, bool cut)
+{
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		const unsigned char *p = (const unsigned char *)s + i;
+		int n = ip_utf8_len(p);
+
+		if (n == 0 || i + (size_t)n > len) {
+			size_t k = 1;
+
+			/* a lead byte whose sequence runs into the cut */
+			while (cut && i + k < len && (p[k] & 0xc0) == 0x80)
+				k++;
+			if (cut && i + k == len && *p >= 0xc2 && *p <= 0xf4)
+				break;
+			s[o++] = '?';
+			i++;
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
+			s[o++] = '?';
+		} else {
+			memmove(s + o, p, (size_t)n);
+			o += (size_t)n;
+		}
+		i += (size_t)n;
+	}
+	s[o] = '\0';
+	return o;
+}
+
 static void put(struct line *l, const char *fmt, ...) _printf_(2, 3);
 static void put(struct line *l, const char *fmt, ...)
 {
 	va_list ap;
+	size_t at = l->len;
 	int n;
 
 	if (l->len >= l->size)
@@ -651,8 +695,10 @@ static void put(struct line *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(l->buf + l->len, l->size - l->len, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		l->len = MIN(l->len + (size_t)n, l->size - 1);
+	if (n <= 0)
+		return;
+	l->len = MIN(l->len + (size_t)n, l->size - 1);
+	l->len = at + line_clean(l->buf + at, l->len - at, (size_t)n > l->len - at);
 }
 
 /* A CPU list; lines are read by people, so a long list is cut to "...". */
