@@ -20,6 +20,7 @@
 #include "irqpilot/engine.h"
 #include "irqpilot/macro.h"
 #include "irqpilot/model.h"
+#include "irqpilot/report.h"
 #include "irqpilot/sample.h"
 
 #define FIXTURES TOP_SRCDIR "/tests/fixtures/"
@@ -254,6 +255,52 @@ static void test_submit_cpus(void **state)
 	m.dev = NULL;
 	ip_model_submit_cpus(&m, &busy);
 	assert_true(cpuset_empty(&busy));
+}
+
+/* --oneshot's summary prints the drivers' IRQ names and the IRQ threads'
+ * comms on a terminal: a C1 CSI, DEL, a byte that is no UTF-8 and a
+ * character cut by the comm's 15 bytes come out as '?', never raw. */
+static void test_model_text_names(void **state)
+{
+	static char name[] = "a\xc2\x9b" "31mX\x7f\xff\"\\ \xc3\xa9";
+	struct ip_cpu_count pc[1] = { { 0, 10 } };
+	struct ip_irq ia[1] = { { .irq = 38, .tracked = true, .actions = name, .total = 10,
+				  .percpu = pc, .nr_percpu = 1 } };
+	struct ip_vector vec = { .irq = 38, .queue = -1 };
+	struct ip_blockdev bd = { .name = "sda", .driver = "ahci", .bus_id = "0000:00:17.0",
+				  .nr_vectors = 1, .vectors = &vec, .numa_node = -1 };
+	struct ip_irq_thread th = { .pid = 204, .irq = 38, .comm = "irq/38-a\xc2\x9b" "31mX\x7f\xc3" };
+	uint64_t load[1] = { 0 }, soft[1] = { 0 };
+	struct ip_snapshot a, b;
+	struct ip_model m;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	memset(&a, 0, sizeof(a));
+	a.topo.nr_cpus = 1;
+	a.nr_irqs = 1;
+	a.irqs = ia;
+	a.irq_load = load;
+	a.block_softirq = soft;
+	a.storage.nr_devs = 1;
+	a.storage.devs = &bd;
+	a.nr_threads = 1;
+	a.threads = &th;
+	b = a;
+	a.time_ns = 1000000000;
+	b.time_ns = 2000000000;
+	assert_int_equal(ip_model_derive(&a, &b, &m, NULL), 0);
+	ip_report_model_text(f, &m, "none");
+	fclose(f);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p == 0x9b || *p == 0xff ||
+		    (*p == 0xc3 && (p[1] & 0xc0) != 0x80))
+			fail_msg("byte 0x%02x raw in: %s", *p, text);
+	assert_non_null(strstr(text, "vector 38 a?31mX??\"\\ \xc3\xa9"));
+	assert_non_null(strstr(text, "204 irq/38-a?31mX?? "));
+	free(text);
+	ip_model_free(&m);
 }
 
 /* A 32-bit counter that wrapped, an IRQ number that was reused, and a CPU
@@ -1787,6 +1834,7 @@ int main(void)
 		cmocka_unit_test(test_full_scan_period),
 		cmocka_unit_test(test_full_scan_on_time),
 		cmocka_unit_test(test_cursor_lookups_any_order),
+		cmocka_unit_test(test_model_text_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,40 @@
 #include "irqpilot/macro.h"
 #include "irqpilot/report.h"
 
+/*
+ * The names in the texts are the kernel's and the drivers' bytes: an
+ * IRQ's action name may hold DEL or C1 controls (U+0080..U+009F, CSI
+ * among them), bytes that are no UTF-8, or a character cut where the name
+ * was copied into a fixed buffer. The texts go to a terminal (stdout,
+ * stderr in the foreground) and into the journal's MESSAGE, which
+ * journalctl shows only as "[blob data]" unless it is printable UTF-8.
+ * Returns the length of the printable character at @p; -its length for
+ * a control; 0 for a byte that starts no UTF-8 character.
+ */
+static int printable_len(const unsigned char *p)
+{
+	int n = ip_utf8_len(p);
+
+	if (n && (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)))
+		return -n;
+	return n;
+}
+
+/* @name as printable_len() has it: a '?' for each byte or control that
+ * is not. */
+static void put_name(FILE *f, const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p;) {
+		int n = printable_len(p);
+
+		if (n > 0)
+			fwrite(p, 1, (size_t)n, f);
+		else
+			fputc('?', f);
+		p += n > 0 ? n : n < 0 ? -n : 1;
+	}
+}
+
 static const char *bus_name(enum ip_bus b)
 {
 	switch (b) {
@@ -406,8 +440,9 @@ static void text_device_layout(FILE *f, const struct ip_snapshot *s, const struc
 		const struct ip_irq *q = ip_snapshot_irq(s, b->vectors[v].irq);
 		const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
 
-		fprintf(f, "    vector %u %s%s", b->vectors[v].irq, q ? q->actions : "?",
-			b->vectors[v].admin ? " (admin)" : "");
+		fprintf(f, "    vector %u ", b->vectors[v].irq);
+		put_name(f, q ? q->actions : "?");
+		fputs(b->vectors[v].admin ? " (admin)" : "", f);
 		if (info->have_proc)
 			fprintf(f, " affinity %s", cpuset_str(&info->affinity));
 		if (info->have_effective)
@@ -450,7 +485,9 @@ static void text_irq_threads(FILE *f, const struct ip_model *m)
 	for (int i = 0; i < s->nr_threads; i++) {
 		const struct ip_irq_thread *th = &s->threads[i];
 
-		fprintf(f, "  %d %s %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s", th->pid, th->comm,
+		fprintf(f, "  %d ", th->pid);
+		put_name(f, th->comm);
+		fprintf(f, " %s/%u cpus %s, %.1f%% cpu, %.0f wakeups/s",
 			th->policy == 1 ? "FIFO" : th->policy == 2 ? "RR" : "OTHER", th->rt_priority,
 			cpuset_str(&th->allowed), m->thread[i].cpu_pct, m->thread[i].wakeups);
 		if (m->thread[i].wakeups_per_irq >= 0)
@@ -641,13 +678,8 @@ struct line {
 };
 
 /*
- * Makes [s, s + len) fit for a terminal and the journal; returns its new
- * length. The names in a line are the kernel's and the drivers' bytes: an
- * IRQ's action name may hold DEL or C1 controls (U+0080..U+009F, CSI among
- * them), bytes that are no UTF-8, or a character cut where the name was
- * copied into its fixed buffer; the line goes to stderr in the foreground
- * and into the journal's MESSAGE, which journalctl shows only as "[blob
- * data]" unless it is printable UTF-8. Each such byte or character
+ * Makes [s, s + len) fit for a terminal and the journal (printable_len());
+ * returns its new length. Each byte that is no UTF-8 and each control
  * becomes a '?', never longer than what it replaces; a character that
  * @cut (the line's end) split is dropped, as the cut drops the rest.
  */
@@ -657,9 +689,9 @@ static size_t line_clean(char *s, size_t len, bool cut)
 
 	while (i < len) {
 		const unsigned char *p = (const unsigned char *)s + i;
-		int n = ip_utf8_len(p);
+		int n = printable_len(p);
 
-		if (n == 0 || i + (size_t)n > len) {
+		if (n == 0) {
 			size_t k = 1;
 
 			/* a lead byte whose sequence runs into the cut */
@@ -669,15 +701,14 @@ static size_t line_clean(char *s, size_t len, bool cut)
 				break;
 			s[o++] = '?';
 			i++;
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0)) {
+		} else if (n < 0) {
 			s[o++] = '?';
+			i += (size_t)-n;
 		} else {
 			memmove(s + o, p, (size_t)n);
 			o += (size_t)n;
+			i += (size_t)n;
 		}
-		i += (size_t)n;
 	}
 	s[o] = '\0';
 	return o;
