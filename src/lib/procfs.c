@@ -323,8 +323,13 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 
 	s = skip_blank(p, eol);
 	e = trim_end(s, eol);
+	/* seq_printf("%s") cannot print a NUL: one is a damaged read. Other
+	 * control bytes are a driver's name (request_irq() takes any string,
+	 * dev_name() comes from firmware); refusing the file for one stopped
+	 * every cycle on the machine. The name is kept as the kernel gave it:
+	 * JSON escapes it, the report's lines and irqctl clean it. */
 	q = find_control(s, e);
-	if (q)
+	if (q && (q = memchr(q, '\0', (size_t)(e - q))))
 		return ip_diag_set(d, -EINVAL, "line %d: control byte 0x%02x in IRQ %u", lineno,
 				   (unsigned char)*q, l->irq);
 	if (scratch_reserve(sc, (e - s) + 4) < 0)
