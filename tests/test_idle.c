@@ -98,7 +98,7 @@ static void test_plan_settled(void **state)
 	assert_true(ip_plan_settled(&p));
 	/* a later sample could turn each of these into a move */
 	static const enum ip_reason pending[] = { IP_R_NO_RATES, IP_R_BELOW_THRESHOLD, IP_R_IDLE_GRACE,
-						  IP_R_DWELL, IP_R_BUDGET };
+						  IP_R_DWELL, IP_R_BUDGET, IP_R_ALTERNATING };
 	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
 		kept[1].why.code = pending[i];
 		assert_false(ip_plan_settled(&p));

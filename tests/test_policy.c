@@ -1475,6 +1475,9 @@ static void test_window_alternating(void **state)
 	cfg.dwell_s = 2;
 	for (int pass = 0; pass < 2; pass++) {
 		cfg.window = pass == 0 ? 1 : IP_WINDOW_DEFAULT_TEST;
+		/* the snapshots without the alternation guard: what the
+		 * window alone changes (test_alternating_guard has the guard) */
+		cfg.return_window_s = pass == 0 ? 0 : 60;
 		tb_rate(tb, qi, 0, 3000);
 		tb->irqs[qi].info->affinity = L("0");
 		cpuset_zero(&tb->irqs[qi].info->effective);
@@ -1498,6 +1501,71 @@ static void test_window_alternating(void **state)
 	assert_int_equal(moves, 1);
 	assert_true(cpuset_first(&tb->irqs[qi].info->effective) >= 6);
 	free(tb);
+}
+
+/* Moves of vector 45 on the phone over @cycles cycles 1 s apart (dwell 2 s,
+ * window 8), the submitter switching between big CPU 6 and mid CPU 4
+ * every @phase cycles, then staying on CPU 6 from cycle @settle on. */
+static int phone_alternating_moves(int phase, int settle, int cycles, struct tb **out)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves;
+
+	ip_policy_config_init(&cfg);
+	cfg.dwell_s = 2;
+	cfg.window = IP_WINDOW_DEFAULT_TEST;
+	tb_rate(tb, qi, 0, 3000);
+	tb->irqs[qi].info->affinity = L("0");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 0);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, t < settle && (t / phase) % 2 ? 4 : 6, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	if (out)
+		*out = tb;
+	else
+		free(tb);
+	return moves;
+}
+
+/*
+ * The window holds a load that alternates every 2 or 3 cycles; slower
+ * ones (4 to 7 cycles, the audit found) passed even the doubled threshold
+ * at every switch, and the vector followed each some 4 cycles late: in
+ * the wrong domain most of the time. After two moves within return_window
+ * a third waits until the move has been wanted return_window (60 s)
+ * without a break: phases of 4 to 12 cycles made 13 to 5 moves in 60
+ * cycles, now 2 (the first from CPU 0), and a load that then stays in
+ * the other domain is still followed, after 60 s.
+ */
+static void test_alternating_guard(void **state)
+{
+	struct tb *tb;
+	int qi;
+
+	(void)state;
+	for (int phase = 4; phase <= 12; phase++)
+		assert_int_equal(phone_alternating_moves(phase, 1000, 60, NULL), 2);
+	/* alternating for 40 cycles (moves 0 -> 6 -> 4), then CPU 6 alone:
+	 * still held 55 s on, followed once wanted 60 s */
+	assert_int_equal(phone_alternating_moves(5, 40, 100, &tb), 2);
+	qi = tb_irq_index(tb, 45);
+	assert_int_equal(cpuset_first(&tb->irqs[qi].info->effective), 4);
+	free(tb);
+	assert_int_equal(phone_alternating_moves(5, 40, 140, &tb), 3);
+	assert_true(cpuset_first(&tb->irqs[qi].info->effective) >= 6);
+	free(tb);
+	/* a steady load is followed as before: one move, from CPU 0 */
+	assert_int_equal(phone_alternating_moves(1000, 1000, 60, NULL), 1);
 }
 
 /*
@@ -3305,6 +3373,7 @@ int main(void)
 		cmocka_unit_test(test_min_rate_energy),
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
+		cmocka_unit_test(test_alternating_guard),
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),

@@ -151,6 +151,7 @@ enum ip_reason {
 	IP_R_IDLE_GRACE,	   /* devices, since_s, limit_s (idle_grace) */
 	IP_R_DWELL,		   /* since_s, limit_s (dwell) */
 	IP_R_BUDGET,		   /* count (max_moves) */
+	IP_R_ALTERNATING,	   /* since_s (wanted), limit_s (return_window), domain */
 	/* a vector moved */
 	IP_R_PIN,		   /* src; trimmed: set (the pin), set2 (what is left) */
 	IP_R_SUBMITTERS_ELSEWHERE, /* share, devices, cls, domain, handled, for_thread */
@@ -316,6 +317,12 @@ struct ip_irq_hist {
 	double *win;
 	int win_nd, win_nc, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
+	/* The last two moves after submitters into another domain, 0 = none
+	 * (a pause that ends the window forgets them), and since when the
+	 * policy has wanted a third one that the alternation guard holds, 0
+	 * = not held this cycle (vector_placement()). */
+	uint64_t prev_follow_ns, last_follow_ns;
+	uint64_t want_since_ns;
 };
 
 /* A completion thread we placed (irqpilot_cq). */
@@ -402,6 +409,7 @@ struct ip_move {
 	bool ioapic;	    /* INTx line: new affinity applies at the next interrupt */
 	bool failed;	    /* set by apply: not done, do not record it */
 	int domain;	    /* index of the target domain in the topology, -1 */
+	bool follows;	    /* after its submitters, into another domain */
 	struct ip_why why;
 };
 
@@ -473,6 +481,7 @@ struct ip_vec_state {
 	bool win_end;
 	int nd, nc, n;
 	double *win;
+	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
 };
 
 struct ip_plan {

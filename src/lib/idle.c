@@ -35,6 +35,7 @@ bool ip_plan_settled(const struct ip_plan *p)
 		case IP_R_IDLE_GRACE:
 		case IP_R_DWELL:
 		case IP_R_BUDGET:
+		case IP_R_ALTERNATING:
 			return false;
 		default:
 			break;

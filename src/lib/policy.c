@@ -361,6 +361,12 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 			return -ENOMEM;
 		e->from = mv->from;
 		e->last_move_ns = now;
+		if (mv->follows) {
+			e->prev_follow_ns = e->last_follow_ns;
+			e->last_follow_ns = now;
+		} else if (mv->why.code == IP_R_IDLE_RETURN) {
+			e->prev_follow_ns = e->last_follow_ns = 0;
+		}
 		e->placed = true;
 		e->placement = mv->to;
 	}
@@ -518,8 +524,12 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		}
 		if (!st->idle)
 			h->irqs[j].idle_since_ns = 0;
-		if (st->win_end)
+		h->irqs[j].want_since_ns = st->want_since_ns;
+		/* a burst after a pause is followed at once (as the window) */
+		if (st->win_end) {
 			h->irqs[j].win_n = 0;
+			h->irqs[j].prev_follow_ns = h->irqs[j].last_follow_ns = 0;
+		}
 	}
 	return 0;
 }
@@ -647,6 +657,7 @@ struct cand {
 	double dom_share; /* its share of the domain's submissions */
 	ip_cpuset from;	  /* where its interrupts were handled */
 	bool dwell_applies;
+	bool follows; /* the move is after its submitters, into another domain */
 	int state; /* index into the plan's states, -1 */
 	struct ip_why why;
 	/* The placement an IRQ thread of a managed vector should get. */
@@ -1526,6 +1537,34 @@ static bool returns_to(const struct ctx *c, const struct ip_irq_hist *e, const i
 	return cpuset_intersects(&span, elig);
 }
 
+/*
+ * The alternation guard. The window holds a load that alternates faster
+ * than about 4 cycles; slower, each switch passes even the doubled
+ * threshold and the vector followed every one, some 4 cycles late: in the
+ * wrong domain most of each phase (phases of 5 cycles, dwell 2 s: 8 moves
+ * in 40 cycles). So a vector whose last two moves after its submitters
+ * into another domain came within return_window of each other follows
+ * them a third time only once that move has been wanted return_window
+ * without a break; a steady change is still followed, that much later.
+ * False: not held (a move may go ahead); *since_s: how long it was wanted.
+ */
+static bool alternating(struct ctx *c, const struct ip_irq_hist *e, int state, double *since_s)
+{
+	double win = c->cfg->return_window_s;
+	uint64_t since;
+
+	*since_s = 0;
+	if (!e || !e->prev_follow_ns || e->last_follow_ns < e->prev_follow_ns ||
+	    (e->last_follow_ns - e->prev_follow_ns) / NS_PER_S >= win)
+		return false;
+	since = e->want_since_ns && e->want_since_ns <= c->now ? e->want_since_ns : c->now;
+	*since_s = (c->now - since) / NS_PER_S;
+	/* kept while dwell or the budget still hold the move */
+	if (state >= 0)
+		c->p->states[state].want_since_ns = since;
+	return *since_s < win;
+}
+
 /* A trickle is not worth waking a domain of more capacity for. */
 static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct sub_place *pl)
 {
@@ -1548,7 +1587,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 	struct sub_place pl;
 	struct ip_why *w;
 	bool recent, returning;
-	double thr;
+	double thr, wanted;
 
 	if (submitter_shares(c, &pl.all_iso) <= 0) {
 		cd->kind = CAND_KEEP;
@@ -1594,6 +1633,14 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
 		w->rate = cd->rate;
 		w->min_rate = cfg->min_rate;
+		return;
+	}
+	cd->follows = pl.cur_dom != pl.TD;
+	if (cd->follows && alternating(c, e, cd->state, &wanted)) {
+		w = vector_why(c, qi, devs, cd, IP_R_ALTERNATING);
+		w->since_s = wanted;
+		w->limit_s = cfg->return_window_s;
+		w->domain = c->t->domains[pl.TD].cpus;
 		return;
 	}
 	cd->kind = CAND_MOVE;
@@ -2493,7 +2540,11 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv->fallback = fallback;
 	mv->ioapic = is_ioapic(q);
 	mv->domain = cpu_domain(c, cpuset_first(&to));
+	mv->follows = cd->follows;
 	mv->why = cd->why;
+	/* made: the guard's count starts again from this move */
+	if (cd->state >= 0)
+		c->p->states[cd->state].want_since_ns = 0;
 	/* Later choices this cycle see the interrupts where they will be. */
 	if (cd->rate > 0) {
 		int n = cpuset_count(&to);

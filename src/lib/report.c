@@ -608,6 +608,7 @@ static const struct reason_def {
 	{ IP_R_IDLE_GRACE, "idle-grace", NO_ID("kept") },
 	{ IP_R_DWELL, "dwell", NO_ID("kept") },
 	{ IP_R_BUDGET, "budget", NO_ID("kept") },
+	{ IP_R_ALTERNATING, "alternating", NO_ID("kept") },
 	/* a vector moved; the ID of the move irqpilotd exists for is the one
 	 * every move had before codes had their own (log.h) */
 	{ IP_R_PIN, "pin", "4742cb92e9314f23b813036b99b8f734" },
@@ -934,6 +935,11 @@ static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reaso
 		break;
 	case IP_R_BUDGET:
 		put(l, "move budget exhausted (max_moves %d per cycle)", w->count);
+		break;
+	case IP_R_ALTERNATING:
+		put(l, "its submitters alternate: moved twice within return_window, it follows them to "
+		       "%s again once they stay there %.0f s (%.1f s so far)",
+		    set_str(b1, &w->domain), w->limit_s, w->since_s);
 		break;
 	default:
 		return false;
@@ -1352,9 +1358,10 @@ static void limit_numbers(struct why_out *o, const struct ip_why *w, enum ip_rea
 	case IP_R_IDLE_GRACE:
 	case IP_R_IDLE_RETURN:
 	case IP_R_DWELL:
+	case IP_R_ALTERNATING:
 		o->num(o, "since", w->since_s);
 		o->num(o, "limit", w->limit_s);
-		if (code == IP_R_IDLE_RETURN)
+		if (code == IP_R_IDLE_RETURN || code == IP_R_ALTERNATING)
 			o->set(o, "domain", &w->domain);
 		break;
 	case IP_R_BUDGET:
