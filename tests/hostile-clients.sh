@@ -13,7 +13,9 @@
 #    root's status answers within a second; with the table full of four
 #    users' readers root still gets in, and the idle readers are cut;
 #  - oversized and malformed requests are refused;
-#  - capture writes only below the state directory, through no symlink.
+#  - capture writes only below the state directory, through no symlink;
+#  - a runtime directory another user may write is refused before the
+#    lock in it is written through a link planted there.
 # Needs root and setpriv (exit 77 otherwise). Without unprivileged user
 # namespaces the rest runs and the script exits 77 when nothing else failed.
 set -u
@@ -214,6 +216,27 @@ capture_refused "capture into a sibling with the same prefix is refused" "is not
 check "... nothing was written outside" test -z "$(ls -A "$tmp/outside")"
 check "capture below the state directory is accepted" "$ctl" capture "$state/series/one" 2
 check "... and records its samples there" wait_for "$limit" test -d "$state/series/one/0001/proc"
+
+# --- runtime directory --------------------------------------------------------------
+# A runtime directory another user may write is refused, and before the lock
+# in it is opened: the lock is truncated and written, and a link planted
+# under its name had root truncate the file it names, then refuse.
+printf 'precious\n' >"$tmp/victim"
+for mode in owned sticky; do
+	hrun=$tmp/run-$mode
+	mkdir "$hrun"
+	if [ "$mode" = owned ]; then chown nobody:nogroup "$hrun"; else chmod 1777 "$hrun"; fi
+	$nobody ln -s "$tmp/victim" "$hrun/irqpilotd.lock"
+	"$bin" --root "$root" --runtime-dir "$hrun" --config "$conf" --foreground >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 3 ] && grep -q "writable by no one else" "$tmp/out"; then
+		ok "a runtime directory $mode by another user is refused"
+	else
+		bad "a runtime directory $mode by another user is refused (exit $rc)"
+		sed 's/^/    /' "$tmp/out"
+	fi
+	check "... and the file its planted lock names is untouched" grep -qx precious "$tmp/victim"
+done
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

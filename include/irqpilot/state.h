@@ -80,6 +80,9 @@ int ip_state_open(const char *dir, struct ip_state **out, struct ip_diag *d);
 void ip_state_close(struct ip_state *s);
 /* DIR/state, for messages. */
 const char *ip_state_path(const struct ip_state *s);
+/* The runtime directory ip_state_open() checked, for the files beside the
+ * state file (the daemon's lock) to be opened in it and nowhere else. */
+int ip_state_dirfd(const struct ip_state *s);
 
 /* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not

@@ -1576,7 +1576,15 @@ static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
 
 	if (ret < 0)
 		return ip_diag_set(diag, ret, "%s: %s", d->o.runtime_dir, strerror(-ret));
-	d->lock_fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* The lock is truncated and written, so the directory's owner and
+	 * mode are checked first, and the lock is opened in the directory
+	 * checked, O_NOFOLLOW: else whoever may write there has a link
+	 * planted under its name truncate any file, before the refusal. */
+	ret = ip_state_open(d->o.runtime_dir, &d->state, diag);
+	if (ret < 0)
+		return ret;
+	d->lock_fd = openat(ip_state_dirfd(d->state), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
 	if (d->lock_fd < 0)
 		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
 	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -1743,11 +1751,8 @@ static void restore_on_exit(struct ip_daemon *d)
 static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_state_bads bad = { 0 };
-	int ret = ip_state_open(d->o.runtime_dir, &d->state, diag);
-
-	if (ret < 0)
-		return ret;
-	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), &bad,
+	/* the directory, checked, is open since take_lock() */
+	int ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), &bad,
 			    diag);
 	if (ret == -ENOENT) {
 		diag->msg[0] = '\0';

@@ -397,6 +397,11 @@ const char *ip_state_path(const struct ip_state *s)
 	return s->path;
 }
 
+int ip_state_dirfd(const struct ip_state *s)
+{
+	return s->dirfd;
+}
+
 int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, struct ip_state_bads *bad,
 		  struct ip_diag *d)
 {
