@@ -15,7 +15,8 @@
 #  - oversized and malformed requests are refused;
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
-#    lock in it is written through a link planted there.
+#    lock in it is written through a link planted there;
+#  - irqpilotd --capture refuses a directory another user made.
 # Needs root and setpriv (exit 77 otherwise). Without unprivileged user
 # namespaces the rest runs and the script exits 77 when nothing else failed.
 set -u
@@ -237,6 +238,27 @@ for mode in owned sticky; do
 	fi
 	check "... and the file its planted lock names is untouched" grep -qx precious "$tmp/victim"
 done
+
+# --- irqpilotd --capture into a directory another user made -------------------------
+# (/var/tmp/cap made beforehand by anyone): the links planted in it had root
+# truncate the file one names and write a series into the directory another
+# names.
+mkdir -m 1777 "$tmp/vartmp" "$tmp/elsewhere"
+chmod 755 "$tmp/elsewhere"
+printf 'precious\n' >"$tmp/victim"
+$nobody sh -c 'mkdir -p "$1/cap/0000/irqpilot" && ln -s "$2" "$1/cap/0000/irqpilot/time_ns" &&
+	ln -s "$3" "$1/cap/0000/proc"' sh "$tmp/vartmp" "$tmp/victim" "$tmp/elsewhere"
+"$bin" --root "$root" --capture "$tmp/vartmp/cap" --samples 1 >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q "writable by no one else" "$tmp/out"; then
+	ok "--capture into a directory of another user's is refused"
+else
+	bad "--capture into a directory of another user's is refused (exit $rc)"
+	sed 's/^/    /' "$tmp/out"
+fi
+check "... the file a link there names is untouched" grep -qx precious "$tmp/victim"
+check "... and nothing was written where another names" test -z "$(ls -A "$tmp/elsewhere")"
+check "--capture into a new directory is accepted" "$bin" --root "$root" --capture "$tmp/vartmp/mine" --samples 1
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

@@ -35,7 +35,7 @@ static void mirror_event(void *ctx, const struct ip_root_event *ev)
 
 static int write_text(int dirfd, const char *path, const char *text)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	size_t len = strlen(text), off = 0;
 
 	if (fd < 0)
@@ -129,6 +129,38 @@ int ip_capture_step(struct ip_root *r, struct ip_sampler *s, int dirfd, const ch
 	return 0;
 }
 
+/* Opens the capture directory @dir, refusing a symlink and a directory
+ * another user may write: there (a directory made beforehand in /var/tmp)
+ * a link planted under a name the capture writes, or on the way to it
+ * (0000/proc -> /etc), has root unlink, create and truncate files
+ * anywhere. A directory of the caller's own is out of anyone else's reach
+ * down to its last file, which the caller made. */
+static int open_own_dir(const char *dir, struct ip_diag *d)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int e;
+
+	if (fd < 0) {
+		e = errno;
+		return ip_diag_set(d, -e, "%s: %s", dir,
+				   e == ELOOP || e == ENOTDIR ? "a symlink or not a directory" : strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return ip_diag_set(d, -e, "%s: %s", dir, strerror(e));
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return ip_diag_set(d, -EPERM,
+				   "%s: owned by uid %u with mode %04o; a capture directory must be owned by "
+				   "uid %u and writable by no one else",
+				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+	}
+	return fd;
+}
+
 int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int samples,
 		   double interval_s, struct ip_diag *d)
 {
@@ -138,9 +170,9 @@ int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int
 		return ip_diag_set(d, -EINVAL, "--samples must be at least 1");
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_own_dir(dir, d);
 	if (fd < 0)
-		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
+		return fd;
 	for (int i = 0; i < samples; i++) {
 		struct ip_snapshot snap;
 		int ret;
