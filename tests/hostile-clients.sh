@@ -16,7 +16,8 @@
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
 #    lock in it is written through a link planted there;
-#  - irqpilotd --capture refuses a directory another user made.
+#  - irqpilotd --capture refuses a directory another user made, and
+#    irqctl capture a state directory another user may write.
 # Needs root and setpriv (exit 77 otherwise). Without unprivileged user
 # namespaces the rest runs and the script exits 77 when nothing else failed.
 set -u
@@ -259,6 +260,37 @@ fi
 check "... the file a link there names is untouched" grep -qx precious "$tmp/victim"
 check "... and nothing was written where another names" test -z "$(ls -A "$tmp/elsewhere")"
 check "--capture into a new directory is accepted" "$bin" --root "$root" --capture "$tmp/vartmp/mine" --samples 1
+
+# --- irqctl capture with a state directory another user may write -------------------
+# Its subdirectories, where the daemon opens each component O_NOFOLLOW, are
+# that user's too: a link planted in one (series/0000/proc) had the capture
+# write where it names. A second daemon, a dry run, has such a directory.
+nstate=$tmp/nstate
+nrun=$tmp/run-nstate
+mkdir -p "$nstate" "$tmp/elsewhere2"
+chown nobody:nogroup "$nstate"
+$nobody sh -c 'mkdir -p "$1/series/0000" && ln -s "$2" "$1/series/0000/proc"' sh "$nstate" "$tmp/elsewhere2"
+STATE_DIRECTORY=$nstate "$bin" --root "$root" --runtime-dir "$nrun" --config "$conf" --foreground --dry-run \
+	>"$tmp/nlog" 2>&1 &
+pids="$pids $!"
+if wait_for "$limit" test -S "$nrun/control"; then
+	IRQPILOT_SOCKET=$nrun/control "$ctl" capture "$nstate/series" 1 >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "writable by no one else" "$tmp/out"; then
+		ok "capture below a state directory of another user's is refused"
+	else
+		bad "capture below a state directory of another user's is refused (exit $rc)"
+		sed 's/^/    /' "$tmp/out"
+	fi
+	if wait_for 5 sh -c 'test -n "$(ls -A "$1")"' sh "$tmp/elsewhere2"; then
+		bad "... and nothing is written where a link there names"
+	else
+		ok "... and nothing is written where a link there names"
+	fi
+else
+	bad "a daemon with another state directory starts"
+	sed 's/^/    /' "$tmp/nlog"
+fi
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

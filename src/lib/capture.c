@@ -154,8 +154,8 @@ static int open_own_dir(const char *dir, struct ip_diag *d)
 	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(fd);
 		return ip_diag_set(d, -EPERM,
-				   "%s: owned by uid %u with mode %04o; a capture directory must be owned by "
-				   "uid %u and writable by no one else",
+				   "%s: owned by uid %u with mode %04o; captures go only into a directory owned "
+				   "by uid %u and writable by no one else",
 				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
 	}
 	return fd;
@@ -220,9 +220,10 @@ int ip_capture_open_below(const char *base, const char *path, int *dirfd, struct
 	rest = strdup(rel);
 	if (!rest)
 		return -ENOMEM;
-	fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* the directories below are the daemon's own only if @base is */
+	fd = open_own_dir(base, d);
 	if (fd < 0)
-		return ip_diag_set(d, -errno, "%s: %s", base, strerror(errno));
+		return fd;
 	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save), nr++) {
 		int next;
 
