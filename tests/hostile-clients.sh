@@ -15,7 +15,8 @@
 #  - oversized and malformed requests are refused;
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
-#    lock in it is written through a link planted there;
+#    lock in it is written through a link planted there, and one whose
+#    parent another user may write loses no other file at the stop;
 #  - irqpilotd --capture refuses a directory another user made, and
 #    irqctl capture a state directory another user may write.
 # Needs root and setpriv (exit 77 otherwise). Without unprivileged user
@@ -239,6 +240,28 @@ for mode in owned sticky; do
 	fi
 	check "... and the file its planted lock names is untouched" grep -qx precious "$tmp/victim"
 done
+
+# A runtime directory whose parent another user may write: checked at start,
+# it can be swapped for a link later, and the socket was removed at the stop
+# by its path, that is, a file named "control" wherever the link led.
+mkdir "$tmp/userdir" "$tmp/other"
+chown nobody:nogroup "$tmp/userdir"
+printf 'important\n' >"$tmp/other/control"
+"$bin" --root "$root" --runtime-dir "$tmp/userdir/run" --config "$conf" --foreground --dry-run \
+	>"$tmp/ulog" 2>&1 &
+udaemon=$!
+pids="$pids $udaemon"
+if wait_for "$limit" test -S "$tmp/userdir/run/control"; then
+	$nobody sh -c 'mv "$1/run" "$1/old" && ln -s "$2" "$1/run"' sh "$tmp/userdir" "$tmp/other"
+	kill "$udaemon"
+	wait "$udaemon"
+	check "a swapped runtime directory: the stop removes no file the link leads to" \
+		grep -qx important "$tmp/other/control"
+	check "... and removes its own socket" test ! -e "$tmp/userdir/old/control"
+else
+	bad "a daemon with its runtime directory in another user's starts"
+	sed 's/^/    /' "$tmp/ulog"
+fi
 
 # --- irqpilotd --capture into a directory another user made -------------------------
 # (/var/tmp/cap made beforehand by anyone): the links planted in it had root

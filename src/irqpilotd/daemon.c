@@ -1669,6 +1669,19 @@ static int check_irqbalance(struct ip_daemon *d, struct ip_diag *diag)
 
 /* ---- setup and teardown ------------------------------------------------ */
 
+/* The socket goes by the runtime directory checked at start, not by its
+ * path: whoever may write the path's parent can have swapped the directory
+ * for a link by now, and RUNTIME_DIR/control name another file. Only a
+ * socket is removed. */
+static void unlink_socket(struct ip_daemon *d)
+{
+	struct stat st;
+	int dirfd = d->state ? ip_state_dirfd(d->state) : -1;
+
+	if (dirfd >= 0 && fstatat(dirfd, "control", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+		unlinkat(dirfd, "control", 0);
+}
+
 static void daemon_free(struct ip_daemon *d)
 {
 	sd_event_source_disable_unref(d->timer);
@@ -1679,8 +1692,8 @@ static void daemon_free(struct ip_daemon *d)
 	sd_device_monitor_unref(d->monitor);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
-		if (!d->socket_activated && d->socket_path)
-			unlink(d->socket_path);
+		if (!d->socket_activated)
+			unlink_socket(d);
 	}
 	ip_engine_free(d->engine);
 	ip_sampler_free(d->cap_sampler);
