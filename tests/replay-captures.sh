@@ -60,4 +60,20 @@ check "all four nvme I/O vectors are managed" \
 check "a missing series fails with exit 1" test $? -eq 1
 check "and says why" grep -q "nonexistent/series" "$err"
 
+# A capture comes with a bug report: a link in it that points out of the
+# step must not be followed to this machine's files.
+bad=$(mktemp -d)
+trap 'rm -f "$out" "$err" "$step1"; rm -rf "$bad"' EXIT
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/s"
+sed 's/ahci/SECRETX/' "$bad/s/0001/proc/interrupts" >"$bad/outside"
+rm "$bad/s/0001/proc/interrupts"
+ln -s ../../../outside "$bad/s/0001/proc/interrupts"
+"$bin" --replay "$bad/s" >"$out" 2>"$err"
+check "a link out of the capture fails the replay" test $? -eq 1
+check "the step and the file are named" grep -q "proc/interrupts.*No such file\|replay step 0001" "$err"
+check "and the file outside is not read" test "$(cat "$out" "$err" | grep -c SECRETX)" -eq 0
+ln -sf "$bad/outside" "$bad/s/0001/proc/interrupts"
+"$bin" --replay "$bad/s" >"$out" 2>"$err"
+check "nor through an absolute link" test "$(cat "$out" "$err" | grep -c SECRETX)" -eq 0
+
 exit $fail

@@ -8,9 +8,11 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
@@ -67,7 +69,7 @@ static void replay(const char *series, unsigned watch, const struct ip_policy_co
 		struct ip_step *st;
 
 		snprintf(path, sizeof(path), "%s/%s", out, steps[i]);
-		assert_int_equal(ip_root_open(path, &r), 0);
+		assert_int_equal(ip_root_open_confined(path, &r), 0);
 		if (!e)
 			assert_int_equal(ip_engine_new(r, cfg, &eo, &e), 0);
 		else
@@ -344,6 +346,49 @@ static void test_high_iops(void **state)
 	ip_policy_config_free(&cfg);
 }
 
+/* A capture comes in bug reports: a link in a step must resolve inside
+ * that step (absolute targets from its top, ".." stopping there), never
+ * to the replaying machine's files. */
+static void test_link_out_of_step(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-replay-XXXXXX", p[256], q[256];
+	struct ip_root *r = NULL;
+	struct stat st;
+	char *buf = NULL, **names = NULL;
+	size_t len = 0, n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(p, sizeof(p), "%s/outside", tmp);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "echo secret >'%s/outside/interrupts' && mkdir -p '%s/s/0000/proc/irq/5' && "
+		 "echo inside >'%s/s/0000/proc/real'", tmp, tmp, tmp);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/s/0000/proc/interrupts", tmp);
+	assert_int_equal(symlink("../../../outside/interrupts", p), 0);
+	snprintf(p, sizeof(p), "%s/s/0000/proc/softirqs", tmp);
+	snprintf(q, sizeof(q), "%s/outside/interrupts", tmp);
+	assert_int_equal(symlink(q, p), 0);
+	snprintf(p, sizeof(p), "%s/s/0000/proc/irq/6", tmp);
+	snprintf(q, sizeof(q), "%s/outside", tmp);
+	assert_int_equal(symlink(q, p), 0);
+	snprintf(p, sizeof(p), "%s/s/0000/proc/alias", tmp);
+	assert_int_equal(symlink("/proc/real", p), 0);
+
+	snprintf(p, sizeof(p), "%s/s/0000", tmp);
+	assert_int_equal(ip_root_open_confined(p, &r), 0);
+	assert_int_equal(ip_root_read(r, "proc/interrupts", &buf, &len), -ENOENT);
+	assert_int_equal(ip_root_read(r, "proc/softirqs", &buf, &len), -ENOENT);
+	assert_int_equal(ip_root_stat(r, "proc/softirqs", &st), -ENOENT);
+	assert_int_equal(ip_root_listdir(r, "proc/irq/6", &names, &n), -ENOENT);
+	/* an absolute link is the step's own file */
+	assert_int_equal(ip_root_read(r, "proc/alias", &buf, &len), 0);
+	assert_string_equal(buf, "inside\n");
+	free(buf);
+	ip_root_free(r);
+	rm_rf(tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_virt_mmio),
 		cmocka_unit_test(test_mpi3mr_36hdd),
 		cmocka_unit_test(test_high_iops),
+		cmocka_unit_test(test_link_out_of_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,9 @@ struct ip_root_event {
 typedef void (*ip_root_recorder)(void *ctx, const struct ip_root_event *ev);
 
 int ip_root_open(const char *dir, struct ip_root **out);
+/* A root whose links never resolve out of @dir (an absolute target from
+ * its top, ".." stopping there): for a replay step, which is untrusted. */
+int ip_root_open_confined(const char *dir, struct ip_root **out);
 void ip_root_free(struct ip_root *r);
 const char *ip_root_dir(const struct ip_root *r);
 bool ip_root_is_live(const struct ip_root *r);

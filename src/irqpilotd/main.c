@@ -301,7 +301,8 @@ static int run_replay(const struct options *o, const struct ip_config *cfg)
 			ret = -ENOMEM;
 			break;
 		}
-		ret = ip_root_open(path, &r);
+		/* a capture is untrusted: its links stay in the step */
+		ret = ip_root_open_confined(path, &r);
 		if (ret < 0) {
 			fprintf(stderr, "irqpilotd: %s: %s\n", path, strerror(-ret));
 			break;

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "irqpilot/macro.h"
@@ -31,6 +33,7 @@ struct ip_root {
 	int fd;
 	char *dir;
 	bool live;
+	bool confined; /* links resolve inside (ip_root_open_confined()) */
 	bool noatime_denied; /* O_NOATIME gave EPERM once: not asked again */
 	int ino_fd;	     /* the kept files' watches; -1 before the first notice */
 	bool watch_failed;   /* inotify_init1() failed: fstat() before each read */
@@ -119,6 +122,15 @@ int ip_root_open(const char *dir, struct ip_root **out)
 	}
 	*out = TAKE_PTR(r);
 	return 0;
+}
+
+int ip_root_open_confined(const char *dir, struct ip_root **out)
+{
+	int ret = ip_root_open(dir, out);
+
+	if (ret == 0)
+		(*out)->confined = !(*out)->live;
+	return ret;
 }
 
 static void kept_forget_all(struct ip_root *r)
@@ -369,12 +381,48 @@ static bool fixture_only(const struct ip_root *r, const char *path)
 	return r->live && strncmp(rel(path), dir, sizeof(dir) - 1) == 0;
 }
 
+/* @path opened after our own walk(), which keeps every link inside the
+ * root; the last component is opened without following, as walk() already
+ * followed it. -1 and errno on failure, like openat(). */
+static int open_walked(struct ip_root *r, const char *path, int flags)
+{
+	_cleanup_free_ char *resolved = NULL;
+	int ret = walk(r, path, true, -1, &resolved);
+
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return openat(r->fd, resolved, flags | O_NOFOLLOW);
+}
+
+/* openat() below the root. A confined root (a replay step: a capture
+ * someone sent in) is untrusted: the kernel's openat() would follow a
+ * link to "../../../etc/shadow" or "/etc/shadow" out of it and read the
+ * host's file. RESOLVE_IN_ROOT resolves links the way walk() does: an
+ * absolute target from the tree's top, ".." stopping there. Without
+ * openat2() (before 5.6, or a seccomp filter that says ENOSYS), or on a
+ * rename race (EAGAIN), walk() resolves instead. A --root tree is the
+ * operator's and may link to the kernel's /proc (ip_watch_open()): it is
+ * not confined. -1 and errno on failure, like openat(). */
+static int open_in_root(struct ip_root *r, const char *path, int flags)
+{
+	struct open_how how = { .flags = (unsigned)flags, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd;
+
+	if (!r->confined)
+		return openat(r->fd, rel(path), flags);
+	fd = (int)syscall(SYS_openat2, r->fd, rel(path), &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EAGAIN))
+		return open_walked(r, path, flags);
+	return fd;
+}
+
 /* Open through the kernel first; fall back to our own walk only for
  * flattened links, which the kernel reports as ENOTDIR. */
 static int root_openat(struct ip_root *r, const char *path, int flags)
 {
-	_cleanup_free_ char *resolved = NULL;
-	int fd, ret;
+	int fd;
 
 	if (fixture_only(r, path))
 		return -ENOENT;
@@ -385,18 +433,15 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 	 * others read as before. */
 	if (!r->live && flags == O_RDONLY && !r->noatime_denied)
 		flags |= O_NOATIME;
-	fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
+	fd = open_in_root(r, path, flags | O_CLOEXEC);
 	if (fd < 0 && errno == EPERM && (flags & O_NOATIME)) {
 		r->noatime_denied = true;
 		flags &= ~O_NOATIME;
-		fd = openat(r->fd, rel(path), flags | O_CLOEXEC);
+		fd = open_in_root(r, path, flags | O_CLOEXEC);
 	}
 	if (fd >= 0 || errno != ENOTDIR)
 		return fd >= 0 ? fd : -errno;
-	ret = walk(r, path, true, -1, &resolved);
-	if (ret < 0)
-		return ret;
-	fd = openat(r->fd, resolved, flags | O_CLOEXEC);
+	fd = open_walked(r, path, flags | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }
 
@@ -683,6 +728,9 @@ bool ip_root_names(struct ip_root *r, const char *path, dev_t dev, ino_t ino)
 {
 	struct stat st;
 
+	/* in a confined root, resolved inside it (ip_root_stat()) */
+	if (r->confined)
+		return ip_root_stat(r, path, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 	return fstatat(r->fd, rel(path), &st, 0) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
@@ -943,6 +991,15 @@ int ip_root_stat(struct ip_root *r, const char *path, struct stat *st)
 	_cleanup_free_ char *resolved = NULL;
 	int ret;
 
+	/* in a confined root, fstatat() would follow a link out of it: what
+	 * is stat'ed must be what root_openat() would open */
+	if (r->confined) {
+		_cleanup_close_ int fd = root_openat(r, path, O_PATH);
+
+		if (fd < 0)
+			return fd;
+		return fstat(fd, st) == 0 ? 0 : -errno;
+	}
 	if (fstatat(r->fd, rel(path), st, 0) == 0)
 		return 0;
 	if (errno != ENOTDIR)
