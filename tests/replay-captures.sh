@@ -76,4 +76,12 @@ ln -sf "$bad/outside" "$bad/s/0001/proc/interrupts"
 "$bin" --replay "$bad/s" >"$out" 2>"$err"
 check "nor through an absolute link" test "$(cat "$out" "$err" | grep -c SECRETX)" -eq 0
 
+# A FIFO in a capture (tar keeps them) would block the read for good.
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/f"
+rm "$bad/f/0001/proc/interrupts"
+mkfifo "$bad/f/0001/proc/interrupts"
+timeout 60 "$bin" --replay "$bad/f" >"$out" 2>"$err"
+check "a FIFO in a capture fails the replay, without hanging" test $? -eq 1
+check "naming the file" grep -q "proc/interrupts: No such device or address" "$err"
+
 exit $fail

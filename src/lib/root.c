@@ -396,6 +396,21 @@ static int open_walked(struct ip_root *r, const char *path, int flags)
 	return openat(r->fd, resolved, flags | O_NOFOLLOW);
 }
 
+/* A capture holds regular files and directories only. A FIFO or a
+ * device planted in one would never end a read (/dev/zero), or block it
+ * for good (a FIFO without a writer, a terminal): @fd is refused as
+ * ENXIO, "no such device", when it is one. */
+static int only_files(int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))))
+		return fd;
+	close(fd);
+	errno = ENXIO;
+	return -1;
+}
+
 /* openat() below the root. A confined root (a replay step: a capture
  * someone sent in) is untrusted: the kernel's openat() would follow a
  * link to "../../../etc/shadow" or "/etc/shadow" out of it and read the
@@ -407,15 +422,19 @@ static int open_walked(struct ip_root *r, const char *path, int flags)
  * not confined. -1 and errno on failure, like openat(). */
 static int open_in_root(struct ip_root *r, const char *path, int flags)
 {
-	struct open_how how = { .flags = (unsigned)flags, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	struct open_how how = { .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	int fd;
 
 	if (!r->confined)
 		return openat(r->fd, rel(path), flags);
+	/* without blocking: a FIFO opened to read waits for a writer */
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK;
+	how.flags = (unsigned)flags;
 	fd = (int)syscall(SYS_openat2, r->fd, rel(path), &how, sizeof(how));
 	if (fd < 0 && (errno == ENOSYS || errno == EAGAIN))
-		return open_walked(r, path, flags);
-	return fd;
+		fd = open_walked(r, path, flags);
+	return only_files(fd);
 }
 
 /* Open through the kernel first; fall back to our own walk only for
