@@ -84,4 +84,11 @@ timeout 60 "$bin" --replay "$bad/f" >"$out" 2>"$err"
 check "a FIFO in a capture fails the replay, without hanging" test $? -eq 1
 check "naming the file" grep -q "proc/interrupts: No such device or address" "$err"
 
+# A recorded count file too large says which file.
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/c"
+yes 'sda 0 1' | head -c 80000000 >"$bad/c/0001/irqpilot/submit"
+"$bin" --replay "$bad/c" >"$out" 2>"$err"
+check "a huge irqpilot/submit fails the replay" test $? -eq 1
+check "naming it" grep -q "irqpilot/submit: File too large" "$err"
+
 exit $fail

@@ -222,8 +222,12 @@ static int read_replay(struct ip_root *r, struct ip_snapshot *snap, const char *
 	size_t len;
 	int ret = ip_root_read_optional(r, path, false, &text, &len);
 
-	if (ret < 0)
+	/* a file missing is the caller's to judge; any other failure says
+	 * which file, as a damaged capture has two of them */
+	if (ret == -ENOENT)
 		return ret;
+	if (ret < 0)
+		return ip_diag_set(d, ret, "%s: %s", path, strerror(-ret));
 	ret = ip_parse_counters(text, len, counter_line, &cc, d);
 	return ret < 0 ? ip_diag_prefix(d, ret, "%s", path) : 0;
 }
