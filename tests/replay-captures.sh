@@ -91,4 +91,11 @@ yes 'sda 0 1' | head -c 80000000 >"$bad/c/0001/irqpilot/submit"
 check "a huge irqpilot/submit fails the replay" test $? -eq 1
 check "naming it" grep -q "irqpilot/submit: File too large" "$err"
 
+# A step without its clock would run on this machine's.
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/t"
+rm "$bad/t/0001/irqpilot/time_ns"
+"$bin" --replay "$bad/t" >"$out" 2>"$err"
+check "a step without irqpilot/time_ns fails the replay" test $? -eq 1
+check "that step, naming the file" sh -c 'grep -q "irqpilot/time_ns: missing" "$1" && grep -q "replay step 0001 failed" "$1"' - "$err"
+
 exit $fail

@@ -44,6 +44,8 @@ int ip_root_open_confined(const char *dir, struct ip_root **out);
 void ip_root_free(struct ip_root *r);
 const char *ip_root_dir(const struct ip_root *r);
 bool ip_root_is_live(const struct ip_root *r);
+/* opened by ip_root_open_confined(): a replay step */
+bool ip_root_is_confined(const struct ip_root *r);
 void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx);
 /* A recorder is set: every read must reach the tree, none be cached. */
 bool ip_root_recording(const struct ip_root *r);

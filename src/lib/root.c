@@ -167,6 +167,11 @@ bool ip_root_is_live(const struct ip_root *r)
 	return r->live;
 }
 
+bool ip_root_is_confined(const struct ip_root *r)
+{
+	return r->confined;
+}
+
 void ip_root_set_recorder(struct ip_root *r, ip_root_recorder fn, void *ctx)
 {
 	r->rec = fn;
