@@ -98,4 +98,13 @@ rm "$bad/t/0001/irqpilot/time_ns"
 check "a step without irqpilot/time_ns fails the replay" test $? -eq 1
 check "that step, naming the file" sh -c 'grep -q "irqpilot/time_ns: missing" "$1" && grep -q "replay step 0001 failed" "$1"' - "$err"
 
+# A step that is a link to / was the live machine, and one out of the
+# capture another directory: neither is followed.
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/l"
+rm -rf "$bad/l/0001"
+ln -s / "$bad/l/0001"
+"$bin" --replay "$bad/l" >"$out" 2>"$err"
+check "a step linked to / fails the replay" test $? -eq 1
+check "at that step, which is not read" sh -c 'grep -q "0001: not a directory" "$1" && test "$(grep -c "^== step" "$2")" -eq 1' - "$err" "$out"
+
 exit $fail

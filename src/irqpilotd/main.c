@@ -304,7 +304,9 @@ static int run_replay(const struct options *o, const struct ip_config *cfg)
 		/* a capture is untrusted: its links stay in the step */
 		ret = ip_root_open_confined(path, &r);
 		if (ret < 0) {
-			fprintf(stderr, "irqpilotd: %s: %s\n", path, strerror(-ret));
+			fprintf(stderr, "irqpilotd: %s: %s\n", path,
+				ret == -ENOTDIR ? "not a directory (a step is never a symbolic link)"
+						: strerror(-ret));
 			break;
 		}
 		if (!e)

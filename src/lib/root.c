@@ -92,7 +92,7 @@ void ip_strv_free(char **v, size_t n)
 	free(v);
 }
 
-int ip_root_open(const char *dir, struct ip_root **out)
+static int root_open(const char *dir, int nofollow, struct ip_root **out)
 {
 	_cleanup_free_ struct ip_root *r = calloc(1, sizeof(*r));
 	char real[PATH_MAX];
@@ -100,7 +100,7 @@ int ip_root_open(const char *dir, struct ip_root **out)
 	if (!r)
 		return -ENOMEM;
 	r->ino_fd = -1;
-	r->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | nofollow);
 	if (r->fd < 0)
 		return -errno;
 	if (!realpath(dir, real))
@@ -124,12 +124,20 @@ int ip_root_open(const char *dir, struct ip_root **out)
 	return 0;
 }
 
+int ip_root_open(const char *dir, struct ip_root **out)
+{
+	return root_open(dir, 0, out);
+}
+
+/* A step that is itself a link (to "/", which made it the live root, or
+ * out of the capture) would be read where it points: it is never
+ * followed, and fails as ENOTDIR. */
 int ip_root_open_confined(const char *dir, struct ip_root **out)
 {
-	int ret = ip_root_open(dir, out);
+	int ret = root_open(dir, O_NOFOLLOW, out);
 
 	if (ret == 0)
-		(*out)->confined = !(*out)->live;
+		(*out)->confined = true;
 	return ret;
 }
 
