@@ -107,4 +107,11 @@ ln -s / "$bad/l/0001"
 check "a step linked to / fails the replay" test $? -eq 1
 check "at that step, which is not read" sh -c 'grep -q "0001: not a directory" "$1" && test "$(grep -c "^== step" "$2")" -eq 1' - "$err" "$out"
 
+# --samples goes to 100000: step 10000 comes after 9999, not after 1000.
+cp -a "$caps/qemu-x86-ahci-threadirqs" "$bad/n"
+mv "$bad/n/0002" "$bad/n/9999"
+mv "$bad/n/0003" "$bad/n/10000"
+"$bin" --replay "$bad/n" >"$out" 2>"$err"
+check "steps past 9999 replay in their order" test $? -eq 0
+
 exit $fail

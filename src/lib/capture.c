@@ -260,6 +260,27 @@ static bool is_step_name(const char *n)
 	return true;
 }
 
+/* Steps in the order they were recorded: by number, not by name, as
+ * --samples goes to 100000 and "%04d" makes 10000 longer than 9999 (by
+ * name, 10000 would come between 1000 and 1001 and fail as "samples out
+ * of order"). Leading zeros do not count; equal numbers fall back to the
+ * name, so the order is total. */
+static int cmp_step(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t lx, ly;
+
+	while (x[0] == '0' && x[1])
+		x++;
+	while (y[0] == '0' && y[1])
+		y++;
+	lx = strlen(x);
+	ly = strlen(y);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x, y) ? strcmp(x, y) : strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int ip_replay_steps(const char *dir, char ***steps, size_t *n, struct ip_diag *d)
 {
 	struct ip_root *r;
@@ -269,7 +290,7 @@ int ip_replay_steps(const char *dir, char ***steps, size_t *n, struct ip_diag *d
 
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: %s", dir, strerror(-ret));
-	/* the root's listing comes sorted; only the step names stay */
+	/* only the step names stay; sorted by number below */
 	ret = ip_root_listdir(r, ".", &names, &cnt);
 	ip_root_free(r);
 	if (ret < 0)
@@ -284,6 +305,7 @@ int ip_replay_steps(const char *dir, char ***steps, size_t *n, struct ip_diag *d
 		free(names);
 		return ip_diag_set(d, -ENOENT, "%s: no steps (0000/, 0001/, ...) in this replay series", dir);
 	}
+	qsort(names, keep, sizeof(*names), cmp_step);
 	*steps = names;
 	*n = keep;
 	return 0;
