@@ -72,6 +72,18 @@ int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_origina
 /* /proc/sys/kernel/pid_max under @r, or IP_STATE_PID_LIMIT. */
 long ip_state_pid_max(struct ip_root *r);
 
+/*
+ * Opens directory @dir for root to write in, refusing a symbolic link or
+ * anything but a directory (-ELOOP) and a directory that is not the euid's
+ * own or that anyone else may write (-EPERM): whoever may write there can
+ * plant a link under a name root then writes (truncating or creating a
+ * file it names), or swap a file root later trusts. @what names what the
+ * directory is for ("the runtime directory"), for @d's message. Returns
+ * the fd, O_CLOEXEC. The runtime directory and the capture directories
+ * are checked alike, so they are refused in the same words.
+ */
+int ip_open_own_dir(const char *dir, const char *what, struct ip_diag *d);
+
 struct ip_state;
 
 /* Opens the runtime directory @dir, refusing a symbolic link, a directory

@@ -11,6 +11,7 @@
 
 #include "irqpilot/capture.h"
 #include "irqpilot/macro.h"
+#include "irqpilot/state.h"
 
 struct mirror_ctx {
 	struct ip_root *root;
@@ -129,38 +130,6 @@ int ip_capture_step(struct ip_root *r, struct ip_sampler *s, int dirfd, const ch
 	return 0;
 }
 
-/* Opens the capture directory @dir, refusing a symlink and a directory
- * another user may write: there (a directory made beforehand in /var/tmp)
- * a link planted under a name the capture writes, or on the way to it
- * (0000/proc -> /etc), has root unlink, create and truncate files
- * anywhere. A directory of the caller's own is out of anyone else's reach
- * down to its last file, which the caller made. */
-static int open_own_dir(const char *dir, struct ip_diag *d)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	int e;
-
-	if (fd < 0) {
-		e = errno;
-		return ip_diag_set(d, -e, "%s: %s", dir,
-				   e == ELOOP || e == ENOTDIR ? "a symlink or not a directory" : strerror(e));
-	}
-	if (fstat(fd, &st) < 0) {
-		e = errno;
-		close(fd);
-		return ip_diag_set(d, -e, "%s: %s", dir, strerror(e));
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		close(fd);
-		return ip_diag_set(d, -EPERM,
-				   "%s: owned by uid %u with mode %04o; captures go only into a directory owned "
-				   "by uid %u and writable by no one else",
-				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
-	}
-	return fd;
-}
-
 int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int samples,
 		   double interval_s, struct ip_diag *d)
 {
@@ -170,7 +139,11 @@ int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int
 		return ip_diag_set(d, -EINVAL, "--samples must be at least 1");
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return ip_diag_set(d, -errno, "%s: %s", dir, strerror(errno));
-	fd = open_own_dir(dir, d);
+	/* Made beforehand in /var/tmp by anyone, a link planted under a name
+	 * the capture writes, or on the way to it (0000/proc -> /etc), had root
+	 * unlink, create and truncate files anywhere. A directory of our own is
+	 * out of anyone else's reach down to its last file, which we made. */
+	fd = ip_open_own_dir(dir, "a capture directory", d);
 	if (fd < 0)
 		return fd;
 	for (int i = 0; i < samples; i++) {
@@ -221,7 +194,7 @@ int ip_capture_open_below(const char *base, const char *path, int *dirfd, struct
 	if (!rest)
 		return -ENOMEM;
 	/* the directories below are the daemon's own only if @base is */
-	fd = open_own_dir(base, d);
+	fd = ip_open_own_dir(base, "the state directory that captures go below", d);
 	if (fd < 0)
 		return fd;
 	for (comp = strtok_r(rest, "/", &save); comp; comp = strtok_r(NULL, "/", &save), nr++) {

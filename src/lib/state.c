@@ -337,38 +337,48 @@ long ip_state_pid_max(struct ip_root *r)
 
 /* ---- the file ---- */
 
+int ip_open_own_dir(const char *dir, const char *what, struct ip_diag *d)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int e;
+
+	if (fd < 0) {
+		e = errno;
+		/* O_DIRECTORY fails a link with ENOTDIR before O_NOFOLLOW's ELOOP */
+		if (e == ELOOP || e == ENOTDIR)
+			return ip_diag_set(d, -ELOOP, "%s: a symlink or not a directory", dir);
+		return ip_diag_set(d, -e, "%s: %s", dir, strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return ip_diag_set(d, -e, "%s: %s", dir, strerror(e));
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return ip_diag_set(d, -EPERM,
+				   "%s: owned by uid %u with mode %04o; %s must be owned by uid %u and "
+				   "writable by no one else",
+				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), what,
+				   (unsigned)geteuid());
+	}
+	return fd;
+}
+
 int ip_state_open(const char *dir, struct ip_state **out, struct ip_diag *d)
 {
 	struct ip_state *s = calloc(1, sizeof(*s));
-	struct stat st;
 
 	if (!s)
 		return -ENOMEM;
-	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->dirfd < 0) {
-		int e = -errno;
-
-		free(s);
-		if (e == -ELOOP || e == -ENOTDIR)
-			return ip_diag_set(d, -ELOOP, "%s: not a directory (a symbolic link?)", dir);
-		return ip_diag_set(d, e, "%s: %s", dir, strerror(-e));
-	}
-	if (fstat(s->dirfd, &st) < 0) {
-		int e = -errno;
-
-		close(s->dirfd);
-		free(s);
-		return ip_diag_set(d, e, "%s: %s", dir, strerror(-e));
-	}
 	/* Whoever may write here could swap the file restore trusts. */
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		close(s->dirfd);
+	s->dirfd = ip_open_own_dir(dir, "the runtime directory", d);
+	if (s->dirfd < 0) {
+		int e = s->dirfd;
+
 		free(s);
-		return ip_diag_set(d, -EPERM,
-				   "%s: owned by uid %u with mode %04o; the runtime directory must be "
-				   "owned by uid %u and writable by no one else",
-				   dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
-				   (unsigned)geteuid());
+		return e;
 	}
 	s->dir = strdup(dir);
 	s->path = ip_asprintf("%s/%s", dir, IP_STATE_NAME);
