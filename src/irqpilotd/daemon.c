@@ -1569,6 +1569,18 @@ static int mkdir_p(const char *dir, mode_t mode)
 	return 0;
 }
 
+/* Who holds the lock open at @fd, for a refusal to name: the pid its
+ * holder wrote there, up to the newline, in @buf; "?" when there is none
+ * yet (a holder between its flock() and its write). */
+static const char *lock_holder(int fd, char *buf, size_t size)
+{
+	ssize_t k = pread(fd, buf, size - 1, 0);
+
+	buf[k > 0 ? k : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf[0] ? buf : "?";
+}
+
 static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
 {
 	char pid[32];
@@ -1588,13 +1600,10 @@ static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
 	if (d->lock_fd < 0)
 		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
 	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		char other[32] = "";
-		ssize_t k = pread(d->lock_fd, other, sizeof(other) - 1, 0);
+		char other[32];
 
-		other[k > 0 ? k : 0] = '\0';
-		other[strcspn(other, "\n")] = '\0';
 		return ip_diag_set(diag, -EBUSY, "another irqpilotd is running (pid %s holds %s)",
-				   other[0] ? other : "?", d->lock_path);
+				   lock_holder(d->lock_fd, other, sizeof(other)), d->lock_path);
 	}
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, strlen(pid), 0) < 0)
@@ -1952,21 +1961,17 @@ out:
 static int restore_lock(const char *dir, int *fd)
 {
 	_cleanup_free_ char *path = ip_asprintf("%s/irqpilotd.lock", dir);
-	char other[32] = "";
-	ssize_t k;
+	char other[32];
 
 	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
 	if (*fd < 0 && path)
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		return 0;
-	k = pread(*fd, other, sizeof(other) - 1, 0);
-	other[k > 0 ? k : 0] = '\0';
-	other[strcspn(other, "\n")] = '\0';
 	fprintf(stderr,
 		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); stop it with SIGTERM, "
 		"and it restores by itself\n",
-		other[0] ? other : "?", path);
+		lock_holder(*fd, other, sizeof(other)), path);
 	close(*fd);
 	*fd = -1;
 	return -1;
