@@ -1081,6 +1081,28 @@ static struct tb *phone_on_5(const struct ip_policy_config *cfg, struct ip_histo
 	return tb;
 }
 
+/* granularity = domain, with the vector written to its submitter's domain
+ * 4-5 and firing on 4, settled: where a ban or an isolation of 5 must
+ * shrink a mask we wrote although the effective CPU stays usable. */
+static struct tb *phone_on_domain_4_5(struct ip_policy_config *cfg, struct ip_history *h,
+				      struct ip_plan *p)
+{
+	struct tb *tb = phone(5000);
+
+	ip_policy_config_init(cfg);
+	cfg->granularity = IP_GRAN_DOMAIN;
+	ip_history_init(h);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 4, 5000);
+	step(tb, cfg, h, 1000 * S, p);
+	assert_int_equal(p->nr_moves, 1);
+	assert_set(&p->moves[0].to, "4-5");
+	/* tb_apply put the effective on 4: a wider affinity is judged by its effective CPU */
+	step(tb, cfg, h, 1001 * S, p);
+	assert_int_equal(p->nr_moves, 0);
+	return tb;
+}
+
 static const struct ip_thread_action *thread_of_irq(const struct ip_plan *p, unsigned irq)
 {
 	for (int i = 0; i < p->nr_threads; i++)
@@ -1201,19 +1223,8 @@ static void test_move_off_banned(void **state)
 	ip_history_free(&h);
 	free(tb);
 
-	/* domain granularity, the vector on 4-5 and 5 banned: 4 alone */
-	ip_policy_config_init(&cfg);
-	cfg.granularity = IP_GRAN_DOMAIN;
-	ip_history_init(&h);
-	tb = phone(5000);
-	tb_clear_submits(tb, 0);
-	tb_submit(tb, 0, 4, 5000);
-	step(tb, &cfg, &h, 1000 * S, &p);
-	assert_int_equal(p.nr_moves, 1);
-	assert_set(&p.moves[0].to, "4-5");
-	/* tb_apply put the effective on 4: a wider affinity is judged by its effective CPU */
-	step(tb, &cfg, &h, 1001 * S, &p);
-	assert_int_equal(p.nr_moves, 0);
+	/* domain granularity, the vector on 4-5 and 4 banned: 5 alone */
+	tb = phone_on_domain_4_5(&cfg, &h, &p);
 	cfg.banned = L("4");
 	step(tb, &cfg, &h, 1002 * S, &p);
 	assert_int_equal(p.nr_moves, 1);
@@ -1242,17 +1253,7 @@ static void test_move_off_domain_mask(void **state)
 
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
-		ip_policy_config_init(&cfg);
-		cfg.granularity = IP_GRAN_DOMAIN;
-		ip_history_init(&h);
-		tb = phone(5000);
-		tb_clear_submits(tb, 0);
-		tb_submit(tb, 0, 4, 5000);
-		step(tb, &cfg, &h, 1000 * S, &p);
-		assert_int_equal(p.nr_moves, 1);
-		assert_set(&p.moves[0].to, "4-5");
-		step(tb, &cfg, &h, 1001 * S, &p);
-		assert_int_equal(p.nr_moves, 0);
+		tb = phone_on_domain_4_5(&cfg, &h, &p);
 		if (pass == 0)
 			cfg.banned = L("5");
 		else
