@@ -905,6 +905,20 @@ static void unlink_in(const char *dir, const char *rel)
 	assert_int_equal(unlink(path), 0);
 }
 
+/* A copy of @fixture in which device @dev (its directory under
+ * sys/devices/) has no devicetree link, so that the routes after the
+ * devicetree's must find its IRQs. Free with rmtree(). */
+static char *copy_without_of_node(const char *fixture, const char *dev)
+{
+	char *t = mktree();
+	char rel[512];
+
+	copy_tree(fixture, t);
+	snprintf(rel, sizeof(rel), "%s/of_node", dev);
+	unlink_in(t, rel);
+	return t;
+}
+
 /*
  * The same phone with less and less to go on: no devicetree link, then no
  * SCSI proc_name, then an IRQ no route can name. Each time the next route
@@ -912,13 +926,11 @@ static void unlink_in(const char *dir, const char *rel)
  */
 static void test_pixel6_routes_fall_back(void **state)
 {
-	char *t = mktree();
+	char *t = copy_without_of_node(FIXTURES "pixel6-gs101", "sys/devices/platform/soc@0/14700000.ufs");
 	struct scan sc;
 	const struct ip_blockdev *b;
 	char w[640];
 
-	copy_tree(FIXTURES "pixel6-gs101", t);
-	unlink_in(t, "sys/devices/platform/soc@0/14700000.ufs/of_node");
 	scan_tree(&sc, t, true);
 	b = must_dev(&sc, "sda");
 	assert_int_equal(b->route, IP_ROUTE_KNAME);
@@ -1022,14 +1034,10 @@ static void test_rk3399(void **state)
  */
 static void test_rk3399_dwmci_ambiguous(void **state)
 {
-	char *t = mktree();
+	char *t = copy_without_of_node(FIXTURES "rk3399-mmc", "sys/devices/platform/fe320000.mmc");
 	struct scan sc;
 	const struct ip_blockdev *b;
-	char path[4096];
 
-	copy_tree(FIXTURES "rk3399-mmc", t);
-	snprintf(path, sizeof(path), "%s/sys/devices/platform/fe320000.mmc/of_node", t);
-	assert_int_equal(unlink(path), 0);
 	scan_tree(&sc, t, true);
 	b = must_dev(&sc, "mmcblk1");
 	assert_int_equal(b->nr_vectors, 0);
@@ -1094,12 +1102,10 @@ static void assert_ufs_refused(const struct scan *sc, const char *disk, const ch
  */
 static void test_two_ufs_hosts_by_name(void **state)
 {
-	char *t = mktree();
+	char *t = copy_without_of_node(FIXTURES "pixel6-gs101", "sys/devices/platform/soc@0/14700000.ufs");
 	struct scan sc;
 	const struct ip_blockdev *b;
 
-	copy_tree(FIXTURES "pixel6-gs101", t);
-	unlink_in(t, "sys/devices/platform/soc@0/14700000.ufs/of_node");
 	add_second_ufs_host(t, "ufshcd-pltfrm");
 	scan_tree(&sc, t, true);
 	assert_ufs_refused(&sc, "sda", "14700000.ufs");
@@ -1119,9 +1125,7 @@ static void test_two_ufs_hosts_by_name(void **state)
 	scan_free(&sc);
 	rmtree(t);
 
-	t = mktree();
-	copy_tree(FIXTURES "mt6985-ufs-mcq", t);
-	unlink_in(t, "sys/devices/platform/soc/112b0000.ufshci/of_node");
+	t = copy_without_of_node(FIXTURES "mt6985-ufs-mcq", "sys/devices/platform/soc/112b0000.ufshci");
 	scan_tree(&sc, t, true);
 	b = must_dev(&sc, "sda");
 	assert_int_equal(b->route, IP_ROUTE_KNAME);
