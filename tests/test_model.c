@@ -257,6 +257,22 @@ static void test_submit_cpus(void **state)
 	assert_true(cpuset_empty(&busy));
 }
 
+/* A hand-made sample of @nr_cpus CPUs (at most 2) holding @irqs, for a
+ * test to add what it is about: ip_model_derive() also reads each CPU's
+ * interrupt load and block softirqs, here none. */
+static void irq_sample(struct ip_snapshot *s, int nr_cpus, struct ip_irq *irqs, int nr_irqs)
+{
+	static uint64_t none[2];
+
+	assert_true(nr_cpus <= (int)ARRAY_SIZE(none));
+	memset(s, 0, sizeof(*s));
+	s->topo.nr_cpus = nr_cpus;
+	s->nr_irqs = nr_irqs;
+	s->irqs = irqs;
+	s->irq_load = none;
+	s->block_softirq = none;
+}
+
 /* --oneshot's summary prints the drivers' IRQ names and the IRQ threads'
  * comms on a terminal: a C1 CSI, DEL, a byte that is no UTF-8 and a
  * character cut by the comm's 15 bytes come out as '?', never raw. */
@@ -270,19 +286,13 @@ static void test_model_text_names(void **state)
 	struct ip_blockdev bd = { .name = "sda", .driver = "ahci", .bus_id = "0000:00:17.0",
 				  .nr_vectors = 1, .vectors = &vec, .numa_node = -1 };
 	struct ip_irq_thread th = { .pid = 204, .irq = 38, .comm = "irq/38-a\xc2\x9b" "31mX\x7f\xc3" };
-	uint64_t load[1] = { 0 }, soft[1] = { 0 };
 	struct ip_snapshot a, b;
 	struct ip_model m;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	memset(&a, 0, sizeof(a));
-	a.topo.nr_cpus = 1;
-	a.nr_irqs = 1;
-	a.irqs = ia;
-	a.irq_load = load;
-	a.block_softirq = soft;
+	irq_sample(&a, 1, ia, 1);
 	a.storage.nr_devs = 1;
 	a.storage.devs = &bd;
 	a.nr_threads = 1;
@@ -321,14 +331,8 @@ static void test_wrap_and_reuse(void **state)
 		  .nr_percpu = 1 },
 		{ .irq = 41, .tracked = true, .actions = "nvme0q1", .total = 7, .percpu = pd, .nr_percpu = 1 },
 	};
-	uint64_t load[2] = { 0, 0 }, soft[2] = { 0, 0 };
 
-	memset(&a, 0, sizeof(a));
-	a.topo.nr_cpus = 2;
-	a.nr_irqs = 2;
-	a.irqs = ia;
-	a.irq_load = load;
-	a.block_softirq = soft;
+	irq_sample(&a, 2, ia, 2);
 	b = a;
 	b.irqs = ib;
 	a.time_ns = 1000000000;
@@ -379,17 +383,11 @@ static void test_thread_rates_by_pid(void **state)
 	struct ip_irq_thread tb[3] = { { .pid = 200, .irq = 42, .vcsw = 90 },
 				       { .pid = 300, .irq = 41, .vcsw = 50 },
 				       { .pid = 400, .irq = 40, .vcsw = 1 } };
-	uint64_t load[2] = { 0, 0 }, soft[2] = { 0, 0 };
 	struct ip_irq_thread swap;
 
-	memset(&a, 0, sizeof(a));
-	a.topo.nr_cpus = 2;
-	a.nr_irqs = 3;
-	a.irq_load = load;
-	a.block_softirq = soft;
+	irq_sample(&a, 2, ia, 3);
 	a.nr_threads = 3;
 	b = a;
-	a.irqs = ia;
 	b.irqs = ib;
 	a.threads = ta;
 	b.threads = tb;
