@@ -1095,6 +1095,59 @@ static void test_isolation_reread_every_sample(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/* A name holding a newline, which any user who may request a GPIO line
+ * with edge detection can give (its consumer label): every full scan was
+ * refused, and the machine's storage vectors with it. The rest of the
+ * name is skipped and told once; the UFS host is still found. */
+static void test_newline_in_irq_name(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-newline-XXXXXX", root[64], cmd[256], *text = NULL, *at;
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	const struct ip_irq *ufs;
+	const char *note;
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_root_read(r, "proc/interrupts", &text, &len), 0);
+	at = strstr(text, "apps_rsc\n");
+	assert_non_null(at);
+	{
+		char *edited = NULL;
+
+		assert_true(asprintf(&edited, "%.*sapps\nrsc label\n%s", (int)(at - text), text,
+				     at + strlen("apps_rsc\n")) > 0);
+		put(root, "proc/interrupts", edited);
+		free(edited);
+	}
+	free(text);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_string_equal(ip_snapshot_irq(&snap, 20)->actions, "apps");
+	ufs = ip_snapshot_irq(&snap, 37);
+	assert_non_null(ufs);
+	assert_true(ufs->tracked);
+	/* the host's two devices, as test_phone finds them */
+	assert_int_equal(ip_irq_info(ufs)->nr_devs, 2);
+	note = ip_sampler_take_note(s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, "line(s) from line 5 begin with no label"));
+	ip_snapshot_free(&snap);
+
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /* ---- kept fds of the tracked vectors' files ------------------------- */
 
 static int count_fds(void)
@@ -1806,6 +1859,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_phone),
+		cmocka_unit_test(test_newline_in_irq_name),
 		cmocka_unit_test(test_laptop_managed_nvme),
 		cmocka_unit_test(test_server_threads_and_isolation),
 		cmocka_unit_test(test_shared_intx_line),

@@ -460,6 +460,43 @@ static void test_interrupts_control_in_name(void **state)
 	assert_int_equal(find_irq(&log, 3)->counts[1], 8);
 }
 
+/* A name holding a newline (a GPIO line's consumer label, gpiolib-cdev.c)
+ * leaves its rest on lines of their own, with no label: skipped and
+ * counted, where they stopped the parse; the line after the header has no
+ * name before it and stays garbage (test_interrupts_malformed). */
+static void test_interrupts_newline_in_name(void **state)
+{
+	static const char text[] = "CPU0 CPU1\n"
+				   " 0: 1 2 IO-APIC 2-edge timer\n"
+				   " 1: 3 4 gpio-mockup 3 Edge  my\n"
+				   "label with blanks\n"
+				   "\n"
+				   "and more\n"
+				   " 2: 5 6 PCI-MSI 512000-edge ahci[0000:00:1f.2]\n"
+				   "NMI: 0 0 Non-maskable interrupts\n";
+	struct ip_irq_header h;
+	static const char plain[] = "CPU0 CPU1\n 0: 1 2 X 1-edge t\n";
+	struct irq_log log = { .stop_at = -1 };
+	struct ip_diag d = { "" };
+	struct buf b = memn(text, strlen(text));
+
+	(void)state;
+	assert_int_equal(ip_parse_interrupts(b.p, b.len, &h, irq_collect, &log, &d), 0);
+	assert_int_equal(log.n, 3);
+	assert_string_equal(find_irq(&log, 1)->actions, "my");
+	assert_string_equal(find_irq(&log, 2)->actions, "ahci[0000:00:1f.2]");
+	assert_int_equal(find_irq(&log, 2)->counts[1], 6);
+	assert_int_equal(h.name_tails, 2);
+	assert_int_equal(h.first_tail, 4);
+	/* in chunks, as the sampler streams it: the count goes on */
+	assert_int_equal(ip_parse_interrupts_body(b.p + 10, b.len - 10, &h, 2, NULL, NULL, &d), 0);
+	assert_int_equal(h.name_tails, 4);
+	/* a fresh header starts the count again */
+	assert_int_equal(ip_parse_interrupts(plain, strlen(plain), &h, NULL, NULL, &d), 0);
+	assert_int_equal(h.name_tails, 0);
+	free(b.p);
+}
+
 static void test_interrupts_malformed(void **state)
 {
 	static const struct bad_case cases[] = {
@@ -1359,6 +1396,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_callback_stops),
 		cmocka_unit_test(test_interrupts_control_in_name),
+		cmocka_unit_test(test_interrupts_newline_in_name),
 		cmocka_unit_test(test_interrupts_malformed),
 		cmocka_unit_test(test_interrupts_large),
 		cmocka_unit_test(test_interrupts_large_values),

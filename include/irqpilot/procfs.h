@@ -26,6 +26,10 @@
 struct ip_irq_header {
 	int ncols;
 	int col_cpu[IP_CPU_MAX];
+	/* Lines that begin with no label: the rest of a name that holds a
+	 * newline (see ip_parse_interrupts_body()), skipped; the first's number. */
+	int name_tails;
+	int first_tail;
 };
 
 /* One numbered line. Strings point into a scratch buffer that is valid
@@ -62,7 +66,7 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
  */
 int ip_parse_interrupts_header(const char *text, size_t len, struct ip_irq_header *hdr, size_t *used,
 			       struct ip_diag *d);
-int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
+int ip_parse_interrupts_body(const char *text, size_t len, struct ip_irq_header *hdr, int first_lineno,
 			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d);
 
 /* Split an actions string "mmc0, sym53c8xx" into at most @max names

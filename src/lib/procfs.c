@@ -369,6 +369,7 @@ int ip_parse_interrupts_header(const char *text, size_t len, struct ip_irq_heade
 	int r;
 
 	hdr->ncols = 0;
+	hdr->name_tails = hdr->first_tail = 0;
 	r = first_line(text, len, &eol, d);
 	if (r < 0)
 		return r;
@@ -394,15 +395,30 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
 	return ip_parse_interrupts_body(text + used, len - used, hdr, 2, cb, ctx, d);
 }
 
-/* "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total counters that are not
- * IRQ lines, skipped; anything else without a number is an error. */
-static int check_counter_label(const char *lab, const char *eol, int lineno, struct ip_diag *d)
+/*
+ * "NMI:", "LOC:", "IPI0:", "Err:": per-CPU or total counters that are not
+ * IRQ lines, skipped. A line with no label at all is the rest of a name
+ * holding a newline: show_interrupts() (kernel/irq/proc.c) prints each
+ * action's name with seq_printf("%s"), and request_irq() takes any
+ * string, user space's among them (the consumer label of a GPIO line
+ * requested with edge detection, gpiolib-cdev.c, keeps its newlines).
+ * Refused, one such name stopped every full scan on the machine; it is
+ * skipped and counted in @hdr, and the name before it ends at the
+ * newline. Not on the first line after the header, where no name can
+ * have begun: that is garbage.
+ */
+static int check_counter_label(const char *lab, const char *eol, int lineno,
+			       struct ip_irq_header *hdr, struct ip_diag *d)
 {
 	const char *t = skip_token(lab, eol);
 
-	if (t[-1] != ':')
+	if (t[-1] == ':')
+		return 0;
+	if (lineno <= 2)
 		return ip_diag_set(d, -EINVAL, "line %d: expected 'IRQ:' label, got '%s'", lineno,
 				   EXCERPT(lab, t));
+	if (!hdr->name_tails++)
+		hdr->first_tail = lineno;
 	return 0;
 }
 
@@ -529,7 +545,7 @@ static int parse_irq_line(const char *lab, const char *eol, const struct ip_irq_
 	return cb ? cb(ctx, &l) : 0;
 }
 
-int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_header *hdr, int first_lineno,
+int ip_parse_interrupts_body(const char *text, size_t len, struct ip_irq_header *hdr, int first_lineno,
 			     ip_irq_line_cb cb, void *ctx, struct ip_diag *d)
 {
 	const char *end = text + len, *p, *eol;
@@ -544,7 +560,7 @@ int ip_parse_interrupts_body(const char *text, size_t len, const struct ip_irq_h
 		if (p == eol)
 			continue;
 		if (!is_digit(*p))
-			r = check_counter_label(p, eol, lineno, d);
+			r = check_counter_label(p, eol, lineno, hdr, d);
 		else
 			r = parse_irq_line(p, eol, hdr, lineno, &sc, &lc, cb, ctx, d);
 		if (r < 0)

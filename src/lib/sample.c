@@ -316,6 +316,7 @@ struct ip_sampler {
 	int sparse_irq;        /* -1 not asked yet, else whether sys/kernel/irq exists */
 	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
+	bool noted_tails;      /* IRQ names holding a newline were told once */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
 	char note[512];
@@ -966,6 +967,8 @@ struct lines_ctx {
 	struct ip_diag *d;
 };
 
+static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static int interrupts_lines(void *ctx, const char *text, size_t len, int first_lineno)
 {
 	struct lines_ctx *lc = ctx;
@@ -1019,6 +1022,11 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 			return ip_diag_set(d, ret, "proc/interrupts: %s", strerror(-ret));
 		return ip_diag_prefix(d, ret, "proc/interrupts");
 	}
+	if (hdr->name_tails)
+		note_once(s, &s->noted_tails,
+			  "proc/interrupts: %d line(s) from line %d begin with no label: the rest of an "
+			  "IRQ name holding a newline, skipped; that name ends at its newline (said once)",
+			  hdr->name_tails, hdr->first_tail);
 	fix_names(snap);
 	s->irqs_hint = snap->nr_irqs + snap->nr_irqs / 32 + 16;
 	s->names_hint = c.names_len + c.names_len / 32 + 512;
@@ -1282,7 +1290,6 @@ fail:
 }
 
 /* Says once, and only once, why a sample fell back to /proc/interrupts. */
-static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
 {
 	va_list ap;
