@@ -38,6 +38,10 @@ if wait_for "$limit" test -S "$rt/control"; then ok "the daemon opens its contro
 	cat "$log"
 	exit 1
 fi
+# irqctl(8), ACCESS CONTROL: mode 0660, the daemon's user's (root's, run as
+# root); made so by bind(), with no chmod by path after it.
+check "... with mode 0660, owned by the daemon's user" \
+	test "$(stat -c '%a %u' "$rt/control")" = "660 $(id -u)"
 run "irqctl status answers" "$ctl" status
 check "status counts the two UFS LUNs" grep -q "devices: 2" "$tmp/out"
 check "the UFS vector moves to the performance domain of fio's CPU" wait_for "$limit" affinity_in '[67]'

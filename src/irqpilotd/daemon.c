@@ -1542,7 +1542,7 @@ static int open_control(struct ip_daemon *d, struct ip_diag *diag)
 		if (fcntl(d->listen_fd, F_SETFL, O_NONBLOCK) < 0)
 			return ip_diag_set(diag, -errno, "socket activation: %s", strerror(errno));
 	} else {
-		int ret = ip_proto_listen(d->socket_path, 0660, &d->listen_fd, diag);
+		int ret = ip_proto_listen(ip_state_dirfd(d->state), d->socket_path, 0660, &d->listen_fd, diag);
 
 		if (ret < 0)
 			return ret;
