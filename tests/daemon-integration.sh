@@ -38,6 +38,10 @@ if wait_for "$limit" test -S "$rt/control"; then ok "the daemon opens its contro
 	cat "$log"
 	exit 1
 fi
+# irqctl(8), ACCESS CONTROL: mode 0660, the daemon's user's (root's, run as
+# root); made so by bind(), with no chmod by path after it.
+check "... with mode 0660, owned by the daemon's user" \
+	test "$(stat -c '%a %u' "$rt/control")" = "660 $(id -u)"
 run "irqctl status answers" "$ctl" status
 check "status counts the two UFS LUNs" grep -q "devices: 2" "$tmp/out"
 check "the UFS vector moves to the performance domain of fio's CPU" wait_for "$limit" affinity_in '[67]'
@@ -175,6 +179,27 @@ check "--check-config FILE (with a space) checks FILE, not the default" test $? 
 check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
 "$bin" --check-config "$conf" --verbose >"$tmp/out" 2>&1
 check "--check-config FILE --verbose accepts a good file" test $? -eq 0
+# admin_group names a group of the machine the daemon runs on, and a file
+# may be checked on another: valid, but the daemon's refusal here is told.
+nogroup=irqpilot-no-such-group
+if getent group "$nogroup" >/dev/null 2>&1; then
+	skip "--check-config with an unknown admin_group: this machine has a group $nogroup"
+else
+	printf '[control]\nadmin_group = %s\n' "$nogroup" >"$tmp/nogroup.conf"
+	"$bin" --check-config "$tmp/nogroup.conf" >"$tmp/out" 2>"$tmp/err"
+	check "--check-config accepts an admin_group this machine lacks (exit 0)" test $? -eq 0
+	check "... says the file is valid" grep -qx "$tmp/nogroup.conf: valid" "$tmp/out"
+	check "... and warns on stderr, naming the file, the key and the group" grep -qxF \
+		"irqpilotd: warning: $tmp/nogroup.conf: [control] admin_group: $nogroup is not a group of this machine; irqpilotd would refuse to start here" \
+		"$tmp/err"
+	"$bin" --root "$root" --runtime-dir "$tmp/run3" --config "$tmp/nogroup.conf" --foreground \
+		>"$tmp/out" 2>&1
+	check "... which the daemon does (exit 2)" test $? -eq 2
+fi
+printf '[control]\nadmin_group = %s\n' "$(id -gn)" >"$tmp/group.conf"
+"$bin" --check-config "$tmp/group.conf" >"$tmp/out" 2>"$tmp/err"
+check "--check-config of an admin_group this machine has warns of nothing" \
+	sh -c '[ $1 -eq 0 ] && [ ! -s "$2" ]' sh $? "$tmp/err"
 cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$tmp/root2"
 mkdir -p "$tmp/root2/proc/4242"
 echo irqbalance >"$tmp/root2/proc/4242/comm"

@@ -16,7 +16,8 @@
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
 #    lock in it is written through a link planted there, and one whose
-#    parent another user may write loses no other file at the stop;
+#    parent another user may write loses no other file at the stop, nor
+#    has another file's mode set when swapped while the socket is made;
 #  - irqpilotd --capture refuses a directory another user made, and
 #    irqctl capture a state directory another user may write.
 # Needs root and setpriv (exit 77 otherwise). Without unprivileged user
@@ -256,6 +257,43 @@ if wait_for "$limit" test -S "$tmp/userdir/run/control"; then
 else
 	bad "a daemon with its runtime directory in another user's starts"
 	sed 's/^/    /' "$tmp/ulog"
+fi
+
+# The socket's mode was set with chmod(2) on its path after bind(2): a
+# runtime directory swapped for a link in between had root chmod the file
+# named "control" wherever the link led. strace holds the daemon in bind()
+# once the socket is made (delay_exit) for the swap to land in that window,
+# and lists the daemon's chmod and chown calls: none may go by a path that
+# can be a link.
+if command -v strace >/dev/null 2>&1 &&
+	strace -qq -o /dev/null -e trace=bind -e inject=bind:delay_exit=1 true 2>/dev/null; then
+	mkdir "$tmp/sockdir" "$tmp/other2"
+	chown nobody:nogroup "$tmp/sockdir"
+	printf 'important\n' >"$tmp/other2/control"
+	chmod 600 "$tmp/other2/control"
+	strace -f -qq -e signal=none -o "$tmp/strace" -e 'trace=bind,/^[fl]?ch(mod|own)' \
+		-e inject=bind:delay_exit=3000000 \
+		"$bin" --root "$root" --runtime-dir "$tmp/sockdir/run" --config "$conf" --foreground --dry-run \
+		>"$tmp/slog" 2>&1 &
+	straced=$!
+	pids="$pids $straced"
+	if wait_for "$limit" test -S "$tmp/sockdir/run/control"; then
+		$nobody sh -c 'mv "$1/run" "$1/old" && ln -s "$2" "$1/run"' sh "$tmp/sockdir" "$tmp/other2"
+		wait_for "$limit" grep -q "control socket" "$tmp/slog"
+		check "a runtime directory swapped during bind(): the file the link leads to keeps its mode" \
+			test "$(stat -c %a "$tmp/other2/control")" = 600
+		check "... and the socket has mode 0660" test "$(stat -c %a "$tmp/sockdir/old/control")" = 660
+		check "... and no chmod or chown of the daemon's goes by a path that follows links" \
+			sh -c '! grep -E "(^|[^a-z_])(l?ch(mod|own)|f?ch(mod|own)at2?)\(" "$1" |
+				grep -v AT_SYMLINK_NOFOLLOW' sh "$tmp/strace"
+		kill "$(cat "$tmp/sockdir/old/irqpilotd.lock")"
+	else
+		bad "a daemon under strace starts"
+		sed 's/^/    /' "$tmp/slog"
+	fi
+	wait "$straced"
+else
+	skip "the runtime directory swapped during bind(): needs strace with syscall delays"
 fi
 
 # --- irqpilotd --capture into a directory another user made -------------------------

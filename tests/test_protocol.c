@@ -853,21 +853,23 @@ static void test_listen_connect_timeout(void **state)
 	char path[128], req[IP_PROTO_REQ_MAX], *reply;
 	struct ip_diag d = { "" };
 	struct tmp t;
-	int lfd, lfd2, cfd, afd;
+	int lfd, lfd2, cfd, afd, dfd;
 	struct stat st;
 	size_t len;
 
 	tmp_make(&t);
+	dfd = open(t.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
 	snprintf(path, sizeof(path), "%s/control", t.dir);
 	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), -ENOENT);
 	assert_non_null(strstr(d.msg, path));
 
-	assert_int_equal(ip_proto_listen(path, 0660, &lfd, &d), 0);
+	assert_int_equal(ip_proto_listen(dfd, path, 0660, &lfd, &d), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0660);
 	/* a second daemon must not steal a live socket */
-	assert_int_equal(ip_proto_listen(path, 0660, &lfd2, &d), -EADDRINUSE);
+	assert_int_equal(ip_proto_listen(dfd, path, 0660, &lfd2, &d), -EADDRINUSE);
 	assert_non_null(strstr(d.msg, "another daemon is answering"));
 
 	/* a daemon that does not answer: the client gives up in time */
@@ -887,7 +889,7 @@ static void test_listen_connect_timeout(void **state)
 	/* a stale socket from a dead daemon is replaced */
 	close(lfd);
 	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), -ECONNREFUSED);
-	assert_int_equal(ip_proto_listen(path, 0666, &lfd, &d), 0);
+	assert_int_equal(ip_proto_listen(dfd, path, 0666, &lfd, &d), 0);
 	assert_int_equal(ip_proto_connect(path, 200, &cfd, &d), 0);
 	close(cfd);
 	close(lfd);
@@ -895,7 +897,7 @@ static void test_listen_connect_timeout(void **state)
 	/* never unlink something that is not a socket */
 	unlink(path);
 	close(open(path, O_CREAT | O_WRONLY, 0644));
-	assert_int_equal(ip_proto_listen(path, 0666, &lfd, &d), -EADDRINUSE);
+	assert_int_equal(ip_proto_listen(dfd, path, 0666, &lfd, &d), -EADDRINUSE);
 	assert_non_null(strstr(d.msg, "is not a socket"));
 	assert_int_equal(stat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -909,6 +911,55 @@ static void test_listen_connect_timeout(void **state)
 		longp[sizeof(longp) - 1] = '\0';
 		assert_int_equal(ip_proto_connect(longp, 200, &cfd, &d), -ENAMETOOLONG);
 	}
+	close(dfd);
+	tmp_remove(&t);
+}
+
+/* The socket is made with its mode, whatever the umask, and only in the
+ * directory the caller checked: a path that leads elsewhere (the directory
+ * swapped for a link) is refused, and what it leads to keeps its mode. */
+static void test_listen_mode_and_directory(void **state)
+{
+	char path[128], link[128], other[128], victim[160];
+	struct ip_diag d = { "" };
+	struct tmp t;
+	struct stat st;
+	mode_t old;
+	int dfd, lfd;
+
+	(void)state;
+	tmp_make(&t);
+	snprintf(path, sizeof(path), "%s/control", t.dir);
+	dfd = open(t.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	old = umask(0);
+	assert_int_equal(ip_proto_listen(dfd, path, 0660, &lfd, &d), 0);
+	assert_int_equal(umask(old), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0660);
+	close(lfd);
+	unlink(path);
+
+	/* the checked directory replaced by a link to one holding "control" */
+	snprintf(other, sizeof(other), "%s/other", t.dir);
+	snprintf(victim, sizeof(victim), "%s/control", other);
+	snprintf(link, sizeof(link), "%s/link", t.dir);
+	snprintf(path, sizeof(path), "%s/control", link);
+	assert_int_equal(mkdir(other, 0755), 0);
+	close(open(victim, O_CREAT | O_WRONLY, 0600));
+	assert_int_equal(chmod(victim, 0600), 0);
+	assert_int_equal(symlink(other, link), 0);
+	assert_int_equal(ip_proto_listen(dfd, path, 0660, &lfd, &d), -EADDRINUSE);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	/* ... or to one where the socket is made: not the checked one's */
+	unlink(victim);
+	assert_int_equal(ip_proto_listen(dfd, path, 0660, &lfd, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "outside the directory checked"));
+	close(dfd);
 	tmp_remove(&t);
 }
 
@@ -930,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_call_and_serve_on_socketpair),
 		cmocka_unit_test(test_big_replies),
 		cmocka_unit_test(test_listen_connect_timeout),
+		cmocka_unit_test(test_listen_mode_and_directory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,10 @@ struct ip_counters *ip_daemon_counters(struct ip_daemon *d);
 void ip_daemon_apply_bans(struct ip_daemon *d);
 /* Loads the policy file; on success it replaces the running one. */
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
+/* The gid of @c's [control] admin_group (IP_PROTO_NO_GROUP when unset), or
+ * an error naming @path, the key and the group when this machine has no
+ * such group: what the daemon refuses at start and on reload. */
+int ip_daemon_admin_group(const struct ip_config *c, const char *path, gid_t *gid, struct ip_diag *diag);
 
 /* control.c: one request, one reply written to @out. */
 void ip_control_handle(struct ip_daemon *d, const struct ip_request *req, FILE *out);

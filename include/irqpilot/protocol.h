@@ -242,9 +242,12 @@ int ip_proto_connect(const char *path, int timeout_ms, int *fd, struct ip_diag *
  * the connection without answering; -EMSGSIZE: reply over the limit. */
 int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *reply_len,
 		  struct ip_diag *d);
-/* Daemon: a listening socket at @path with mode @mode. A stale socket is
- * replaced, a live one (another daemon answering) gives -EADDRINUSE. */
-int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d);
+/* Daemon: a listening socket at @path, made with mode @mode. A stale socket
+ * is replaced, a live one (another daemon answering) gives -EADDRINUSE.
+ * @dirfd is @path's directory, opened and checked by the caller: the socket
+ * is looked at, given its mode and a stale one removed through it, so that
+ * a directory replaced by a link since cannot lead root to another file. */
+int ip_proto_listen(int dirfd, const char *path, mode_t mode, int *fd, struct ip_diag *d);
 /* Daemon: receives one request into @buf (IP_PROTO_REQ_MAX bytes). Returns
  * its length, 0 when the peer closed, -EMSGSIZE when it was longer. */
 ssize_t ip_proto_recv_request(int fd, char *buf, struct ip_diag *d);

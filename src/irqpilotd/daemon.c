@@ -1164,8 +1164,7 @@ rearm:
  * parser cannot know which exist, so an unknown one is refused here, the
  * file (@path) named as in the parser's errors: a reload's error is seen
  * only in irqctl's reply and the log, with nothing else to say which file. */
-static int resolve_admin_group(const struct ip_config *c, const char *path, gid_t *gid,
-			       struct ip_diag *diag)
+int ip_daemon_admin_group(const struct ip_config *c, const char *path, gid_t *gid, struct ip_diag *diag)
 {
 	const char *name = c->control.admin_group;
 	struct group *g;
@@ -1198,7 +1197,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ip_config_init(&next);
 	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
 	if (ret >= 0)
-		ret = resolve_admin_group(&next, d->o.config_path, &admin_gid, diag);
+		ret = ip_daemon_admin_group(&next, d->o.config_path, &admin_gid, diag);
 	if (ret < 0) {
 		ip_config_free(&next);
 		return ret;
@@ -1542,7 +1541,7 @@ static int open_control(struct ip_daemon *d, struct ip_diag *diag)
 		if (fcntl(d->listen_fd, F_SETFL, O_NONBLOCK) < 0)
 			return ip_diag_set(diag, -errno, "socket activation: %s", strerror(errno));
 	} else {
-		int ret = ip_proto_listen(d->socket_path, 0660, &d->listen_fd, diag);
+		int ret = ip_proto_listen(ip_state_dirfd(d->state), d->socket_path, 0660, &d->listen_fd, diag);
 
 		if (ret < 0)
 			return ret;
@@ -1813,7 +1812,7 @@ static int load_config(struct ip_daemon *d, struct ip_diag *diag)
 		return ret;
 	}
 	d->log.level = d->cfg.daemon.log_level;
-	ret = resolve_admin_group(&d->cfg, d->o.config_path, &d->admin_gid, diag);
+	ret = ip_daemon_admin_group(&d->cfg, d->o.config_path, &d->admin_gid, diag);
 	if (ret < 0)
 		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
 	return ret;

@@ -338,6 +338,18 @@ static int load_config(const struct options *o, struct ip_config *cfg)
 	return ret < 0 ? ret : 0;
 }
 
+/* A file may be checked on another machine than the one it is for, so a
+ * group missing here does not make it invalid; but the daemon would refuse
+ * to start with it on this machine, which the user is told. */
+static void warn_admin_group(const struct ip_config *cfg, const char *path)
+{
+	struct ip_diag d = { "" };
+	gid_t gid;
+
+	if (ip_daemon_admin_group(cfg, path, &gid, &d) < 0)
+		fprintf(stderr, "irqpilotd: warning: %s; irqpilotd would refuse to start here\n", d.msg);
+}
+
 static int check_config(const struct options *o)
 {
 	struct ip_config cfg;
@@ -354,6 +366,7 @@ static int check_config(const struct options *o)
 		return IP_EXIT_USAGE;
 	} else {
 		printf("%s: valid\n", o->config);
+		warn_admin_group(&cfg, o->config);
 	}
 	if (o->verbose)
 		ip_config_dump(&cfg, stdout);

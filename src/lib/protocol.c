@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -922,11 +923,46 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 	return 0;
 }
 
-int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d)
+/* The socket is made with @mode, not given it after: a chmod(2) of the path
+ * follows a link, and whoever may write the runtime directory's parent can
+ * have swapped the directory for one between bind() and chmod(), so that
+ * root changed the mode of a file the link leads to. The umask is the
+ * process's; irqpilotd has one thread, so nothing else creates a file
+ * under it meanwhile. */
+static int bind_with_mode(int s, const struct sockaddr_un *sa, mode_t mode)
+{
+	mode_t old = umask(~mode & 0777);
+	int r = bind(s, (const struct sockaddr *)sa, sizeof(*sa));
+	int e = errno;
+
+	umask(old);
+	errno = e;
+	return r;
+}
+
+/* bind() went by path, which a swapped directory leads elsewhere: only a
+ * socket in the directory the caller checked is taken. A default ACL there
+ * overrides the umask; the mode is then set through that directory, and
+ * fchmodat() refuses a link rather than follow it. */
+static int check_bound(int dirfd, const char *name, const char *path, mode_t mode, struct ip_diag *d)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode))
+		return ip_diag_set(d, -ENOENT, "%s was made outside the directory checked for it "
+				   "(was the directory replaced?)", path);
+	if ((st.st_mode & 07777) != (mode & 07777) &&
+	    fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW) < 0)
+		return ip_diag_set(d, -errno, "chmod %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int ip_proto_listen(int dirfd, const char *path, mode_t mode, int *fd, struct ip_diag *d)
 {
 	_cleanup_close_ int s = -1;
 	struct sockaddr_un sa;
 	struct stat st;
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	int r;
 
 	r = fill_addr(path, &sa, d);
@@ -935,14 +971,16 @@ int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d)
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return ip_diag_set(d, -errno, "socket: %s", strerror(errno));
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (bind_with_mode(s, &sa, mode) < 0) {
 		_cleanup_close_ int probe = -1;
 
 		if (errno != EADDRINUSE)
 			return ip_diag_set(d, -errno, "bind %s: %s", path, strerror(errno));
 		/* Only a socket nobody answers on is stale; never unlink a
-		 * live daemon's socket or a file that is not a socket. */
-		if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		 * live daemon's socket or a file that is not a socket. It is
+		 * looked at and removed in the directory checked, not by a
+		 * path that may lead elsewhere by now. */
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode))
 			return ip_diag_set(d, -EADDRINUSE, "%s exists and is not a socket", path);
 		r = ip_proto_connect(path, 1000, &probe, NULL);
 		if (r == 0)
@@ -950,14 +988,15 @@ int ip_proto_listen(const char *path, mode_t mode, int *fd, struct ip_diag *d)
 					   path);
 		if (r != -ECONNREFUSED)
 			return ip_diag_set(d, -EADDRINUSE, "%s is in use (%s)", path, strerror(-r));
-		if (unlink(path) < 0 && errno != ENOENT)
+		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 			return ip_diag_set(d, -errno, "removing stale %s: %s", path,
 					   strerror(errno));
-		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		if (bind_with_mode(s, &sa, mode) < 0)
 			return ip_diag_set(d, -errno, "bind %s: %s", path, strerror(errno));
 	}
-	if (chmod(path, mode) < 0)
-		return ip_diag_set(d, -errno, "chmod %s: %s", path, strerror(errno));
+	r = check_bound(dirfd, name, path, mode, d);
+	if (r < 0)
+		return r;
 	if (listen(s, 16) < 0)
 		return ip_diag_set(d, -errno, "listen on %s: %s", path, strerror(errno));
 	*fd = TAKE_FD(s);
