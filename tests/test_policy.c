@@ -776,6 +776,32 @@ static void test_every_submitter_isolated(void **state)
 	step(tb, &cfg, &h, 1000 * S, &p);
 	assert_int_equal(p.nr_moves, 0);
 	assert_contains(REASON(find_kept(&p, 40)), "no housekeeping CPU of their class");
+	assert_contains(REASON(find_kept(&p, 40)), "isolated or banned CPUs (13-14)");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* The class's CPUs taken offline instead, the submissions of the
+	 * interval counted on them: not called isolated or banned. */
+	for (int c = 8; c <= 15; c++) {
+		tb->cpus[c].isolated = false;
+		tb->cpus[c].online = c < 13 ? tb->cpus[c].online : false;
+	}
+	cpuset_zero(&tb->cur.topo.isolated);
+	tb_isolate(tb, "8-12");
+	for (int c = 13; c <= 15; c++)
+		cpuset_clear(&tb->cur.topo.online, c);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_int_equal(p.nr_moves, 0);
+	assert_contains(REASON(find_kept(&p, 40)), "ran only on CPUs now offline (13-14)");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+
+	/* one submitter offline, one isolated: both said */
+	tb_submit(tb, d, 12, 300);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_contains(REASON(find_kept(&p, 40)), "now offline (13-14) or isolated or banned (12)");
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);

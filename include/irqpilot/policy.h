@@ -141,7 +141,7 @@ enum ip_reason {
 	IP_R_ADMIN_VECTOR,	   /* not on the I/O path */
 	IP_R_NO_COUNTS,		   /* devices: no submission counts */
 	IP_R_NO_SUBMITTERS,	   /* no submissions on online CPUs */
-	IP_R_NO_HOUSEKEEPING,	   /* devices: submitters only on isolated/banned CPUs */
+	IP_R_NO_HOUSEKEEPING,	   /* devices, set: submitter CPUs, set2: those offline; none usable */
 	IP_R_NO_USABLE_CPU,	   /* none in the submitter domain */
 	IP_R_ALREADY_PLACED,	   /* cls, domain, share, devices */
 	IP_R_BELOW_THRESHOLD,	   /* gain, threshold; returning: set (target), window_s */

@@ -1411,6 +1411,20 @@ static bool submitter_domain(struct ctx *c, int qi, struct sub_place *pl)
 	return true;
 }
 
+/* No CPU of the submitters' class is usable: which CPUs submitted (set),
+ * and which of them are offline now (set2), for the reason to say which
+ * it is; a CPU taken offline is not one an admin isolated or banned. */
+static void no_housekeeping(struct ctx *c, struct ip_why *w)
+{
+	for (int cpu = 0; cpu < c->t->nr_cpus; cpu++) {
+		if (c->sub[cpu] <= 0)
+			continue;
+		cpuset_set(&w->set, cpu);
+		if (!cpuset_test(&c->t->online, cpu) || !c->t->cpus[cpu].online)
+			cpuset_set(&w->set2, cpu);
+	}
+}
+
 static void note_housekeeping(struct ctx *c, int qi, const char *devs, const struct sub_place *pl)
 {
 	const struct ip_topology *t = c->t;
@@ -1602,7 +1616,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 		return;
 	cd->kind = CAND_KEEP;
 	if (!submitter_domain(c, qi, &pl)) {
-		vector_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		no_housekeeping(c, vector_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING));
 		return;
 	}
 	if (pl.substituted)
@@ -1668,7 +1682,7 @@ static void thread_placement(struct ctx *c, int qi, const char *devs, struct can
 		return;
 	}
 	if (!submitter_domain(c, qi, &pl)) {
-		thread_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING);
+		no_housekeeping(c, thread_why(c, qi, devs, cd, IP_R_NO_HOUSEKEEPING));
 		return;
 	}
 	if (pl.TD < 0) {

@@ -841,6 +841,25 @@ static void detail_text(struct line *l, const struct ip_why *w, const char *devi
 	}
 }
 
+/* IP_R_NO_HOUSEKEEPING: where the submitters ran, and why none of their
+ * class is usable: offline CPUs said apart from isolated or banned ones. */
+static void no_housekeeping_text(struct line *l, char d[80], const struct ip_why *w)
+{
+	char b1[128], b2[128];
+	ip_cpuset rest;
+
+	cpuset_andnot(&rest, &w->set, &w->set2);
+	if (cpuset_empty(&w->set2))
+		put(l, "the submitters of %s run only on isolated or banned CPUs (%s) and no housekeeping CPU of their class is left",
+		    devices_str(d, w), set_str(b1, &w->set));
+	else if (cpuset_empty(&rest))
+		put(l, "the submitters of %s ran only on CPUs now offline (%s) and no CPU of their class is online and usable",
+		    devices_str(d, w), set_str(b1, &w->set2));
+	else
+		put(l, "the submitters of %s ran on CPUs now offline (%s) or isolated or banned (%s) and no CPU of their class is left",
+		    devices_str(d, w), set_str(b1, &w->set2), set_str(b2, &rest));
+}
+
 /* Why a vector is not ours to place, or there is nothing to place it by:
  * rules, the kernel, missing evidence. */
 static bool why_unplaceable_text(struct line *l, const struct ip_why *w, enum ip_reason code)
@@ -886,8 +905,7 @@ static bool why_unplaceable_text(struct line *l, const struct ip_why *w, enum ip
 		put(l, "no submissions on online CPUs");
 		break;
 	case IP_R_NO_HOUSEKEEPING:
-		put(l, "the submitters of %s run only on isolated or banned CPUs and no housekeeping CPU of their class is left",
-		    devices_str(d, w));
+		no_housekeeping_text(l, d, w);
 		break;
 	case IP_R_NO_USABLE_CPU:
 		put(l, "no usable CPU in the submitter domain");
@@ -1322,6 +1340,10 @@ static void domain_numbers(struct why_out *o, const struct ip_why *w, enum ip_re
 		o->str(o, "class", ip_cap_class_name((enum ip_cap_class)w->cls));
 		o->set(o, "domain", &w->domain);
 		o->set(o, "handled_on", &w->set);
+		break;
+	case IP_R_NO_HOUSEKEEPING:
+		o->set(o, "submitters", &w->set);
+		o->set(o, "offline", &w->set2);
 		break;
 	case IP_R_OFF_ISOLATED:
 	case IP_R_OFF_BANNED:
