@@ -209,7 +209,8 @@ check "... and says how to coexist" grep -q "coexist = yes" "$tmp/out"
 
 # --- stopping -----------------------------------------------------------------
 check "a move is in place before stopping" affinity_in '[67]'
-check "the state file records the original" grep -q "^irq 37 0-7$" "$rt/state"
+# with the vector it is of: its line's chip, hwirq and name
+check "the state file records the original" grep -q "^irq 37 0-7 chip=GICv3 hwirq=297 actions=ufshcd$" "$rt/state"
 kill -TERM "$daemon"
 rc=0
 wait "$daemon" || rc=$?
@@ -224,7 +225,7 @@ check "started again, it moves the vector" wait_for "$limit" affinity_in '[67]'
 wait_for "$limit" test -e "$rt/state"
 kill -9 "$daemon"
 wait "$daemon" 2>/dev/null
-check "after kill -9 the original is still recorded" grep -q "^irq 37 0-7$" "$rt/state"
+check "after kill -9 the original is still recorded" grep -q "^irq 37 0-7 chip=GICv3 hwirq=297 actions=ufshcd$" "$rt/state"
 check "irqpilotd --restore puts it back" "$bin" --restore --root "$root" --runtime-dir "$rt"
 check "... to 0-7" affinity_is 0-7
 check "--restore with nothing recorded is fine" "$bin" --restore --root "$root" --runtime-dir "$rt"

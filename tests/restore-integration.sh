@@ -25,6 +25,8 @@ fi
 
 daemon_test_dirs restore
 aff=$root/proc/irq/37/smp_affinity_list
+# the original of IRQ 37 as recorded: its list and its line's vector
+rec37="irq 37 0-7 chip=GICv3 hwirq=297 actions=ufshcd"
 
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
@@ -64,7 +66,7 @@ stop() { # expected exit status
 # --- item 9: the original is on disk before the write -----------------------
 start
 check "the daemon moves IRQ 37" wait_for "$limit" moved
-check "the state file holds the original, not the moved value" grep -qx "irq 37 0-7" "$rt/state"
+check "the state file holds the original, not the moved value" grep -qx "$rec37" "$rt/state"
 
 # --- --restore beside the running daemon ------------------------------------
 # It deleted the state file, the daemon moved IRQ 37 again without writing
@@ -73,7 +75,7 @@ moved_to=$(cat "$aff")
 "$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
 check "--restore while the daemon runs is refused (exit 3)" test $? -eq 3
 check "... saying so" grep -q "irqpilotd is running (pid $daemon holds" "$tmp/out"
-check "... and the state file keeps the original" grep -qx "irq 37 0-7" "$rt/state"
+check "... and the state file keeps the original" grep -qx "$rec37" "$rt/state"
 check "... and the IRQ is not touched" affinity_is "$moved_to"
 
 # --- item 5: dry-run on, then SIGTERM still restores -------------------------
@@ -100,10 +102,10 @@ mount --bind "$aff" "$aff" && mount -o remount,bind,ro "$aff"
 check "smp_affinity_list is read-only now" sh -c "! echo 0-7 >'$aff'"
 stop 0
 check "item 4: the failed restore is logged" grep -q "restoring proc/irq/37/smp_affinity_list to 0-7 failed" "$log"
-check "item 4: the record survives the failed restore" grep -qx "irq 37 0-7" "$rt/state"
+check "item 4: the record survives the failed restore" grep -qx "$rec37" "$rt/state"
 "$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
 check "--restore on the read-only file fails (exit 1)" test $? -eq 1
-check "... and keeps the record" grep -qx "irq 37 0-7" "$rt/state"
+check "... and keeps the record" grep -qx "$rec37" "$rt/state"
 # Lazy: the stand-in kernel reads the file every 50 ms, and a plain umount
 # that meets one of its reads fails with EBUSY (seen once under make
 # distcheck); -l takes the read-only view away at once all the same.
@@ -207,6 +209,64 @@ io_done sda 100
 sleep 1
 stop 0
 check "... and not restored onto the vector now numbered 37" affinity_is 3
+
+# --- a number given to another vector before a sample saw it gone ----------
+# The vector moved is freed and the next one allocated gets number 37 at
+# once: the line and proc/irq/37 are there, but the line shows another
+# chip, hwirq and name. Its original (0-7, recorded with ufshcd's line) is
+# not that vector's.
+fixture_line37() { # the tree as before the freed vector: ufshcd on 37, at 0-7
+	grep '^ *37:' "$top_srcdir/tests/fixtures/phone-arm64/proc/interrupts" >"$tmp/line37"
+	awk -v l="$(cat "$tmp/line37")" '{ print } /^ *20:/ { print l }' \
+		"$tmp/interrupts.freed" >"$tmp/interrupts.ufs"
+	rewrite "$root/proc/interrupts" "$tmp/interrupts.ufs"
+	rm -rf "$root/sys/kernel/irq/37"
+	cp -a "$top_srcdir/tests/fixtures/phone-arm64/sys/kernel/irq/37" "$root/sys/kernel/irq/37"
+	echo 0-7 >"$aff"
+}
+# free_desc() removes the old vector's /sys/kernel/irq/37 (the daemon's
+# kept per_cpu_count fd fails, and it reads all of /proc/interrupts); the
+# new vector's line, from another device, is in its place.
+reuse_37() {
+	kill -9 "$standin_pid" 2>/dev/null
+	wait "$standin_pid" 2>/dev/null
+	free_irq_dir "$root/sys/kernel/irq/37"
+	rewrite "$root/proc/interrupts" "$tmp/interrupts.reused"
+}
+reused_notice="IRQ 37 was freed (its number names another vector now): its original is dropped, not written onto the next IRQ of that number; the line shows"
+
+fixture_line37
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
+start
+check "ufshcd's IRQ 37 is moved" wait_for "$limit" moved
+check "its original is recorded with the line's chip, hwirq and name" \
+	grep -qx "$rec37" "$rt/state"
+reuse_37
+reused() { io_done sda 100 && ! grep -q '^irq 37 ' "$rt/state" 2>/dev/null; }
+check "IRQ 37 reused by another vector: the next sample drops its original" wait_for "$limit" reused
+# no storage vector now, so sampled untracked: its name alone is known
+check "... saying why, as for a freed vector" grep -qF "notice: $reused_notice mydev, not GICv3 297 ufshcd" "$log"
+echo 3 >"$aff"
+stop 0
+check "... and 0-7 is not restored onto the vector now numbered 37" affinity_is 3
+
+# The same after a kill -9: --restore reads the line afresh.
+fixture_line37
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
+start
+check "moved again" wait_for "$limit" moved
+check "... recorded with its line" grep -qx "$rec37" "$rt/state"
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+reuse_37
+echo 3 >"$aff"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore after kill -9, IRQ 37 reused: exit 0" test $? -eq 0
+check "... does not write 0-7 onto the new vector" affinity_is 3
+check "... and says why" grep -qF "$reused_notice GICv3 400 mydev, not GICv3 297 ufshcd" "$tmp/out"
+check "... and drops the original" sh -c "! grep -q '^irq 37 ' '$rt/state' 2>/dev/null"
 
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"

@@ -1010,6 +1010,147 @@ static void test_original_not_a_cpu_list(void **state)
 
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
+/* ---- a freed number given to another vector ---- */
+
+/* Who IRQ 45 was when moved: a GIC line of ufshcd. */
+static struct ip_irq_ident ufs45(void)
+{
+	struct ip_irq_ident id;
+
+	ip_irq_ident_set(&id, "GICv3", "297", "ufshcd");
+	return id;
+}
+
+/* The lines a decision and a restore compare a recorded vector with. */
+static void test_ident_reused(void **state)
+{
+	static const struct {
+		const char *chip, *hwirq, *actions; /* now; NULL chip: an untracked line */
+		bool reused;
+	} cases[] = {
+		{ "GICv3", "297", "ufshcd", false },
+		{ "GICv3", "400", "ufshcd", true },	 /* another hwirq */
+		{ "ITS-MSI", "297", "ufshcd", true },	 /* another chip */
+		{ "GICv3", "400", "mydev", true },
+		{ NULL, NULL, "mydev", true },		 /* no name in common */
+		{ NULL, NULL, "ufshcd", false },	 /* nothing else known */
+		{ "GICv3", "297", "", false },		 /* its action freed, the line stays */
+		{ "GICv3", "297", "mmc0, ufshcd", false }, /* a shared line gained one */
+		{ "GICv3", "297", "mmc0", true },	 /* none in common */
+	};
+	struct ip_irq_ident was = ufs45(), now, older = { 0 }, edge, fasteoi;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ip_irq_ident_set(&now, cases[i].chip, cases[i].hwirq, cases[i].actions);
+		if (ip_irq_ident_reused(&was, &now) != cases[i].reused)
+			fail_msg("case %zu: %s %s %s", i, cases[i].chip ? cases[i].chip : "?",
+				 cases[i].hwirq ? cases[i].hwirq : "?", cases[i].actions);
+		/* a record from an older state file says nothing */
+		assert_false(ip_irq_ident_reused(&older, &now));
+	}
+	/* x86's flow handler name after the hwirq is not the vector */
+	ip_irq_ident_set(&edge, "IO-APIC", "9-edge", "acpi");
+	ip_irq_ident_set(&fasteoi, "IO-APIC", "9-fasteoi", "acpi");
+	assert_false(ip_irq_ident_reused(&edge, &fasteoi));
+	ip_irq_ident_set(&fasteoi, "IO-APIC", "19-fasteoi", "acpi");
+	assert_true(ip_irq_ident_reused(&edge, &fasteoi));
+}
+
+/* The move's line is recorded with its original, as the policy saw it. */
+static void test_original_keeps_identity(void **state)
+{
+	struct env *e = *state;
+	struct ip_move *mv = add_move(&e->p, 45, "0-7", "7", NULL);
+	const struct ip_irq_ident *id;
+
+	mv->ident = ufs45();
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	id = ip_originals_irq_id(&e->o, 45);
+	assert_non_null(id);
+	assert_true(id->have_hw && id->have_actions);
+	assert_string_equal(id->chip, "GICv3");
+	assert_string_equal(id->hwirq, "297");
+	assert_string_equal(id->actions, "ufshcd");
+}
+
+/*
+ * IRQ 45 was moved, freed and its number given to another device's vector
+ * before a sample saw it gone: line and proc/irq/45 are there. The sample
+ * drops the original as it does a freed vector's, and the policy's memory
+ * of the old vector; IRQ 47, the same vector still, keeps its own.
+ */
+static void test_reused_number_dropped_at_sample(void **state)
+{
+	struct env *e = *state;
+	char gic[] = "GICv3", h400[] = "400", h310[] = "310", level[] = "Level";
+	struct ip_irq_info i45 = { .chip = gic, .hwirq = h400, .trigger = level };
+	struct ip_irq_info i47 = { .chip = gic, .hwirq = h310, .trigger = level };
+	struct ip_irq lines[2] = {
+		{ .irq = 45, .tracked = true, .actions = "mydev", .info = &i45 },
+		{ .irq = 47, .tracked = true, .actions = "ufshcd", .info = &i47 },
+	};
+	struct ip_snapshot s = { .nr_irqs = 2, .irqs = lines };
+	struct ip_irq_ident was = ufs45(), ufs47;
+
+	ip_irq_ident_set(&ufs47, "GICv3", "310", "ufshcd");
+	assert_int_equal(ip_originals_add_irq_id(&e->o, 45, "0-7", &was), 0);
+	assert_int_equal(ip_originals_add_irq_id(&e->o, 47, "0-7", &ufs47), 0);
+	ip_history_get(&e->h, 45)->last_move_ns = 1;
+	assert_int_equal(ip_apply_drop_freed(e->r, &s, &e->h, &e->o, &e->res), 0);
+	assert_int_equal(e->res.n, 1);
+	assert_int_equal(e->res.r[0].irq, 45);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_VANISHED);
+	assert_int_equal(e->res.r[0].detail, IP_APPLY_D_FREED);
+	assert_true(e->res.r[0].reused);
+	assert_string_equal(MSG(e->res.r[0]),
+			    "IRQ 45 was freed (its number names another vector now): its original is "
+			    "dropped, not written onto the next IRQ of that number; the line shows "
+			    "GICv3 400 mydev, not GICv3 297 ufshcd");
+	assert_null(ip_originals_irq(&e->o, 45));
+	assert_null(ip_history_find(&e->h, 45));
+	assert_string_equal(ip_originals_irq(&e->o, 47), "0-7");
+	assert_int_equal(e->fake.nr_calls, 0);
+}
+
+/*
+ * --restore and the restore at exit read the lines afresh: the number
+ * may have been given out again after the last sample, or while no daemon
+ * ran. IRQ 45's line is another vector's: its original is not written and
+ * goes, saying why. IRQ 47 is its vector still and IRQ 10's record is from
+ * an older state file (no identity): both are restored as before.
+ */
+static void test_restore_refuses_reused_vector(void **state)
+{
+	struct env *e = *state;
+	struct ip_irq_ident was = ufs45(), ufs47;
+
+	write_file(e->dir, "proc/interrupts",
+		   "           CPU0       CPU1\n"
+		   " 10:          5          0   IO-APIC   10-fasteoi   mydev\n"
+		   " 45:          5          0     GICv3 400 Level     mydev\n"
+		   " 47:          7          0     GICv3 310 Level     ufshcd\n",
+		   0444);
+	ip_irq_ident_set(&ufs47, "GICv3", "310", "ufshcd");
+	assert_int_equal(ip_originals_add_irq_id(&e->o, 45, "0-7", &was), 0);
+	assert_int_equal(ip_originals_add_irq_id(&e->o, 47, "0-3", &ufs47), 0);
+	assert_int_equal(ip_originals_add_irq(&e->o, 10, "0"), 0);
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->fake.nr_calls, 2);
+	assert_string_equal(e->fake.calls[0].path, "proc/irq/10/smp_affinity_list");
+	assert_string_equal(e->fake.calls[1].path, "proc/irq/47/smp_affinity_list");
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "0-7\n");
+	assert_int_equal(e->res.n, 3);
+	assert_int_equal(e->res.r[1].irq, 45);
+	assert_true(e->res.r[1].restore);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_VANISHED);
+	assert_int_equal(e->res.r[1].detail, IP_APPLY_D_FREED);
+	assert_contains(MSG(e->res.r[1]), "IRQ 45 was freed (its number names another vector now): "
+					  "its original is dropped, not written onto the next IRQ");
+	assert_contains(MSG(e->res.r[1]), "GICv3 400 mydev, not GICv3 297 ufshcd");
+	assert_true(ip_originals_empty(&e->o));
+}
+
 static void test_every_result_has_words(void **state)
 {
 	(void)state;
@@ -1091,6 +1232,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_apply_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_dropped, setup, teardown),
+		cmocka_unit_test(test_ident_reused),
+		cmocka_unit_test_setup_teardown(test_original_keeps_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reused_number_dropped_at_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_refuses_reused_vector, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_keeps_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_on_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_by_mode, setup, teardown),

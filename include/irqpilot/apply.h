@@ -33,6 +33,10 @@
 struct ip_irq_orig {
 	unsigned irq;
 	char *list; /* smp_affinity_list before our first write, owned */
+	/* The vector it is of, as its line showed when the original was
+	 * taken: another vector given the number since is not written with
+	 * it. Nothing known in a record of an older state file. */
+	struct ip_irq_ident id;
 };
 
 /* A thread is pid + comm + start time (field 22 of /proc/PID/stat): once
@@ -78,6 +82,11 @@ const char *ip_originals_irq(const struct ip_originals *o, unsigned irq);
 /* Records @list for @irq unless one is recorded (the first one is the
  * original). 0, or -ENOMEM. */
 int ip_originals_add_irq(struct ip_originals *o, unsigned irq, const char *list);
+/* The same with the identity of the vector (NULL: not known). */
+int ip_originals_add_irq_id(struct ip_originals *o, unsigned irq, const char *list,
+			    const struct ip_irq_ident *id);
+/* The recorded identity of @irq's vector, or NULL when nothing is recorded. */
+const struct ip_irq_ident *ip_originals_irq_id(const struct ip_originals *o, unsigned irq);
 void ip_originals_drop_irq(struct ip_originals *o, unsigned irq);
 /* The thread pid + start + comm, created empty (nothing to restore) if it
  * is not recorded; NULL on ENOMEM. */
@@ -167,7 +176,8 @@ enum ip_apply_detail {
 	IP_APPLY_D_THREAD_GONE,	   /* restore: the thread's pid is gone */
 	IP_APPLY_D_IDENTITY,	   /* restore: who the pid is could not be read */
 	IP_APPLY_D_PID_REUSED,	   /* restore: the pid names another process now */
-	IP_APPLY_D_FREED,	   /* VANISHED: the vector was freed, its original dropped */
+	IP_APPLY_D_FREED,	   /* VANISHED: the vector was freed, its original dropped
+				      (reused: its number names another vector now) */
 };
 const char *ip_apply_detail_name(enum ip_apply_detail d);
 
@@ -194,6 +204,10 @@ struct ip_apply_result {
 	/* x86 IO-APIC lines take a new affinity at their next interrupt, so a
 	 * read-back still showing the old CPU is not a refusal. */
 	bool pending;
+	/* FREED with the line still there: its number was given to another
+	 * vector, @now, not the one the original was taken of, @was. */
+	bool reused;
+	struct ip_irq_ident was, now;
 };
 
 struct ip_apply_results {
@@ -202,6 +216,9 @@ struct ip_apply_results {
 };
 
 void ip_apply_results_free(struct ip_apply_results *res);
+/* Appends @from's results to @to's and empties @from. 0, or -ENOMEM
+ * (then both are as they were). */
+int ip_apply_results_move(struct ip_apply_results *to, struct ip_apply_results *from);
 
 /*
  * Carries out @p under @r. Moves and thread actions that did not happen
@@ -218,15 +235,19 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct 
 /*
  * Writes back every original setting recorded in @o. A record is dropped
  * only once its object was restored, or is gone: an IRQ or device that
- * vanished, a thread that exited or whose pid now names another process
- * (pid, comm and start time are compared). A failed restore keeps its
- * record, for a later --restore.
+ * vanished, an IRQ whose number names another vector now (its line in
+ * proc/interrupts, read afresh, is not the recorded one: a FREED result),
+ * a thread that exited or whose pid now names another process (pid, comm
+ * and start time are compared). A failed restore keeps its record, for a
+ * later --restore.
  */
 int ip_apply_restore(struct ip_root *r, struct ip_originals *o, const struct ip_apply_ops *ops,
 		     struct ip_apply_results *out);
 /* Drops the original of each IRQ that is freed: not a line of @s and no
- * proc/irq/N either. A VANISHED result each, appended to @out. Returns 0,
- * or -ENOMEM. */
+ * proc/irq/N either, or a line of @s that is another vector than the one
+ * recorded (ip_irq_ident_reused()). A VANISHED result each, detail FREED,
+ * appended to @out, and the policy's history of that vector forgotten.
+ * Returns 0, or -ENOMEM. */
 int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct ip_history *h,
 			struct ip_originals *o, struct ip_apply_results *out);
 /* The same for IRQ @irq alone (irqctl unpin of a non-storage IRQ); no

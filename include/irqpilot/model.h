@@ -9,6 +9,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,6 +50,43 @@ struct ip_irq_info {
 	int vecs[4];         /* the line's vector in each of those devices (index into its
 				vectors; the later of two that name the same IRQ) */
 };
+
+/*
+ * Who a vector is, as show_interrupts() (kernel/irq/proc.c) prints its
+ * line: the chip's name (or what irq_print_chip() prints), the hwirq in
+ * its domain (on x86 followed by "-" and the flow handler's name) and the
+ * names its actions were requested with (request_irq()'s devname). A freed
+ * vector's number goes to the next vector allocated, so the number alone
+ * does not say which vector an original setting belongs to.
+ *
+ * Each string is cut to its array, by ip_irq_ident_set() alone, so that a
+ * recorded identity and a line's are cut alike. A field not known says
+ * nothing: a record from before identities were kept has neither; a line
+ * sampled untracked has no chip or hwirq (only tracked lines keep them).
+ */
+#define IP_IDENT_CHIP_MAX 48
+#define IP_IDENT_HWIRQ_MAX 32
+#define IP_IDENT_ACTIONS_MAX 128
+
+struct ip_irq_ident {
+	bool have_hw;	   /* chip and hwirq */
+	bool have_actions; /* actions ("" when the line has none) */
+	char chip[IP_IDENT_CHIP_MAX];
+	char hwirq[IP_IDENT_HWIRQ_MAX];
+	char actions[IP_IDENT_ACTIONS_MAX];
+};
+
+/* @chip and @hwirq NULL: not known. @actions NULL: not known. */
+void ip_irq_ident_set(struct ip_irq_ident *id, const char *chip, const char *hwirq,
+		      const char *actions);
+struct ip_irq;
+/* What a snapshot's line says of its vector. */
+void ip_irq_ident_of(const struct ip_irq *q, struct ip_irq_ident *id);
+/* Whether @now, the line that has @was's number now, is another vector
+ * than the one @was was recorded of (derive.c says how it is told). */
+bool ip_irq_ident_reused(const struct ip_irq_ident *was, const struct ip_irq_ident *now);
+/* "GICv3 297 ufshcd", for messages. */
+const char *ip_irq_ident_str(const struct ip_irq_ident *id, char *buf, size_t size);
 
 /* A tracked line's interrupts on one CPU. The kernel counts them in 32
  * bits (derive knows the wrap). */

@@ -401,6 +401,7 @@ int ip_history_commit(struct ip_history *h, const struct ip_plan *p, uint64_t no
 struct ip_move {
 	unsigned irq;
 	char name[64];		 /* action names of the line */
+	struct ip_irq_ident ident; /* the line's vector: recorded with its original */
 	char device[64];	 /* "sda", "mmcblk0+sda" for a shared line */
 	ip_cpuset from;		 /* where its interrupts were handled */
 	ip_cpuset from_affinity; /* smp_affinity_list as sampled */

@@ -14,14 +14,28 @@
  * back after a crash or kill -9, when the daemon's memory is gone.
  *
  *   # irqpilot state 2
- *   irq 45 0-3
+ *   irq 45 0-3 chip=PCI-MSIX-0000:00:02.0 hwirq=1-edge actions=nvme0q1
+ *   irq 46 0-3        (written before identities were kept)
  *   thread 812 28 4711 irq/28-ahci affinity 0-3
  *   thread 812 28 4711 irq/28-ahci sched 1 50
  *   rq sda 1
  *   cq sda 8:0        (attached to irqpilot_cq by us: detached on restore)
  *
+ * An irq line may name the vector its original is of (struct
+ * ip_irq_ident: chip, hwirq and actions as its /proc/interrupts line
+ * showed them), all three or none; restore does not write it onto a line
+ * that shows another vector. A line without them is restored as before.
  * A thread line names pid, IRQ, start time (field 22 of /proc/PID/stat)
- * and comm, with every byte outside '!'..'~' and '\' written as \xHH.
+ * and comm. In both, every byte outside '!'..'~' and '\' is written as
+ * \xHH (an empty identity field is just "chip=").
+ *
+ * The identity did not change the version. A version says what the
+ * records mean, for a reader that would take another version's records
+ * for its own (1 recorded after the write). An irq record means what it
+ * did; a reader of version 2 from before refuses the longer line as not
+ * a record (it checks the number of fields), so it cannot misread one: its
+ * --restore sets the file aside and still restores the threads, rq and
+ * cq records, where a new version would have had it restore nothing.
  *
  * The file is written ahead: an original is on disk, fsync'd, before the
  * first write to its object (struct ip_apply_ops.record). It is replaced

@@ -1746,7 +1746,10 @@ static void restore_on_exit(struct ip_daemon *d)
 	jf = malloc(sizeof(*jf));
 	for (int i = 0; i < res.n; i++) {
 		bool bad = res.r[i].err && res.r[i].outcome != IP_APPLY_VANISHED;
-		int prio = bad ? LOG_ERR : res.r[i].err ? LOG_WARNING : LOG_INFO;
+		/* a freed vector is the kernel's doing, as in a cycle */
+		int prio = bad ? LOG_ERR
+			   : res.r[i].detail == IP_APPLY_D_FREED ? LOG_NOTICE
+			   : res.r[i].err ? LOG_WARNING : LOG_INFO;
 
 		failed += bad;
 		if (jf) {

@@ -220,7 +220,21 @@ const char *ip_originals_irq(const struct ip_originals *o, unsigned irq)
 	return found ? o->irqs[i].list : NULL;
 }
 
+const struct ip_irq_ident *ip_originals_irq_id(const struct ip_originals *o, unsigned irq)
+{
+	bool found;
+	size_t i = orig_irq_pos(o, irq, &found);
+
+	return found ? &o->irqs[i].id : NULL;
+}
+
 int ip_originals_add_irq(struct ip_originals *o, unsigned irq, const char *list)
+{
+	return ip_originals_add_irq_id(o, irq, list, NULL);
+}
+
+int ip_originals_add_irq_id(struct ip_originals *o, unsigned irq, const char *list,
+			    const struct ip_irq_ident *id)
 {
 	bool found;
 	size_t i = orig_irq_pos(o, irq, &found);
@@ -238,6 +252,8 @@ int ip_originals_add_irq(struct ip_originals *o, unsigned irq, const char *list)
 	o->irqs = nv;
 	memmove(&nv[i + 1], &nv[i], (o->nr_irqs - i) * sizeof(*nv));
 	nv[i] = (struct ip_irq_orig){ .irq = irq, .list = copy };
+	if (id)
+		nv[i].id = *id;
 	o->nr_irqs++;
 	return 0;
 }
@@ -351,6 +367,22 @@ void ip_apply_results_free(struct ip_apply_results *res)
 	free(res->r);
 	res->r = NULL;
 	res->n = 0;
+}
+
+int ip_apply_results_move(struct ip_apply_results *to, struct ip_apply_results *from)
+{
+	struct ip_apply_result *nv;
+
+	if (!from->n)
+		return 0;
+	nv = realloc(to->r, (size_t)(to->n + from->n) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	memcpy(nv + to->n, from->r, (size_t)from->n * sizeof(*nv));
+	to->r = nv;
+	to->n += from->n;
+	ip_apply_results_free(from);
+	return 0;
 }
 
 static struct ip_apply_result *add_result(struct actx *a, enum ip_apply_what what)
@@ -528,7 +560,7 @@ static int keep_original(struct actx *a, struct ip_move *mv, struct ip_apply_res
 	err = original_text(a, mv, path, buf, sizeof(buf));
 	if (err < 0)
 		goto unrecorded;
-	if (ip_originals_add_irq(a->o, mv->irq, buf) < 0) {
+	if (ip_originals_add_irq_id(a->o, mv->irq, buf, &mv->ident) < 0) {
 		a->err = -ENOMEM;
 		return -ENOMEM;
 	}
@@ -902,6 +934,36 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct 
 	return 0;
 }
 
+/* @res says @irq's vector was freed: @now NULL when its line and
+ * proc/irq/N are gone, else what its number's line shows now. */
+static void set_freed(struct ip_apply_result *res, unsigned irq, const struct ip_irq_ident *was,
+		      const struct ip_irq_ident *now)
+{
+	bool restore = res->restore;
+
+	*res = (struct ip_apply_result){ .what = IP_APPLY_IRQ, .irq = irq, .restore = restore,
+					 .outcome = IP_APPLY_VANISHED, .err = -ENOENT,
+					 .detail = IP_APPLY_D_FREED, .reused = now != NULL };
+	if (now) {
+		res->was = *was;
+		res->now = *now;
+	}
+}
+
+static int add_freed(struct ip_apply_results *out, unsigned irq, const struct ip_irq_ident *was,
+		     const struct ip_irq_ident *now)
+{
+	struct ip_apply_result *nv = realloc(out->r, (out->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	out->r = nv;
+	nv += out->n++;
+	nv->restore = false;
+	set_freed(nv, irq, was, now);
+	return 0;
+}
+
 /*
  * free_desc() (kernel/irq/irqdesc.c) removes a freed vector's /proc/irq/N
  * and its line; its number goes to the next vector allocated, often at
@@ -909,7 +971,9 @@ int ip_apply(struct ip_plan *p, struct ip_root *r, struct ip_history *h, struct 
  * kept past that was written onto the new one at restore, a vector never
  * moved, whatever its driver or the admin had set. So it goes as a write
  * that found the IRQ gone does (write_failed()). Both must be missing: a
- * line left out of a cut /proc/interrupts alone is no freed vector.
+ * line left out of a cut /proc/interrupts alone is no freed vector. When
+ * the number was given out again before a sample saw it gone, the line is
+ * there but shows another vector: the recorded identity tells it.
  */
 int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct ip_history *h,
 			struct ip_originals *o, struct ip_apply_results *out)
@@ -918,22 +982,21 @@ int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct i
 
 	while (i < o->nr_irqs) {
 		unsigned irq = o->irqs[i].irq;
-		struct ip_apply_result *nv;
+		const struct ip_irq *q = ip_snapshot_irq(s, irq);
+		struct ip_irq_ident now;
 		char dir[32];
+		int ret;
 
 		snprintf(dir, sizeof(dir), "proc/irq/%u", irq);
-		if (ip_snapshot_irq(s, irq) || ip_root_exists(r, dir)) {
+		if (q)
+			ip_irq_ident_of(q, &now);
+		if (q ? !ip_irq_ident_reused(&o->irqs[i].id, &now) : ip_root_exists(r, dir)) {
 			i++;
 			continue;
 		}
-		nv = realloc(out->r, (out->n + 1) * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		out->r = nv;
-		nv += out->n++;
-		*nv = (struct ip_apply_result){ .what = IP_APPLY_IRQ, .irq = irq,
-						.outcome = IP_APPLY_VANISHED, .err = -ENOENT,
-						.detail = IP_APPLY_D_FREED };
+		ret = add_freed(out, irq, &o->irqs[i].id, q ? &now : NULL);
+		if (ret < 0)
+			return ret;
 		ip_history_forget(h, irq);
 		ip_originals_drop_irq(o, irq); /* the next one moves to i */
 	}
@@ -942,9 +1005,61 @@ int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct i
 
 /* ---- restore ---- */
 
+struct now_ctx {
+	const struct ip_originals *o;
+	struct ip_irq_ident *now; /* by index into o->irqs */
+};
+
+static int now_line(void *ctx, const struct ip_irq_line *l)
+{
+	struct now_ctx *c = ctx;
+	bool found;
+	size_t i = orig_irq_pos(c->o, l->irq, &found);
+
+	if (found)
+		ip_irq_ident_set(&c->now[i], l->chip, l->hwirq, l->actions);
+	return 0;
+}
+
+/*
+ * What the recorded IRQs' lines show, read afresh: a restore comes at
+ * exit, or from --restore after a crash, long after the last sample, and
+ * a number may have been given to another vector meanwhile. By index into
+ * a->o->irqs; a line not shown (or a file that cannot be read) is not
+ * known, and its original is written as it was before identities were
+ * kept. NULL when no record has an identity (an older state file) or on
+ * ENOMEM (a->err).
+ */
+static struct ip_irq_ident *lines_now(struct actx *a)
+{
+	_cleanup_free_ struct ip_irq_header *hdr = NULL;
+	_cleanup_free_ char *text = NULL;
+	struct now_ctx c = { a->o, NULL };
+	struct ip_diag d = { "" };
+	bool any = false;
+	size_t len;
+
+	for (size_t i = 0; i < a->o->nr_irqs && !any; i++)
+		any = a->o->irqs[i].id.have_hw || a->o->irqs[i].id.have_actions;
+	if (!any)
+		return NULL;
+	c.now = calloc(a->o->nr_irqs, sizeof(*c.now));
+	hdr = malloc(sizeof(*hdr));
+	if (!c.now || !hdr) {
+		free(c.now);
+		a->err = -ENOMEM;
+		return NULL;
+	}
+	/* a line that does not parse ends the reading; those before it stand */
+	if (ip_root_read(a->r, "proc/interrupts", &text, &len) == 0)
+		ip_parse_interrupts(text, len, hdr, now_line, &c, &d);
+	return c.now;
+}
+
 static void restore_irqs(struct actx *a)
 {
 	struct ip_originals *o = a->o;
+	_cleanup_free_ struct ip_irq_ident *now = lines_now(a);
 	size_t k = 0;
 
 	for (size_t i = 0; i < o->nr_irqs; i++) {
@@ -964,6 +1079,12 @@ static void restore_irqs(struct actx *a)
 			continue;
 		}
 		res->restore = true;
+		if (now && ip_irq_ident_reused(&e->id, &now[i])) {
+			/* not this vector's to have: dropped, as by a sample */
+			set_freed(res, e->irq, &e->id, &now[i]);
+			free(e->list);
+			continue;
+		}
 		res->irq = e->irq;
 		cpuset_parse_list(&res->written, e->list);
 		res->planned = res->written;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* derive: rates between two snapshots. No I/O. */
+/* derive: rates between two snapshots, and who a line's vector is. No I/O. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "irqpilot/macro.h"
 #include "irqpilot/model.h"
+#include "irqpilot/procfs.h"
 #include "irqpilot/sorted.h"
 
 /*
@@ -310,4 +313,84 @@ double ip_model_queue_submit(const struct ip_model *m, int dev, int q, double *b
 		sum += v;
 	}
 	return sum;
+}
+
+/* ---- who a line is ---- */
+
+void ip_irq_ident_set(struct ip_irq_ident *id, const char *chip, const char *hwirq,
+		      const char *actions)
+{
+	memset(id, 0, sizeof(*id));
+	id->have_hw = chip && hwirq;
+	if (id->have_hw) {
+		snprintf(id->chip, sizeof(id->chip), "%s", chip);
+		snprintf(id->hwirq, sizeof(id->hwirq), "%s", hwirq);
+	}
+	id->have_actions = actions != NULL;
+	if (actions)
+		snprintf(id->actions, sizeof(id->actions), "%s", actions);
+}
+
+void ip_irq_ident_of(const struct ip_irq *q, struct ip_irq_ident *id)
+{
+	ip_irq_ident_set(id, q->info ? q->info->chip : NULL, q->info ? q->info->hwirq : NULL,
+			 q->actions ? q->actions : "");
+}
+
+/* The hwirq without the flow handler's name show_interrupts() appends on
+ * x86 ("524288-edge"): irq_set_irq_type() at a request_irq() may switch a
+ * live vector's handler (edge to fasteoi), and it stays the same vector. */
+static size_t hwirq_len(const char *hwirq)
+{
+	return strspn(hwirq, "0123456789");
+}
+
+static bool share_an_action(const char *a, const char *b)
+{
+	char abuf[IP_IDENT_ACTIONS_MAX], bbuf[IP_IDENT_ACTIONS_MAX];
+	const char *an[IP_IDENT_ACTIONS_MAX / 2], *bn[IP_IDENT_ACTIONS_MAX / 2];
+	int na = ip_split_actions(a, abuf, sizeof(abuf), an, (int)ARRAY_SIZE(an));
+	int nb = ip_split_actions(b, bbuf, sizeof(bbuf), bn, (int)ARRAY_SIZE(bn));
+
+	for (int i = 0; i < na; i++)
+		for (int k = 0; k < nb; k++)
+			if (strcmp(an[i], bn[k]) == 0)
+				return true;
+	return false;
+}
+
+/*
+ * Chip and hwirq name the vector in its interrupt domain: another of
+ * either at the same number is another vector, whatever its name. The
+ * actions (show_interrupts() prints every action's name) name who asked
+ * for it, and change while the vector lives: a driver of a shared line
+ * (legacy INTx) adds or frees its action beside the others', and a line
+ * whose last action was freed shows none yet stays the same vector (a
+ * legacy IRQ's descriptor is not freed with it). So they say "another
+ * vector" only when both lists have names and none in common; that also
+ * tells a reuse where no chip or hwirq is known (an untracked line).
+ */
+bool ip_irq_ident_reused(const struct ip_irq_ident *was, const struct ip_irq_ident *now)
+{
+	if (was->have_hw && now->have_hw) {
+		size_t n = hwirq_len(was->hwirq);
+
+		if (strcmp(was->chip, now->chip) != 0 || n != hwirq_len(now->hwirq) ||
+		    memcmp(was->hwirq, now->hwirq, n) != 0)
+			return true;
+	}
+	if (!was->have_actions || !now->have_actions || !was->actions[0] || !now->actions[0])
+		return false;
+	return !share_an_action(was->actions, now->actions);
+}
+
+const char *ip_irq_ident_str(const struct ip_irq_ident *id, char *buf, size_t size)
+{
+	const char *actions = id->have_actions && id->actions[0] ? id->actions : "(no action)";
+
+	if (id->have_hw)
+		snprintf(buf, size, "%s %s %s", id->chip[0] ? id->chip : "-", id->hwirq, actions);
+	else
+		snprintf(buf, size, "%s", actions);
+	return buf;
 }

@@ -507,6 +507,29 @@ static void take_stalls(struct ip_engine *e, struct ip_snapshot *s)
 	e->nr_stalls = 0;
 }
 
+/* The step's plan carried out, its results after those already in
+ * st->results (the originals dropped before the policy). */
+static int act(struct ip_engine *e, struct ip_step *st)
+{
+	struct ip_apply_results applied;
+	int ret;
+
+	if (e->opts.simulate) {
+		/* nothing is written; the history takes the plan as done */
+		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, true, &st->results);
+		return ret < 0 ? ret : ip_history_commit(&e->hist, &st->plan, st->now_ns);
+	}
+	ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, e->opts.dry_run, &applied);
+	if (ret < 0)
+		return ret;
+	forget_written(e, &applied);
+	ret = ip_apply_results_move(&st->results, &applied);
+	ip_apply_results_free(&applied);
+	if (ret >= 0 && !e->opts.dry_run)
+		ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
+	return ret;
+}
+
 int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 {
 	int next = e->nr_snaps ? 1 - e->cur : 0;
@@ -551,6 +574,14 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	st->now_ns = cur->time_ns;
 	if (moved)
 		simulate_rates(&st->model, moved_to, moved);
+	/* Before the policy: a number that names another vector now must
+	 * lend it neither the old vector's history nor its original (apply
+	 * would keep that one, not record the new vector's own). */
+	if (!e->opts.simulate) {
+		ret = ip_apply_drop_freed(e->root, cur, &e->hist, &e->orig, &st->results);
+		if (ret < 0)
+			return ip_diag_set(d, ret, "apply: %s", strerror(-ret));
+	}
 	if (!prev)
 		return *out = st, 0; /* no rates yet: nothing to decide on */
 
@@ -558,21 +589,7 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 	if (ret < 0)
 		return ip_diag_set(d, ret, "policy: %s", strerror(-ret));
 	st->decided = true;
-	if (e->opts.simulate) {
-		/* nothing is written; the history takes the plan as done */
-		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, true, &st->results);
-		if (ret >= 0)
-			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
-	} else {
-		ret = ip_apply(&st->plan, e->root, &e->hist, &e->orig, &e->ops, e->opts.dry_run, &st->results);
-		if (ret >= 0)
-			forget_written(e, &st->results);
-		/* after ip_apply(), which starts the results afresh */
-		if (ret >= 0)
-			ret = ip_apply_drop_freed(e->root, cur, &e->hist, &e->orig, &st->results);
-		if (ret >= 0 && !e->opts.dry_run)
-			ret = ip_history_commit(&e->hist, &st->plan, st->now_ns);
-	}
+	ret = act(e, st);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "apply: %s", strerror(-ret));
 	*out = st;

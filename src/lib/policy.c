@@ -2549,6 +2549,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	memset(mv, 0, sizeof(*mv));
 	mv->irq = q->irq;
 	scopy(mv->name, sizeof(mv->name), irq_name(q));
+	ip_irq_ident_of(q, &mv->ident);
 	line_devices(c, q, devs, sizeof(devs));
 	scopy(mv->device, sizeof(mv->device), devs);
 	mv->from = cpuset_empty(&cd->from) ? *irq_placement(q) : cd->from;

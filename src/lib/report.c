@@ -1652,10 +1652,32 @@ static const char *cq_strerror(int err)
 				    : strerror(-err);
 }
 
+/* The one wording of a freed vector's dropped original, at a sample and at
+ * restore alike. */
+static void irq_freed_text(struct line *l, const struct ip_apply_result *r)
+{
+	/* last and cut short: a shared line's names may be long, and what
+	 * happened must not be what the line's length cuts off */
+	char was[64], now[64];
+
+	if (!r->reused) {
+		put(l, "IRQ %u was freed (its line and proc/irq/%u are gone): its original is "
+		       "dropped, not written onto the next IRQ of that number",
+		    r->irq, r->irq);
+		return;
+	}
+	put(l, "IRQ %u was freed (its number names another vector now): its original is dropped, "
+	       "not written onto the next IRQ of that number; the line shows %s, not %s",
+	    r->irq, ip_irq_ident_str(&r->now, now, sizeof(now)),
+	    ip_irq_ident_str(&r->was, was, sizeof(was)));
+}
+
 static void irq_restore_text(struct line *l, const struct ip_apply_result *r, const char *path,
 			     const char *set)
 {
-	if (r->outcome == IP_APPLY_OK)
+	if (r->detail == IP_APPLY_D_FREED)
+		irq_freed_text(l, r);
+	else if (r->outcome == IP_APPLY_OK)
 		put(l, "restored %s to %s", path, set);
 	else if (r->outcome == IP_APPLY_VANISHED)
 		put(l, "IRQ %u is gone (%s): nothing to restore", r->irq, path);
@@ -1701,9 +1723,7 @@ static void irq_result_text(struct line *l, const struct ip_apply_result *r)
 		break;
 	case IP_APPLY_VANISHED:
 		if (r->detail == IP_APPLY_D_FREED)
-			put(l, "IRQ %u was freed (its line and proc/irq/%u are gone): its original is "
-			       "dropped, not written onto the next IRQ of that number",
-			    r->irq, r->irq);
+			irq_freed_text(l, r);
 		else
 			put(l, "IRQ %u vanished (%s is gone); dropped", r->irq, path);
 		break;

@@ -71,11 +71,13 @@ static bool device_ok(const char *s, size_t size)
 	       strcmp(s, "..") != 0;
 }
 
-static void comm_escape(const char *comm, char *out, size_t size)
+/* A name from the kernel (a comm, an IRQ's chip or actions) may hold
+ * blanks, the records' separators, and any other byte. */
+static void escape(const char *text, char *out, size_t size)
 {
 	size_t o = 0;
 
-	for (const unsigned char *p = (const unsigned char *)comm; *p && o + 5 < size; p++) {
+	for (const unsigned char *p = (const unsigned char *)text; *p && o + 5 < size; p++) {
 		if (*p > ' ' && *p < 0x7f && *p != '\\')
 			out[o++] = (char)*p;
 		else
@@ -84,7 +86,8 @@ static void comm_escape(const char *comm, char *out, size_t size)
 	out[o] = '\0';
 }
 
-static bool comm_unescape(const char *s, char *out, size_t size)
+/* escape()'s inverse; an empty text only with @empty_ok. */
+static bool unescape(const char *s, char *out, size_t size, bool empty_ok)
 {
 	size_t o = 0;
 
@@ -103,7 +106,12 @@ static bool comm_unescape(const char *s, char *out, size_t size)
 		s += 3;
 	}
 	out[o] = '\0';
-	return o > 0;
+	return o > 0 || empty_ok;
+}
+
+static bool comm_unescape(const char *s, char *out, size_t size)
+{
+	return unescape(s, out, size, false);
 }
 
 static bool sched_ok(uint64_t policy, uint64_t prio)
@@ -120,21 +128,51 @@ static bool sched_ok(uint64_t policy, uint64_t prio)
 	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
 }
 
+/* IDENT_KEYS[k]=VALUE, each once, into @id; false if @tok is none of
+ * them, a second one, or a value longer than its field holds (the writer
+ * cuts to that: such a value is not one it wrote). */
+static const char *const IDENT_KEYS[] = { "chip=", "hwirq=", "actions=" };
+
+static bool parse_ident_field(const char *tok, struct ip_irq_ident *id, bool seen[3])
+{
+	char *dst[3] = { id->chip, id->hwirq, id->actions };
+	const size_t size[3] = { sizeof(id->chip), sizeof(id->hwirq), sizeof(id->actions) };
+
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(IDENT_KEYS[k]);
+
+		if (strncmp(tok, IDENT_KEYS[k], n) != 0)
+			continue;
+		if (seen[k] || !unescape(tok + n, dst[k], size[k], true))
+			return false;
+		seen[k] = true;
+		return true;
+	}
+	return false;
+}
+
 /* Each parse_*_record: 0, -ENOMEM, or 1 with @why set for a line that
  * is not a valid record of its kind. */
 static int parse_irq_record(struct ip_originals *h, char **tok, int nt, const char **why)
 {
+	struct ip_irq_ident id = { 0 };
+	bool seen[3] = { false };
 	uint64_t a;
 	ip_cpuset s;
 
-	if (nt != 3)
-		return *why = "irq: want 'irq N CPULIST'", 1;
+	/* without the identity: a file written before it was kept */
+	if (nt != 3 && nt != 6)
+		return *why = "irq: want 'irq N CPULIST [chip=C hwirq=H actions=A]'", 1;
 	if (!parse_u64(tok[1], IP_STATE_IRQ_MAX - 1, &a))
 		return *why = "IRQ number out of range", 1;
 	if (cpuset_parse_list(&s, tok[2]) < 0 || cpuset_empty(&s))
 		return *why = "not a CPU list", 1;
+	for (int k = 3; k < nt; k++)
+		if (!parse_ident_field(tok[k], &id, seen))
+			return *why = "irq: not chip=, hwirq= and actions= once each", 1;
+	id.have_hw = id.have_actions = nt == 6;
 	/* the first record of an IRQ wins, as it did when written */
-	return ip_originals_add_irq(h, (unsigned)a, tok[2]);
+	return ip_originals_add_irq_id(h, (unsigned)a, tok[2], &id);
 }
 
 static int parse_thread_record(struct ip_originals *h, char **tok, int nt, long pid_max,
@@ -257,7 +295,8 @@ static int add_bad(struct ip_state_bads *bad, int lineno, const char *why, const
 	return 0;
 }
 
-#define LINE_MAX_LEN (IP_CPULIST_MAX + 256)
+/* an irq record's identity, escaped, is up to 4 bytes a byte of its fields */
+#define LINE_MAX_LEN (IP_CPULIST_MAX + 4 * sizeof(struct ip_irq_ident) + 256)
 #define MAX_TOKENS 9
 #define HEADER "# irqpilot state "
 
@@ -512,13 +551,28 @@ static bool format(const struct ip_originals *h, struct text *t)
 	t->len = 0;
 	t->oom = false;
 	text_add(t, HEADER "2: original settings, for irqpilotd --restore\n");
-	for (size_t i = 0; i < h->nr_irqs; i++)
-		text_add(t, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].list);
+	for (size_t i = 0; i < h->nr_irqs; i++) {
+		const struct ip_irq_ident *id = &h->irqs[i].id;
+		char chip[sizeof(id->chip) * 4 + 1], hwirq[sizeof(id->hwirq) * 4 + 1];
+		char actions[sizeof(id->actions) * 4 + 1];
+
+		/* all three or none: a line's chip and hwirq are known when a
+		 * move is planned (it is tracked), and its actions always */
+		if (!id->have_hw || !id->have_actions) {
+			text_add(t, "irq %u %s\n", h->irqs[i].irq, h->irqs[i].list);
+			continue;
+		}
+		escape(id->chip, chip, sizeof(chip));
+		escape(id->hwirq, hwirq, sizeof(hwirq));
+		escape(id->actions, actions, sizeof(actions));
+		text_add(t, "irq %u %s chip=%s hwirq=%s actions=%s\n", h->irqs[i].irq, h->irqs[i].list,
+			 chip, hwirq, actions);
+	}
 	for (size_t i = 0; i < h->nr_threads; i++) {
 		const struct ip_thread_orig *o = &h->threads[i];
 		char comm[64 * 4 + 1];
 
-		comm_escape(o->comm, comm, sizeof(comm));
+		escape(o->comm, comm, sizeof(comm));
 		if (o->have_affinity)
 			text_add(t, "thread %d %u %llu %s affinity %s\n", (int)o->pid, o->irq,
 				 (unsigned long long)o->start, comm, cpuset_str(&o->allowed));
