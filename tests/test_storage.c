@@ -1203,6 +1203,23 @@ static void test_virtio_mmio_arm64(void **state)
 	scan_free(&sc);
 }
 
+/*
+ * QEMU riscv64 "virt": virtio-blk over virtio-mmio on a PLIC, whose chip
+ * is "SiFive PLIC". The disk's one IRQ, "virtio0", is found.
+ */
+static void test_virtio_mmio_riscv64(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "virt-riscv64-mmio", true);
+	b = must_dev(&sc, "vda");
+	assert_int_equal(b->bus, IP_BUS_VIRTIO_MMIO);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 14);
+	scan_free(&sc);
+}
+
 /* ---- the devicetree parsers ------------------------------------------ */
 
 static void test_dt_parsers(void **state)
@@ -1434,6 +1451,7 @@ int main(void)
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
 		cmocka_unit_test(test_virtio_mmio_arm64),
+		cmocka_unit_test(test_virtio_mmio_riscv64),
 		cmocka_unit_test(test_mpi3mr_36_hdds),
 		cmocka_unit_test(test_high_iops_and_poll_queues),
 	};
