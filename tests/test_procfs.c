@@ -286,6 +286,51 @@ static void test_interrupts_arm64_server_its(void **state)
 	assert_irq(r, "ITS-MSI", "134742016", "Edge", "mlx5_comp0@pci:0000:01:00.0");
 }
 
+/*
+ * A QEMU riscv64 "virt" guest: chip names with a space, "SiFive PLIC"
+ * (drivers/irqchip/irq-sifive-plic.c) and "RISC-V INTC"
+ * (irq-riscv-intc.c), printed " %8s" and followed by the hwirq. Cut at the
+ * first blank, "PLIC   8 Edge      virtio0" was taken for the action.
+ */
+static void test_interrupts_riscv64_plic(void **state)
+{
+	struct irq_log log;
+	struct ip_diag d;
+
+	assert_int_equal(parse_irqs(load("interrupts-riscv64-qemu-plic"), &log, &d), 0);
+	assert_int_equal(log.n, 5);
+	assert_irq(find_irq(&log, 10), "RISC-V INTC", "5", "Edge", "riscv-timer");
+	assert_irq(find_irq(&log, 12), "SiFive PLIC", "11", "Edge", "101000.rtc");
+	COUNTS(find_irq(&log, 14), 81123, 0, 0, 0);
+	assert_irq(find_irq(&log, 14), "SiFive PLIC", "8", "Edge", "virtio0");
+}
+
+/*
+ * The Raspberry Pi 4's PCIe MSI chip, "BRCM STB PCIe MSI"
+ * (drivers/pci/controller/pcie-brcmstb.c brcm_msi_irq_chip), carries an
+ * NVMe drive's queues; a one-word chip before an action whose name has
+ * spaces must stay one word ("pmic_arb 8388709 Edge  Volume Up").
+ */
+static void test_interrupts_multiword_chip_edges(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       CPU2       CPU3       \n"
+		" 39:          0          0          0          0 BRCM STB PCIe MSI 524288 Edge      nvme0q0\n"
+		" 40:        811          0          0          0 BRCM STB PCIe MSI 524289 Edge      nvme0q1\n"
+		" 41:          3          0          0          0 pmic_arb 8388709 Edge      Volume Up\n"
+		" 42:          3          0          0          0 IO-APIC   9-fasteoi   acpi\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_irq(find_irq(&log, 39), "BRCM STB PCIe MSI", "524288", "Edge", "nvme0q0");
+	assert_irq(find_irq(&log, 40), "BRCM STB PCIe MSI", "524289", "Edge", "nvme0q1");
+	assert_irq(find_irq(&log, 41), "pmic_arb", "8388709", "Edge", "Volume Up");
+	assert_irq(find_irq(&log, 42), "IO-APIC", "9-fasteoi", "", "acpi");
+}
+
 static void test_interrupts_arm64_gicv2(void **state)
 {
 	struct irq_log log;
@@ -1392,6 +1437,8 @@ int main(void)
 		cmocka_unit_test(test_interrupts_arm64_phone),
 		cmocka_unit_test(test_interrupts_arm64_server_its),
 		cmocka_unit_test(test_interrupts_arm64_gicv2),
+		cmocka_unit_test(test_interrupts_riscv64_plic),
+		cmocka_unit_test(test_interrupts_multiword_chip_edges),
 		cmocka_unit_test(test_interrupts_hotplug),
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_callback_stops),

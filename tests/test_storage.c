@@ -1203,6 +1203,27 @@ static void test_virtio_mmio_arm64(void **state)
 	scan_free(&sc);
 }
 
+/*
+ * QEMU riscv64 "virt": virtio-blk over virtio-mmio on a PLIC, whose chip
+ * is "SiFive PLIC". The disk's one IRQ, "virtio0", is found, and by the
+ * devicetree: its PLIC source is the hwirq, which names alone cannot give
+ * where two hosts share a name (dw_mmc's "dw-mci").
+ */
+static void test_virtio_mmio_riscv64(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "virt-riscv64-mmio", true);
+	b = must_dev(&sc, "vda");
+	assert_int_equal(b->bus, IP_BUS_VIRTIO_MMIO);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 14);
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_string_equal(b->route_note, "");
+	scan_free(&sc);
+}
+
 /* ---- the devicetree parsers ------------------------------------------ */
 
 static void test_dt_parsers(void **state)
@@ -1210,6 +1231,7 @@ static void test_dt_parsers(void **state)
 	static const unsigned char be[] = { 0, 0, 0, 0, 0, 0, 2, 0x14, 0, 0, 0, 4, 0, 0, 0, 0 };
 	static const char v3[] = "arm,gic-v3";
 	static const char v2[] = "samsung,exynos-gic\0arm,gic-400";
+	static const char jh7110[] = "starfive,jh7110-plic\0sifive,plic-1.0.0";
 	uint32_t cells[8], spec[4];
 	struct ip_dt_irq irq;
 	struct ip_diag d = { "" };
@@ -1247,6 +1269,19 @@ static void test_dt_parsers(void **state)
 	assert_int_equal(ip_dt_translate(v3, sizeof(v3), 2, spec, &irq, &d), -EINVAL);
 	assert_int_equal(ip_dt_translate("acme,intc", 10, 2, spec, &irq, &d), -EPROTONOSUPPORT);
 	assert_string_equal(d.msg, "unknown interrupt controller acme,intc");
+
+	/* RISC-V: the PLIC's and APLIC's cell 0 is the hwirq */
+	spec[0] = 74, spec[1] = 4;
+	assert_int_equal(ip_dt_translate(jh7110, sizeof(jh7110), 1, spec, &irq, &d), 0);
+	assert_int_equal(irq.hwirq, 74);
+	assert_true(ip_dt_irq_matches(&irq, "SiFive PLIC", "74"));
+	assert_false(ip_dt_irq_matches(&irq, "SiFive", "74"));
+	assert_int_equal(ip_dt_translate("thead,c900-plic", 16, 2, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "SiFive PLIC", "74"));
+	assert_int_equal(ip_dt_translate("riscv,aplic", 12, 2, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "APLIC-DIRECT", "74"));
+	assert_int_equal(ip_dt_translate("riscv,aplic", 12, 1, spec, &irq, &d), -EINVAL);
+	assert_int_equal(ip_dt_translate("riscv,plic0", 12, 0, spec, &irq, &d), -EINVAL);
 
 	assert_int_equal(ip_parse_hwirq("564\n", &hw), 0);
 	assert_int_equal(hw, 564);
@@ -1434,6 +1469,7 @@ int main(void)
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
 		cmocka_unit_test(test_virtio_mmio_arm64),
+		cmocka_unit_test(test_virtio_mmio_riscv64),
 		cmocka_unit_test(test_mpi3mr_36_hdds),
 		cmocka_unit_test(test_high_iops_and_poll_queues),
 	};

@@ -99,13 +99,50 @@ static int gic_translate(int v2, unsigned ncells, const uint32_t *spec, struct i
 	return 0;
 }
 
+/*
+ * RISC-V platform interrupt controllers. Without them every RISC-V
+ * board's devicetree route stopped at "unknown interrupt controller", and
+ * hosts whose IRQ names cannot tell them apart (two dw_mmc hosts, both
+ * "dw-mci", on a StarFive JH7110) were left unsteerable.
+ * - PLIC: drivers/irqchip/irq-sifive-plic.c declares these compatibles;
+ *   plic_irq_domain_translate takes cell 0 as the hwirq (onecell, or
+ *   twocell for the edge-quirk T-Head and Andes PLICs), and both its
+ *   chips are named "SiFive PLIC".
+ * - APLIC: irq-riscv-aplic-main.c riscv_aplic_irqdomain_translate takes
+ *   cell 0 of two as the source, the hwirq. Direct mode names its chip
+ *   "APLIC-DIRECT" (irq-riscv-aplic-direct.c); MSI mode has its own
+ *   "APLIC"-prefixed MSI domain, so the prefix is what is matched.
+ * Returns 1 when @compat is one of them.
+ */
+static int riscv_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
+			   struct ip_dt_irq *out, struct ip_diag *d)
+{
+	static const char *const plic[] = { "sifive,plic-1.0.0", "riscv,plic0", "thead,c900-plic",
+					    "andestech,nceplic100" };
+	int is_plic = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(plic); i++)
+		is_plic |= ip_dt_compatible(compat, clen, plic[i]);
+	if (!is_plic && !ip_dt_compatible(compat, clen, "riscv,aplic"))
+		return 0;
+	if (ncells < (is_plic ? 1u : 2u))
+		return ip_diag_set(d, -EINVAL, "%s with #interrupt-cells %u (needs %d)",
+				   is_plic ? "PLIC" : "APLIC", ncells, is_plic ? 1 : 2);
+	out->hwirq = spec[0];
+	if (is_plic)
+		set_chip(out, "SiFive PLIC", 0);
+	else
+		set_chip(out, "APLIC", 1);
+	return 1;
+}
+
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
 	static const char *const gicv2[] = { "arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic",
 					     "arm,cortex-a7-gic", "arm,arm11mp-gic", "qcom,msm-qgic2" };
 	char first[64];
-	int v2 = 0;
+	int v2 = 0, ret;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < ARRAY_SIZE(gicv2); i++)
@@ -132,6 +169,9 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 		set_chip(out, "MT_SYSIRQ", 0);
 		return 0;
 	}
+	ret = riscv_translate(compat, clen, ncells, spec, out, d);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
 	snprintf(first, sizeof(first), "%.*s", (int)strnlen(compat, MIN(clen, sizeof(first) - 1)),
 		 compat);
 	for (char *p = first; *p; p++)

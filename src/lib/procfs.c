@@ -315,6 +315,36 @@ static const char *find_control(const char *s, const char *e)
 	return NULL;
 }
 
+/*
+ * The end of the chip column. show_interrupts() prints the chip's name
+ * with " %8s", and some names hold spaces: "SiFive PLIC" (every device
+ * interrupt of a RISC-V PLIC, drivers/irqchip/irq-sifive-plic.c), "RISC-V
+ * INTC" (irq-riscv-intc.c), "BRCM STB PCIe MSI" (the Raspberry Pi 4's
+ * PCIe MSI, drivers/pci/controller/pcie-brcmstb.c). Cut at the first
+ * blank, the rest of the name became the action ("PLIC  8 Level
+ * virtio0"), and no device was found by its IRQ's name. A name's words
+ * are one space apart and the hwirq (a number) follows the name, while a
+ * trigger or an action comes after a wider gap, so words are added only
+ * while a number closes them.
+ */
+static const char *chip_end(const char *s, const char *e)
+{
+	const char *first = skip_token(s, e), *t = first;
+
+	for (int words = 1; words < 6; words++) {
+		const char *n = skip_blank(t, e);
+
+		if (n >= e)
+			break;
+		if (is_digit(*n))
+			return t;
+		if (n - t != 1 || is_trigger(n, skip_token(n, e)))
+			break;
+		t = skip_token(n, e);
+	}
+	return first;
+}
+
 static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq_scratch *sc,
 			  struct ip_irq_line *l, struct ip_diag *d)
 {
@@ -336,7 +366,7 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 		return ip_diag_set(d, -ENOMEM, "line %d: out of memory", lineno);
 
 	chip_s = s;
-	chip_e = skip_token(s, e);
+	chip_e = chip_end(s, e);
 	s = skip_blank(chip_e, e);
 	hw_s = hw_e = s;
 	if (s < e && is_digit(*s)) {

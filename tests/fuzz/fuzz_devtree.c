@@ -44,11 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret == 0 && (memchr(irq.chip, '\0', sizeof(irq.chip)) == NULL || !irq.chip[0]))
 			abort();
 		if (ret == 0) {
-			char hw[24];
+			char hw[24], shown[32];
 
-			/* what it translated to must match itself as shown */
+			/* what it translated to must match itself as shown: a
+			 * prefix chip with a suffix ("GIC-0", "APLIC-DIRECT") */
 			snprintf(hw, sizeof(hw), "%lu", irq.hwirq);
-			if (!ip_dt_irq_matches(&irq, irq.chip_is_prefix ? "GIC-0" : irq.chip, hw))
+			snprintf(shown, sizeof(shown), "%s%s", irq.chip, irq.chip_is_prefix ? "-0" : "");
+			if (!ip_dt_irq_matches(&irq, shown, hw))
 				abort();
 		}
 		if (ret < 0 && !d.msg[0])
