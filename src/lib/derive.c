@@ -231,6 +231,14 @@ int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cu
 	int ret;
 
 	memset(m, 0, sizeof(*m));
+	/* CPUs came or went between the two (a hot-plug): each line's total
+	 * lost or regained those CPUs' counts, which read as a 32-bit wrap
+	 * (4e9 a second) or as all a returning CPU ever handled, in one
+	 * interval. No rates across it, as after a first sample. */
+	if (prev && !cpuset_equal(&prev->counted, &cur->counted)) {
+		prev = NULL;
+		pn = 0;
+	}
 	m->cur = cur;
 	m->prev = prev;
 	if (prev) {
