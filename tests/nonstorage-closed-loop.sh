@@ -132,6 +132,25 @@ check "... logged" grep -q "IRQ 45 unpinned by irqctl" "$log"
 "$ctl" unpin 45 >"$tmp/out" 2>&1
 check "... and no pin is left to unpin" test $? -ne 0
 
+# --- a reload whose file lacks the [irq] rule ----------------------------------
+# The policy file is replaced whole: IRQ 52, which only the rule claimed, goes
+# back to what it had before our first write, as after irqctl unpin; left at
+# 0-1, irqctl explain called it untouched until the daemon stopped.
+cat >"$conf" <<'EOF'
+[daemon]
+interval = 0.3
+[policy]
+dwell = 1
+EOF
+run "irqctl reload, the [irq kgsl*] rule gone" "$ctl" reload
+check "... IRQ 52 is back at its original 0-7" affinity_is 52 0-7
+check "... and the log says why" grep -q "reload: restored proc/irq/52/smp_affinity_list to 0-7" "$log"
+for i in 1 2 3; do
+	io_done sda 1
+	check "full cycle $i of 3 after the reload" wait_cycles 1
+done
+check "... and it stays there" affinity_is 52 0-7
+
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"
 	cat "$log"

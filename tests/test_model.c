@@ -502,6 +502,164 @@ static void put(const char *dir, const char *rel, const char *text)
 	fclose(f);
 }
 
+/*
+ * The phone's UFS vector (37) at @t seconds: @c37 interrupts by CPU, of
+ * which /proc/interrupts shows the online CPUs' (kernel/irq/proc.c
+ * show_interrupts(): for_each_online_cpu) and per_cpu_count all eight
+ * possible ones. A CPU taken offline keeps its count (kstat_irqs is per
+ * CPU and never reset) and shows it again when it comes back.
+ */
+static void put_hotplug(const char *root, const bool online[8], const unsigned c37[8], int t)
+{
+	char text[2048], pcc[256], list[32], ns[32];
+	size_t n = 0, p = 0, l = 0;
+
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "     ");
+	for (int c = 0; c < 8; c++)
+		if (online[c])
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "      CPU%d", c);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "\n 37:");
+	for (int c = 0; c < 8; c++) {
+		if (online[c])
+			n += (size_t)snprintf(text + n, sizeof(text) - n, " %10u", c37[c]);
+		p += (size_t)snprintf(pcc + p, sizeof(pcc) - p, "%s%u", c ? "," : "", c37[c]);
+		if (online[c])
+			l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%d", l ? "," : "", c);
+	}
+	snprintf(text + n, sizeof(text) - n, "     GICv3 297 Level     ufshcd\nErr:          0\n");
+	snprintf(pcc + p, sizeof(pcc) - p, "\n");
+	snprintf(list + l, sizeof(list) - l, "\n");
+	snprintf(ns, sizeof(ns), "%d000000000\n", t);
+	put(root, "proc/interrupts", text);
+	put(root, "sys/kernel/irq/37/per_cpu_count", pcc);
+	put(root, "sys/devices/system/cpu/online", list);
+	put(root, "irqpilot/time_ns", ns);
+}
+
+/* The UFS vector's rate in @st's model. */
+static double ufs_rate(const struct ip_step *st)
+{
+	const struct ip_snapshot *s = st->model.cur;
+
+	for (int i = 0; i < s->nr_irqs; i++)
+		if (s->irqs[i].irq == 37)
+			return st->model.irq[i].total;
+	fail_msg("no IRQ 37");
+	return 0;
+}
+
+/*
+ * CPU 1 goes offline and comes back while the UFS vector fires 1,000 times a
+ * second on CPU 6. Its column leaves /proc/interrupts with the 500,000
+ * interrupts it handled before, and comes back with them: the line's
+ * total goes down, which read as a 32-bit wrap (4e9 a second), and then up
+ * by all of CPU 1's old count in one interval. Neither is an interrupt
+ * that happened: the vector's rate stays 1,000 throughout, or is not
+ * measured across the change at all.
+ */
+static void test_hotplug_keeps_rates(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-hotplug-XXXXXX", cmd[600], root[64];
+	struct ip_engine_opts eo = { .dry_run = true };
+	bool online[8] = { true, true, true, true, true, true, true, true };
+	unsigned c37[8] = { 0, 500000, 0, 0, 0, 0, 1000, 0 };
+	struct ip_policy_config cfg;
+	struct ip_engine *e;
+	struct ip_diag d = { "" };
+	struct ip_root *r;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
+	assert_int_equal(system(cmd), 0);
+	ip_policy_config_init(&cfg);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
+	for (int t = 1; t <= 6; t++) {
+		struct ip_step *st;
+		double want;
+
+		online[1] = t != 3 && t != 4;
+		c37[6] += 1000;
+		put_hotplug(root, online, c37, t);
+		if (ip_engine_step(e, &st, &d) < 0)
+			fail_msg("step %d: %s", t, d.msg);
+		if (t == 1)
+			continue;
+		/* not measured across the change, measured again after it */
+		want = t == 3 || t == 5 ? 0 : 1000;
+		if (ufs_rate(st) < want - 1 || ufs_rate(st) > want + 1)
+			fail_msg("second %d: IRQ 37 at %.0f/s, not %.0f", t, ufs_rate(st), want);
+		assert_int_equal(st->decided, want > 0);
+	}
+	ip_engine_free(e);
+	ip_policy_config_free(&cfg);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
+/*
+ * The UFS vector freed and requested again under the same number and name
+ * within one sample (a host reset that frees its vectors): its counts start
+ * again from 0. kernel/irq/irqdesc.c free_desc() removes its
+ * /sys/kernel/irq/37 and /proc/irq/37, and a new descriptor makes new ones.
+ * The drop from 5,004,000 to 300 was taken for a 32-bit wrap: 4e9
+ * interrupts a second, on the vector and on CPU 6.
+ */
+static void test_reused_vector_rates(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-reuse-XXXXXX", cmd[600], root[64];
+	struct ip_engine_opts eo = { .dry_run = true };
+	bool online[8] = { true, true, true, true, true, true, true, true };
+	unsigned c37[8] = { 0, 0, 0, 0, 0, 0, 5000000, 0 };
+	struct ip_policy_config cfg;
+	struct ip_engine *e;
+	struct ip_diag d = { "" };
+	struct ip_root *r;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
+	assert_int_equal(system(cmd), 0);
+	ip_policy_config_init(&cfg);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
+	for (int t = 1; t <= 8; t++) {
+		struct ip_step *st;
+		double want;
+
+		c37[6] += 1000;
+		if (t == 5) {
+			c37[6] = 300;
+			/* free_irq_dir() of lib-daemon.sh, then the new ones */
+			snprintf(cmd, sizeof(cmd),
+				 "cd '%s' && for d in sys/kernel/irq/37 proc/irq/37; do "
+				 "cp -r $d $d.new && find $d -type f -exec truncate -s 0 {} + && "
+				 "rm -r $d && mv $d.new $d; done && echo 0-7 >proc/irq/37/smp_affinity_list",
+				 root);
+			assert_int_equal(system(cmd), 0);
+		}
+		put_hotplug(root, online, c37, t);
+		if (ip_engine_step(e, &st, &d) < 0)
+			fail_msg("step %d: %s", t, d.msg);
+		if (t == 1)
+			continue;
+		/* the new vector's 300 at the reset, else 1,000 a second */
+		want = t == 5 ? 300 : 1000;
+		if (ufs_rate(st) < want - 1 || ufs_rate(st) > want + 1)
+			fail_msg("second %d: IRQ 37 at %.0f/s, not %.0f", t, ufs_rate(st), want);
+		/* CPU 6's load is IRQ 37's and at most that */
+		if (st->model.cpu_irq[6] > 1001)
+			fail_msg("second %d: CPU 6 handles %.0f interrupts/s", t, st->model.cpu_irq[6]);
+	}
+	ip_engine_free(e);
+	ip_policy_config_free(&cfg);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /* A garbled /proc/interrupts is a clear error naming the file and line;
  * a vanished /proc/irq/N directory is not an error at all. */
 static void test_garbled_and_vanished(void **state)
@@ -1887,6 +2045,8 @@ int main(void)
 		cmocka_unit_test(test_full_scan_on_time),
 		cmocka_unit_test(test_cursor_lookups_any_order),
 		cmocka_unit_test(test_model_text_names),
+		cmocka_unit_test(test_hotplug_keeps_rates),
+		cmocka_unit_test(test_reused_vector_rates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2310,6 +2310,49 @@ static void test_cq_auto_managed_and_refused(void **state)
 	free(tb);
 }
 
+/*
+ * The kernel took our write of 2 to IRQ 24's affinity but handles it on
+ * CPU 0 still (not an IO-APIC line, which would move at its next
+ * interrupt). Its submitters are still on 2-3: the move wanted is the
+ * write already made. It was planned again, written again, and the two
+ * moves within return_window then read as submitters that alternate.
+ */
+static void test_refused_vector_not_rewritten(void **state)
+{
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = { 0 };
+	struct tb *tb = ahci_vm(false, 1);
+	struct ip_irq_hist *e;
+	const struct ip_kept *k;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb->info[0].affinity = L("2");
+	e = ip_history_get(&h, 24);
+	e->placed = true;
+	e->placement = L("2");
+	e->have_effective = true;
+	e->effective = L("0");
+	e->last_move_ns = 50 * S;
+	step(tb, &cfg, &h, 100 * S, &p);
+	assert_null(find_move(&p, 24));
+	k = find_kept(&p, 24);
+	assert_int_equal(k->why.code, IP_R_REFUSED);
+	assert_contains(REASON(k), "the kernel keeps it on 0 though we set its affinity to 2");
+	/* once the kernel handles it where it was set, it is not refused */
+	tb->info[0].effective = L("2");
+	tb_rate(tb, 0, 2, 1000);
+	step(tb, &cfg, &h, 200 * S, &p);
+	if (!find_move(&p, 24))
+		assert_int_not_equal(find_kept(&p, 24)->why.code, IP_R_REFUSED);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	ip_policy_config_free(&cfg);
+	free(tb);
+}
+
 static void test_cq_auto_several_domains(void **state)
 {
 	struct tb *tb = ahci_vm(true, 1);
@@ -3418,6 +3461,7 @@ int main(void)
 		cmocka_unit_test(test_cq_auto_pinned_forced),
 		cmocka_unit_test(test_cq_auto_shared_cache_by_kernel),
 		cmocka_unit_test(test_cq_auto_managed_and_refused),
+		cmocka_unit_test(test_refused_vector_not_rewritten),
 		cmocka_unit_test(test_cq_auto_several_domains),
 		cmocka_unit_test(test_cq_auto_no_attach),
 		cmocka_unit_test(test_cq_auto_single_vector),

@@ -172,6 +172,10 @@ void ip_daemon_kick(struct ip_daemon *d, uint64_t delay_us);
 struct ip_counters *ip_daemon_counters(struct ip_daemon *d);
 /* The policy's banned set from the file's and irqctl's (see ban_add). */
 void ip_daemon_apply_bans(struct ip_daemon *d);
+/* control.c: IRQ @irq goes back to its original affinity (*@did, to
+ * *@restored) unless a storage vector or an [irq] rule claims it; the log
+ * says @why ("unpin", "reload"). */
+void ip_daemon_release(struct ip_daemon *d, unsigned irq, const char *why, ip_cpuset *restored, bool *did);
 /* Loads the policy file; on success it replaces the running one. */
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag);
 /* The gid of @c's [control] admin_group (IP_PROTO_NO_GROUP when unset), or

@@ -189,6 +189,11 @@ struct ip_snapshot {
 	 * arrays are in this one allocation, not each its own (sample.c). */
 	void *fast_block;
 	uint64_t *irq_load;  /* nr_cpus: all numbered interrupts handled per CPU */
+	/* The CPUs whose counts the lines' totals hold: /proc/interrupts'
+	 * columns, one per online CPU (kernel/irq/proc.c show_interrupts()).
+	 * Totals of two snapshots that count different CPUs do not subtract:
+	 * a CPU gone takes its count with it, and one back brings it. */
+	ip_cpuset counted;
 	uint64_t *block_softirq; /* nr_cpus */
 	int nr_threads;
 	struct ip_irq_thread *threads;

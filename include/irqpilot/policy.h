@@ -152,6 +152,7 @@ enum ip_reason {
 	IP_R_DWELL,		   /* since_s, limit_s (dwell) */
 	IP_R_BUDGET,		   /* count (max_moves) */
 	IP_R_ALTERNATING,	   /* since_s (wanted), limit_s (return_window), domain */
+	IP_R_REFUSED,		   /* set (the affinity we wrote), set2 (effective) */
 	/* a vector moved */
 	IP_R_PIN,		   /* src; trimmed: set (the pin), set2 (what is left) */
 	IP_R_SUBMITTERS_ELSEWHERE, /* share, devices, cls, domain, handled, for_thread */

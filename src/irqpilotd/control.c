@@ -623,7 +623,7 @@ static int pin_targets(struct ip_daemon *d, const struct ip_request *req, FILE *
  * An unpinned IRQ that no storage vector or [irq] rule claims goes back
  * to what it had before our first write; the rest the policy places.
  */
-static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool *did)
+void ip_daemon_release(struct ip_daemon *d, unsigned irq, const char *why, ip_cpuset *restored, bool *did)
 {
 	const struct ip_step *st = ip_engine_last(d->engine);
 	const struct ip_irq *q = st ? ip_snapshot_irq(st->model.cur, irq) : NULL;
@@ -638,7 +638,7 @@ static void release(struct ip_daemon *d, unsigned irq, ip_cpuset *restored, bool
 		return;
 	}
 	for (int i = 0; i < res.n; i++) {
-		ip_log(&d->log, res.r[i].outcome == IP_APPLY_OK ? LOG_INFO : LOG_WARNING, "unpin: %s",
+		ip_log(&d->log, res.r[i].outcome == IP_APPLY_OK ? LOG_INFO : LOG_WARNING, "%s: %s", why,
 		       ip_report_apply_line(line, sizeof(line), &res.r[i]));
 		if (res.r[i].outcome == IP_APPLY_OK) {
 			*restored = res.r[i].written;
@@ -723,7 +723,7 @@ static void do_pin(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 			continue;
 		ip_history_unpin(h, irqs[i]);
 		ip_log(&d->log, LOG_NOTICE, "IRQ %u unpinned by irqctl", irqs[i]);
-		release(d, irqs[i], &restored, &did);
+		ip_daemon_release(d, irqs[i], "unpin", &restored, &did);
 		ip_json_object_begin(&j, NULL);
 		ip_json_uint(&j, "irq", irqs[i]);
 		if (did)

@@ -1188,6 +1188,35 @@ void ip_daemon_apply_bans(struct ip_daemon *d)
 	cpuset_andnot(&d->cfg.policy.banned, &d->cfg.policy.banned, &d->ban_del);
 }
 
+/*
+ * The IRQs we moved that the new policy no longer claims (an [irq] rule
+ * gone from the file) go back, as an irqctl unpin's do: left where the old
+ * rule put them, they stayed there until the daemon stopped while irqctl
+ * explain called them untouched. An irqctl pin still holds its IRQ.
+ */
+static void release_unclaimed(struct ip_daemon *d)
+{
+	const struct ip_originals *o = ip_engine_originals(d->engine);
+	_cleanup_free_ unsigned *irqs = malloc(sizeof(*irqs) * (o->nr_irqs ? o->nr_irqs : 1));
+	size_t n = o->nr_irqs;
+
+	if (!irqs) {
+		ip_log(&d->log, LOG_ERR, "reload: out of memory: the IRQs no rule claims now stay put");
+		return;
+	}
+	/* restoring one drops its original: walk a copy */
+	for (size_t i = 0; i < n; i++)
+		irqs[i] = o->irqs[i].irq;
+	for (size_t i = 0; i < n; i++) {
+		const struct ip_irq_hist *e = ip_history_find(ip_engine_history(d->engine), irqs[i]);
+		ip_cpuset restored;
+		bool did;
+
+		if (!(e && e->have_pin))
+			ip_daemon_release(d, irqs[i], "reload", &restored, &did);
+	}
+}
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
@@ -1211,6 +1240,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	d->conf_banned = d->cfg.policy.banned;
 	ip_daemon_apply_bans(d);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
+	release_unclaimed(d);
 	if (!d->o.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
 	d->log.level = d->cfg.daemon.log_level;

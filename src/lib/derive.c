@@ -12,16 +12,18 @@
 #include "irqpilot/sorted.h"
 
 /*
- * A counter that went down either wrapped at 32 bits (some architectures
- * print %10u of a 32-bit count) or belongs to an IRQ that was freed and
- * reused: the first is a wrap when both values fit in 32 bits, anything
- * else is a restart from zero.
+ * A counter that went down either wrapped at 32 bits (kstat_irqs counts
+ * are unsigned int) or belongs to an IRQ that was freed and requested
+ * again, as a host reset does under the same number and name: a wrap went
+ * from near 2^32 to near 0, forward by less than half the range (serial
+ * number arithmetic, RFC 1982). A smaller drop, from 5,000,000 to 300, is
+ * a restart from zero; taken for a wrap it was 4e9 interrupts a second.
  */
 static uint64_t delta(uint64_t prev, uint64_t cur, bool same_owner)
 {
 	if (cur >= prev)
 		return cur - prev;
-	if (same_owner && prev <= UINT32_MAX)
+	if (same_owner && prev <= UINT32_MAX && prev - cur > UINT32_MAX / 2)
 		return cur + (UINT64_C(1) << 32) - prev;
 	return cur;
 }
@@ -102,7 +104,12 @@ static int derive_irqs(const struct ip_snapshot *prev, const struct ip_snapshot 
 	return 0;
 }
 
-static int percpu_rate(const uint64_t *prev, int prev_n, const uint64_t *cur, int n, double dt, double **out)
+/* @sum: each count adds up several counters (a CPU's interrupts of all
+ * lines), and one of them that restarted takes the sum down by its old
+ * count: what the CPU handled this interval is not known, and the whole
+ * sum is not it. */
+static int percpu_rate(const uint64_t *prev, int prev_n, const uint64_t *cur, int n, double dt, bool sum,
+		       double **out)
 {
 	double *r = zalloc(n);
 
@@ -111,8 +118,11 @@ static int percpu_rate(const uint64_t *prev, int prev_n, const uint64_t *cur, in
 	*out = r;
 	if (!prev || !cur || dt <= 0)
 		return 0;
-	for (int k = 0; k < n && k < prev_n; k++)
-		r[k] = (double)delta(prev[k], cur[k], true) / dt;
+	for (int k = 0; k < n && k < prev_n; k++) {
+		uint64_t v = delta(prev[k], cur[k], true);
+
+		r[k] = sum && cur[k] < prev[k] && v == cur[k] ? 0 : (double)v / dt;
+	}
 	return 0;
 }
 
@@ -135,10 +145,12 @@ static int derive_devs(const struct ip_snapshot *prev, const struct ip_snapshot 
 				p = &prev->dc[j];
 		r->submit_src = c ? c->submit_src : IP_SRC_NONE;
 		r->complete_src = c ? c->complete_src : IP_SRC_NONE;
-		ret = percpu_rate(p ? p->submit : NULL, pn, c ? c->submit : NULL, nr_cpus, dt, &r->submit);
+		ret = percpu_rate(p ? p->submit : NULL, pn, c ? c->submit : NULL, nr_cpus, dt, false,
+				  &r->submit);
 		if (ret < 0)
 			return ret;
-		ret = percpu_rate(p ? p->complete : NULL, pn, c ? c->complete : NULL, nr_cpus, dt, &r->complete);
+		ret = percpu_rate(p ? p->complete : NULL, pn, c ? c->complete : NULL, nr_cpus, dt, false,
+				  &r->complete);
 		if (ret < 0)
 			return ret;
 		for (int k = 0; k < nr_cpus; k++) {
@@ -234,6 +246,14 @@ int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cu
 	int ret;
 
 	memset(m, 0, sizeof(*m));
+	/* CPUs came or went between the two (a hot-plug): each line's total
+	 * lost or regained those CPUs' counts, which read as a 32-bit wrap
+	 * (4e9 a second) or as all a returning CPU ever handled, in one
+	 * interval. No rates across it, as after a first sample. */
+	if (prev && !cpuset_equal(&prev->counted, &cur->counted)) {
+		prev = NULL;
+		pn = 0;
+	}
 	m->cur = cur;
 	m->prev = prev;
 	if (prev) {
@@ -246,10 +266,10 @@ int ip_model_derive(const struct ip_snapshot *prev, const struct ip_snapshot *cu
 		dt = (double)(cur->time_ns - prev->time_ns) / 1e9;
 	}
 	m->interval_s = dt;
-	ret = percpu_rate(prev ? prev->irq_load : NULL, pn, cur->irq_load, nr_cpus, dt, &m->cpu_irq);
+	ret = percpu_rate(prev ? prev->irq_load : NULL, pn, cur->irq_load, nr_cpus, dt, true, &m->cpu_irq);
 	if (ret >= 0)
 		ret = percpu_rate(prev ? prev->block_softirq : NULL, pn, cur->block_softirq, nr_cpus, dt,
-				  &m->cpu_softirq);
+				  false, &m->cpu_softirq);
 	if (ret >= 0)
 		ret = derive_irqs(prev, cur, m, dt);
 	if (ret >= 0)

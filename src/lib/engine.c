@@ -582,8 +582,8 @@ int ip_engine_step(struct ip_engine *e, struct ip_step **out, struct ip_diag *d)
 		if (ret < 0)
 			return ip_diag_set(d, ret, "apply: %s", strerror(-ret));
 	}
-	if (!prev)
-		return *out = st, 0; /* no rates yet: nothing to decide on */
+	if (!st->model.prev)
+		return *out = st, 0; /* no rates yet (or across a hot-plug): nothing to decide on */
 
 	ret = ip_policy_decide(&st->model, e->cfg, &e->hist, st->now_ns, &st->plan);
 	if (ret < 0)

@@ -1591,6 +1591,26 @@ static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct 
 	       dom[pl->TD].capacity > dom[pl->cur_dom].capacity;
 }
 
+static bool is_ioapic(const struct ip_irq *q);
+
+/*
+ * The kernel took our write to vector @q's affinity (it still reads as we
+ * left it) but handles the vector elsewhere, and the move wanted now is
+ * into the domain we put it in: the same write again. It was written
+ * twice more, and the two moves within return_window then read as
+ * submitters that alternate. An IO-APIC line is not refused: it moves at
+ * its next interrupt.
+ */
+static bool kernel_refused(const struct ctx *c, const struct ip_irq *q, const struct ip_irq_hist *e, int TD)
+{
+	const struct ip_irq_info *info = ip_irq_info(q);
+
+	return e && e->placed && info->have_proc && info->have_effective && !cpuset_empty(&info->effective) &&
+	       cpuset_equal(&info->affinity, &e->placement) &&
+	       !cpuset_intersects(&info->effective, &info->affinity) && !is_ioapic(q) &&
+	       cpuset_subset(&e->placement, &c->t->domains[TD].cpus);
+}
+
 /*
  * The submitter placement of vector @qi, judged against the handled
  * shares already in c->hd and the vector's window. Fills the candidate's
@@ -1650,6 +1670,12 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
 		w->rate = cd->rate;
 		w->min_rate = cfg->min_rate;
+		return;
+	}
+	if (kernel_refused(c, &c->s->irqs[qi], e, pl.TD)) {
+		w = vector_why(c, qi, devs, cd, IP_R_REFUSED);
+		w->set = ip_irq_info(&c->s->irqs[qi])->affinity;
+		w->set2 = ip_irq_info(&c->s->irqs[qi])->effective;
 		return;
 	}
 	cd->follows = pl.cur_dom != pl.TD;

@@ -609,6 +609,7 @@ static const struct reason_def {
 	{ IP_R_DWELL, "dwell", NO_ID("kept") },
 	{ IP_R_BUDGET, "budget", NO_ID("kept") },
 	{ IP_R_ALTERNATING, "alternating", NO_ID("kept") },
+	{ IP_R_REFUSED, "refused", NO_ID("kept") },
 	/* a vector moved; the ID of the move irqpilotd exists for is the one
 	 * every move had before codes had their own (log.h) */
 	{ IP_R_PIN, "pin", "4742cb92e9314f23b813036b99b8f734" },
@@ -920,7 +921,7 @@ static bool why_unplaceable_text(struct line *l, const struct ip_why *w, enum ip
  * (threshold, min_rate, idle_domain, dwell, max_moves) holds it. */
 static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reason code)
 {
-	char b1[128], p1[16], d[80];
+	char b1[128], b2[128], p1[16], d[80];
 	const char *cls = ip_cap_class_name((enum ip_cap_class)w->cls);
 
 	switch (code) {
@@ -958,6 +959,11 @@ static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reaso
 		put(l, "its submitters alternate: moved twice within return_window, it follows them to "
 		       "%s again once they stay there %.0f s (%.1f s so far)",
 		    set_str(b1, &w->domain), w->limit_s, w->since_s);
+		break;
+	case IP_R_REFUSED:
+		put(l, "the kernel keeps it on %s though we set its affinity to %s; not written again "
+		       "while that stands",
+		    set_str(b1, &w->set2), set_str(b2, &w->set));
 		break;
 	default:
 		return false;
@@ -1388,6 +1394,10 @@ static void limit_numbers(struct why_out *o, const struct ip_why *w, enum ip_rea
 		break;
 	case IP_R_BUDGET:
 		o->integer(o, "max_moves", w->count);
+		break;
+	case IP_R_REFUSED:
+		o->set(o, "affinity", &w->set);
+		o->set(o, "effective", &w->set2);
 		break;
 	case IP_R_NOTE_ALL_ISOLATED:
 	case IP_R_NOTE_DOMAIN_ISOLATED:

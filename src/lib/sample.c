@@ -193,6 +193,7 @@ struct full_cache {
 	 * its thread is placed, so its counts are read, but not its files. */
 	bool *fixed_dir;
 	int nr_cpus;
+	ip_cpuset counted;   /* the full scan's columns (struct ip_snapshot) */
 	struct held *cpu;    /* nr_cpus: untracked load per CPU */
 	uint64_t full_ns;    /* time of the last full scan */
 	uint64_t pub_ns;     /* time of the last snapshot */
@@ -1028,6 +1029,9 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 			  "IRQ name holding a newline, skipped; that name ends at its newline (said once)",
 			  hdr->name_tails, hdr->first_tail);
 	fix_names(snap);
+	cpuset_zero(&snap->counted);
+	for (int i = 0; i < hdr->ncols; i++)
+		cpuset_set(&snap->counted, hdr->col_cpu[i]);
 	s->irqs_hint = snap->nr_irqs + snap->nr_irqs / 32 + 16;
 	s->names_hint = c.names_len + c.names_len / 32 + 512;
 	/* The kernel lists IRQs in ascending order; a garbled file need not,
@@ -1236,6 +1240,7 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 
 	n.nr = snap->nr_irqs;
 	n.nr_cpus = nr_cpus;
+	n.counted = snap->counted;
 	n.irqs = calloc(n.nr ? n.nr : 1, sizeof(*n.irqs));
 	n.line = calloc(n.nr ? n.nr : 1, sizeof(*n.line));
 	n.cpu = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*n.cpu));
@@ -1476,6 +1481,7 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 	if (!snap->irqs)
 		goto fail;
 	snap->irq_names = fc->names ? names_get(fc->names) : NULL;
+	snap->counted = fc->counted;
 	for (int cpu = 0; cpu < nr_cpus; cpu++)
 		snap->irq_load[cpu] = (uint64_t)held_at(&fc->cpu[cpu], fc->full_ns, snap->time_ns);
 	for (int i = 0; i < fc->nr; i++) {
