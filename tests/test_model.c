@@ -134,6 +134,20 @@ static void test_laptop_managed_nvme(void **state)
 	ip_snapshot_free(&s);
 }
 
+/* The head's diskstats are its paths' completed I/O (storage.h mpath_head). */
+static void test_nvme_mpath_head_ios(void **state)
+{
+	struct ip_snapshot s;
+	int i = -1;
+
+	sample_dir(FIXTURES "nvme-mpath-2ctrl", &s);
+	assert_non_null(dev(&s, "nvme0c0n1", &i));
+	assert_int_equal(s.dc[i].ios, 1000000);
+	assert_non_null(dev(&s, "nvme0c1n1", &i));
+	assert_int_equal(s.dc[i].ios, 1000000);
+	ip_snapshot_free(&s);
+}
+
 static void test_server_threads_and_isolation(void **state)
 {
 	struct ip_snapshot s;
@@ -2019,6 +2033,7 @@ int main(void)
 		cmocka_unit_test(test_phone),
 		cmocka_unit_test(test_newline_in_irq_name),
 		cmocka_unit_test(test_laptop_managed_nvme),
+		cmocka_unit_test(test_nvme_mpath_head_ios),
 		cmocka_unit_test(test_server_threads_and_isolation),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_capture_ahci_rates),

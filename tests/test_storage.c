@@ -920,6 +920,61 @@ static char *copy_without_of_node(const char *fixture, const char *dev)
 }
 
 /*
+ * NVMe native multipath: the head nvme0n1 has no mq/ and no IRQ; the two
+ * hidden path disks carry the queues and their own controller's vectors,
+ * and each is told its head, whose submissions and diskstats are theirs.
+ */
+static void test_nvme_mpath(void **state)
+{
+	struct scan sc;
+
+	scan_tree(&sc, FIXTURES "nvme-mpath-2ctrl", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	assert_null(dev(&sc, "nvme0n1"));
+	for (int c = 0; c < 2; c++) {
+		char name[16];
+		const struct ip_blockdev *b;
+
+		snprintf(name, sizeof(name), "nvme0c%dn1", c);
+		b = must_dev(&sc, name);
+		assert_string_equal(b->driver, "nvme");
+		assert_string_equal(b->bus_id, c ? "0000:3c:00.0" : "0000:3b:00.0");
+		assert_string_equal(b->mpath_head, "nvme0n1");
+		assert_int_equal(b->head_major, 259);
+		assert_int_equal(b->head_minor, 0);
+		assert_int_equal(b->nr_queues, 8);
+		assert_int_equal(b->nr_vectors, 9);
+		/* nvme1q3 is the second controller's: no vector of the other */
+		for (int q = 0; q < 8; q++)
+			assert_int_equal(b->vectors[b->queues[q].vector].irq, (c ? 51u : 41u) + q);
+		assert_false(ip_blockdev_unsteerable(b));
+	}
+	scan_free(&sc);
+}
+
+/* A head whose path disks are not there is said, not skipped unsaid. */
+static void test_nvme_mpath_head_alone(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	copy_tree(FIXTURES "nvme-mpath-2ctrl", t);
+	unlink_in(t, "sys/block/nvme0c0n1");
+	unlink_in(t, "sys/block/nvme0c1n1");
+	scan_tree(&sc, t, true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->major, 259);
+	assert_int_equal(b->minor, 0);
+	assert_string_equal(b->bus_id, "nvme-subsys0");
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "NVMe multipath head"));
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
  * The same phone with less and less to go on: no devicetree link, then no
  * SCSI proc_name, then an IRQ no route can name. Each time the next route
  * is the one that matches, and at the end the device is reported.
@@ -1445,6 +1500,8 @@ int main(void)
 		cmocka_unit_test(test_is_virtual),
 		cmocka_unit_test(test_phone),
 		cmocka_unit_test(test_laptop),
+		cmocka_unit_test(test_nvme_mpath),
+		cmocka_unit_test(test_nvme_mpath_head_alone),
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_qemu_intx_shared),
 		cmocka_unit_test(test_capture_ahci),

@@ -86,6 +86,15 @@ struct ip_blockdev {
 	enum ip_vec_route route;  /* the route that found the vectors, NONE if none did */
 	unsigned routes_tried;    /* 1 << IP_ROUTE_* of every route looked at */
 	char route_note[160];     /* why a route could not be read ("unknown interrupt controller X") */
+	/*
+	 * An NVMe multipath path disk (nvme0c1n1) carries the queues and its
+	 * controller's vectors, but the I/O is submitted to, and counted on,
+	 * the subsystem's head disk (nvme0n1), which has neither: its name
+	 * and dev_t, so submissions and diskstats of the head are the
+	 * path's too. "" and 0:0 for any other disk.
+	 */
+	char mpath_head[32];
+	unsigned head_major, head_minor;
 };
 
 /*

@@ -245,7 +245,24 @@ static int tracepoint_id(struct ip_root *r, const char *event, long long *id)
 	return ip_root_read_long(r, path, id);
 }
 
-static int open_tracepoint(long long id, int cpu, int group_fd, unsigned major, unsigned minor)
+/*
+ * The tracepoints' test for @b. The kernel's dev_t inside tracepoints is
+ * MKDEV: major << 20 | minor. An NVMe multipath path (storage.h) also
+ * takes its head's: block_bio_queue fires once per bio, for the head the
+ * bio was submitted to, while block_rq_complete names the path whose
+ * request completed. Every path counts all of the head's submissions, as
+ * the kernel picks the path per bio (by the submitter's node, or in turn)
+ * and the policy should steer each toward the CPUs that may use it.
+ */
+static int dev_filter(const struct ip_blockdev *b, char *buf, size_t size)
+{
+	if (b->head_major || b->head_minor)
+		return snprintf(buf, size, "(dev == %u || dev == %u)", (b->major << 20) | b->minor,
+				(b->head_major << 20) | b->head_minor);
+	return snprintf(buf, size, "dev == %u", (b->major << 20) | b->minor);
+}
+
+static int open_tracepoint(long long id, int cpu, int group_fd, const struct ip_blockdev *b)
 {
 	struct perf_event_attr attr;
 	char filter[64];
@@ -264,8 +281,7 @@ static int open_tracepoint(long long id, int cpu, int group_fd, unsigned major, 
 	fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* The kernel's dev_t inside tracepoints is MKDEV: major << 20 | minor. */
-	snprintf(filter, sizeof(filter), "dev == %u", (major << 20) | minor);
+	dev_filter(b, filter, sizeof(filter));
 	if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
 		int e = -errno;
 
@@ -295,8 +311,10 @@ static int wake_setup(struct ip_counters *c, long long qid, const struct ip_snap
 	filter[0] = '\0';
 	for (int i = 0; i < snap->storage.nr_devs && filter; i++) {
 		const struct ip_blockdev *b = &snap->storage.devs[i];
-		int n = snprintf(filter + len, cap - len, "%sdev == %u", i ? " || " : "",
-				 (b->major << 20) | b->minor);
+		int n = snprintf(filter + len, cap - len, "%s", i ? " || " : "");
+
+		if (n >= 0 && (size_t)n < cap - len)
+			n += dev_filter(b, filter + len + n, cap - len - n);
 
 		if (n < 0 || (size_t)n >= cap - len) {
 			free(filter);
@@ -392,7 +410,7 @@ static int group_open(struct ip_counters *c, long long tp, int cpu, int seq, con
 		g = &c->groups[c->nr_groups++];
 		*g = (struct perf_group){ .cpu = cpu, .first = c->nr_members, .seq = seq, .moved = true };
 	}
-	fd = open_tracepoint(tp, cpu, g->nr ? c->members[g->first].fd : -1, b->major, b->minor);
+	fd = open_tracepoint(tp, cpu, g->nr ? c->members[g->first].fd : -1, b);
 	if (fd < 0)
 		return fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &m->id) < 0) {

@@ -2215,9 +2215,23 @@ static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
 
 	snap->all_ios += completed_ios(ds);
 	snap->have_all_ios = true;
-	for (int i = 0; i < snap->storage.nr_devs; i++)
-		if (strcmp(snap->storage.devs[i].name, ds->name) == 0)
-			snap->dc[i].ios = completed_ios(ds);
+	for (int i = 0; i < snap->storage.nr_devs; i++) {
+		const struct ip_blockdev *b = &snap->storage.devs[i];
+
+		if (strcmp(b->name, ds->name) == 0)
+			snap->dc[i].ios = MAX(snap->dc[i].ios, completed_ios(ds));
+		/*
+		 * An NVMe multipath head's I/O is done by its paths, and which
+		 * path took it is not told. Newer kernels count it on the head
+		 * (nvme_mpath_start_request; 6.3 on as far as we know), older
+		 * ones on the path: the
+		 * larger of the two is the path's, the one that counts, and
+		 * each path is held as busy as the head (max of two counts
+		 * that only grow still only grows).
+		 */
+		if (b->mpath_head[0] && strcmp(b->mpath_head, ds->name) == 0)
+			snap->dc[i].ios = MAX(snap->dc[i].ios, completed_ios(ds));
+	}
 	return 0;
 }
 

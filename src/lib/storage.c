@@ -1658,6 +1658,107 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 }
 
 /*
+ * NVMe native multipath (CONFIG_NVME_MULTIPATH, nvme_core.multipath=Y):
+ * for a namespace of a subsystem that may have several controllers (CMIC),
+ * drivers/nvme/host/multipath.c nvme_mpath_alloc_disk makes a head disk
+ * "nvme%dn%d" (subsystem instance, head instance) under
+ * virtual/nvme-subsystem/nvme-subsysS/. It is bio-based (blk_alloc_disk):
+ * no mq/, no interrupt. Each controller's own disk is named
+ * "nvme%dc%dn%d" (subsystem, controller, head instance) and is
+ * GENHD_FL_HIDDEN (core.c nvme_alloc_ns), yet it is still in sys/block
+ * with a dev and mq/ (block/genhd.c only skips the bdev and partitions of
+ * a hidden disk), so it is scanned as any NVMe disk with its controller's
+ * vectors. What it lacks is the I/O: nvme_ns_head_submit_bio remaps the
+ * head's bios to a path, and block_bio_queue fires once per bio (the
+ * BIO_TRACE_COMPLETION flag), for the head's dev_t; the head's diskstats
+ * count it (nvme_mpath_start_request). So each path is told its head.
+ */
+static bool nvme_head_name(const char *name, unsigned *subsys, unsigned *ns)
+{
+	int end = 0;
+
+	return strncmp(name, "nvme", 4) == 0 && isdigit((unsigned char)name[4]) &&
+	       sscanf(name, "nvme%un%u%n", subsys, ns, &end) == 2 && name[end] == '\0';
+}
+
+static bool nvme_path_name(const char *name, unsigned *subsys, unsigned *ns)
+{
+	unsigned ctrl;
+	int end = 0;
+
+	return strncmp(name, "nvme", 4) == 0 && isdigit((unsigned char)name[4]) &&
+	       sscanf(name, "nvme%uc%un%u%n", subsys, &ctrl, ns, &end) == 3 && name[end] == '\0';
+}
+
+static int link_mpath_heads(struct ip_root *r, const char *dir, struct ip_storage *s)
+{
+	for (int i = 0; i < s->nr_devs; i++) {
+		struct ip_blockdev *bd = &s->devs[i];
+		_cleanup_free_ char *devf = NULL, *text = NULL;
+		unsigned subsys, ns;
+
+		if (!nvme_path_name(bd->name, &subsys, &ns))
+			continue;
+		snprintf(bd->mpath_head, sizeof(bd->mpath_head), "nvme%un%u", subsys, ns);
+		devf = ip_asprintf("%s/%s/dev", dir, bd->mpath_head);
+		if (!devf)
+			return -ENOMEM;
+		/* a path whose head is gone (being removed) is still a disk */
+		if (ip_root_read_line(r, devf, &text) < 0 ||
+		    sscanf(text, "%u:%u", &bd->head_major, &bd->head_minor) != 2) {
+			bd->mpath_head[0] = '\0';
+			bd->head_major = bd->head_minor = 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A multipath head no path disk was found for cannot be steered, and must
+ * not vanish unsaid as a disk without mq/ otherwise does: it is listed with
+ * no vector, which the daemon reports as a device it cannot steer.
+ */
+static int add_orphan_head(struct ip_root *r, const char *dir, const char *name,
+			   struct ip_storage *s)
+{
+	struct ip_blockdev *bd = &s->devs[s->nr_devs];
+	_cleanup_free_ char *link = ip_asprintf("%s/%s", dir, name);
+	_cleanup_free_ char *devf = NULL, *text = NULL, *parent = NULL;
+	unsigned subsys, ns;
+
+	if (!link || !nvme_head_name(name, &subsys, &ns))
+		return link ? 0 : -ENOMEM;
+	for (int i = 0; i < s->nr_devs; i++)
+		if (strcmp(s->devs[i].mpath_head, name) == 0 || strcmp(s->devs[i].name, name) == 0)
+			return 0;
+	memset(bd, 0, sizeof(*bd));
+	bd->rq_affinity = -1;
+	bd->numa_node = -1;
+	copy_str(bd->name, sizeof(bd->name), name);
+	copy_str(bd->driver, sizeof(bd->driver), "nvme");
+	if (resolve_dir(r, link, &bd->syspath) < 0)
+		return 0;
+	devf = ip_asprintf("%s/dev", bd->syspath);
+	parent = strdup(bd->syspath);
+	if (!devf || !parent) {
+		blockdev_free(bd);
+		return -ENOMEM;
+	}
+	if (ip_root_read_line(r, devf, &text) < 0 ||
+	    sscanf(text, "%u:%u", &bd->major, &bd->minor) != 2) {
+		blockdev_free(bd);
+		return 0;
+	}
+	if (strrchr(parent, '/'))
+		*strrchr(parent, '/') = '\0';
+	copy_str(bd->bus_id, sizeof(bd->bus_id), base_name(parent));
+	snprintf(bd->route_note, sizeof(bd->route_note),
+		 "an NVMe multipath head: no path disk nvme%uc*n%u with hw queues found", subsys, ns);
+	s->nr_devs++;
+	return 0;
+}
+
+/*
  * One odd device (a garbled cpu_list, a disk whose controller has no
  * driver) must not hide the others from the policy: it is skipped, and
  * the reason of the last skip is left in @d while 0 is returned, so a
@@ -1715,6 +1816,10 @@ int ip_storage_sample(struct ip_root *r, const struct ip_irq_name *names, int nr
 		}
 		s->nr_devs++;
 	}
+	if (ret != -ENOMEM)
+		ret = link_mpath_heads(r, dir, s);
+	for (size_t i = 0; i < n && ret != -ENOMEM; i++)
+		ret = add_orphan_head(r, dir, ents[i], s);
 	ip_strv_free(ents, n);
 	scan_free(&sc);
 	if (ret == -ENOMEM) {
