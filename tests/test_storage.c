@@ -975,6 +975,58 @@ static void test_nvme_mpath_head_alone(void **state)
 }
 
 /*
+ * An AHCI host with one MSI per port (libahci.c names port i's vector
+ * "ahci<i>"): each disk keeps its own port's vector, the port index coming
+ * from class/ata_port/ataN/port_no (ata3 is port 0 there, the sSATA host
+ * having taken ata1-2), and the single-MSI host beside it keeps its one.
+ * Taking every msi_irqs entry steered each disk's IRQ by its neighbours'
+ * submitters.
+ */
+static void test_ahci_multi_msi(void **state)
+{
+	static const struct {
+		const char *disk;
+		unsigned irq;
+	} want[] = { { "sda", 37 }, { "sdb", 40 }, { "sdc", 41 }, { "sdd", 43 } };
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "server-ahci-multimsi", true);
+	assert_int_equal(sc.s.nr_devs, 4);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		b = must_dev(&sc, want[i].disk);
+		assert_int_equal(b->nr_vectors, 1);
+		assert_int_equal(b->vectors[0].irq, want[i].irq);
+		assert_int_equal(b->vectors[0].route, IP_ROUTE_MSI);
+		assert_int_equal(b->queues[0].vector, 0);
+		assert_false(ip_blockdev_unsteerable(b));
+	}
+	scan_free(&sc);
+
+	/* sdc's port is unknown: no vector rather than its neighbours', and said */
+	copy_tree(FIXTURES "server-ahci-multimsi", t);
+	unlink_in(t, "sys/class/ata_port/ata4");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "sdc");
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "sys/class/ata_port/ata4/port_no unreadable"));
+	assert_int_equal(must_dev(&sc, "sdb")->vectors[0].irq, 40);
+	scan_free(&sc);
+
+	/* no action names: the port's vector cannot be told; single MSI needs none */
+	scan_tree(&sc, t, false);
+	b = must_dev(&sc, "sdd");
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "not one vector named \"ahci3\""));
+	b = must_dev(&sc, "sda");
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 37);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
  * The same phone with less and less to go on: no devicetree link, then no
  * SCSI proc_name, then an IRQ no route can name. Each time the next route
  * is the one that matches, and at the end the device is reported.
@@ -1503,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_nvme_mpath),
 		cmocka_unit_test(test_nvme_mpath_head_alone),
 		cmocka_unit_test(test_server),
+		cmocka_unit_test(test_ahci_multi_msi),
 		cmocka_unit_test(test_qemu_intx_shared),
 		cmocka_unit_test(test_capture_ahci),
 		cmocka_unit_test(test_odd_devices_skipped),

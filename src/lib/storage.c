@@ -1199,6 +1199,105 @@ static const struct ip_irq_name *find_name(const struct ip_irq_name *names, int 
 	return NULL;
 }
 
+/*
+ * N of the "ataN" directory right under the controller on the disk's
+ * path, or -1. drivers/ata/libata-transport.c ata_tport_add names each
+ * port "ata%d" after its print_id, which counts ports across every host,
+ * so N is not the port's index in its host.
+ */
+static long ata_print_id(const char *syspath, const char *ctrl)
+{
+	size_t n = strlen(ctrl), len;
+	const char *p;
+	char comp[16];
+
+	if (strncmp(syspath, ctrl, n) != 0 || syspath[n] != '/')
+		return -1;
+	p = syspath + n + 1;
+	if (strncmp(p, "ata", 3) != 0)
+		return -1;
+	len = strcspn(p, "/");
+	if (len >= sizeof(comp))
+		return -1;
+	memcpy(comp, p, len);
+	comp[len] = '\0';
+	return digits_to_end(comp + 3);
+}
+
+static bool action_is(const char *name, void *ctx)
+{
+	return strcmp(name, ctx) == 0;
+}
+
+/* The vector of @bd named @want, -1 if none or several are. */
+static int vector_named(const struct ip_blockdev *bd, const struct scan *sc, const char *want)
+{
+	int found = -1;
+
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		const struct ip_irq_name *nm = find_name(sc->names, sc->nr_names, bd->vectors[i].irq);
+
+		if (!nm || !any_action(nm->actions, action_is, (void *)want))
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i;
+	}
+	return found;
+}
+
+/*
+ * An AHCI host with one MSI per port (drivers/ata/ahci.c ahci_init_msi
+ * sets AHCI_HFLAG_MULTI_MSI) lists every port's vector in msi_irqs, and
+ * taking them all would steer each disk's interrupt by every other
+ * disk's submitters. drivers/ata/libahci.c ahci_host_activate_multi_irqs
+ * requests port i's vector with pp->irq_desc, which ahci_port_start fills
+ * with snprintf(irq_desc, 8, "%s%d", dev_driver_string(dev), port_no):
+ * the name is cut to 7 characters as the kernel cuts it. Every multi-MSI
+ * AHCI host uses the same names, so only this device's vectors are
+ * searched. The port index is class/ata_port/ataN/port_no less one
+ * (libata-transport.c shows local_port_no, port_no + 1; a host has at
+ * most AHCI_MAX_PORTS, 32). Only drivers named "ahci..." are narrowed, as
+ * only libahci names vectors so; other drivers' vectors stay as found.
+ * With one vector (single MSI "ahci[<bdf>]", INTx) there is nothing to
+ * choose. When the
+ * port's vector cannot be told apart, none is kept rather than the other
+ * ports', and route_note says why in the unsteerable warning.
+ */
+static void ahci_port_vector(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			     const struct scan *sc)
+{
+	char path[64], want[48], why[96];
+	size_t used = strlen(bd->route_note);
+	long id = ata_print_id(bd->syspath, b->path);
+	long long port = 0;
+	int keep = -1;
+
+	if (bd->nr_vectors < 2 || !strstr(b->driver, "ahci"))
+		return;
+	snprintf(path, sizeof(path), "sys/class/ata_port/ata%ld/port_no", id);
+	if (id < 0) {
+		snprintf(why, sizeof(why), "no ataN directory on its path");
+	} else if (ip_root_read_long(r, path, &port) < 0 || port < 1 || port > 32) {
+		snprintf(why, sizeof(why), "%s unreadable", path);
+	} else {
+		snprintf(want, sizeof(want), "%s%lld", b->driver, port - 1);
+		want[MIN(strlen(want), (size_t)7)] = '\0';
+		keep = vector_named(bd, sc, want);
+		snprintf(why, sizeof(why), "not one vector named \"%s\"", want);
+	}
+	if (keep >= 0) {
+		bd->vectors[0] = bd->vectors[keep];
+		bd->nr_vectors = 1;
+		return;
+	}
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+		 "%s%d per-port AHCI vectors, which is %s's is unknown: %s", used ? "; " : "",
+		 bd->nr_vectors, bd->name, why);
+	bd->nr_vectors = 0;
+	bd->route = IP_ROUTE_NONE;
+}
+
 struct qname_ctx {
 	bool admin;
 	int queue;
@@ -1653,6 +1752,7 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	ret = read_vectors(sc, bd, &b);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
+	ahci_port_vector(r, bd, &b, sc);
 	map_vectors(r, bd, sc->names, sc->nr_names);
 	return ip_blockdev_link_serves(bd);
 }
