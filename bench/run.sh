@@ -243,8 +243,11 @@ io_record() {
 	local dir=$1 s0=$2 s1=$3 out=$4 p m
 	: >"$out"
 	command -v strace >/dev/null || return 0
-	mkdir -p "$tmp/rt-io"
-	"$ipd" --root "$dir" --foreground --runtime-dir "$tmp/rt-io" --interval 1 --config "$conf" \
+	# Its own runtime directory, kept until the run ends: the cycle
+	# recorded stats the state file there (07a221e), and the replay opens
+	# that directory; removed, the I/O floor failed to start.
+	mkdir -p "$out.rt"
+	"$ipd" --root "$dir" --foreground --runtime-dir "$out.rt" --interval 1 --config "$conf" \
 		>"$tmp/io-record.log" 2>&1 &
 	p=$!
 	"$steady" --pid "$p" --interval 1 --cycles 12 --tree "$dir" --step0 "$s0" --step1 "$s1" \
@@ -256,7 +259,6 @@ io_record() {
 	kill "$m" "$p" 2>/dev/null || true
 	wait "$m" "$p" 2>/dev/null || true
 	pids=()
-	rm -rf "$tmp/rt-io"
 	awk '
 	function flush() { if (ok && n > 0) { last = ""; for (k = 1; k <= n; k++) last = last ops[k] "\n" } }
 	/ epoll_wait\(/ { flush(); n = 0; ok = 1; next }
