@@ -423,6 +423,17 @@ static int rm_rf(const char *dir)
 	return system(cmd);
 }
 
+/* A copy of fixture @name under @tmp (a mkdtemp() template), in @root. */
+static void copy_fixture(const char *name, char *tmp, char *root, size_t n)
+{
+	char cmd[600];
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, n, "%s/t", tmp);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s%s' '%s'", FIXTURES, name, root);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A capture of a fixture replays to the same model. */
 static void test_capture_roundtrip(void **state)
 {
@@ -573,7 +584,7 @@ static double ufs_rate(const struct ip_step *st)
  */
 static void test_hotplug_keeps_rates(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-hotplug-XXXXXX", cmd[600], root[64];
+	char tmp[] = "/tmp/irqpilot-hotplug-XXXXXX", root[64];
 	struct ip_engine_opts eo = { .dry_run = true };
 	bool online[8] = { true, true, true, true, true, true, true, true };
 	unsigned c37[8] = { 0, 500000, 0, 0, 0, 0, 1000, 0 };
@@ -583,10 +594,7 @@ static void test_hotplug_keeps_rates(void **state)
 	struct ip_root *r;
 
 	(void)state;
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
 	ip_policy_config_init(&cfg);
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
@@ -633,10 +641,7 @@ static void test_reused_vector_rates(void **state)
 	struct ip_root *r;
 
 	(void)state;
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
 	ip_policy_config_init(&cfg);
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
@@ -764,12 +769,7 @@ static void record_thread_reads(void *ctx, const struct ip_root_event *ev)
 /* A copy of server-2s under @tmp (a mkdtemp() template), in @root. */
 static void copy_server(char *tmp, char *root, size_t n)
 {
-	char cmd[600];
-
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, n, "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "server-2s", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("server-2s", tmp, root, n);
 }
 
 /* copy_server() with a command line that names neither threadirqs nor
@@ -1033,7 +1033,7 @@ static void test_own_thread_write_seen(void **state)
  */
 static void test_vector_cache(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-vcache-XXXXXX", cmd[600], root[64];
+	char tmp[] = "/tmp/irqpilot-vcache-XXXXXX", root[64];
 	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
 	const struct ip_irq_info *info;
@@ -1041,10 +1041,7 @@ static void test_vector_cache(void **state)
 	struct ip_root *r;
 	int reads = 0;
 
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
 
@@ -1196,10 +1193,7 @@ static void test_isolation_reread_every_sample(void **state)
 	struct ip_diag d = { "" };
 
 	(void)state;
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
 	snprintf(cg, sizeof(cg), "%s/sys/fs/cgroup", root);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", cg);
 	assert_int_equal(system(cmd), 0);
@@ -1273,7 +1267,7 @@ static void test_isolation_reread_every_sample(void **state)
  * name is skipped and told once; the UFS host is still found. */
 static void test_newline_in_irq_name(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-newline-XXXXXX", root[64], cmd[256], *text = NULL, *at;
+	char tmp[] = "/tmp/irqpilot-newline-XXXXXX", root[64], *text = NULL, *at;
 	struct ip_sampler_opts o = { .live_counters = false };
 	struct ip_snapshot snap = { 0 };
 	struct ip_sampler *s;
@@ -1284,10 +1278,7 @@ static void test_newline_in_irq_name(void **state)
 	size_t len;
 
 	(void)state;
-	assert_non_null(mkdtemp(tmp));
-	snprintf(root, sizeof(root), "%s/t", tmp);
-	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", FIXTURES "phone-arm64", root);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
 	assert_int_equal(ip_root_open(root, &r), 0);
 	assert_int_equal(ip_root_read(r, "proc/interrupts", &text, &len), 0);
 	at = strstr(text, "apps_rsc\n");
