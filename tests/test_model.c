@@ -621,6 +621,105 @@ static void test_hotplug_keeps_rates(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/* The disks /proc/diskstats lists in the server-2s fixture, as its lines
+ * (block/genhd.c diskstats_show(): one per disk and partition), with sdb
+ * and its partition left out (@with_sdb false) and a loop device after
+ * them (@loop). */
+static void put_server_disks(const char *root, bool with_sdb, bool loop)
+{
+	static const char *const names[] = { "sda", "sda1", "sdb", "sdb1", "sdc", "sdc1", "sdd", "sdd1" };
+	char text[2048];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!with_sdb && strncmp(names[i], "sdb", 3) == 0)
+			continue;
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "   8 %7zu %s 1000 0 8000 100 500 0 4000 50 0 150 150\n",
+				      16 * (i / 2) + i % 2, names[i]);
+	}
+	if (loop)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "   7       0 loop0 40 0 320 2 0 0 0 0 0 2 2\n");
+	put(root, "proc/diskstats", text);
+}
+
+static int sample_once(struct ip_sampler *s, struct ip_snapshot *snap, unsigned long *full)
+{
+	struct ip_diag d = { "" };
+	unsigned long fast;
+
+	ip_snapshot_free(snap);
+	if (ip_sampler_sample(s, snap, &d) < 0)
+		fail_msg("sampling: %s", d.msg);
+	ip_sampler_scan_counts(s, full, &fast);
+	return snap->storage.nr_devs;
+}
+
+/*
+ * A SATA disk taken out and put back behind the AHCI host, whose one MSI
+ * serves sda too, changes no IRQ: without a uevent (a tree under --root, a
+ * monitor that overran) the device list kept sdb gone, or never had it.
+ * /proc/diskstats, read every sample, shows the change; a loop device
+ * (drivers/block/loop.c: no sys/block/loop0/device) is none of the storage
+ * scan's and costs no scan.
+ */
+static void test_disk_without_uevent(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-disks-XXXXXX", root[64], cmd[512];
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	struct ip_sampler *s;
+	struct ip_root *r;
+	unsigned long full, full_before;
+	const char *note;
+	int n0;
+
+	(void)state;
+	copy_fixture("server-2s", tmp, root, sizeof(root));
+	put_server_disks(root, true, false);
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+	for (int i = 0; i < 3; i++)
+		n0 = sample_once(s, &snap, &full);
+	dev(&snap, "sdb", NULL);
+	(void)ip_sampler_take_note(s);
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/devices/virtual/block/loop0 && ln -s ../devices/virtual/block/loop0 %s/sys/block/loop0",
+		 root, root);
+	assert_int_equal(system(cmd), 0);
+	put_server_disks(root, true, true);
+	full_before = full;
+	assert_int_equal(sample_once(s, &snap, &full), n0);
+	assert_int_equal(sample_once(s, &snap, &full), n0);
+	assert_int_equal(full, full_before);
+	assert_null(ip_sampler_take_note(s));
+
+	snprintf(cmd, sizeof(cmd), "mv %s/sys/block/sdb %s/sdb.link", root, tmp);
+	assert_int_equal(system(cmd), 0);
+	put_server_disks(root, false, true);
+	(void)sample_once(s, &snap, &full);
+	note = ip_sampler_take_note(s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, "disk sdb is gone"));
+	assert_int_equal(sample_once(s, &snap, &full), n0 - 1);
+	for (int i = 0; i < snap.storage.nr_devs; i++)
+		assert_string_not_equal(snap.storage.devs[i].name, "sdb");
+
+	snprintf(cmd, sizeof(cmd), "mv %s/sdb.link %s/sys/block/sdb", tmp, root);
+	assert_int_equal(system(cmd), 0);
+	put_server_disks(root, true, true);
+	(void)sample_once(s, &snap, &full);
+	note = ip_sampler_take_note(s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, "disk sdb is new"));
+	assert_int_equal(sample_once(s, &snap, &full), n0);
+	dev(&snap, "sdb", NULL);
+
+	ip_snapshot_free(&snap);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /*
  * The UFS vector freed and requested again under the same number and name
  * within one sample (a host reset that frees its vectors): its counts start
@@ -2052,6 +2151,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_lookups_any_order),
 		cmocka_unit_test(test_model_text_names),
 		cmocka_unit_test(test_hotplug_keeps_rates),
+		cmocka_unit_test(test_disk_without_uevent),
 		cmocka_unit_test(test_reused_vector_rates),
 	};
 

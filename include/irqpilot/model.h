@@ -203,6 +203,10 @@ struct ip_snapshot {
 	 * have_all_ios when a line was read. */
 	uint64_t all_ios;
 	bool have_all_ios;
+	/* Which disks and partitions /proc/diskstats listed, in its order: a
+	 * hash of their numbers and names, so that one come or gone shows
+	 * without a uevent (the sampler's disks_changed()). */
+	uint64_t disks_sig;
 	/* irqpilot_cq: have_cq when the module answered (or a replay step
 	 * recorded it); nr_cq may be 0 then: nothing attached. */
 	bool have_cq;

@@ -58,8 +58,9 @@ struct vec_cache {
  * alone brings are IRQs that appeared without a uevent (a driver asking for
  * vectors again, an [irq NAME] rule's line) and the load of the untracked
  * IRQs, which moves on the scale of minutes (NICs, timers); hot-plug comes
- * by uevent (ip_sampler_invalidate) and a freed tracked vector by its
- * vanished /sys/kernel/irq/N, both at once.
+ * by uevent (ip_sampler_invalidate), a disk behind a controller whose
+ * vectors stay also by /proc/diskstats (disks_changed()), and a freed
+ * tracked vector by its vanished /sys/kernel/irq/N, all at once.
  */
 #define FULL_SCAN_NS (UINT64_C(60) * 1000000000u)
 /*
@@ -316,6 +317,13 @@ struct ip_sampler {
 	bool force_full;       /* invalidated: the next sample reads everything */
 	int sparse_irq;        /* -1 not asked yet, else whether sys/kernel/irq exists */
 	bool tracked_changed;  /* the storage scan ran: untracked load lost its baseline */
+	/* /proc/diskstats' disks at the last look (disks_changed()): its
+	 * names, sorted, and their hash as the snapshot takes it */
+	char **disk_names;
+	size_t nr_disk_names;
+	uint64_t disks_sig;
+	bool storage_stale;    /* a disk came or went: scan the storage again */
+	bool scanned_now;      /* this sample ran the storage scan */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	bool noted_tails;      /* IRQ names holding a newline were told once */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
@@ -716,6 +724,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->fpc);
 	free(s->foff);
 	ip_counters_free(s->counters);
+	ip_strv_free(s->disk_names, s->nr_disk_names);
 	free(s);
 }
 
@@ -1072,6 +1081,8 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	if (ret < 0)
 		return ip_diag_prefix(d, ret, "storage scan");
 	s->have_storage = true;
+	s->storage_stale = false;
+	s->scanned_now = true;
 	s->tracked_changed = true;
 	for (int i = 0; i < s->storage.nr_devs; i++)
 		n += s->storage.devs[i].nr_vectors;
@@ -1554,7 +1565,7 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	 * kernels without CONFIG_SPARSE_IRQ (kernel/irq/irqdesc.c creates
 	 * /sys/kernel/irq only then) have nothing else. */
 	if (s->opts.full_scan_always || ip_root_recording(s->root) || s->force_full || !fc->have ||
-	    !s->have_storage || fc->nr_cpus != snap->topo.nr_cpus)
+	    !s->have_storage || s->storage_stale || fc->nr_cpus != snap->topo.nr_cpus)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
 	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns ||
@@ -2212,7 +2223,12 @@ static uint64_t completed_ios(const struct ip_diskstat *ds)
 static int diskstat_line(void *ctx, const struct ip_diskstat *ds)
 {
 	struct ip_snapshot *snap = ctx;
+	unsigned dev[2] = { ds->major, ds->minor };
 
+	if (!snap->have_all_ios)
+		snap->disks_sig = UINT64_C(14695981039346656037);
+	snap->disks_sig = fnv1a(snap->disks_sig, dev, sizeof(dev));
+	snap->disks_sig = fnv1a(snap->disks_sig, ds->name, strlen(ds->name) + 1);
 	snap->all_ios += completed_ios(ds);
 	snap->have_all_ios = true;
 	for (int i = 0; i < snap->storage.nr_devs; i++) {
@@ -2250,6 +2266,121 @@ static int each_diskstat(struct ip_root *r, bool optional, ip_diskstat_cb cb, vo
 	ret = ip_parse_diskstats(text, len, cb, ctx, d);
 	return ret < 0 ? ip_diag_prefix(d, ret, "proc/diskstats") : 0;
 }
+
+/* ---- disks that come and go without a uevent -------------------------- */
+
+struct name_list {
+	char **v;
+	size_t n, cap;
+};
+
+static int list_disk(void *ctx, const struct ip_diskstat *ds)
+{
+	struct name_list *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 32;
+		char **v = reallocarray(l->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n] = strdup(ds->name);
+	if (!l->v[l->n])
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool in_names(char *const *v, size_t n, const char *name)
+{
+	return bsearch(&name, v, n, sizeof(*v), cmp_strp) != NULL;
+}
+
+/* A disk the storage scan knows of by this name, as itself or as the
+ * multipath head its paths serve. */
+static bool known_disk(const struct ip_storage *st, const char *name)
+{
+	for (int i = 0; i < st->nr_devs; i++)
+		if (strcmp(st->devs[i].name, name) == 0 || strcmp(st->devs[i].mpath_head, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether a disk the storage scan would see came or went between @old and
+ * @now (sorted): one that went is one it knew; one that came has
+ * sys/block/NAME/device, which partitions (not in sys/block), loop, dm,
+ * md and zram disks (no device) lack, so that a host creating loop
+ * devices by the minute does not rescan each time. Names the first one in @what.
+ */
+static bool storage_disks_differ(struct ip_sampler *s, char *const *old, size_t n_old, char *const *now,
+				 size_t n_now, char *what, size_t n)
+{
+	for (size_t i = 0; i < n_old; i++)
+		if (!in_names(now, n_now, old[i]) && known_disk(&s->storage, old[i])) {
+			snprintf(what, n, "disk %s is gone from", old[i]);
+			return true;
+		}
+	for (size_t i = 0; i < n_now; i++) {
+		char dev[300];
+
+		if (in_names(old, n_old, now[i]))
+			continue;
+		snprintf(dev, sizeof(dev), "sys/block/%s/device", now[i]);
+		if (ip_root_exists(s->root, dev)) {
+			snprintf(what, n, "disk %s is new in", now[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A disk added or removed behind a controller whose vectors stay (a SATA
+ * or SAS disk, a namespace) changes no IRQ, so only a uevent told the
+ * storage scan, and a missed one (a tree under --root, a monitor that
+ * could not open or overran its buffer) left the device list stale for
+ * good: /proc/diskstats, read every sample, shows it. Its hash is
+ * compared each sample; its names only when that changed. After a scan
+ * this sample ran (@rescanned), the names are taken as they are.
+ */
+static int disks_changed(struct ip_sampler *s, const struct ip_snapshot *snap, bool rescanned)
+{
+	struct name_list now = { 0 };
+	struct ip_diag d = { "" };
+	char what[300];
+	int ret;
+
+	if (!snap->have_all_ios || (s->disk_names && snap->disks_sig == s->disks_sig))
+		return 0;
+	ret = each_diskstat(s->root, true, list_disk, &now, &d);
+	if (ret < 0) {
+		ip_strv_free(now.v, now.n);
+		return ret;
+	}
+	qsort(now.v, now.n, sizeof(*now.v), cmp_strp);
+	if (s->disk_names && !rescanned && s->have_storage &&
+	    storage_disks_differ(s, s->disk_names, s->nr_disk_names, now.v, now.n, what, sizeof(what))) {
+		snprintf(s->note, sizeof(s->note), "%s /proc/diskstats: the block devices are scanned again", what);
+		s->note_pending = true;
+		s->storage_stale = true;
+	}
+	ip_strv_free(s->disk_names, s->nr_disk_names);
+	/* an empty list is still a list: NULL is "not looked at yet" */
+	s->disk_names = now.v ? now.v : calloc(1, sizeof(char *));
+	s->nr_disk_names = now.n;
+	s->disks_sig = snap->disks_sig;
+	return s->disk_names ? 0 : -ENOMEM;
+}
+
 
 static int add_ios(void *ctx, const struct ip_diskstat *ds)
 {
@@ -2411,9 +2542,10 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	if (ret < 0)
 		return ret;
 	s->full_cpu_ns = thread_cpu_ns() - cpu0;
-	if (!s->have_storage || sig != s->irq_sig) {
+	if (!s->have_storage || s->storage_stale || sig != s->irq_sig) {
 		/* IRQs came or went, or changed hands: what was known of a
-		 * number may belong to another vector now. */
+		 * number may belong to another vector now; or a disk came or
+		 * went (disks_changed()). */
 		fdc_close_all(&s->fdc);
 		drop_vecs(s);
 		ret = rescan_storage(s, snap, d);
@@ -2483,6 +2615,9 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	ret = each_diskstat(s->root, true, diskstat_line, snap, d);
 	if (ret < 0)
 		return ret;
+	ret = disks_changed(s, snap, s->scanned_now);
+	if (ret < 0)
+		return ip_diag_set(d, ret, "proc/diskstats: listing the disks: %s", strerror(-ret));
 	return ip_counters_sample(s->counters, s->root, snap, d);
 }
 
@@ -2518,7 +2653,7 @@ int ip_sampler_sample(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_
 	int ret;
 
 	memset(snap, 0, sizeof(*snap));
-	s->last_fast = s->fc_fresh = false;
+	s->last_fast = s->fc_fresh = s->scanned_now = false;
 	ip_root_notice_replaced(s->root);
 	ret = sample_frame(s, snap, d);
 	if (ret >= 0)
