@@ -573,6 +573,35 @@ static double ufs_rate(const struct ip_step *st)
 	return 0;
 }
 
+
+/* A dry-run engine on a copy of the phone fixture, for the tests that
+ * change its files between steps. */
+struct phone_engine {
+	char tmp[64], root[96];
+	struct ip_policy_config cfg;
+	struct ip_root *r;
+	struct ip_engine *e;
+};
+
+static void phone_engine_open(struct phone_engine *pe, const char *tmpl)
+{
+	struct ip_engine_opts eo = { .dry_run = true };
+
+	snprintf(pe->tmp, sizeof(pe->tmp), "%s", tmpl);
+	copy_fixture("phone-arm64", pe->tmp, pe->root, sizeof(pe->root));
+	ip_policy_config_init(&pe->cfg);
+	assert_int_equal(ip_root_open(pe->root, &pe->r), 0);
+	assert_int_equal(ip_engine_new(pe->r, &pe->cfg, &eo, &pe->e), 0);
+}
+
+static void phone_engine_close(struct phone_engine *pe)
+{
+	ip_engine_free(pe->e);
+	ip_policy_config_free(&pe->cfg);
+	ip_root_free(pe->r);
+	assert_int_equal(rm_rf(pe->tmp), 0);
+}
+
 /*
  * CPU 1 goes offline and comes back while the UFS vector fires 1,000 times a
  * second on CPU 6. Its column leaves /proc/interrupts with the 500,000
@@ -584,28 +613,21 @@ static double ufs_rate(const struct ip_step *st)
  */
 static void test_hotplug_keeps_rates(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-hotplug-XXXXXX", root[64];
-	struct ip_engine_opts eo = { .dry_run = true };
 	bool online[8] = { true, true, true, true, true, true, true, true };
 	unsigned c37[8] = { 0, 500000, 0, 0, 0, 0, 1000, 0 };
-	struct ip_policy_config cfg;
-	struct ip_engine *e;
+	struct phone_engine pe;
 	struct ip_diag d = { "" };
-	struct ip_root *r;
 
 	(void)state;
-	copy_fixture("phone-arm64", tmp, root, sizeof(root));
-	ip_policy_config_init(&cfg);
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
+	phone_engine_open(&pe, "/tmp/irqpilot-hotplug-XXXXXX");
 	for (int t = 1; t <= 6; t++) {
 		struct ip_step *st;
 		double want;
 
 		online[1] = t != 3 && t != 4;
 		c37[6] += 1000;
-		put_hotplug(root, online, c37, t);
-		if (ip_engine_step(e, &st, &d) < 0)
+		put_hotplug(pe.root, online, c37, t);
+		if (ip_engine_step(pe.e, &st, &d) < 0)
 			fail_msg("step %d: %s", t, d.msg);
 		if (t == 1)
 			continue;
@@ -615,10 +637,7 @@ static void test_hotplug_keeps_rates(void **state)
 			fail_msg("second %d: IRQ 37 at %.0f/s, not %.0f", t, ufs_rate(st), want);
 		assert_int_equal(st->decided, want > 0);
 	}
-	ip_engine_free(e);
-	ip_policy_config_free(&cfg);
-	ip_root_free(r);
-	assert_int_equal(rm_rf(tmp), 0);
+	phone_engine_close(&pe);
 }
 
 /* The disks /proc/diskstats lists in the server-2s fixture, as its lines
@@ -730,20 +749,14 @@ static void test_disk_without_uevent(void **state)
  */
 static void test_reused_vector_rates(void **state)
 {
-	char tmp[] = "/tmp/irqpilot-reuse-XXXXXX", cmd[600], root[64];
-	struct ip_engine_opts eo = { .dry_run = true };
+	char cmd[600];
 	bool online[8] = { true, true, true, true, true, true, true, true };
 	unsigned c37[8] = { 0, 0, 0, 0, 0, 0, 5000000, 0 };
-	struct ip_policy_config cfg;
-	struct ip_engine *e;
+	struct phone_engine pe;
 	struct ip_diag d = { "" };
-	struct ip_root *r;
 
 	(void)state;
-	copy_fixture("phone-arm64", tmp, root, sizeof(root));
-	ip_policy_config_init(&cfg);
-	assert_int_equal(ip_root_open(root, &r), 0);
-	assert_int_equal(ip_engine_new(r, &cfg, &eo, &e), 0);
+	phone_engine_open(&pe, "/tmp/irqpilot-reuse-XXXXXX");
 	for (int t = 1; t <= 8; t++) {
 		struct ip_step *st;
 		double want;
@@ -756,11 +769,11 @@ static void test_reused_vector_rates(void **state)
 				 "cd '%s' && for d in sys/kernel/irq/37 proc/irq/37; do "
 				 "cp -r $d $d.new && find $d -type f -exec truncate -s 0 {} + && "
 				 "rm -r $d && mv $d.new $d; done && echo 0-7 >proc/irq/37/smp_affinity_list",
-				 root);
+				 pe.root);
 			assert_int_equal(system(cmd), 0);
 		}
-		put_hotplug(root, online, c37, t);
-		if (ip_engine_step(e, &st, &d) < 0)
+		put_hotplug(pe.root, online, c37, t);
+		if (ip_engine_step(pe.e, &st, &d) < 0)
 			fail_msg("step %d: %s", t, d.msg);
 		if (t == 1)
 			continue;
@@ -772,10 +785,7 @@ static void test_reused_vector_rates(void **state)
 		if (st->model.cpu_irq[6] > 1001)
 			fail_msg("second %d: CPU 6 handles %.0f interrupts/s", t, st->model.cpu_irq[6]);
 	}
-	ip_engine_free(e);
-	ip_policy_config_free(&cfg);
-	ip_root_free(r);
-	assert_int_equal(rm_rf(tmp), 0);
+	phone_engine_close(&pe);
 }
 
 /* A garbled /proc/interrupts is a clear error naming the file and line;

@@ -1260,9 +1260,9 @@ static int vector_named(const struct ip_blockdev *bd, const struct scan *sc, con
  * most AHCI_MAX_PORTS, 32). Only drivers named "ahci..." are narrowed, as
  * only libahci names vectors so; other drivers' vectors stay as found.
  * With one vector (single MSI "ahci[<bdf>]", INTx) there is nothing to
- * choose. When the
- * port's vector cannot be told apart, none is kept rather than the other
- * ports', and route_note says why in the unsteerable warning.
+ * choose. When the port's vector cannot be told apart, none is kept
+ * rather than the other ports', and route_note says why in the
+ * unsteerable warning.
  */
 static void ahci_port_vector(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
 			     const struct scan *sc)
