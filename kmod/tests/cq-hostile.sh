@@ -2,7 +2,8 @@
 # vm: --disk none --smp 4,sockets=2,cores=2 --timeout 600
 # irqpilot_cq against callers it must not obey and clients that die (issue 12, items 11-13):
 # - ATTACH by nobody, and by nobody holding only CAP_NET_ADMIN (what GENL_ADMIN_PERM checks),
-#   is refused with EPERM; LIST by nobody shows the threads but no counts;
+#   is refused with EPERM, and so is root of a user namespace; LIST by nobody shows the threads
+#   but no counts; LIST from another pid namespace gives no pid of the initial one;
 # - a loop device (blk-mq, drivers/block/loop.c) is refused, and stays detachable by losetup;
 # - stall_ms=0 (which turned the stall guard off) is refused at insmod and in sysfs;
 # - a client that attached with IPCQ_ATTACH_F_OWNED ("ipcq-ctl hold") and is killed with -9
@@ -54,7 +55,22 @@ cat /tmp/nobody.list
 grep -qE 'completions=|cpus=' /tmp/nobody.list && vm_fail "nobody's LIST shows counts"
 ipcq list | grep -q 'disk=nullb0 .*completions=' || vm_fail "root's LIST shows no counts"
 ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 attached by an unprivileged caller"
-privs="EPERM for nobody and for CAP_NET_ADMIN only, counts hidden from nobody"
+# Every capability, but in a user namespace of its own (the initial network namespace, where
+# the family lives): what counts is CAP_SYS_ADMIN and CAP_NET_ADMIN in the initial one.
+out=$(unshare --user --map-root-user "$IPCQ_CTL" attach nullb1 2>&1) &&
+	vm_fail "root of a user namespace could ATTACH"
+echo "$out" | grep -q "Operation not permitted" || vm_fail "user-namespace ATTACH: $out"
+out=$(unshare --user --map-root-user "$IPCQ_CTL" detach nullb0 2>&1) &&
+	vm_fail "root of a user namespace could DETACH"
+# A LIST from another pid namespace (a container sharing the host's network): the initial
+# namespace's pids name other tasks there, which a client would move. The threads are not
+# visible there, so their messages carry no PID.
+pidns=$(unshare --pid --fork --mount-proc "$IPCQ_CTL" list 2>&1) || vm_fail "LIST in a pid namespace: $pidns"
+echo "$pidns"
+echo "$pidns" | grep -q "disk=nullb0" || vm_fail "LIST in a pid namespace lacks nullb0"
+echo "$pidns" | grep -q "disk=nullb0 .*pid=" &&
+	vm_fail "LIST in a child pid namespace gives the initial namespace's pids"
+privs="EPERM for nobody, CAP_NET_ADMIN only and a user namespace's root, counts hidden from nobody, no pids into a pid namespace"
 
 # --- a loop device is refused (and not held open)
 truncate -s 64M /tmp/loop.img
