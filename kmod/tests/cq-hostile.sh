@@ -4,6 +4,8 @@
 # - ATTACH by nobody, and by nobody holding only CAP_NET_ADMIN (what GENL_ADMIN_PERM checks),
 #   is refused with EPERM, and so is root of a user namespace; LIST by nobody shows the threads
 #   but no counts; LIST from another pid namespace gives no pid of the initial one;
+# - malformed requests (ipcq-raw.py: lengths, types, unknown attributes and bits, ranges,
+#   versions, reserved bytes) are refused with the right errno and attach nothing;
 # - a loop device (blk-mq, drivers/block/loop.c) is refused, and stays detachable by losetup;
 # - stall_ms=0 (which turned the stall guard off) is refused at insmod and in sysfs;
 # - a client that attached with IPCQ_ATTACH_F_OWNED ("ipcq-ctl hold") and is killed with -9
@@ -72,6 +74,16 @@ echo "$pidns" | grep -q "disk=nullb0 .*pid=" &&
 	vm_fail "LIST in a child pid namespace gives the initial namespace's pids"
 privs="EPERM for nobody, CAP_NET_ADMIN only and a user namespace's root, counts hidden from nobody, no pids into a pid namespace"
 
+# --- malformed requests (kmod/tests/ipcq-raw.py builds them byte by byte): each gets its errno
+# from the policy or the module, nullb1 stays unattached, and the module goes on answering.
+IFS=: read -r nb1maj nb1min </sys/block/nullb1/dev
+python3 "$VM_SRC/kmod/tests/ipcq-raw.py" "$nb1maj" "$nb1min" nullb1 >/tmp/raw.log 2>&1 ||
+	{ cat /tmp/raw.log; vm_fail "a malformed request got another answer"; }
+cat /tmp/raw.log
+ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 attached by a malformed request"
+ipcq list | grep -q "disk=nullb0" || vm_fail "nullb0 gone after the malformed requests"
+malformed="$(grep -c "^ok" /tmp/raw.log) raw requests answered right"
+
 # --- a loop device is refused (and not held open)
 truncate -s 64M /tmp/loop.img
 modprobe loop 2>/dev/null
@@ -129,4 +141,4 @@ grep -q "event=attach disk=nullb1" /tmp/events.log || vm_fail "no attach event f
 grep -q "event=detach disk=nullb1" /tmp/events.log || vm_fail "no detach event for nullb1"
 rmmod irqpilot_cq || vm_fail "rmmod"
 vm_kernel_clean || vm_fail "kernel log trouble"
-vm_pass "$privs; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean"
+vm_pass "$privs; $malformed; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean"
