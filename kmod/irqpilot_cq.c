@@ -1075,8 +1075,16 @@ static int ipcq_nl_list(struct sk_buff *skb, struct netlink_callback *cb)
 	cb->args[0] = 2;
 out:
 	mutex_unlock(&ipcq_lock);
+	/*
+	 * All sent: 0 ends the dump now, NLMSG_DONE in this same skb. With
+	 * skb->len the dump, and the reference to this module it holds, lasted
+	 * until the caller read again: anyone could keep the module from
+	 * unloading by sending a LIST and never reading it.
+	 */
+	if (!ret)
+		return 0;
 	/* A thread that does not fit an empty message would loop forever. */
-	if (ret && !skb->len)
+	if (!skb->len)
 		return ret;
 	return skb->len;
 }

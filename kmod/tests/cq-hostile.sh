@@ -6,6 +6,7 @@
 #   but no counts; LIST from another pid namespace gives no pid of the initial one;
 # - malformed requests (ipcq-raw.py: lengths, types, unknown attributes and bits, ranges,
 #   versions, reserved bytes) are refused with the right errno and attach nothing;
+# - an unprivileged client that leaves a LIST dump unread does not keep the module loaded;
 # - a loop device (blk-mq, drivers/block/loop.c) is refused, and stays detachable by losetup;
 # - stall_ms=0 (which turned the stall guard off) is refused at insmod and in sysfs;
 # - a client that attached with IPCQ_ATTACH_F_OWNED ("ipcq-ctl hold") and is killed with -9
@@ -139,6 +140,20 @@ wait $listener 2>/dev/null
 cat /tmp/events.log
 grep -q "event=attach disk=nullb1" /tmp/events.log || vm_fail "no attach event for nullb1"
 grep -q "event=detach disk=nullb1" /tmp/events.log || vm_fail "no detach event for nullb1"
-rmmod irqpilot_cq || vm_fail "rmmod"
+
+# --- an unprivileged LIST dump left unread: a dump in progress holds a reference to the module,
+# so one that never finishes would keep anyone from unloading it. A LIST that fits one message
+# buffer must end in its first call.
+ipcq attach nullb0 || vm_fail "attach nullb0 again"
+cp "$VM_SRC/kmod/tests/ipcq-raw.py" /tmp/ipcq-raw.py
+setpriv --reuid=nobody --regid=nogroup --clear-groups python3 /tmp/ipcq-raw.py unread-dump 60 \
+	>/tmp/unread.out 2>&1 &
+unread=$!
+for i in $(seq 1 50); do grep -q sent /tmp/unread.out && break; sleep 0.2; done
+grep -q sent /tmp/unread.out || { cat /tmp/unread.out; vm_fail "the unread-dump client sent nothing"; }
+out=$(rmmod irqpilot_cq 2>&1) ||
+	vm_fail "rmmod refused while nobody left a LIST dump of nullb0's 2 threads unread: $out"
+kill "$unread" 2>/dev/null
+wait "$unread" 2>/dev/null
 vm_kernel_clean || vm_fail "kernel log trouble"
-vm_pass "$privs; $malformed; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean"
+vm_pass "$privs; $malformed; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean; rmmod with an unread LIST dump"

@@ -3,16 +3,21 @@
 """Malformed irqpilot_cq requests, built byte by byte (libnl would refuse to send most).
 
   ipcq-raw.py MAJOR MINOR NAME
+  ipcq-raw.py unread-dump SECONDS
 
 MAJOR:MINOR is a blk-mq disk that is not attached, NAME its name. Each request must fail with
 the errno given, the disk must stay unattached, and the module must keep answering. Prints one
 line per case; exit status 1 on the first case that got another answer.
+
+unread-dump sends a LIST dump request, prints "sent", and reads nothing for SECONDS: a client
+that leaves its dump unfinished, which may pin the module (the dump holds a reference to it).
 """
 import errno
 import os
 import socket
 import struct
 import sys
+import time
 
 NETLINK_GENERIC = 16
 NLMSG_ERROR = 2
@@ -71,7 +76,20 @@ def family_id(sk):
     sys.exit("no irqpilot_cq family")
 
 
+def unread_dump(seconds):
+    sk = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+    sk.bind((0, 0))
+    fam = family_id(sk)
+    body = struct.pack("=BBH", CMD_LIST, VERSION, 0)
+    sk.send(struct.pack("=IHHII", 16 + len(body), fam, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body)
+    print("sent", flush=True)
+    time.sleep(seconds)
+    return 0
+
+
 def main():
+    if sys.argv[1] == "unread-dump":
+        return unread_dump(float(sys.argv[2]))
     major, minor, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
     sk = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
     sk.bind((0, 0))
