@@ -25,6 +25,7 @@
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -958,8 +959,9 @@ static int ipcq_put_cpu(struct sk_buff *skb, unsigned int cpu, u64 count)
  */
 static int ipcq_fill_thread(struct sk_buff *skb, struct netlink_callback *cb,
 			    const struct ipcq_dev *dev, const struct ipcq_hwq *hq,
-			    unsigned int *pos, bool counts)
+			    unsigned int *pos, bool counts, struct pid_namespace *ns)
 {
+	pid_t pid = task_pid_nr_ns(hq->task, ns);
 	unsigned int start = *pos, cpu, done = 0;
 	struct nlattr *nest;
 	void *hdr;
@@ -972,7 +974,7 @@ static int ipcq_fill_thread(struct sk_buff *skb, struct netlink_callback *cb,
 	if (ipcq_put_dev(skb, dev) ||
 	    nla_put_u32(skb, IPCQ_A_HWQ, hq->index) ||
 	    nla_put_u32(skb, IPCQ_A_NR_HWQ, dev->nr_hwq) ||
-	    nla_put_u32(skb, IPCQ_A_PID, task_pid_nr(hq->task)))
+	    (pid && nla_put_u32(skb, IPCQ_A_PID, pid)))
 		goto err;
 	if (!counts) {
 		genlmsg_end(skb, hdr);
@@ -1030,6 +1032,13 @@ static int ipcq_nl_list(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genlmsghdr *gh = nlmsg_data(cb->nlh);
 	bool counts = netlink_capable(cb->skb, CAP_SYS_ADMIN);
+	/*
+	 * The caller's pid namespace: the dump runs in the sender's sendmsg()
+	 * and the reader's recvmsg(). A global pid would name another task
+	 * there (or none), and sched_setaffinity() on it move that task; in a
+	 * namespace that cannot see the thread, the message has no PID.
+	 */
+	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct ipcq_dev *dev;
 	unsigned int q, pos;
 	int ret = 0;
@@ -1053,7 +1062,7 @@ static int ipcq_nl_list(struct sk_buff *skb, struct netlink_callback *cb)
 			}
 		}
 		for (; q < dev->nr_hwq; q++, pos = 0) {
-			ret = ipcq_fill_thread(skb, cb, dev, &dev->hwq[q], &pos, counts);
+			ret = ipcq_fill_thread(skb, cb, dev, &dev->hwq[q], &pos, counts, ns);
 			if (ret) {
 				cb->args[0] = 1;
 				cb->args[1] = dev->devt;
@@ -1066,8 +1075,16 @@ static int ipcq_nl_list(struct sk_buff *skb, struct netlink_callback *cb)
 	cb->args[0] = 2;
 out:
 	mutex_unlock(&ipcq_lock);
+	/*
+	 * All sent: 0 ends the dump now, NLMSG_DONE in this same skb. With
+	 * skb->len the dump, and the reference to this module it holds, lasted
+	 * until the caller read again: anyone could keep the module from
+	 * unloading by sending a LIST and never reading it.
+	 */
+	if (!ret)
+		return 0;
 	/* A thread that does not fit an empty message would loop forever. */
-	if (ret && !skb->len)
+	if (!skb->len)
 		return ret;
 	return skb->len;
 }

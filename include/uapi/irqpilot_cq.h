@@ -26,7 +26,8 @@
  *
  * LIST is a dump of the completion threads, ordered by device number and
  * hardware queue. Each message carries DISK, MAJOR, MINOR, HWQ, NR_HWQ
- * and PID. A caller without CAP_SYS_ADMIN gets only those. Otherwise the
+ * and PID, the thread's pid in the caller's pid namespace: none where
+ * that namespace does not see the thread (a container's). A caller without CAP_SYS_ADMIN gets only those. Otherwise the
  * first message of a thread also carries its counters and as many of its
  * per-CPU counts as fit; the rest follow in further messages with the
  * same MAJOR, MINOR, HWQ and PID and only IPCQ_A_CPU_COMPLETIONS.
@@ -53,7 +54,7 @@ enum ipcq_attr {
 	IPCQ_A_MINOR,		/* u32 */
 	IPCQ_A_HWQ,		/* u32: hardware queue index */
 	IPCQ_A_NR_HWQ,		/* u32: completion threads of the disk */
-	IPCQ_A_PID,		/* u32: pid of the completion thread */
+	IPCQ_A_PID,		/* u32: pid of the thread, in the caller's pid ns */
 	IPCQ_A_COMPLETIONS,	/* u64: requests completed by the thread */
 	IPCQ_A_WAKEUPS,		/* u64: times the thread slept and was woken */
 	IPCQ_A_MAX_WAIT_NS,	/* u64: longest time a request waited for it */

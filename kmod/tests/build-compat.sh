@@ -5,8 +5,10 @@
 #   kmod/tests/build-compat.sh [--refresh | --offline] [TARGET...]
 #   kmod/tests/build-compat.sh [--refresh | --offline] --vm KVER=DEBVER INDEX OUTDIR
 #
-#   TARGET      installed | bookworm-backports | trixie | trixie-backports | sid | experimental
-#               (default: all). "trixie" is trixie plus trixie-security, whichever is newer.
+#   TARGET      installed | bookworm | bookworm-rt | bookworm-backports | trixie | trixie-rt |
+#               trixie-backports | sid | experimental (default: all). "bookworm" and "trixie"
+#               are the release plus its -updates and -security, whichever is newest; a -rt
+#               target is the same suites' PREEMPT_RT flavour (linux-headers-rt-amd64).
 #   --refresh   re-read the archive indexes now (default: when older than a day)
 #   --offline   never touch the network; use what the cache holds
 #   --vm        (... OUTDIR [ARCH]) for the VM harness (tests/vm/check-vm.sh): build against exactly
@@ -51,9 +53,14 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 TOOLS="make dash bash coreutils sed grep mawk findutils diffutils binutils perl"
 
 # target             apt index  kernel from (suites, newest wins)
+# bookworm's 6.1 and its RT flavour are what most machines run; RT builds other code paths
+# (hard hrtimer, sleeping spinlocks, no softirq context) and so warns on its own.
 TARGETS="
+bookworm             bookworm   bookworm,bookworm-updates,bookworm-security
+bookworm-rt          bookworm   bookworm,bookworm-updates,bookworm-security
 bookworm-backports   bookworm   bookworm-backports
-trixie               trixie     trixie,trixie-security
+trixie               trixie     trixie,trixie-updates,trixie-security
+trixie-rt            trixie     trixie,trixie-updates,trixie-security
 trixie-backports     trixie     trixie-backports
 sid                  sid        sid
 experimental         sid        experimental
@@ -227,10 +234,10 @@ pkg_field() {
 		sed -n "s/^$3: //p" | head -n1
 }
 
-# Newest version of the headers metapackage in any of the comma-separated SUITES.
-# meta_version INDEX SUITES
+# Newest version of the headers metapackage META in any of the comma-separated SUITES.
+# meta_version INDEX SUITES META
 meta_version() {
-	apt_run "$1" apt-cache madison linux-headers-amd64 2>/dev/null |
+	apt_run "$1" apt-cache madison "$3" 2>/dev/null |
 		awk -F' [|] ' -v suites=",$2," '{
 			n = split($3, w, " "); s = w[2]; sub("/.*", "", s)
 			if (index(suites, "," s ",")) { gsub(" ", "", $2); print $2; exit }
@@ -261,6 +268,7 @@ deb_files() {
 # make_root TARGET INDEX SUITES
 make_root() {
 	local target=$1 index=$2 suites=$3 d=$CACHE/apt-$2 mver hdr deps sim pkgs files f
+	local meta=linux-headers-amd64
 	local missing=() rel=()
 
 	HPKG="" ROOT=$CACHE/roots/$1 WHY=""
@@ -270,11 +278,12 @@ make_root() {
 		[ -n "$(pkg_field "${VM_HDR_INDEX:-$index}" "$hdr" Version)" ] ||
 			{ WHY="no $hdr in the ${VM_HDR_INDEX:-$index} index"; return 1; }
 	else
-		mver=$(meta_version "$index" "$suites")
-		[ -n "$mver" ] || { WHY="no linux-headers-amd64 in $suites"; return 1; }
-		hdr=$(pkg_field "$index" "linux-headers-amd64=$mver" Depends | tr ',' '\n' |
+		case $target in *-rt) meta=linux-headers-rt-amd64 ;; esac
+		mver=$(meta_version "$index" "$suites" "$meta")
+		[ -n "$mver" ] || { WHY="no $meta in $suites"; return 1; }
+		hdr=$(pkg_field "$index" "$meta=$mver" Depends | tr ',' '\n' |
 			sed -n 's/^ *\(linux-headers-[^ ]*\) (= \(.*\))$/\1=\2/p' | head -n1)
-		[ -n "$hdr" ] || { WHY="linux-headers-amd64 $mver names no headers package"; return 1; }
+		[ -n "$hdr" ] || { WHY="$meta $mver names no headers package"; return 1; }
 	fi
 	HPKG=${hdr%%=*}
 	deps=$(header_deps "$(pkg_field "${VM_HDR_INDEX:-$index}" "$hdr" Depends)")

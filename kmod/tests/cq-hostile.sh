@@ -2,7 +2,11 @@
 # vm: --disk none --smp 4,sockets=2,cores=2 --timeout 600
 # irqpilot_cq against callers it must not obey and clients that die (issue 12, items 11-13):
 # - ATTACH by nobody, and by nobody holding only CAP_NET_ADMIN (what GENL_ADMIN_PERM checks),
-#   is refused with EPERM; LIST by nobody shows the threads but no counts;
+#   is refused with EPERM, and so is root of a user namespace; LIST by nobody shows the threads
+#   but no counts; LIST from another pid namespace gives no pid of the initial one;
+# - malformed requests (ipcq-raw.py: lengths, types, unknown attributes and bits, ranges,
+#   versions, reserved bytes) are refused with the right errno and attach nothing;
+# - an unprivileged client that leaves a LIST dump unread does not keep the module loaded;
 # - a loop device (blk-mq, drivers/block/loop.c) is refused, and stays detachable by losetup;
 # - stall_ms=0 (which turned the stall guard off) is refused at insmod and in sysfs;
 # - a client that attached with IPCQ_ATTACH_F_OWNED ("ipcq-ctl hold") and is killed with -9
@@ -54,7 +58,32 @@ cat /tmp/nobody.list
 grep -qE 'completions=|cpus=' /tmp/nobody.list && vm_fail "nobody's LIST shows counts"
 ipcq list | grep -q 'disk=nullb0 .*completions=' || vm_fail "root's LIST shows no counts"
 ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 attached by an unprivileged caller"
-privs="EPERM for nobody and for CAP_NET_ADMIN only, counts hidden from nobody"
+# Every capability, but in a user namespace of its own (the initial network namespace, where
+# the family lives): what counts is CAP_SYS_ADMIN and CAP_NET_ADMIN in the initial one.
+out=$(unshare --user --map-root-user "$IPCQ_CTL" attach nullb1 2>&1) &&
+	vm_fail "root of a user namespace could ATTACH"
+echo "$out" | grep -q "Operation not permitted" || vm_fail "user-namespace ATTACH: $out"
+out=$(unshare --user --map-root-user "$IPCQ_CTL" detach nullb0 2>&1) &&
+	vm_fail "root of a user namespace could DETACH"
+# A LIST from another pid namespace (a container sharing the host's network): the initial
+# namespace's pids name other tasks there, which a client would move. The threads are not
+# visible there, so their messages carry no PID.
+pidns=$(unshare --pid --fork --mount-proc "$IPCQ_CTL" list 2>&1) || vm_fail "LIST in a pid namespace: $pidns"
+echo "$pidns"
+echo "$pidns" | grep -q "disk=nullb0" || vm_fail "LIST in a pid namespace lacks nullb0"
+echo "$pidns" | grep -q "disk=nullb0 .*pid=" &&
+	vm_fail "LIST in a child pid namespace gives the initial namespace's pids"
+privs="EPERM for nobody, CAP_NET_ADMIN only and a user namespace's root, counts hidden from nobody, no pids into a pid namespace"
+
+# --- malformed requests (kmod/tests/ipcq-raw.py builds them byte by byte): each gets its errno
+# from the policy or the module, nullb1 stays unattached, and the module goes on answering.
+IFS=: read -r nb1maj nb1min </sys/block/nullb1/dev
+python3 "$VM_SRC/kmod/tests/ipcq-raw.py" "$nb1maj" "$nb1min" nullb1 >/tmp/raw.log 2>&1 ||
+	{ cat /tmp/raw.log; vm_fail "a malformed request got another answer"; }
+cat /tmp/raw.log
+ipcq list | grep -q "disk=nullb1" && vm_fail "nullb1 attached by a malformed request"
+ipcq list | grep -q "disk=nullb0" || vm_fail "nullb0 gone after the malformed requests"
+malformed="$(grep -c "^ok" /tmp/raw.log) raw requests answered right"
 
 # --- a loop device is refused (and not held open)
 truncate -s 64M /tmp/loop.img
@@ -111,6 +140,20 @@ wait $listener 2>/dev/null
 cat /tmp/events.log
 grep -q "event=attach disk=nullb1" /tmp/events.log || vm_fail "no attach event for nullb1"
 grep -q "event=detach disk=nullb1" /tmp/events.log || vm_fail "no detach event for nullb1"
-rmmod irqpilot_cq || vm_fail "rmmod"
+
+# --- an unprivileged LIST dump left unread: a dump in progress holds a reference to the module,
+# so one that never finishes would keep anyone from unloading it. A LIST that fits one message
+# buffer must end in its first call.
+ipcq attach nullb0 || vm_fail "attach nullb0 again"
+cp "$VM_SRC/kmod/tests/ipcq-raw.py" /tmp/ipcq-raw.py
+setpriv --reuid=nobody --regid=nogroup --clear-groups python3 /tmp/ipcq-raw.py unread-dump 60 \
+	>/tmp/unread.out 2>&1 &
+unread=$!
+for i in $(seq 1 50); do grep -q sent /tmp/unread.out && break; sleep 0.2; done
+grep -q sent /tmp/unread.out || { cat /tmp/unread.out; vm_fail "the unread-dump client sent nothing"; }
+out=$(rmmod irqpilot_cq 2>&1) ||
+	vm_fail "rmmod refused while nobody left a LIST dump of nullb0's 2 threads unread: $out"
+kill "$unread" 2>/dev/null
+wait "$unread" 2>/dev/null
 vm_kernel_clean || vm_fail "kernel log trouble"
-vm_pass "$privs; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean"
+vm_pass "$privs; $malformed; loop refused; stall_ms=0 refused; owner killed -9: nullb1 detached by poll $gone/25, fio verify clean; rmmod with an unread LIST dump"
