@@ -140,7 +140,7 @@ static void format_reply(FILE *f, const struct ctl *c, const struct ip_request *
 	json_object_put(empty);
 }
 
-/* Also the JSON: its writer escapes C0 controls but passes C1 ones. */
+/* Also the JSON: a daemon from before its writer escaped C1 controls passes them. */
 static void print_reply(FILE *f, const struct ctl *c, const struct ip_request *r,
 			const struct ctl_reply *reply)
 {
