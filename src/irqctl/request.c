@@ -127,6 +127,10 @@ static int capture_path(const char *dir, char *out, size_t size)
 	char cwd[PATH_MAX];
 	int n;
 
+	/* made absolute, "" named the current directory, and the daemon
+	 * refused that as not below its state directory (exit 4) */
+	if (!dir[0])
+		return ctl_usage_error("capture: empty directory name ''");
 	if (dir[0] == '/') {
 		n = snprintf(out, size, "%s", dir);
 	} else {
