@@ -163,6 +163,22 @@ check "... with EMSGSIZE" grep -q '"ok":false' "$tmp/out"
 run "an unknown protocol version is refused" "$raw" "$rt/control" "v9 status"
 check "... and the client is cut off" grep -q "after: closed" "$tmp/out"
 check "a second client is not disturbed" "$ctl" status
+# output that does not reach stdout is a failure, not a silent exit 0
+if [ -w /dev/full ]; then
+	"$ctl" show irqs --json >/dev/full 2>"$tmp/out"
+	check "irqctl's output on a full disk fails (exit 1)" test $? -eq 1
+	check "... saying so" grep -q "irqctl: writing to standard output: No space left on device" "$tmp/out"
+	# the limit only ends an irqctl that would redraw into /dev/full for good
+	timeout "$limit" "$ctl" top --interval 0.1 >/dev/full 2>"$tmp/out"
+	check "irqctl top on a full disk stops at its first table (exit 1)" test $? -eq 1
+	"$bin" --root "$root" --capture "$tmp/series" --samples 2 --interval 0.1 >/dev/null 2>&1
+	check "irqpilotd --capture records a series" test -d "$tmp/series/0001"
+	"$bin" --replay "$tmp/series" --json >/dev/full 2>"$tmp/out"
+	check "irqpilotd --replay's report on a full disk fails (exit 1)" test $? -eq 1
+	check "... saying so" grep -q "irqpilotd: writing the report to standard output: No space" "$tmp/out"
+else
+	skip "output on a full disk: no /dev/full"
+fi
 
 # --- refusing to start --------------------------------------------------------
 "$bin" --root "$root" --runtime-dir "$rt" --config "$conf" >"$tmp/second" 2>&1

@@ -58,6 +58,7 @@ expect "CPU out of range" 2 "names a CPU above" pin 45 0-99999
 expect "bad IRQ" 2 "'../sda' is neither an IRQ number nor a device name" explain ../sda
 expect "dry-run on|off" 2 "dry-run takes 'on' or 'off', not 'maybe'" dry-run maybe
 expect "capture sample count" 2 "sample count '0' is not a number from 1 to" capture /tmp/x 0
+expect "capture an empty directory name" 2 "capture: empty directory name ''" capture ""
 expect "capture path with a space" 2 "must not contain spaces" capture "/tmp/a b"
 expect "--once is for top" 2 "only apply to top" status --once
 expect "bad --interval" 2 "--interval: 'fast'" top --interval fast

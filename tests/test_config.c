@@ -380,6 +380,18 @@ static void test_first_error_and_count(void **state)
 		     NAME ":2: interval: '0' is not a number from 0.1 to 3600 (and 1 more error)");
 }
 
+/* What the message quotes of the file is printable: ESC and C1 controls
+ * in a key or value went raw to the terminal. */
+static void test_error_quotes_no_controls(void **state)
+{
+	assert_error("[daemon]\n\x1b]0;x\x07key\x1b[31m = 1\n",
+		     NAME ":2: unknown key '?]0;x?key?[31m' in [daemon] (known: interval, dry_run, "
+			  "restore_on_exit, log_level, coexist, top_wakeups_per_irq, top_thread_cpu, "
+			  "metrics_textfile)");
+	assert_error("[daemon]\ninterval = \xc2\x9b" "2J\xc3\xa9\n",
+		     NAME ":2: interval: '??2J\xc3\xa9' is not a number from 0.1 to 3600");
+}
+
 static void test_error_keeps_old(void **state)
 {
 	struct ip_config c, before;
@@ -947,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_structure_errors),
 		cmocka_unit_test(test_duplicates_and_conflicts),
 		cmocka_unit_test(test_first_error_and_count),
+		cmocka_unit_test(test_error_quotes_no_controls),
 		cmocka_unit_test(test_error_keeps_old),
 		cmocka_unit_test(test_control_admin_group),
 		cmocka_unit_test(test_dump_round_trip),

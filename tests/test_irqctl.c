@@ -409,6 +409,32 @@ static void test_render(void **state)
 	free(out);
 }
 
+/* A reply with a member of another type than the daemon sends renders
+ * what it can: "by_cpu" or an explained device that is no object crashed
+ * irqctl (SIGSEGV in json_object_object_foreach()). */
+static void test_render_wrong_types(void **state)
+{
+	static const char *const by_cpu[] = { "1", "null", "\"x\"", "[1,2]", "true" };
+	char reply[512], *out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(by_cpu) / sizeof(by_cpu[0]); i++) {
+		snprintf(reply, sizeof(reply),
+			 "{\"v\":1,\"ok\":true,\"data\":{\"domains\":[{\"class\":\"x\"}],"
+			 "\"devices\":[{\"name\":\"sda\",\"submit\":{\"total\":5,\"by_cpu\":%s}}]}}",
+			 by_cpu[i]);
+		out = render(IP_VERB_SHOW, IP_OBJ_DEVICES, reply);
+		has_line(out, "sda ");
+		free(out);
+		snprintf(reply, sizeof(reply),
+			 "{\"v\":1,\"ok\":true,\"data\":{\"devices\":[%s,{\"name\":\"sdb\"}],\"irqs\":[%s]}}",
+			 by_cpu[i], by_cpu[i]);
+		out = render(IP_VERB_EXPLAIN, 0, reply);
+		has_line(out, "sdb: ");
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_irqctl_refuses),
 		cmocka_unit_test(test_daemon_refuses_hostile_requests),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_render_wrong_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,12 @@ static void test_escapes(void **state)
 	s = escaped("\xc0\xaf\xed\xa0\x80");
 	assert_string_equal(s, "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
 	free(s);
+	/* C1 controls and the Unicode line and paragraph separators go out
+	 * escaped: a line reader (Python's splitlines()) split a --json
+	 * document at NEL or U+2028, a terminal runs CSI */
+	s = escaped("a\xc2\x85" "b\xc2\x9b" "1m\xe2\x80\xa8" "c\xe2\x80\xa9" "d\xc2\xa0" "e\xe2\x80\xa7");
+	assert_string_equal(s, "\"a\\u0085b\\u009b1m\\u2028c\\u2029d\xc2\xa0" "e\xe2\x80\xa7\"");
+	free(s);
 }
 
 /* What the writer produces, json-c's strict reader (irqctl's) accepts, for

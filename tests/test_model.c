@@ -446,6 +446,7 @@ static void test_capture_roundtrip(void **state)
 	char **steps;
 	size_t n;
 	ssize_t k;
+	int fd;
 
 	assert_non_null(mkdtemp(tmp));
 	snprintf(series, sizeof(series), "%s/series", tmp);
@@ -453,6 +454,11 @@ static void test_capture_roundtrip(void **state)
 	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
 	if (ip_capture_run(r, s, series, 2, 0.01, &d) < 0)
 		fail_msg("capture: %s", d.msg);
+	/* a second capture into it would mix its steps with these */
+	assert_int_equal(ip_capture_run(r, s, series, 1, 0.01, &d), -ENOTEMPTY);
+	assert_non_null(strstr(d.msg, "is not empty"));
+	assert_int_equal(ip_capture_open_below(tmp, series, &fd, &d), -ENOTEMPTY);
+	assert_int_equal(fd, -1);
 	ip_sampler_free(s);
 	ip_root_free(r);
 

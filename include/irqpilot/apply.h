@@ -67,11 +67,11 @@ struct ip_originals {
 	size_t nr_irqs;
 	struct ip_irq_orig *irqs; /* sorted by irq */
 	size_t nr_threads;
-	struct ip_thread_orig *threads;
+	struct ip_thread_orig *threads; /* sorted by pid, start, comm */
 	size_t nr_rq;
-	struct ip_rq_orig *rq;
+	struct ip_rq_orig *rq; /* sorted by device */
 	size_t nr_cq;
-	struct ip_cq_orig *cq;
+	struct ip_cq_orig *cq; /* sorted by device */
 };
 
 void ip_originals_init(struct ip_originals *o);
@@ -95,6 +95,8 @@ struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, un
 /* Records rq_affinity @value of @device unless one is; 1 when added, 0
  * when one was recorded already, -ENOMEM. */
 int ip_originals_add_rq(struct ip_originals *o, const char *device, int value);
+/* Whether an rq_affinity original of @device is recorded. */
+bool ip_originals_rq(const struct ip_originals *o, const char *device);
 const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device);
 int ip_originals_add_cq(struct ip_originals *o, const char *device, unsigned major, unsigned minor);
 void ip_originals_drop_cq(struct ip_originals *o, const char *device);

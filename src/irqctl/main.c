@@ -140,7 +140,7 @@ static void format_reply(FILE *f, const struct ctl *c, const struct ip_request *
 	json_object_put(empty);
 }
 
-/* Also the JSON: its writer escapes C0 controls but passes C1 ones. */
+/* Also the JSON: a daemon from before its writer escaped C1 controls passes them. */
 static void print_reply(FILE *f, const struct ctl *c, const struct ip_request *r,
 			const struct ctl_reply *reply)
 {
@@ -153,6 +153,21 @@ static void print_reply(FILE *f, const struct ctl *c, const struct ip_request *r
 	format_reply(m, c, r, reply);
 	if (fclose(m) == 0 && out)
 		put_clean(f, "", out);
+}
+
+/* Output that did not reach stdout (a full disk, a closed descriptor) is
+ * a failure: `irqctl -j show irqs >file` on a full disk exited 0 with an
+ * empty file, and `irqctl top >/dev/full` ran on for good. */
+static int flush_output(void)
+{
+	int e = 0;
+
+	if (fflush(stdout) != 0)
+		e = errno;
+	if (!e && !ferror(stdout))
+		return EXIT_OK;
+	fprintf(stderr, "irqctl: writing to standard output: %s\n", e ? strerror(e) : "write error");
+	return EXIT_FAILED;
 }
 
 static bool on_path(const char *prog)
@@ -212,10 +227,13 @@ static int run_once(const struct ctl *c, const struct ip_request *rq, const char
 		return r;
 	pager = pager_open(c);
 	print_reply(pager ? pager : stdout, c, rq, &reply);
-	if (pager)
-		pclose(pager);
 	ctl_reply_free(&reply);
-	return EXIT_OK;
+	/* a pager the user quit early took what was wanted */
+	if (pager) {
+		pclose(pager);
+		return EXIT_OK;
+	}
+	return flush_output();
 }
 
 /* Sleeps, returning early when a stop signal arrives. */
@@ -248,8 +266,10 @@ static int run_top(const struct ctl *c, const struct ip_request *rq, const char 
 		if (redraw)
 			fputs("\033[H\033[2J", stdout);
 		print_reply(stdout, c, rq, &reply);
-		fflush(stdout);
 		ctl_reply_free(&reply);
+		r = flush_output();
+		if (r != EXIT_OK)
+			return r;
 		if (c->once)
 			break;
 		wait_interval(c->interval_s);

@@ -21,6 +21,14 @@ static json_object *get(json_object *o, const char *key)
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+/* @o when it is an object, else NULL: json_object_object_foreach() reads
+ * the members of whatever it is given as an object's, and a reply whose
+ * "by_cpu" was a number or null crashed irqctl (SIGSEGV). */
+static json_object *obj(json_object *o)
+{
+	return json_object_is_type(o, json_type_object) ? o : NULL;
+}
+
 static bool has(json_object *o, const char *key)
 {
 	return o && json_object_object_get_ex(o, key, NULL);
@@ -247,8 +255,10 @@ static long long busiest_domain(json_object *d, json_object *by_cpu, double *sha
 	double *byd = calloc(n ? n : 1, sizeof(double)), total = 0;
 	long long best = -1;
 
-	if (!byd)
+	if (!byd || !obj(by_cpu)) {
+		free(byd);
 		return -1;
+	}
 	json_object_object_foreach(by_cpu, key, val) {
 		long c = strtol(key, NULL, 10);
 
@@ -353,6 +363,8 @@ static bool known(const char *key, const char *const *keys)
 
 static void rest(FILE *f, json_object *o, const char *const *keys, const char *indent)
 {
+	if (!obj(o))
+		return;
 	json_object_object_foreach(o, key, val) {
 		if (!known(key, keys))
 			fprintf(f, "%s%s: %s\n", indent, key, plain(val));

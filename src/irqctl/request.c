@@ -65,7 +65,8 @@ void ctl_help(FILE *f)
 		"\n"
 		"Exit status:\n"
 		"  0  success\n"
-		"  1  irqpilotd refused or failed the request (its error is printed)\n"
+		"  1  irqpilotd refused or failed the request (its error is printed),\n"
+		"     or the output could not be written\n"
 		"  2  usage error\n"
 		"  3  irqpilotd is not running, its socket is unreachable, or it did not\n"
 		"     answer within %d s\n"
@@ -126,6 +127,10 @@ static int capture_path(const char *dir, char *out, size_t size)
 	char cwd[PATH_MAX];
 	int n;
 
+	/* made absolute, "" named the current directory, and the daemon
+	 * refused that as not below its state directory (exit 4) */
+	if (!dir[0])
+		return ctl_usage_error("capture: empty directory name ''");
 	if (dir[0] == '/') {
 		n = snprintf(out, size, "%s", dir);
 	} else {

@@ -261,7 +261,22 @@ static void report_step(const struct options *o, const struct ip_step *st, struc
 		ip_report_model_text(stdout, &st->model, src);
 		ip_report_plan_text(stdout, st->decided ? &st->plan : NULL, &st->results, dry);
 	}
-	fflush(stdout);
+}
+
+/* A report that did not reach stdout (a full disk, a closed descriptor)
+ * is a failure: --replay --json >file on a full disk exited 0 with an
+ * empty file, which a script took for a series with nothing to say. */
+static int flush_report(void)
+{
+	int e = 0;
+
+	if (fflush(stdout) != 0)
+		e = errno;
+	if (!e && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "irqpilotd: writing the report to standard output: %s\n",
+		e ? strerror(e) : "write error");
+	return -EIO;
 }
 
 static int step(const struct options *o, struct ip_engine *e, bool report)
@@ -274,9 +289,10 @@ static int step(const struct options *o, struct ip_engine *e, bool report)
 		fprintf(stderr, "irqpilotd: %s\n", d.msg[0] ? d.msg : strerror(-ret));
 		return ret;
 	}
-	if (report)
-		report_step(o, st, e);
-	return 0;
+	if (!report)
+		return 0;
+	report_step(o, st, e);
+	return flush_report();
 }
 
 static int run_replay(const struct options *o, const struct ip_config *cfg)

@@ -270,71 +270,131 @@ void ip_originals_drop_irq(struct ip_originals *o, unsigned irq)
 	o->nr_irqs--;
 }
 
+/* Index of the first of @n records of @size at @base that is not below
+ * @key in @cmp's order (@n when none), *@found when it equals @key. A
+ * state file is read a record at a time: a linear search for each was
+ * quadratic, 80000 thread records took 15 s and a 16 MiB file hours. */
+static size_t lower_bound(const void *base, size_t n, size_t size, const void *key,
+			  int (*cmp)(const void *key, const void *elem), bool *found)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp(key, (const char *)base + mid * size) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < n && cmp(key, (const char *)base + lo * size) == 0;
+	return lo;
+}
+
+/* Room for one more record at @i of *@arr (@n of @size): zeroed, or NULL. */
+static void *insert_at(void **arr, size_t n, size_t size, size_t i)
+{
+	char *nv = realloc(*arr, (n + 1) * size);
+
+	if (!nv)
+		return NULL;
+	*arr = nv;
+	memmove(nv + (i + 1) * size, nv + i * size, (n - i) * size);
+	memset(nv + i * size, 0, size);
+	return nv + i * size;
+}
+
+/* Threads are kept sorted by pid, start time and comm. */
+static int cmp_thread(const void *key, const void *elem)
+{
+	const struct ip_thread_orig *k = key, *e = elem;
+
+	if (k->pid != e->pid)
+		return k->pid < e->pid ? -1 : 1;
+	if (k->start != e->start)
+		return k->start < e->start ? -1 : 1;
+	return strcmp(k->comm, e->comm);
+}
+
 struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, unsigned irq,
 					   const char *comm, uint64_t start)
 {
-	struct ip_thread_orig *nv;
+	struct ip_thread_orig key = { .pid = pid, .start = start }, *nv;
+	bool found;
+	size_t i;
 
-	for (size_t i = 0; i < o->nr_threads; i++)
-		if (o->threads[i].pid == pid && o->threads[i].start == start &&
-		    strcmp(o->threads[i].comm, comm) == 0)
-			return &o->threads[i];
-	nv = realloc(o->threads, (o->nr_threads + 1) * sizeof(*nv));
+	snprintf(key.comm, sizeof(key.comm), "%s", comm);
+	i = lower_bound(o->threads, o->nr_threads, sizeof(key), &key, cmp_thread, &found);
+	if (found)
+		return &o->threads[i];
+	nv = insert_at((void **)&o->threads, o->nr_threads, sizeof(*nv), i);
 	if (!nv)
 		return NULL;
-	o->threads = nv;
-	nv = &nv[o->nr_threads++];
-	memset(nv, 0, sizeof(*nv));
+	o->nr_threads++;
 	nv->pid = pid;
 	nv->irq = irq;
 	nv->start = start;
-	snprintf(nv->comm, sizeof(nv->comm), "%s", comm);
+	memcpy(nv->comm, key.comm, sizeof(nv->comm));
 	return nv;
+}
+
+/* rq and cq records are kept sorted by device; both begin with it. */
+static int cmp_device(const void *key, const void *elem)
+{
+	return strcmp(key, elem);
 }
 
 int ip_originals_add_rq(struct ip_originals *o, const char *device, int value)
 {
 	struct ip_rq_orig *nv;
+	bool found;
+	size_t i = lower_bound(o->rq, o->nr_rq, sizeof(*nv), device, cmp_device, &found);
 
-	for (size_t i = 0; i < o->nr_rq; i++)
-		if (strcmp(o->rq[i].device, device) == 0)
-			return 0;
-	nv = realloc(o->rq, (o->nr_rq + 1) * sizeof(*nv));
+	if (found)
+		return 0;
+	nv = insert_at((void **)&o->rq, o->nr_rq, sizeof(*nv), i);
 	if (!nv)
 		return -ENOMEM;
-	o->rq = nv;
-	snprintf(nv[o->nr_rq].device, sizeof(nv->device), "%s", device);
-	nv[o->nr_rq++].value = value;
+	o->nr_rq++;
+	snprintf(nv->device, sizeof(nv->device), "%s", device);
+	nv->value = value;
 	return 1;
+}
+
+bool ip_originals_rq(const struct ip_originals *o, const char *device)
+{
+	bool found;
+
+	lower_bound(o->rq, o->nr_rq, sizeof(*o->rq), device, cmp_device, &found);
+	return found;
 }
 
 const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device)
 {
-	for (size_t i = 0; i < o->nr_cq; i++)
-		if (strcmp(o->cq[i].device, device) == 0)
-			return &o->cq[i];
-	return NULL;
+	bool found;
+	size_t i = lower_bound(o->cq, o->nr_cq, sizeof(*o->cq), device, cmp_device, &found);
+
+	return found ? &o->cq[i] : NULL;
 }
 
 int ip_originals_add_cq(struct ip_originals *o, const char *device, unsigned major, unsigned minor)
 {
 	struct ip_cq_orig *nv;
+	bool found;
+	size_t i = lower_bound(o->cq, o->nr_cq, sizeof(*nv), device, cmp_device, &found);
 
-	for (size_t i = 0; i < o->nr_cq; i++)
-		if (strcmp(o->cq[i].device, device) == 0) {
-			o->cq[i].major = major;
-			o->cq[i].minor = minor;
-			return 0;
-		}
-	nv = realloc(o->cq, (o->nr_cq + 1) * sizeof(*nv));
+	if (found) {
+		o->cq[i].major = major;
+		o->cq[i].minor = minor;
+		return 0;
+	}
+	nv = insert_at((void **)&o->cq, o->nr_cq, sizeof(*nv), i);
 	if (!nv)
 		return -ENOMEM;
-	o->cq = nv;
-	memset(&nv[o->nr_cq], 0, sizeof(*nv));
-	snprintf(nv[o->nr_cq].device, sizeof(nv->device), "%s", device);
-	nv[o->nr_cq].major = major;
-	nv[o->nr_cq].minor = minor;
 	o->nr_cq++;
+	snprintf(nv->device, sizeof(nv->device), "%s", device);
+	nv->major = major;
+	nv->minor = minor;
 	return 1;
 }
 
@@ -802,14 +862,6 @@ static void apply_thread(struct actx *a, struct ip_thread_action *ta)
 	prune_threads(a->o);
 }
 
-static bool rq_recorded(const struct ip_originals *o, const char *dev)
-{
-	for (size_t i = 0; i < o->nr_rq; i++)
-		if (strcmp(o->rq[i].device, dev) == 0)
-			return true;
-	return false;
-}
-
 static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 {
 	struct ip_apply_result *res = add_result(a, IP_APPLY_RQ);
@@ -829,7 +881,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		res->outcome = IP_APPLY_DRY_RUN;
 		return;
 	}
-	if (!rq_recorded(a->o, ra->device)) {
+	if (!ip_originals_rq(a->o, ra->device)) {
 		if (ip_root_read_long(a->r, path, &cur) < 0)
 			cur = ra->from;
 		if (cur >= 0 && cur <= 2) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,6 +88,35 @@ static int open_subdir(int at, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A capture goes into a new or empty directory: a second one into the
+ * same place rewrote 0000/ over the first one's step (files it read only
+ * once stayed) and left 0001/... as they were, which a replay then took
+ * as one series, failing as "samples out of order" or mixing two runs. */
+static int check_empty(int dirfd, const char *dir, struct ip_diag *d)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dh = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!dh) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		return ip_diag_set(d, ret, "%s: %s", dir, strerror(-ret));
+	}
+	while ((e = readdir(dh)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			ret = ip_diag_set(d, -ENOTEMPTY,
+					  "%s is not empty (it holds %s): a capture goes into a new or "
+					  "empty directory",
+					  dir, e->d_name);
+			break;
+		}
+	closedir(dh);
+	return ret;
+}
+
 int ip_capture_step(struct ip_root *r, struct ip_sampler *s, int dirfd, const char *dir, int step,
 		    struct ip_snapshot *out, struct ip_diag *d)
 {
@@ -134,6 +164,7 @@ int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int
 		   double interval_s, struct ip_diag *d)
 {
 	_cleanup_close_ int fd = -1;
+	int ret;
 
 	if (samples < 1)
 		return ip_diag_set(d, -EINVAL, "--samples must be at least 1");
@@ -146,9 +177,11 @@ int ip_capture_run(struct ip_root *r, struct ip_sampler *s, const char *dir, int
 	fd = ip_open_own_dir(dir, "a capture directory", d);
 	if (fd < 0)
 		return fd;
+	ret = check_empty(fd, dir, d);
+	if (ret < 0)
+		return ret;
 	for (int i = 0; i < samples; i++) {
 		struct ip_snapshot snap;
-		int ret;
 
 		if (i > 0 && interval_s > 0) {
 			struct timespec ts = { (time_t)interval_s,
@@ -216,6 +249,11 @@ int ip_capture_open_below(const char *base, const char *path, int *dirfd, struct
 	if (!nr) {
 		close(fd);
 		return ip_diag_set(d, -EINVAL, "capture directory %s: name a directory below %s", path, base);
+	}
+	nr = check_empty(fd, path, d);
+	if (nr < 0) {
+		close(fd);
+		return nr;
 	}
 	*dirfd = fd;
 	return 0;

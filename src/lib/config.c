@@ -290,6 +290,15 @@ static void perr(struct ip_config_parser *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->first, sizeof(p->first), fmt, ap);
 	va_end(ap);
+	/* The message quotes the file, which reaches a terminal and the
+	 * journal: an ESC or a C1 control (CSI, U+009B) in a key or value
+	 * drove the terminal of whoever ran --check-config on it. */
+	for (unsigned char *c = (unsigned char *)p->first; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+		else if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			c[0] = c[1] = '?';
+	}
 }
 
 static int *key_line(struct ip_config_parser *p, const struct ip_config_key *k)

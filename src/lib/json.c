@@ -79,6 +79,17 @@ void ip_json_write_escaped(FILE *f, const char *s)
 				fputs("\\ufffd", f);
 				break;
 			}
+			/* C1 controls (U+0085 NEL, U+009B CSI) and U+2028/U+2029
+			 * are valid in a JSON string, but a reader that splits
+			 * text into lines (Python's splitlines()) cut the one
+			 * document a line of --json at them, and a terminal
+			 * takes CSI for a command: they go out escaped. */
+			if ((n == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+			    (n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))) {
+				fprintf(f, "\\u%04x", n == 2 ? p[1] : 0x2000 | (p[2] - 0x80));
+				p += n;
+				continue;
+			}
 			fwrite(p, 1, n, f);
 			p += n;
 			continue;
