@@ -71,6 +71,21 @@ struct vec_cache {
  * than that a scan may come up to it early, which costs nothing.
  */
 #define FULL_SCAN_SLACK 64
+/*
+ * A controller reset frees a disk's vectors and its driver requests new
+ * ones, often under other numbers, without a uevent: nvme_reset_work()
+ * (drivers/nvme/host/pci.c) through pci_free_irq_vectors() and
+ * pci_alloc_irq_vectors_affinity(), ufshcd's host reset through
+ * free_irq() and devm_request_irq(). The full scan that saw them freed
+ * finds no vector for the disk; without more, the new ones waited for the
+ * next full scan, up to a minute in which the disk's completions went
+ * where the kernel's default affinity put them (60 s measured on the
+ * phone fixture, its UFS vector renumbered 37 -> 38). For this long after
+ * such a scan every sample reads /proc/interrupts whole: an NVMe reset
+ * takes seconds (its admin queue's timeout), a UFS one milliseconds, and
+ * at 1,024 CPUs a full scan each 2 s interval is a tenth of a CPU for it.
+ */
+#define REGAIN_NS (UINT64_C(30) * 1000000000u)
 
 uint64_t ip_full_scan_period_ns(uint64_t scan_cpu_ns)
 {
@@ -323,6 +338,11 @@ struct ip_sampler {
 	size_t nr_disk_names;
 	uint64_t disks_sig;
 	bool storage_stale;    /* a disk came or went: scan the storage again */
+	/* A disk's vectors all freed while the disk stayed (a controller
+	 * reset): until then, or until every disk has a vector again, each
+	 * sample is a full scan, as only one sees the vectors requested anew
+	 * (REGAIN_NS) */
+	uint64_t regain_until_ns;
 	bool scanned_now;      /* this sample ran the storage scan */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	bool noted_tails;      /* IRQ names holding a newline were told once */
@@ -1059,14 +1079,45 @@ static int cmp_uint(const void *a, const void *b)
 }
 
 /* Storage scan and the tracked set, from the IRQ names just parsed. */
+/* After a storage scan, whether a disk of @had (those the scan before
+ * found a vector for) has none now: its vectors were freed with the disk
+ * still there. Sets or ends the window of full scans (REGAIN_NS). */
+static void watch_regain(struct ip_sampler *s, const struct ip_snapshot *snap, char (*had)[32],
+			 int nr_had)
+{
+	bool lost = false, vectorless = false;
+
+	for (int i = 0; i < s->storage.nr_devs; i++) {
+		const struct ip_blockdev *dev = &s->storage.devs[i];
+
+		if (dev->nr_vectors)
+			continue;
+		vectorless = true;
+		for (int k = 0; k < nr_had && !lost; k++)
+			lost = strcmp(had[k], dev->name) == 0;
+	}
+	if (lost)
+		s->regain_until_ns = snap->time_ns + REGAIN_NS;
+	else if (!vectorless)
+		s->regain_until_ns = 0;
+}
+
 static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, struct ip_diag *d)
 {
 	_cleanup_free_ struct ip_irq_name *names = NULL;
+	_cleanup_free_ char (*had)[32] = NULL;
 	unsigned *tracked = NULL;
-	int n = 0, ret;
+	int n = 0, nr_had = 0, ret;
 
-	if (s->have_storage)
+	if (s->have_storage) {
+		had = calloc(s->storage.nr_devs ? (size_t)s->storage.nr_devs : 1, sizeof(*had));
+		if (!had)
+			return -ENOMEM;
+		for (int i = 0; i < s->storage.nr_devs; i++)
+			if (s->storage.devs[i].nr_vectors)
+				memcpy(had[nr_had++], s->storage.devs[i].name, sizeof(*had));
 		ip_storage_free(&s->storage);
+	}
 	s->have_storage = false;
 	if (snap->nr_irqs) {
 		names = calloc(snap->nr_irqs, sizeof(*names));
@@ -1083,6 +1134,7 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	s->have_storage = true;
 	s->storage_stale = false;
 	s->scanned_now = true;
+	watch_regain(s, snap, had, nr_had);
 	s->tracked_changed = true;
 	for (int i = 0; i < s->storage.nr_devs; i++)
 		n += s->storage.devs[i].nr_vectors;
@@ -1565,7 +1617,8 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	 * kernels without CONFIG_SPARSE_IRQ (kernel/irq/irqdesc.c creates
 	 * /sys/kernel/irq only then) have nothing else. */
 	if (s->opts.full_scan_always || ip_root_recording(s->root) || s->force_full || !fc->have ||
-	    !s->have_storage || s->storage_stale || fc->nr_cpus != snap->topo.nr_cpus)
+	    !s->have_storage || s->storage_stale || fc->nr_cpus != snap->topo.nr_cpus ||
+	    snap->time_ns < s->regain_until_ns)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
 	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns ||
