@@ -79,5 +79,54 @@ check "SIGTERM: exit 0" test "$rc" -eq 0
 check "... IRQ 38 back on its original 0-7" test "$(aff 38)" = 0-7
 check "... and no proc/irq/37 made again" test ! -e "$root/proc/irq/37"
 
+# --- an IRQ thread exits and another takes its place --------------------------
+# The two-socket server under threadirqs: AHCI vector 38 and its thread
+# irq/38-ahci[000 (pid 204), which follows it. free_irq() stops the thread
+# and request_irq() makes another under a new pid (kernel/irq/manage.c,
+# __free_irq(), setup_irq_thread()); the line keeps its number and action.
+# A sample between the two finds no thread; the new one (pid 214, started
+# on all CPUs) must still be found, not left where the kernel started it.
+root=$tmp/server
+rt=$tmp/run2
+export IRQPILOT_SOCKET="$rt/control"
+cp -a "$top_srcdir/tests/fixtures/server-2s" "$root"
+mkdir -p "$rt" "$root/irqpilot"
+chmod 700 "$rt"
+standin_kernel "$root" 38 sda 20
+pids="$pids $standin_pid"
+"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
+daemon=$!
+pids="$pids $daemon"
+allowed() { sed -n 's/^Cpus_allowed_list:\t//p' "$root/proc/$1/status"; }
+check "the thread of IRQ 38 follows it to CPU 20" wait_for "$limit" sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:\t//p' '$root/proc/204/status')\" = 20 ]"
+# A reaped task's /proc/PID files fail through the daemon's kept fds
+# (proc_single_show(): -ESRCH); free_irq_dir() makes them read nothing.
+cp -a "$root/proc/204" "$tmp/204"
+free_irq_dir "$root/proc/204"
+# each try adds I/O, so that the daemon samples
+gone() { io_done sda 100 && "$ctl" explain 38 >"$tmp/explain" && ! grep -q 'pid 204' "$tmp/explain"; }
+check "thread 204 exits: the daemon samples without it" wait_for "$limit" gone
+# fs/proc/array.c: do_task_stat() (field 1 pid, 22 start time) and
+# proc_pid_status() (task_cpus_allowed(): "%*pb" and "%*pbl" of 31 CPUs)
+mkdir "$root/proc/214"
+cp "$tmp/204/comm" "$root/proc/214/comm"
+awk '{ $1 = 214; $22 = 9999; print }' "$tmp/204/stat" >"$root/proc/214/stat"
+sed 's/^\(Tgid\|Pid\):\t204$/\1:\t214/; s/^Cpus_allowed:.*/Cpus_allowed:\t7fffffff/; s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t0-30/' \
+	"$tmp/204/status" >"$root/proc/214/status"
+# a cycle or two; before, no scan of /proc came until the IRQ list changed
+if wait_for 30 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:\t//p' '$root/proc/214/status')\" = 20 ]"; then
+	ok "the new thread 214 is found and follows vector 38 within 30 s"
+else
+	bad "the new thread 214 stayed on $(allowed 214) for 30 s"
+fi
+kill -9 "$standin_pid" 2>/dev/null
+wait "$standin_pid" 2>/dev/null
+kill -TERM "$daemon"
+wait "$daemon"
+daemon=""
+check "SIGTERM: thread 214 back on the CPUs it started on" test "$(allowed 214)" = 0-30
+check "... IRQ 38 on its original" test "$(cat "$root/proc/irq/38/smp_affinity_list")" = 0-7,16-23
+check "... and the thread gone said so" grep -q 'thread 204 irq/38-ahci\[000 is gone: nothing to restore' "$log"
+
 [ "$fail" -eq 0 ] || { echo "# daemon log:"; sed 's/^/#    /' "$log" | tail -n 40; }
 exit "$fail"

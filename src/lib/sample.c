@@ -318,6 +318,12 @@ struct ip_sampler {
 	struct held_thread *threads;
 	int nr_threads;
 	bool threads_forced; /* the last scan found forced threading */
+	/* Tracked IRQs whose thread exited with no other found in its place
+	 * (note_orphans()); until orphans_until_ns each sample scans /proc
+	 * for them again */
+	unsigned *orphans;
+	int nr_orphans;
+	uint64_t orphans_until_ns;
 
 	struct vec_cache *vecs; /* sorted by IRQ */
 	int nr_vecs;
@@ -745,6 +751,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->foff);
 	ip_counters_free(s->counters);
 	ip_strv_free(s->disk_names, s->nr_disk_names);
+	free(s->orphans);
 	free(s);
 }
 
@@ -2186,6 +2193,53 @@ static void keep_tracked_threads(struct ip_snapshot *snap)
 	snap->nr_threads = k;
 }
 
+static bool tracked_without_thread(const struct ip_snapshot *snap, const unsigned *found, int n,
+				   unsigned irq)
+{
+	const struct ip_irq *q = ip_snapshot_irq(snap, irq);
+
+	return q && q->tracked && !has_thread_irq(found, n, irq);
+}
+
+/*
+ * free_irq() stops a vector's IRQ thread and request_irq() makes another
+ * under a new pid (kernel/irq/manage.c, __free_irq() and
+ * setup_irq_thread()), with the line unchanged in between when the same
+ * number and action come back. The scan that saw the old thread gone may
+ * come between the two and find none; nothing later asked for another,
+ * and the new thread stayed where the kernel started it while irqpilotd
+ * said nothing of it (server-2s fixture: irq/38-ahci's new thread on 0-30
+ * with its vector on CPU 20, for good). So such a tracked IRQ, and each
+ * one still without its thread, is scanned for again each sample, for
+ * REGAIN_NS after the last thread lost.
+ */
+static int note_orphans(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	int n, k = 0;
+	_cleanup_free_ unsigned *found = thread_irqs(snap, true, &n);
+	unsigned *o = calloc((size_t)(s->nr_threads + s->nr_orphans) + 1, sizeof(*o));
+	bool lost = false;
+
+	if (!found || !o) {
+		free(o);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < s->nr_threads; i++)
+		if (tracked_without_thread(snap, found, n, s->threads[i].t.irq)) {
+			o[k++] = s->threads[i].t.irq;
+			lost = true;
+		}
+	if (lost)
+		s->orphans_until_ns = snap->time_ns + REGAIN_NS;
+	for (int i = 0; i < s->nr_orphans && snap->time_ns < s->orphans_until_ns; i++)
+		if (tracked_without_thread(snap, found, n, s->orphans[i]))
+			o[k++] = s->orphans[i];
+	free(s->orphans);
+	s->orphans = o;
+	s->nr_orphans = k;
+	return 0;
+}
+
 static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 {
 	int ret = scan_threads(s, snap);
@@ -2196,6 +2250,9 @@ static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	if (ret < 0)
 		return ret;
 	keep_tracked_threads(snap);
+	ret = note_orphans(s, snap);
+	if (ret < 0)
+		return ret;
 	if (snap->nr_threads)
 		ip_sort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
 	free(s->threads);
@@ -2215,6 +2272,8 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	int cap = 0, ret;
 	bool lost = false;
 
+	if (s->nr_orphans && snap->time_ns < s->orphans_until_ns)
+		s->have_threads = false; /* note_orphans() */
 	if (s->have_threads) {
 		for (int i = 0; i < s->nr_threads; i++) {
 			struct ip_irq_thread t;
