@@ -26,8 +26,51 @@ pids="$pids $standin_pid"
 daemon=$!
 pids="$pids $daemon"
 aff() { cat "$root/proc/irq/$1/smp_affinity_list"; }
+# wait_cycles N: until the daemon has run N more cycles
+wait_cycles() {
+	c0=$("$ctl" status | sed -n 's/^cycles: \([0-9]*\).*/\1/p')
+	wait_for "$limit" sh -c "c=\$('$ctl' status | sed -n 's/^cycles: \([0-9]*\).*/\1/p'); [ \"\${c:-0}\" -ge $((${c0:-0} + $1)) ]"
+}
 on_big() { grep -qx '[67]' "$root/proc/irq/$1/smp_affinity_list"; }
 check "the daemon moves IRQ 37 to the CPUs submitting" wait_for "$limit" on_big 37
+
+# --- the kernel takes the write but keeps the vector elsewhere ----------------
+# x86's irq_matrix with no vector left on the CPUs asked for, or a chip
+# that can target one CPU only: the write succeeds, effective_affinity_list
+# (kernel/irq/proc.c, irq_effective_aff_list_proc_show()) names another
+# CPU and the interrupts arrive there. Here the stand-in keeps 37 on CPU 0
+# whatever is written. The policy stops writing it; the log must say why,
+# not end at "moved 37 ... 0 -> 6" with the interrupts still on CPU 0.
+kill -9 "$standin_pid" 2>/dev/null
+wait "$standin_pid" 2>/dev/null
+(
+	c=$(awk '{ print $3 }' "$root/irqpilot/submit")
+	while :; do
+		c=$((c + 3000))
+		echo 0 >"$tmp/eff0"
+		rewrite "$root/proc/irq/37/effective_affinity_list" "$tmp/eff0"
+		echo "sda 6 $c" >"$root/irqpilot/submit.new"
+		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
+		standin_disk "$root" sda
+		awk '{ if ($1 == "37:") $3 = $3 + 3000; print }' "$root/proc/interrupts" >"$root/proc/interrupts.new"
+		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
+		pcc=$root/sys/kernel/irq/37/per_cpu_count
+		awk -F, -v OFS=, '{ $1 = $1 + 3000; print }' "$pcc" >"$pcc.new"
+		rewrite "$pcc" "$pcc.new"
+		sleep 0.05
+	done
+) 2>"$tmp/stuck.err" &
+stuck=$!
+pids="$pids $stuck"
+kept_notice="kept 37 ufshcd: the kernel keeps it on 0 though we set its affinity to $(aff 37); not written again while that stands"
+check "the kernel keeps 37 on CPU 0: the log says so" wait_for "$limit" grep -qF "notice: $kept_notice" "$log"
+wait_cycles 5
+check "... once in 5 more cycles" test "$(grep -cF "$kept_notice" "$log")" -eq 1
+kill -9 "$stuck" 2>/dev/null
+wait "$stuck" 2>/dev/null
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
+check "the kernel follows again: so does the daemon" wait_for "$limit" on_big 37
 
 # --- a controller reset renumbers the vector ----------------------------------
 # The host reset frees the vector (free_desc(), kernel/irq/irqdesc.c: its

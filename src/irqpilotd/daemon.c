@@ -260,13 +260,38 @@ static void report_disk_settings(struct ip_daemon *d, const struct ip_plan *p, b
 	}
 }
 
+/*
+ * A vector the kernel took a write for but keeps elsewhere (the policy's
+ * "refused": effective_affinity_list outside what was written, e.g. x86
+ * with no vector space left on the CPUs asked for) is not written again
+ * while that stands. Only explain said so: the log's last word was the
+ * move, and the interrupts stayed where they were (the phone fixture with
+ * a kernel keeping UFS vector 37 on CPU 0: "moved 37 ufshcd 0 -> 6", then
+ * nothing). Said once for each affinity and effective affinity.
+ */
+static void report_kept(struct ip_daemon *d, const struct ip_kept *k, struct ip_journal *jf)
+{
+	char what[2 * IP_CPULIST_MAX + 2], key[32];
+
+	if (k->managed && k->explained) {
+		ip_report_kept_journal(jf, k);
+		ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+		return;
+	}
+	if (k->why.code != IP_R_REFUSED)
+		return;
+	snprintf(key, sizeof(key), "refused %u", k->irq);
+	snprintf(what, sizeof(what), "%s %s", cpuset_str(&k->why.set), cpuset_str(&k->why.set2));
+	if (!said(d, IP_SAID_IRQ, k->irq, 0, NULL, key, what))
+		return;
+	ip_report_kept_journal(jf, k);
+	ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+}
+
 static void report_kept_and_notes(struct ip_daemon *d, const struct ip_plan *p, struct ip_journal *jf)
 {
 	for (int i = 0; i < p->nr_kept; i++)
-		if (p->kept[i].managed && p->kept[i].explained) {
-			ip_report_kept_journal(jf, &p->kept[i]);
-			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
-		}
+		report_kept(d, &p->kept[i], jf);
 	for (int i = 0; i < p->nr_notes; i++) {
 		const struct ip_note *n = &p->notes[i];
 
