@@ -72,6 +72,28 @@ standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
 check "the kernel follows again: so does the daemon" wait_for "$limit" on_big 37
 
+# --- garbled submission counts, and a reload meanwhile ------------------------
+# The recorded counts (irqpilot/submit, "DEVICE CPU COUNT") caught garbled.
+# Before, each cycle failed whole ("cycle failed: irqpilot/submit: ...")
+# and nothing was decided while it lasted: CPUs banned by a reload were
+# not left. Now that sample has no submissions, and the rest goes on.
+kill -9 "$standin_pid" 2>/dev/null
+wait "$standin_pid" 2>/dev/null
+echo "sda 6 12x" >"$root/irqpilot/submit"
+cp "$conf" "$tmp/conf.good"
+printf '[cpus]\nbanned = 6-7\n' >>"$conf"
+kill -HUP "$daemon"
+off_big() { io_done sda 100 && ! on_big 37; }
+check "submissions garbled, CPUs 6-7 banned by a reload: 37 leaves them" wait_for "$limit" off_big
+check "... and the log says what was not understood" \
+	grep -qF "notice: sampler: irqpilot/submit: line 1: count '12x' is not a number: not understood" "$log"
+check "... with no cycle failed" sh -c "! grep -q 'cycle failed' '$log'"
+cp "$tmp/conf.good" "$conf"
+kill -HUP "$daemon"
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
+check "counts readable and the ban lifted: back to 6-7" wait_for "$limit" on_big 37
+
 # --- a controller reset renumbers the vector ----------------------------------
 # The host reset frees the vector (free_desc(), kernel/irq/irqdesc.c: its
 # /proc/irq/37, /sys/kernel/irq/37 and line go) and the driver requests a

@@ -352,6 +352,7 @@ struct ip_sampler {
 	bool scanned_now;      /* this sample ran the storage scan */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	bool noted_tails;      /* IRQ names holding a newline were told once */
+	char noted_counts[512]; /* what was said of recorded counts not understood */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
 	char note[512];
@@ -2730,7 +2731,22 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	ret = disks_changed(s, snap, s->scanned_now);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "proc/diskstats: listing the disks: %s", strerror(-ret));
-	return ip_counters_sample(s->counters, s->root, snap, d);
+	ret = ip_counters_sample(s->counters, s->root, snap, d);
+	if (ret != IP_COUNTERS_UNREADABLE) {
+		if (ret == 0)
+			s->noted_counts[0] = '\0';
+		return ret;
+	}
+	/* said again only when what is wrong changes */
+	if (d && strcmp(s->noted_counts, d->msg) != 0) {
+		snprintf(s->noted_counts, sizeof(s->noted_counts), "%s", d->msg);
+		snprintf(s->note, sizeof(s->note),
+			 "%.400s: not understood; no submission counts until it is (said once)", d->msg);
+		s->note_pending = true;
+	}
+	if (d)
+		d->msg[0] = '\0';
+	return 0;
 }
 
 /*
