@@ -19,6 +19,8 @@ cat >"$conf" <<'EOF'
 interval = 0.3
 [policy]
 dwell = 1
+# the alternation guard would hold the moves back below for a minute
+return_window = 1
 EOF
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
@@ -93,6 +95,22 @@ kill -HUP "$daemon"
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
 check "counts readable and the ban lifted: back to 6-7" wait_for "$limit" on_big 37
+
+# --- someone else rewrites the affinity ---------------------------------------
+# irqbalance or an admin writes 0-3 (kernel/irq/proc.c write_irq_affinity()
+# takes it; the stand-in then delivers on CPU 0). The daemon writes 6-7 back
+# while CPU 6 submits; that write must be logged and counted like any move.
+# Before, a move to a target said once already was neither: 'moves: 1'
+# after two writes of 6.
+moved() { grep -c 'moved 37 ufshcd' "$log"; }
+n0=$(moved)
+echo 0-3 >"$tmp/admin"
+rewrite "$root/proc/irq/37/smp_affinity_list" "$tmp/admin"
+check "someone else writes 0-3: the daemon moves 37 back" wait_for "$limit" on_big 37
+# the log follows the write within the cycle: waited for, not raced
+logged() { [ "$(moved)" -eq $((n0 + 1)) ]; }
+check "... and logs that move ($n0 before)" wait_for "$limit" logged
+check "... and counts it" wait_for "$limit" sh -c "'$ctl' status | grep -q '^moves: $((n0 + 1));'"
 
 # --- a controller reset renumbers the vector ----------------------------------
 # The host reset frees the vector (free_desc(), kernel/irq/irqdesc.c: its

@@ -196,7 +196,14 @@ static bool result_said(struct ip_daemon *d, const struct ip_apply_result *r)
 	return said(d, IP_SAID_PID, 0, r->pid, NULL, key, what);
 }
 
-/* Said once per IRQ and target CPU set; a dry run's move is not counted. */
+/*
+ * A move written is said and counted each time: the same target again means
+ * someone else (irqbalance, an admin) moved the vector in between, and that
+ * write is news. Said only once per IRQ and target, as before, it went
+ * unlogged and uncounted ("moves: 1" after two writes of 6 around an
+ * admin's 0-3). A dry run's move, planned again every cycle because
+ * nothing is written, is said once per IRQ and target, and not counted.
+ */
 static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
 {
 	for (int i = 0; i < p->nr_moves; i++) {
@@ -204,7 +211,7 @@ static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry,
 		char key[32];
 
 		snprintf(key, sizeof(key), "irq %u", m->irq);
-		if (m->failed || !said(d, IP_SAID_IRQ, m->irq, 0, NULL, key, cpuset_str(&m->to)))
+		if (m->failed || (!said(d, IP_SAID_IRQ, m->irq, 0, NULL, key, cpuset_str(&m->to)) && dry))
 			continue;
 		ip_report_move_journal(jf, m);
 		/* a dry run's move did not happen: not the catalog's event */
