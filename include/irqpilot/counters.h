@@ -23,7 +23,10 @@ struct ip_counters;
 int ip_counters_new(bool live, struct ip_counters **out);
 void ip_counters_free(struct ip_counters *c);
 const char *ip_counters_describe(const struct ip_counters *c);
-/* Fills snap->dc[*].submit/complete (snap->storage and irqs are set). */
+/* Fills snap->dc[*].submit/complete (snap->storage and irqs are set).
+ * IP_COUNTERS_UNREADABLE: a recorded count did not parse, @d says where;
+ * the sample has no submission counts, and is good otherwise. */
+#define IP_COUNTERS_UNREADABLE 1
 int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		       struct ip_diag *d);
 

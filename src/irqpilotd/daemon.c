@@ -196,7 +196,14 @@ static bool result_said(struct ip_daemon *d, const struct ip_apply_result *r)
 	return said(d, IP_SAID_PID, 0, r->pid, NULL, key, what);
 }
 
-/* Said once per IRQ and target CPU set; a dry run's move is not counted. */
+/*
+ * A move written is said and counted each time: the same target again means
+ * someone else (irqbalance, an admin) moved the vector in between, and that
+ * write is news. Said only once per IRQ and target, as before, it went
+ * unlogged and uncounted ("moves: 1" after two writes of 6 around an
+ * admin's 0-3). A dry run's move, planned again every cycle because
+ * nothing is written, is said once per IRQ and target, and not counted.
+ */
 static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry, struct ip_journal *jf)
 {
 	for (int i = 0; i < p->nr_moves; i++) {
@@ -204,7 +211,7 @@ static void report_moves(struct ip_daemon *d, const struct ip_plan *p, bool dry,
 		char key[32];
 
 		snprintf(key, sizeof(key), "irq %u", m->irq);
-		if (m->failed || !said(d, IP_SAID_IRQ, m->irq, 0, NULL, key, cpuset_str(&m->to)))
+		if (m->failed || (!said(d, IP_SAID_IRQ, m->irq, 0, NULL, key, cpuset_str(&m->to)) && dry))
 			continue;
 		ip_report_move_journal(jf, m);
 		/* a dry run's move did not happen: not the catalog's event */
@@ -260,13 +267,38 @@ static void report_disk_settings(struct ip_daemon *d, const struct ip_plan *p, b
 	}
 }
 
+/*
+ * A vector the kernel took a write for but keeps elsewhere (the policy's
+ * "refused": effective_affinity_list outside what was written, e.g. x86
+ * with no vector space left on the CPUs asked for) is not written again
+ * while that stands. Only explain said so: the log's last word was the
+ * move, and the interrupts stayed where they were (the phone fixture with
+ * a kernel keeping UFS vector 37 on CPU 0: "moved 37 ufshcd 0 -> 6", then
+ * nothing). Said once for each affinity and effective affinity.
+ */
+static void report_kept(struct ip_daemon *d, const struct ip_kept *k, struct ip_journal *jf)
+{
+	char what[2 * IP_CPULIST_MAX + 2], key[32];
+
+	if (k->managed && k->explained) {
+		ip_report_kept_journal(jf, k);
+		ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+		return;
+	}
+	if (k->why.code != IP_R_REFUSED)
+		return;
+	snprintf(key, sizeof(key), "refused %u", k->irq);
+	snprintf(what, sizeof(what), "%s %s", cpuset_str(&k->why.set), cpuset_str(&k->why.set2));
+	if (!said(d, IP_SAID_IRQ, k->irq, 0, NULL, key, what))
+		return;
+	ip_report_kept_journal(jf, k);
+	ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
+}
+
 static void report_kept_and_notes(struct ip_daemon *d, const struct ip_plan *p, struct ip_journal *jf)
 {
 	for (int i = 0; i < p->nr_kept; i++)
-		if (p->kept[i].managed && p->kept[i].explained) {
-			ip_report_kept_journal(jf, &p->kept[i]);
-			ip_log_id(&d->log, LOG_NOTICE, jf->message_id, jf->fields, "%s", jf->message);
-		}
+		report_kept(d, &p->kept[i], jf);
 	for (int i = 0; i < p->nr_notes; i++) {
 		const struct ip_note *n = &p->notes[i];
 

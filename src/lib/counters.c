@@ -1016,6 +1016,31 @@ static int cq_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapsho
 	return ret;
 }
 
+/*
+ * A recorded count that does not parse (a garbled line, a file caught
+ * mid-rewrite) failed the whole sample: every cycle "cycle failed" and no
+ * decision at all while it lasted, bans and pins with the rest. It is
+ * this sample's submissions that are unknown, not the machine: they are
+ * dropped (a rate is never taken across them) and the caller is told
+ * (IP_COUNTERS_UNREADABLE, with @d saying why). A file that cannot be
+ * read at all (too large, a FIFO) still fails: a damaged capture.
+ */
+static int replay_unreadable(struct ip_counters *c, struct ip_snapshot *snap, int err)
+{
+	if (err != -EINVAL && err != -ERANGE)
+		return err;
+	for (int i = 0; i < snap->storage.nr_devs; i++) {
+		struct ip_devcount *dc = &snap->dc[i];
+
+		free(dc->submit);
+		free(dc->complete);
+		dc->submit = dc->complete = NULL;
+		dc->submit_src = dc->complete_src = IP_SRC_NONE;
+	}
+	c->submit_src = IP_SRC_NONE;
+	return IP_COUNTERS_UNREADABLE;
+}
+
 static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		       struct ip_diag *d)
 {
@@ -1029,11 +1054,11 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 		c->submit_src = IP_SRC_REPLAY;
 		ret = read_replay(r, snap, "irqpilot/complete", false, d);
 		if (ret < 0 && ret != -ENOENT)
-			return ret;
+			return replay_unreadable(c, snap, ret);
 		return complete_from_irqs(snap);
 	}
 	if (ret != -ENOENT)
-		return ret;
+		return replay_unreadable(c, snap, ret);
 	if (c->live && !c->perf_failed) {
 		if (!perf_matches(c, snap)) {
 			perf_close(c);
@@ -1064,9 +1089,15 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
 		       struct ip_diag *d)
 {
-	int ret = sample_base(c, r, snap, d);
+	struct ip_diag cqd;
+	int ret = sample_base(c, r, snap, d), cq;
 
-	return ret < 0 ? ret : cq_sample(c, r, snap, d);
+	if (ret < 0)
+		return ret;
+	cq = cq_sample(c, r, snap, ret ? &cqd : d);
+	if (cq < 0 && ret && d)
+		*d = cqd;
+	return cq < 0 ? cq : ret;
 }
 
 void ip_model_cq_rate(const struct ip_model *m, int i, struct ip_cq_rate *out, double *by_cpu)

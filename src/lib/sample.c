@@ -71,6 +71,21 @@ struct vec_cache {
  * than that a scan may come up to it early, which costs nothing.
  */
 #define FULL_SCAN_SLACK 64
+/*
+ * A controller reset frees a disk's vectors and its driver requests new
+ * ones, often under other numbers, without a uevent: nvme_reset_work()
+ * (drivers/nvme/host/pci.c) through pci_free_irq_vectors() and
+ * pci_alloc_irq_vectors_affinity(), ufshcd's host reset through
+ * free_irq() and devm_request_irq(). The full scan that saw them freed
+ * finds no vector for the disk; without more, the new ones waited for the
+ * next full scan, up to a minute in which the disk's completions went
+ * where the kernel's default affinity put them (60 s measured on the
+ * phone fixture, its UFS vector renumbered 37 -> 38). For this long after
+ * such a scan every sample reads /proc/interrupts whole: an NVMe reset
+ * takes seconds (its admin queue's timeout), a UFS one milliseconds, and
+ * at 1,024 CPUs a full scan each 2 s interval is a tenth of a CPU for it.
+ */
+#define REGAIN_NS (UINT64_C(30) * 1000000000u)
 
 uint64_t ip_full_scan_period_ns(uint64_t scan_cpu_ns)
 {
@@ -303,6 +318,12 @@ struct ip_sampler {
 	struct held_thread *threads;
 	int nr_threads;
 	bool threads_forced; /* the last scan found forced threading */
+	/* Tracked IRQs whose thread exited with no other found in its place
+	 * (note_orphans()); until orphans_until_ns each sample scans /proc
+	 * for them again */
+	unsigned *orphans;
+	int nr_orphans;
+	uint64_t orphans_until_ns;
 
 	struct vec_cache *vecs; /* sorted by IRQ */
 	int nr_vecs;
@@ -323,9 +344,15 @@ struct ip_sampler {
 	size_t nr_disk_names;
 	uint64_t disks_sig;
 	bool storage_stale;    /* a disk came or went: scan the storage again */
+	/* A disk's vectors all freed while the disk stayed (a controller
+	 * reset): until then, or until every disk has a vector again, each
+	 * sample is a full scan, as only one sees the vectors requested anew
+	 * (REGAIN_NS) */
+	uint64_t regain_until_ns;
 	bool scanned_now;      /* this sample ran the storage scan */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	bool noted_tails;      /* IRQ names holding a newline were told once */
+	char noted_counts[512]; /* what was said of recorded counts not understood */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
 	char note[512];
@@ -725,6 +752,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->foff);
 	ip_counters_free(s->counters);
 	ip_strv_free(s->disk_names, s->nr_disk_names);
+	free(s->orphans);
 	free(s);
 }
 
@@ -1059,14 +1087,45 @@ static int cmp_uint(const void *a, const void *b)
 }
 
 /* Storage scan and the tracked set, from the IRQ names just parsed. */
+/* After a storage scan, whether a disk of @had (those the scan before
+ * found a vector for) has none now: its vectors were freed with the disk
+ * still there. Sets or ends the window of full scans (REGAIN_NS). */
+static void watch_regain(struct ip_sampler *s, const struct ip_snapshot *snap, char (*had)[32],
+			 int nr_had)
+{
+	bool lost = false, vectorless = false;
+
+	for (int i = 0; i < s->storage.nr_devs; i++) {
+		const struct ip_blockdev *dev = &s->storage.devs[i];
+
+		if (dev->nr_vectors)
+			continue;
+		vectorless = true;
+		for (int k = 0; k < nr_had && !lost; k++)
+			lost = strcmp(had[k], dev->name) == 0;
+	}
+	if (lost)
+		s->regain_until_ns = snap->time_ns + REGAIN_NS;
+	else if (!vectorless)
+		s->regain_until_ns = 0;
+}
+
 static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, struct ip_diag *d)
 {
 	_cleanup_free_ struct ip_irq_name *names = NULL;
+	_cleanup_free_ char (*had)[32] = NULL;
 	unsigned *tracked = NULL;
-	int n = 0, ret;
+	int n = 0, nr_had = 0, ret;
 
-	if (s->have_storage)
+	if (s->have_storage) {
+		had = calloc(s->storage.nr_devs ? (size_t)s->storage.nr_devs : 1, sizeof(*had));
+		if (!had)
+			return -ENOMEM;
+		for (int i = 0; i < s->storage.nr_devs; i++)
+			if (s->storage.devs[i].nr_vectors)
+				memcpy(had[nr_had++], s->storage.devs[i].name, sizeof(*had));
 		ip_storage_free(&s->storage);
+	}
 	s->have_storage = false;
 	if (snap->nr_irqs) {
 		names = calloc(snap->nr_irqs, sizeof(*names));
@@ -1083,6 +1142,7 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	s->have_storage = true;
 	s->storage_stale = false;
 	s->scanned_now = true;
+	watch_regain(s, snap, had, nr_had);
 	s->tracked_changed = true;
 	for (int i = 0; i < s->storage.nr_devs; i++)
 		n += s->storage.devs[i].nr_vectors;
@@ -1565,7 +1625,8 @@ static bool need_full(struct ip_sampler *s, const struct ip_snapshot *snap)
 	 * kernels without CONFIG_SPARSE_IRQ (kernel/irq/irqdesc.c creates
 	 * /sys/kernel/irq only then) have nothing else. */
 	if (s->opts.full_scan_always || ip_root_recording(s->root) || s->force_full || !fc->have ||
-	    !s->have_storage || s->storage_stale || fc->nr_cpus != snap->topo.nr_cpus)
+	    !s->have_storage || s->storage_stale || fc->nr_cpus != snap->topo.nr_cpus ||
+	    snap->time_ns < s->regain_until_ns)
 		return true;
 	/* The second sample too: two full scans give the untracked rates. */
 	if (fc->nr_full < 2 || snap->time_ns < fc->full_ns ||
@@ -2133,6 +2194,53 @@ static void keep_tracked_threads(struct ip_snapshot *snap)
 	snap->nr_threads = k;
 }
 
+static bool tracked_without_thread(const struct ip_snapshot *snap, const unsigned *found, int n,
+				   unsigned irq)
+{
+	const struct ip_irq *q = ip_snapshot_irq(snap, irq);
+
+	return q && q->tracked && !has_thread_irq(found, n, irq);
+}
+
+/*
+ * free_irq() stops a vector's IRQ thread and request_irq() makes another
+ * under a new pid (kernel/irq/manage.c, __free_irq() and
+ * setup_irq_thread()), with the line unchanged in between when the same
+ * number and action come back. The scan that saw the old thread gone may
+ * come between the two and find none; nothing later asked for another,
+ * and the new thread stayed where the kernel started it while irqpilotd
+ * said nothing of it (server-2s fixture: irq/38-ahci's new thread on 0-30
+ * with its vector on CPU 20, for good). So such a tracked IRQ, and each
+ * one still without its thread, is scanned for again each sample, for
+ * REGAIN_NS after the last thread lost.
+ */
+static int note_orphans(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	int n, k = 0;
+	_cleanup_free_ unsigned *found = thread_irqs(snap, true, &n);
+	unsigned *o = calloc((size_t)(s->nr_threads + s->nr_orphans) + 1, sizeof(*o));
+	bool lost = false;
+
+	if (!found || !o) {
+		free(o);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < s->nr_threads; i++)
+		if (tracked_without_thread(snap, found, n, s->threads[i].t.irq)) {
+			o[k++] = s->threads[i].t.irq;
+			lost = true;
+		}
+	if (lost)
+		s->orphans_until_ns = snap->time_ns + REGAIN_NS;
+	for (int i = 0; i < s->nr_orphans && snap->time_ns < s->orphans_until_ns; i++)
+		if (tracked_without_thread(snap, found, n, s->orphans[i]))
+			o[k++] = s->orphans[i];
+	free(s->orphans);
+	s->orphans = o;
+	s->nr_orphans = k;
+	return 0;
+}
+
 static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 {
 	int ret = scan_threads(s, snap);
@@ -2143,6 +2251,9 @@ static int scan_all_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	if (ret < 0)
 		return ret;
 	keep_tracked_threads(snap);
+	ret = note_orphans(s, snap);
+	if (ret < 0)
+		return ret;
 	if (snap->nr_threads)
 		ip_sort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_thread);
 	free(s->threads);
@@ -2162,6 +2273,8 @@ static int read_threads(struct ip_sampler *s, struct ip_snapshot *snap)
 	int cap = 0, ret;
 	bool lost = false;
 
+	if (s->nr_orphans && snap->time_ns < s->orphans_until_ns)
+		s->have_threads = false; /* note_orphans() */
 	if (s->have_threads) {
 		for (int i = 0; i < s->nr_threads; i++) {
 			struct ip_irq_thread t;
@@ -2618,7 +2731,22 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	ret = disks_changed(s, snap, s->scanned_now);
 	if (ret < 0)
 		return ip_diag_set(d, ret, "proc/diskstats: listing the disks: %s", strerror(-ret));
-	return ip_counters_sample(s->counters, s->root, snap, d);
+	ret = ip_counters_sample(s->counters, s->root, snap, d);
+	if (ret != IP_COUNTERS_UNREADABLE) {
+		if (ret == 0)
+			s->noted_counts[0] = '\0';
+		return ret;
+	}
+	/* said again only when what is wrong changes */
+	if (d && strcmp(s->noted_counts, d->msg) != 0) {
+		snprintf(s->noted_counts, sizeof(s->noted_counts), "%s", d->msg);
+		snprintf(s->note, sizeof(s->note),
+			 "%.400s: not understood; no submission counts until it is (said once)", d->msg);
+		s->note_pending = true;
+	}
+	if (d)
+		d->msg[0] = '\0';
+	return 0;
 }
 
 /*
