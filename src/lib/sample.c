@@ -1086,7 +1086,6 @@ static int cmp_uint(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Storage scan and the tracked set, from the IRQ names just parsed. */
 /* After a storage scan, whether a disk of @had (those the scan before
  * found a vector for) has none now: its vectors were freed with the disk
  * still there. Sets or ends the window of full scans (REGAIN_NS). */
@@ -1110,6 +1109,7 @@ static void watch_regain(struct ip_sampler *s, const struct ip_snapshot *snap, c
 		s->regain_until_ns = 0;
 }
 
+/* Storage scan and the tracked set, from the IRQ names just parsed. */
 static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, struct ip_diag *d)
 {
 	_cleanup_free_ struct ip_irq_name *names = NULL;
