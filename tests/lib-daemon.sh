@@ -114,6 +114,29 @@ free_irq_dir() {
 	find "$1" -type f -exec truncate -s 0 {} + && rm -rf "$1"
 }
 
+# start_daemon [ARGS]: irqpilotd on $root with $conf and $rt, its log in
+# $log; $daemon is its pid, killed at exit with the others in $pids.
+start_daemon() {
+	"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground "$@" >"$log" 2>&1 &
+	daemon=$!
+	pids="$pids $daemon"
+}
+
+# free_vector ROOT IRQ SAVE: the kernel frees IRQ (kernel/irq/irqdesc.c
+# free_desc() removes /proc/irq/N and /sys/kernel/irq/N, and
+# show_interrupts() prints no line for it) after the stand-in, which fires
+# it, is stopped. Its /proc/irq/N/ is kept in SAVE and the IRQ list
+# without it in $tmp/interrupts.freed, to make a vector anew from.
+free_vector() {
+	kill -9 "$standin_pid" 2>/dev/null
+	wait "$standin_pid" 2>/dev/null
+	cp -a "$1/proc/irq/$2" "$3"
+	free_irq_dir "$1/proc/irq/$2"
+	free_irq_dir "$1/sys/kernel/irq/$2"
+	grep -v "^ *$2:" "$1/proc/interrupts" >"$tmp/interrupts.freed"
+	rewrite "$1/proc/interrupts" "$tmp/interrupts.freed"
+}
+
 # standin_disk ROOT DISK: 3,000 more reads completed by DISK.
 # diskstats_show() (block/genhd.c) prints "%4d %7d %pg" and the counts one
 # space apart; field 4 is reads completed.

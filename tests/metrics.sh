@@ -47,9 +47,7 @@ EOF
 
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
-"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
-daemon=$!
-pids="$pids $daemon"
+start_daemon
 if wait_for "$limit" test -S "$rt/control"; then ok "the daemon opens its control socket"; else
 	bad "the daemon opens its control socket"
 	cat "$log"

@@ -43,9 +43,7 @@ pids="$pids $standin_pid"
 pids="$pids $!"
 wait_for "$limit" grep -q watching "$tmp/writes" || bad "count-writes starts"
 
-"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
-daemon=$!
-pids="$pids $daemon"
+start_daemon
 if ! wait_for "$limit" test -S "$rt/control"; then
 	bad "the daemon opens its control socket"
 	cat "$log"

@@ -51,11 +51,7 @@ EOT
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
 
-start() {
-	"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground "$@" >"$log" 2>&1 &
-	daemon=$!
-	pids="$pids $daemon"
-}
+start() { start_daemon "$@"; }
 stop() { # expected exit status
 	kill -TERM "$daemon"
 	rc=0
@@ -189,13 +185,7 @@ chmod 700 "$rt"
 # there would overwrite what that vector's driver or admin set (here 3).
 start
 check "moved again" wait_for "$limit" moved
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
-cp -a "$root/proc/irq/37" "$tmp/irq37"
-free_irq_dir "$root/proc/irq/37"
-free_irq_dir "$root/sys/kernel/irq/37"
-grep -v '^ *37:' "$root/proc/interrupts" >"$tmp/interrupts.freed"
-rewrite "$root/proc/interrupts" "$tmp/interrupts.freed"
+free_vector "$root" 37 "$tmp/irq37"
 # a cycle needs I/O (io_done); each try counts some
 freed() { io_done sda 100 && ! grep -q '^irq 37 ' "$rt/state" 2>/dev/null; }
 check "IRQ 37 freed: its original is dropped" wait_for "$limit" freed

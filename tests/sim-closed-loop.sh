@@ -24,9 +24,7 @@ return_window = 1
 EOF
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
-"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
-daemon=$!
-pids="$pids $daemon"
+start_daemon
 aff() { cat "$root/proc/irq/$1/smp_affinity_list"; }
 # wait_cycles N: until the daemon has run N more cycles
 wait_cycles() {
@@ -121,13 +119,7 @@ check "... and counts it" wait_for "$limit" sh -c "'$ctl' status | grep -q '^mov
 # The daemon must find it at once, not at its next full scan of
 # /proc/interrupts a minute later (60 s, before: the disks' completions
 # went to CPU 0 all that time).
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
-cp -a "$root/proc/irq/37" "$tmp/irq38"
-free_irq_dir "$root/proc/irq/37"
-free_irq_dir "$root/sys/kernel/irq/37"
-grep -v '^ *37:' "$root/proc/interrupts" >"$tmp/interrupts.freed"
-rewrite "$root/proc/interrupts" "$tmp/interrupts.freed"
+free_vector "$root" 37 "$tmp/irq38"
 freed() { io_done sda 100 && grep -q 'IRQ 37 was freed' "$log"; }
 check "IRQ 37 freed: the daemon says so" wait_for "$limit" freed
 check "... and that the disk has no vector now" grep -q 'sda (.*): no IRQ vector found' "$log"
@@ -177,9 +169,7 @@ mkdir -p "$rt" "$root/irqpilot"
 chmod 700 "$rt"
 standin_kernel "$root" 38 sda 20
 pids="$pids $standin_pid"
-"$bin" --root "$root" --runtime-dir "$rt" --config "$conf" --foreground >"$log" 2>&1 &
-daemon=$!
-pids="$pids $daemon"
+start_daemon
 allowed() { sed -n 's/^Cpus_allowed_list:\t//p' "$root/proc/$1/status"; }
 check "the thread of IRQ 38 follows it to CPU 20" wait_for "$limit" sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:\t//p' '$root/proc/204/status')\" = 20 ]"
 # A reaped task's /proc/PID files fail through the daemon's kept fds
