@@ -679,6 +679,28 @@ static int sample_once(struct ip_sampler *s, struct ip_snapshot *snap, unsigned 
 	return snap->storage.nr_devs;
 }
 
+/* sdb's link taken out of sys/block (@in false) or put back, and
+ * /proc/diskstats to match: the next sample says so, the one after has
+ * the devices scanned again. Returns how many it has. */
+static int sdb_moved(struct ip_sampler *s, struct ip_snapshot *snap, const char *tmp, const char *root, bool in)
+{
+	char cmd[512];
+	unsigned long full;
+	const char *note;
+
+	if (in)
+		snprintf(cmd, sizeof(cmd), "mv %s/sdb.link %s/sys/block/sdb", tmp, root);
+	else
+		snprintf(cmd, sizeof(cmd), "mv %s/sys/block/sdb %s/sdb.link", root, tmp);
+	assert_int_equal(system(cmd), 0);
+	put_server_disks(root, in, true);
+	(void)sample_once(s, snap, &full);
+	note = ip_sampler_take_note(s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, in ? "disk sdb is new" : "disk sdb is gone"));
+	return sample_once(s, snap, &full);
+}
+
 /*
  * A SATA disk taken out and put back behind the AHCI host, whose one MSI
  * serves sda too, changes no IRQ: without a uevent (a tree under --root, a
@@ -695,7 +717,6 @@ static void test_disk_without_uevent(void **state)
 	struct ip_sampler *s;
 	struct ip_root *r;
 	unsigned long full, full_before;
-	const char *note;
 	int n0;
 
 	(void)state;
@@ -718,25 +739,11 @@ static void test_disk_without_uevent(void **state)
 	assert_int_equal(full, full_before);
 	assert_null(ip_sampler_take_note(s));
 
-	snprintf(cmd, sizeof(cmd), "mv %s/sys/block/sdb %s/sdb.link", root, tmp);
-	assert_int_equal(system(cmd), 0);
-	put_server_disks(root, false, true);
-	(void)sample_once(s, &snap, &full);
-	note = ip_sampler_take_note(s);
-	assert_non_null(note);
-	assert_non_null(strstr(note, "disk sdb is gone"));
-	assert_int_equal(sample_once(s, &snap, &full), n0 - 1);
+	assert_int_equal(sdb_moved(s, &snap, tmp, root, false), n0 - 1);
 	for (int i = 0; i < snap.storage.nr_devs; i++)
 		assert_string_not_equal(snap.storage.devs[i].name, "sdb");
 
-	snprintf(cmd, sizeof(cmd), "mv %s/sdb.link %s/sys/block/sdb", tmp, root);
-	assert_int_equal(system(cmd), 0);
-	put_server_disks(root, true, true);
-	(void)sample_once(s, &snap, &full);
-	note = ip_sampler_take_note(s);
-	assert_non_null(note);
-	assert_non_null(strstr(note, "disk sdb is new"));
-	assert_int_equal(sample_once(s, &snap, &full), n0);
+	assert_int_equal(sdb_moved(s, &snap, tmp, root, true), n0);
 	dev(&snap, "sdb", NULL);
 
 	ip_snapshot_free(&snap);
