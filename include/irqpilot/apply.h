@@ -72,6 +72,9 @@ struct ip_originals {
 	struct ip_rq_orig *rq; /* sorted by device */
 	size_t nr_cq;
 	struct ip_cq_orig *cq; /* sorted by device */
+	/* Room in each array, which grows by doubling (0: as many as
+	 * there are records, in a view that only drops them) */
+	size_t cap_irqs, cap_threads, cap_rq, cap_cq;
 };
 
 void ip_originals_init(struct ip_originals *o);
