@@ -312,16 +312,18 @@ static size_t lower_bound(const void *base, size_t n, size_t size, const void *k
 }
 
 
-/* Threads are kept sorted by pid, start time and comm. */
+int ip_thread_orig_cmp(const struct ip_thread_orig *a, const struct ip_thread_orig *b)
+{
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return strcmp(a->comm, b->comm);
+}
+
 static int cmp_thread(const void *key, const void *elem)
 {
-	const struct ip_thread_orig *k = key, *e = elem;
-
-	if (k->pid != e->pid)
-		return k->pid < e->pid ? -1 : 1;
-	if (k->start != e->start)
-		return k->start < e->start ? -1 : 1;
-	return strcmp(k->comm, e->comm);
+	return ip_thread_orig_cmp(key, elem);
 }
 
 struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, unsigned irq,

@@ -576,8 +576,9 @@ const char *ip_managed_why_str(enum ip_managed_why w)
  * a kept vector's reason is said only by explain, the plan and the JSON
  * (the daemon journals a kept vector only when it is managed, or when the
  * kernel keeps it elsewhere (refused), and then once: a dwell or a budget
- * said every cycle for every vector would bury the moves), and a detail is said only inside the reason it details, whose
- * entry carries it as IRQPILOT_DETAIL=code with its numbers.
+ * said every cycle for every vector would bury the moves), and a detail
+ * is said only inside the reason it details, whose entry carries it as
+ * IRQPILOT_DETAIL=code with its numbers.
  */
 #define NO_ID(why) NULL
 static const struct reason_def {

@@ -183,8 +183,6 @@ struct pend_cq {
 
 struct batch {
 	size_t seq;
-	/* only an IRQ's first record counts: its others are not kept */
-	unsigned char *irq_seen;
 	struct pend_irq *irq;
 	size_t nr_irq, cap_irq;
 	struct pend_thread *thr;
@@ -222,7 +220,6 @@ static void batch_free(struct batch *b)
 {
 	for (size_t i = 0; i < b->nr_irq; i++)
 		free(b->irq[i].v.list);
-	free(b->irq_seen);
 	free(b->irq);
 	free(b->thr);
 	free(b->rq);
@@ -244,13 +241,8 @@ static int cmp_pend_irq(const void *a, const void *b)
 static int cmp_pend_thread(const void *a, const void *b)
 {
 	const struct pend_thread *x = a, *y = b;
-	int c;
+	int c = ip_thread_orig_cmp(&x->v, &y->v);
 
-	if (x->v.pid != y->v.pid)
-		return x->v.pid < y->v.pid ? -1 : 1;
-	if (x->v.start != y->v.start)
-		return x->v.start < y->v.start ? -1 : 1;
-	c = strcmp(x->v.comm, y->v.comm);
 	return c ? c : cmp_seq(x->seq, y->seq);
 }
 
@@ -336,13 +328,11 @@ static int parse_irq_record(struct batch *b, char **tok, int nt, const char **wh
 		if (!parse_ident_field(tok[k], &id, seen))
 			return *why = "irq: not chip=, hwirq= and actions= once each", 1;
 	id.have_hw = id.have_actions = nt == 6;
-	/* the first record of an IRQ wins, as it did when written */
-	if (b->irq_seen[a / 8] & (1u << (a % 8)))
-		return 0;
+	/* the first record of an IRQ wins, as it did when written: sorted
+	 * after it (cmp_pend_irq), its others find it added (batch_feed) */
 	p = BATCH_ADD(b, irq);
 	if (!p || !(p->v.list = strdup(tok[2])))
 		return -ENOMEM;
-	b->irq_seen[a / 8] |= (unsigned char)(1u << (a % 8));
 	p->v.irq = (unsigned)a;
 	p->v.id = id;
 	return 0;
@@ -498,15 +488,12 @@ int ip_state_parse(const char *text, size_t len, long pid_max, struct ip_origina
 		   struct ip_state_bads *bad)
 {
 	char *line = malloc(LINE_MAX_LEN + 1);
-	struct batch b = { .irq_seen = calloc(IP_STATE_IRQ_MAX / 8, 1) };
+	struct batch b = { 0 };
 	size_t pos = 0;
 	int lineno = 0, ret = 0;
 
-	if (!line || !b.irq_seen) {
-		free(line);
-		free(b.irq_seen);
+	if (!line)
 		return -ENOMEM;
-	}
 	if (pid_max < 2 || pid_max > IP_STATE_PID_LIMIT)
 		pid_max = IP_STATE_PID_LIMIT;
 	while (pos < len && ret >= 0) {
