@@ -82,6 +82,24 @@ else
 	skip "nobody reading the metrics: needs root and setpriv"
 fi
 
+# --- a directory swapped for a link is not written through ----------------------
+# The textfile's directory may belong to another user (Debian's
+# /var/lib/prometheus/node-exporter is prometheus'), who can rename it and
+# leave a link to a directory of root's in its place.
+mkdir "$tmp/victim"
+ln -s "$tmp/victim" "$tmp/swapped"
+cat >"$conf" <<EOF
+[daemon]
+interval = 0.3
+metrics_textfile = $tmp/swapped/irqpilot.prom
+[policy]
+dwell = 1
+EOF
+check "reload with the textfile's directory a link" "$ctl" reload
+check "the link is refused, and the log says why" wait_for "$limit" \
+	grep -q "metrics_textfile $tmp/swapped/irqpilot.prom: Too many levels of symbolic links; .*(a directory on its path is a symbolic link" "$log"
+check "... nothing was written where it leads" sh -c "[ -z \"\$(ls -A '$tmp/victim')\" ]"
+
 # --- a textfile that cannot be written costs nothing but a log line --------------
 cat >"$conf" <<EOF
 [daemon]

@@ -3,6 +3,7 @@
  * cycle's model and plan. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -479,23 +480,74 @@ static void do_metrics(struct ip_daemon *d, FILE *out)
 	ip_proto_reply_end(&j);
 }
 
+/*
+ * The directory of absolute @path (its first @len bytes), reached one name
+ * at a time from "/" without following a symbolic link: -ELOOP at one.
+ * The directory is another user's (node_exporter's is prometheus', inside
+ * /var/lib/prometheus, also theirs): they may rename it away and leave a
+ * link to /etc in its place between two cycles, and root would then
+ * create and rename its file there. A directory they put in its place is
+ * harmless; a link is refused.
+ */
+static int open_dir_nofollow(const char *path, size_t len)
+{
+	_cleanup_close_ int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char name[NAME_MAX + 1];
+
+	if (fd < 0)
+		return -errno;
+	for (size_t i = 0; i < len;) {
+		size_t n = 0;
+		struct stat st;
+		int next, err = 0;
+
+		for (; i < len && path[i] == '/'; i++)
+			;
+		for (; i < len && path[i] != '/'; i++, n++)
+			if (n < NAME_MAX)
+				name[n] = path[i];
+		if (n == 0)
+			break;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		name[n] = '\0';
+		next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return -errno;
+		if (fstat(next, &st) < 0)
+			err = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			err = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+		if (err) {
+			close(next);
+			return err;
+		}
+		close(fd);
+		fd = next;
+	}
+	return TAKE_FD(fd);
+}
+
 /* Written beside the file and renamed over it, so that the textfile
  * collector reads the last whole text or the one before, never half of
  * one; the temporary name does not end in .prom, so it is never read. */
 static int write_textfile(const char *path, const char *text, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *tmp = ip_asprintf("%.*s/.%s.tmp", (int)(slash - path), path, slash + 1);
+	_cleanup_free_ char *tmp = ip_asprintf(".%s.tmp", slash + 1);
+	_cleanup_close_ int dir = -1;
 	int fd, err = 0;
 
 	if (!tmp)
 		return -ENOMEM;
-	/* The directory may belong to another user (node_exporter's is
-	 * prometheus'): root must not write through a link planted under
-	 * the temporary name, so it is made anew, O_EXCL. */
-	if (unlink(tmp) < 0 && errno != ENOENT)
+	dir = open_dir_nofollow(path, (size_t)(slash - path));
+	if (dir < 0)
+		return dir;
+	/* Root must not write through a link planted under the temporary
+	 * name either: it is made anew, O_EXCL. */
+	if (unlinkat(dir, tmp, 0) < 0 && errno != ENOENT)
 		return -errno;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	/* node_exporter runs as its own user; the text is what any client
@@ -514,11 +566,20 @@ static int write_textfile(const char *path, const char *text, size_t len)
 	}
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	if (!err && rename(tmp, path) < 0)
+	if (!err && renameat(dir, tmp, dir, slash + 1) < 0)
 		err = -errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(dir, tmp, 0);
 	return err;
+}
+
+static const char *textfile_hint(int err)
+{
+	if (err == -EROFS || err == -EACCES)
+		return " (is its directory in the unit's ReadWritePaths=?)";
+	if (err == -ELOOP)
+		return " (a directory on its path is a symbolic link, never followed there: give the path it leads to)";
+	return "";
 }
 
 void ip_control_metrics_textfile(struct ip_daemon *d)
@@ -534,7 +595,7 @@ void ip_control_metrics_textfile(struct ip_daemon *d)
 	ret = text ? write_textfile(path, text, len) : -ENOMEM;
 	if (ret < 0 && !d->textfile_failed)
 		ip_log(&d->log, LOG_ERR, "metrics_textfile %s: %s; the daemon goes on without it%s", path,
-		       strerror(-ret), ret == -EROFS || ret == -EACCES ? " (is its directory in the unit's ReadWritePaths=?)" : "");
+		       strerror(-ret), textfile_hint(ret));
 	else if (ret == 0 && d->textfile_failed)
 		ip_log(&d->log, LOG_NOTICE, "metrics_textfile %s written again", path);
 	d->textfile_failed = ret < 0;
