@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "irqpilot/capture.h"
@@ -643,6 +645,105 @@ static void test_hotplug_keeps_rates(void **state)
 			fail_msg("second %d: IRQ 37 at %.0f/s, not %.0f", t, ufs_rate(st), want);
 		assert_int_equal(st->decided, want > 0);
 	}
+	phone_engine_close(&pe);
+}
+
+/* The phone's /proc/interrupts (put_hotplug()'s) with a header of the
+ * CPUs in @head and line 37 counted on those in @line: what a read torn by
+ * a hot-plug gives, when they differ. */
+static void torn_text(char *text, size_t size, const bool head[8], const bool line[8],
+		      const unsigned c37[8])
+{
+	size_t n = (size_t)snprintf(text, size, "     ");
+
+	for (int c = 0; c < 8; c++)
+		if (head[c])
+			n += (size_t)snprintf(text + n, size - n, "      CPU%d", c);
+	n += (size_t)snprintf(text + n, size - n, "\n 37:");
+	for (int c = 0; c < 8; c++)
+		if (line[c])
+			n += (size_t)snprintf(text + n, size - n, " %10u", c37[c]);
+	snprintf(text + n, size - n, "     GICv3 297 Level     ufshcd\nErr:          0\n");
+}
+
+/*
+ * One step of @pe whose read of /proc/interrupts is torn: a child writes
+ * @torn through a FIFO in its place, having put @online as the online CPUs
+ * and @whole as the file once the reader opened it (a CPU went on- or
+ * offline while the kernel printed it). Returns the step's result.
+ */
+static int torn_step(struct phone_engine *pe, const char *torn, const char *online, const char *whole,
+		     struct ip_step **st, struct ip_diag *d)
+{
+	char path[160], next[160];
+	int status, ret;
+	pid_t child;
+
+	snprintf(path, sizeof(path), "%s/proc/interrupts", pe->root);
+	snprintf(next, sizeof(next), "%s/proc/.interrupts.next", pe->root);
+	put(pe->root, "proc/.interrupts.next", whole);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* the CPU changed before the line the reader is about to see,
+		 * and the file is whole again by the time it could look */
+		int fd = open(path, O_WRONLY);
+		size_t len = strlen(torn);
+
+		if (fd < 0)
+			_exit(1);
+		put(pe->root, "sys/devices/system/cpu/online", online);
+		if (rename(next, path) < 0 || write(fd, torn, len) != (ssize_t)len)
+			_exit(1);
+		_exit(close(fd) == 0 ? 0 : 1);
+	}
+	ret = ip_engine_step(pe->e, st, d);
+	/* a sampler that never opened the FIFO left the child waiting */
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	return ret;
+}
+
+/*
+ * CPU 1 goes offline, then comes back, each time while /proc/interrupts is
+ * read: the header has one column more than line 37, then one fewer. The
+ * first failed the cycle ("IRQ 37 has 7 count columns, header has 8"), the
+ * second took a count for the chip's name. Each is read again.
+ */
+static void test_hotplug_during_read(void **state)
+{
+	static const bool all[8] = { true, true, true, true, true, true, true, true };
+	static const bool no1[8] = { true, false, true, true, true, true, true, true };
+	unsigned c37[8] = { 0, 500000, 0, 0, 0, 0, 1000, 0 };
+	char torn[1024], whole[1024], ns[32];
+	struct phone_engine pe;
+	struct ip_diag d = { "" };
+	struct ip_step *st;
+
+	(void)state;
+	phone_engine_open(&pe, "/tmp/irqpilot-torn-XXXXXX");
+	put_hotplug(pe.root, all, c37, 1);
+	if (ip_engine_step(pe.e, &st, &d) < 0)
+		fail_msg("step 1: %s", d.msg);
+
+	put(pe.root, "irqpilot/time_ns", "2000000000\n");
+	torn_text(torn, sizeof(torn), all, no1, c37);
+	torn_text(whole, sizeof(whole), no1, no1, c37);
+	if (torn_step(&pe, torn, "0,2-7\n", whole, &st, &d) < 0)
+		fail_msg("CPU 1 leaving during the read: %s", d.msg);
+	assert_int_equal(st->model.cur->nr_irqs, 1);
+
+	snprintf(ns, sizeof(ns), "3000000000\n");
+	put(pe.root, "irqpilot/time_ns", ns);
+	torn_text(torn, sizeof(torn), no1, all, c37);
+	torn_text(whole, sizeof(whole), all, all, c37);
+	if (torn_step(&pe, torn, "0-7\n", whole, &st, &d) < 0)
+		fail_msg("CPU 1 coming back during the read: %s", d.msg);
+	assert_int_equal(st->model.cur->nr_irqs, 1);
+	assert_string_equal(ip_irq_info(&st->model.cur->irqs[0])->chip, "GICv3");
+	assert_string_equal(st->model.cur->irqs[0].actions, "ufshcd");
 	phone_engine_close(&pe);
 }
 
@@ -2174,6 +2275,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_lookups_any_order),
 		cmocka_unit_test(test_model_text_names),
 		cmocka_unit_test(test_hotplug_keeps_rates),
+		cmocka_unit_test(test_hotplug_during_read),
 		cmocka_unit_test(test_disk_without_uevent),
 		cmocka_unit_test(test_reused_vector_rates),
 	};

@@ -2636,6 +2636,39 @@ static int sample_frame(struct ip_sampler *s, struct ip_snapshot *snap, struct i
 	return 0;
 }
 
+/* Whether the online CPUs are still those this sample began with (a list
+ * that cannot be read is taken as changed). */
+static bool online_unchanged(struct ip_sampler *s)
+{
+	_cleanup_free_ char *online = NULL;
+
+	return s->online_sig &&
+	       ip_root_read_line_again(s->root, "sys/devices/system/cpu/online", &online) == 0 &&
+	       strcmp(online, s->online_sig) == 0;
+}
+
+/*
+ * /proc/interrupts whole, read again once when a CPU went on- or offline
+ * while it was read. show_interrupts() (kernel/irq/proc.c) prints the
+ * header and then each line for_each_online_cpu(), holding no hot-plug
+ * lock, and a big machine's file takes many read()s: a line printed after
+ * a CPU left has a column fewer than the header (a parse error, the
+ * cycle lost), one after a CPU came has one more, read as the chip's name
+ * and shifting the rest. A file that is wrong with the CPUs still is wrong.
+ */
+static int read_interrupts_whole(struct ip_sampler *s, struct ip_snapshot *snap, uint64_t *sig,
+				 struct ip_diag *d)
+{
+	int ret = read_interrupts(s, snap, sig, d);
+
+	if ((ret == 0 || ret == -EINVAL) && !online_unchanged(s)) {
+		if (d)
+			d->msg[0] = '\0';
+		ret = read_interrupts(s, snap, sig, d);
+	}
+	return ret;
+}
+
 /* The whole /proc/interrupts, and the storage scan again when the IRQ list
  * changed. The kept fds are looked up again first, and all closed when the
  * list changed, so a new vector reusing a number is never read through the
@@ -2651,7 +2684,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 	 * kernel's, a fixture's), and a tree's kept files */
 	fdc_lookup_again(&s->fdc, s->root);
 	ip_root_lookup_again(s->root);
-	ret = read_interrupts(s, snap, &sig, d);
+	ret = read_interrupts_whole(s, snap, &sig, d);
 	if (ret < 0)
 		return ret;
 	s->full_cpu_ns = thread_cpu_ns() - cpu0;
@@ -2668,7 +2701,7 @@ static int sample_full(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
 		s->have_threads = false;
 		/* The tracked set may have changed: per-CPU counts must be
 		 * kept for the new one. Rare: at start and on hot-plug. */
-		ret = read_interrupts(s, snap, &sig, d);
+		ret = read_interrupts_whole(s, snap, &sig, d);
 		if (ret < 0)
 			return ret;
 	}
