@@ -112,6 +112,15 @@ void ip_report_plan_json(struct ip_json *j, const struct ip_plan *p, const struc
 void ip_report_plan_text(FILE *f, const struct ip_plan *p, const struct ip_apply_results *res,
 			 bool dry_run);
 
+/*
+ * Whether all written to @f reached it: 0, or the errno (negative) of the
+ * flush or -EIO for an earlier write that failed. A report that went
+ * nowhere (a full disk, a closed descriptor) is its program's failure:
+ * `irqpilotd --replay --json >file` and `irqctl -j show irqs >file` on a
+ * full disk exited 0 with an empty file.
+ */
+int ip_report_flush(FILE *f);
+
 /* ---- metrics ------------------------------------------------------------ */
 
 /*

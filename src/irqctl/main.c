@@ -16,6 +16,7 @@
 
 #include "irqpilot/macro.h"
 #include "irqpilot/protocol.h"
+#include "irqpilot/report.h"
 #include "irqctl.h"
 
 #ifndef PACKAGE_VERSION
@@ -155,18 +156,15 @@ static void print_reply(FILE *f, const struct ctl *c, const struct ip_request *r
 		put_clean(f, "", out);
 }
 
-/* Output that did not reach stdout (a full disk, a closed descriptor) is
- * a failure: `irqctl -j show irqs >file` on a full disk exited 0 with an
- * empty file, and `irqctl top >/dev/full` ran on for good. */
+/* Output that did not reach stdout fails the command (ip_report_flush()):
+ * `irqctl top >/dev/full` ran on for good. */
 static int flush_output(void)
 {
-	int e = 0;
+	int ret = ip_report_flush(stdout);
 
-	if (fflush(stdout) != 0)
-		e = errno;
-	if (!e && !ferror(stdout))
+	if (ret == 0)
 		return EXIT_OK;
-	fprintf(stderr, "irqctl: writing to standard output: %s\n", e ? strerror(e) : "write error");
+	fprintf(stderr, "irqctl: writing to standard output: %s\n", strerror(-ret));
 	return EXIT_FAILED;
 }
 

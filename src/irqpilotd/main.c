@@ -263,20 +263,14 @@ static void report_step(const struct options *o, const struct ip_step *st, struc
 	}
 }
 
-/* A report that did not reach stdout (a full disk, a closed descriptor)
- * is a failure: --replay --json >file on a full disk exited 0 with an
- * empty file, which a script took for a series with nothing to say. */
+/* A report that did not reach stdout fails the run (ip_report_flush()). */
 static int flush_report(void)
 {
-	int e = 0;
+	int ret = ip_report_flush(stdout);
 
-	if (fflush(stdout) != 0)
-		e = errno;
-	if (!e && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "irqpilotd: writing the report to standard output: %s\n",
-		e ? strerror(e) : "write error");
-	return -EIO;
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: writing the report to standard output: %s\n", strerror(-ret));
+	return ret;
 }
 
 static int step(const struct options *o, struct ip_engine *e, bool report)

@@ -2297,6 +2297,13 @@ void ip_report_apply_journal(struct ip_journal *jf, const struct ip_apply_result
 		jf_add(jf, "IRQPILOT_TO=%s", cpuset_str(&r->written));
 }
 
+int ip_report_flush(FILE *f)
+{
+	if (fflush(f) != 0)
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
+}
+
 /* ---- metrics: Prometheus text exposition format 0.0.4 ------------------- */
 
 const char *ip_report_prom_escape(const char *s, char *buf, size_t size)
