@@ -1135,6 +1135,30 @@ static void test_rk3399(void **state)
 }
 
 /*
+ * SC7180: sdhci-msm's node lists hc_irq then pwr_irq. The host's IRQ
+ * (160, "mmc1", sdhci_add_host) serves the one queue; pwr_irq (161,
+ * "7c4000.mmc") is not on the I/O path, though as the second of two
+ * devicetree interrupts for one queue it looked like the queue's.
+ */
+static void test_sc7180_sdhci_msm(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "sc7180-emmc", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "mmcblk1");
+	assert_string_equal(b->driver, "sdhci_msm");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 2);
+	assert_false(vec_by_irq(b, 160)->admin);
+	assert_true(vec_by_irq(b, 161)->admin);
+	assert_int_equal(b->nr_queues, 1);
+	assert_int_equal(b->vectors[b->queues[0].vector].irq, 160);
+	scan_free(&sc);
+}
+
+/*
  * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
  * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
  * and the note says why, so the daemon warns about mmcblk1.
@@ -1575,6 +1599,7 @@ int main(void)
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
+		cmocka_unit_test(test_sc7180_sdhci_msm),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),

@@ -1298,6 +1298,34 @@ static void ahci_port_vector(struct ip_root *r, struct ip_blockdev *bd, const st
 	bd->route = IP_ROUTE_NONE;
 }
 
+/*
+ * An mmc host has one hw queue and one interrupt that completes its
+ * requests, but its devicetree node may list others: sdhci-msm's
+ * interrupts are "hc_irq" then "pwr_irq" (qcom,sdhci-msm binding), and
+ * drivers/mmc/host/sdhci-msm.c sdhci_msm_probe requests pwr_irq as
+ * dev_name(), a threaded handler that only acknowledges bus power and
+ * voltage switches. sdhci.c sdhci_add_host requests the host's own as
+ * mmc_hostname(), the "mmcN" directory on the disk's path. So when one
+ * vector has that name, it is the I/O vector and the others are not on
+ * the I/O path: without this, two devicetree vectors for one queue read
+ * as "the host's own, then the queue's" (UFS MCQ) and pwr_irq was steered
+ * in place of the host's interrupt. Hosts that name their IRQ otherwise
+ * ("dw-mci", "sunxi-mmc") are left as found.
+ */
+static void mmc_host_vector(struct ip_blockdev *bd, const struct scan *sc)
+{
+	char mmc[32];
+	int keep;
+
+	if (bd->nr_vectors < 2)
+		return;
+	component_after(bd->syspath, "/mmc_host/", mmc, sizeof(mmc));
+	if (!mmc[0] || (keep = vector_named(bd, sc, mmc)) < 0)
+		return;
+	for (int i = 0; i < bd->nr_vectors; i++)
+		bd->vectors[i].admin = i != keep;
+}
+
 struct qname_ctx {
 	bool admin;
 	int queue;
@@ -1753,6 +1781,7 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
 	ahci_port_vector(r, bd, &b, sc);
+	mmc_host_vector(bd, sc);
 	map_vectors(r, bd, sc->names, sc->nr_names);
 	return ip_blockdev_link_serves(bd);
 }
