@@ -1159,6 +1159,27 @@ static void test_sc7180_sdhci_msm(void **state)
 }
 
 /*
+ * MT8195: mtk-sd requests its IRQ with pdev->name, "" for a devicetree
+ * device, so the line has an action with no name. The devicetree finds
+ * it by chip and hwirq all the same.
+ */
+static void test_mt8195_unnamed_irq(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "mt8195-emmc", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "mmcblk0");
+	assert_string_equal(b->driver, "mtk-msdc");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 129);
+	assert_int_equal(b->queues[0].vector, 0);
+	scan_free(&sc);
+}
+
+/*
  * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
  * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
  * and the note says why, so the daemon warns about mmcblk1.
@@ -1600,6 +1621,7 @@ int main(void)
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
 		cmocka_unit_test(test_sc7180_sdhci_msm),
+		cmocka_unit_test(test_mt8195_unnamed_irq),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),
