@@ -1159,6 +1159,61 @@ static void test_sc7180_sdhci_msm(void **state)
 }
 
 /*
+ * Allwinner A64: SD, SDIO and eMMC hosts all bound to sunxi-mmc, whose
+ * IRQs are all "sunxi-mmc". The devicetree tells them apart. Without it
+ * the driver's name is every host's: the heuristic took all three IRQs
+ * for each disk (the Wi-Fi's included) and tied none to the queue. Now
+ * none is taken, and the note says why, so the daemon warns.
+ */
+static void test_a64_sunxi_mmc(void **state)
+{
+	static const char *const hosts[] = { "1c0f000", "1c10000", "1c11000" };
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char *t, rel[256];
+
+	scan_tree(&sc, FIXTURES "a64-sunxi-mmc", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 25);
+	b = must_dev(&sc, "mmcblk2");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 27);
+	scan_free(&sc);
+
+	t = copy_without_of_node(FIXTURES "a64-sunxi-mmc", "sys/devices/platform/soc/1c0f000.mmc");
+	for (size_t i = 1; i < ARRAY_SIZE(hosts); i++) {
+		snprintf(rel, sizeof(rel), "sys/devices/platform/soc/%s.mmc/of_node", hosts[i]);
+		unlink_in(t, rel);
+	}
+	scan_tree(&sc, t, true);
+	for (int i = 0; i < 2; i++) {
+		b = must_dev(&sc, i ? "mmcblk2" : "mmcblk0");
+		assert_int_equal(b->nr_vectors, 0);
+		assert_true(ip_blockdev_unsteerable(b));
+		assert_non_null(strstr(b->route_note, "3 IRQs are named after sunxi-mmc, which drives 3 hosts"));
+	}
+	scan_free(&sc);
+
+	/* with one host bound, its driver's name is its own */
+	unlink_in(t, "sys/bus/platform/drivers/sunxi-mmc/1c10000.mmc");
+	unlink_in(t, "sys/bus/platform/drivers/sunxi-mmc/1c11000.mmc");
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       \n"
+	    " 25:       9000          0          0          0     GIC-0  92 Level     sunxi-mmc\n");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->route, IP_ROUTE_HEURISTIC);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 25);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
  * MT8195: mtk-sd requests its IRQ with pdev->name, "" for a devicetree
  * device, so the line has an action with no name. The devicetree finds
  * it by chip and hwirq all the same.
@@ -1621,6 +1676,7 @@ int main(void)
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
 		cmocka_unit_test(test_sc7180_sdhci_msm),
+		cmocka_unit_test(test_a64_sunxi_mmc),
 		cmocka_unit_test(test_mt8195_unnamed_irq),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),

@@ -701,10 +701,48 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
 }
 
 /*
+ * Whether the driver's name is every one of its hosts' IRQ name, so that
+ * it cannot say whose an IRQ is: sunxi-mmc (drivers/mmc/host/sunxi-mmc.c
+ * sunxi_mmc_init_host requests "sunxi-mmc" for each host) drives an A64's
+ * SD, SDIO Wi-Fi and eMMC hosts alike. It is so when more than one IRQ
+ * has the name and more than one device is bound to the driver
+ * (drivers/base/bus.c driver_sysfs_add links each into
+ * bus/platform/drivers/<driver>/); route_note then says why. @never is a
+ * name already known to be no one's.
+ */
+static int driver_name_shared(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			      const struct scan *sc, const char *drvbase, const char *never,
+			      bool *shared)
+{
+	struct match_ctx m = { .cand = { b->driver, drvbase }, .ncand = 2, .never = never };
+	_cleanup_free_ char *drv = NULL;
+	size_t used = strlen(bd->route_note);
+	int found = 0, bound = 0, ret;
+
+	*shared = false;
+	for (int i = 0; i < sc->nr_names; i++)
+		found += any_action(sc->names[i].actions, action_matches, &m);
+	if (found < 2 || b->bus != IP_BUS_PLATFORM)
+		return 0;
+	drv = ip_asprintf("sys/bus/platform/drivers/%s", b->driver);
+	if (!drv)
+		return -ENOMEM;
+	ret = count_with(r, drv, "driver", NULL, &bound);
+	if (ret < 0 || bound < 2)
+		return ret;
+	*shared = true;
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+		 "%s%d IRQs are named after %s, which drives %d hosts: which is %s's is unknown",
+		 used ? "; " : "", found, b->driver, bound, bd->bus_id);
+	return 0;
+}
+
+/*
  * Route 5, guesses from the driver: only when the kernel said nothing
  * better. Each name is the one a driver passes to request_irq():
  * - the driver's name: what drivers pass when they request
  *   dev_driver_string() or KBUILD_MODNAME, as many SoC glue drivers do;
+ *   not taken when it names several hosts' IRQs (driver_name_shared);
  * - its prefix before '-' or '_' ("ufshcd" for "ufshcd-qcom", since the
  *   glue drivers hand their IRQ to ufshcd_init(), which requests it as
  *   UFSHCD, drivers/ufs/core/ufshcd.c);
@@ -719,20 +757,24 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
  *   it is tried last, and only a lone one is taken (dwmci_by_name): with
  *   two hosts this route cannot tell them apart, the devicetree can.
  */
-static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
+static int vectors_by_heuristic(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
 				const struct scan *sc, bool ufs_shared)
 {
 	struct match_ctx m = { .bus_id = NULL, .never = ufs_shared ? "ufshcd" : NULL };
 	char drvbase[32];
 	int ret;
-	bool ufs = strstr(b->driver, "ufs") != NULL;
+	bool ufs = strstr(b->driver, "ufs") != NULL, shared;
 	bool dwmmc = strncmp(b->driver, "dwmmc", 5) == 0 || strncmp(b->driver, "dw_mmc", 6) == 0;
 
 	bd->routes_tried |= 1u << IP_ROUTE_HEURISTIC;
 	copy_str(drvbase, sizeof(drvbase), b->driver);
 	drvbase[strcspn(drvbase, "-_")] = '\0';
-	m.cand[m.ncand++] = b->driver;
-	m.cand[m.ncand++] = drvbase;
+	/* two UFS hosts' "ufshcd" is ufshcd_name_shared's to say */
+	ret = driver_name_shared(r, bd, b, sc, drvbase, m.never, &shared);
+	if (ret < 0)
+		return ret;
+	m.cand[m.ncand++] = shared ? NULL : b->driver;
+	m.cand[m.ncand++] = shared ? NULL : drvbase;
 	m.cand[m.ncand++] = bd->bus_id;
 	m.cand[m.ncand++] = ufs ? "ufshcd" : NULL;
 	ret = add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
@@ -1187,7 +1229,7 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	ret = vectors_by_kernel_name(r, bd, b, sc, ufs_shared);
 	if (ret < 0 || bd->nr_vectors)
 		return ret;
-	return vectors_by_heuristic(bd, b, sc, ufs_shared);
+	return vectors_by_heuristic(r, bd, b, sc, ufs_shared);
 }
 
 static const struct ip_irq_name *find_name(const struct ip_irq_name *names, int nr_names,
