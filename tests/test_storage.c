@@ -1235,6 +1235,31 @@ static void test_mt8195_unnamed_irq(void **state)
 }
 
 /*
+ * A UAS disk on a PCI xHCI with 5 MSI-X vectors, all "xhci_hcd": only
+ * interrupter 0 (the first vector) carries its completions. Before, all
+ * five were its I/O vectors and its one queue was tied to none.
+ */
+static void test_usb_xhci_primary_interrupter(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "x86-usb-uas", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "xhci_hcd");
+	assert_int_equal(b->route, IP_ROUTE_MSI);
+	assert_int_equal(b->nr_vectors, 5);
+	assert_false(vec_by_irq(b, 124)->admin);
+	for (unsigned irq = 125; irq <= 128; irq++)
+		assert_true(vec_by_irq(b, irq)->admin);
+	assert_int_equal(b->nr_queues, 1);
+	assert_true(b->queues[0].vector >= 0);
+	assert_int_equal(b->vectors[b->queues[0].vector].irq, 124);
+	scan_free(&sc);
+}
+
+/*
  * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
  * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
  * and the note says why, so the daemon warns about mmcblk1.
@@ -1678,6 +1703,7 @@ int main(void)
 		cmocka_unit_test(test_sc7180_sdhci_msm),
 		cmocka_unit_test(test_a64_sunxi_mmc),
 		cmocka_unit_test(test_mt8195_unnamed_irq),
+		cmocka_unit_test(test_usb_xhci_primary_interrupter),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),

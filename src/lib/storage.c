@@ -321,6 +321,7 @@ struct busdev {
 	char driver[32];
 	char virtio[32];        /* "virtio1" when a virtio device sits between */
 	char virtio_driver[32]; /* "virtio_blk" */
+	char usb_root[16];      /* "usb2" when the disk is on a USB root hub */
 	enum ip_bus bus;
 };
 
@@ -366,6 +367,10 @@ static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, st
 					copy_str(b->virtio, sizeof(b->virtio), base);
 					copy_str(b->virtio_driver, sizeof(b->virtio_driver), drv);
 				}
+				/* a root hub: drivers/usb/core/hcd.c names it "usb%d" */
+				if (strcmp(bus, "usb") == 0 && strncmp(base, "usb", 3) == 0 &&
+				    digits_to_end(base + 3) >= 0)
+					copy_str(b->usb_root, sizeof(b->usb_root), base);
 				goto up;
 			}
 			if (strlen(cur) >= sizeof(b->path))
@@ -1368,6 +1373,25 @@ static void mmc_host_vector(struct ip_blockdev *bd, const struct scan *sc)
 		bd->vectors[i].admin = i != keep;
 }
 
+/*
+ * A disk on USB completes on its host controller's primary interrupter.
+ * An xHCI has one event ring per interrupter, and the kernel sets up only
+ * interrupter 0 for transfers (drivers/usb/host/xhci-mem.c xhci_mem_init:
+ * ir_set[0]; later kernels add secondary ones only for audio offload).
+ * MSI-X entry i is interrupter i, yet 6.1 xhci-pci.c xhci_setup_msix
+ * allocates min(online CPUs + 1, HCS_MAX_INTRS) vectors and requests every
+ * one as "xhci_hcd" (6.8+ requests only vector 0, the rest stay allocated),
+ * so msi_irqs lists them all: the first (msi_irqs is sorted by IRQ, which
+ * follows the MSI index) is the disk's, the others never fire.
+ */
+static void usb_primary_vector(struct ip_blockdev *bd, const struct busdev *b)
+{
+	if (!b->usb_root[0] || bd->nr_vectors < 2 || bd->route != IP_ROUTE_MSI)
+		return;
+	for (int i = 0; i < bd->nr_vectors; i++)
+		bd->vectors[i].admin = i != 0;
+}
+
 struct qname_ctx {
 	bool admin;
 	int queue;
@@ -1824,6 +1848,7 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
 	ahci_port_vector(r, bd, &b, sc);
 	mmc_host_vector(bd, sc);
+	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
 	return ip_blockdev_link_serves(bd);
 }
