@@ -1260,6 +1260,29 @@ static void test_usb_xhci_primary_interrupter(void **state)
 }
 
 /*
+ * RK3399 booting from a UAS SSD on dwc3's xHCI (xhci-plat): the IRQ is
+ * "xhci-hcd:usb5", named after the primary root hub, while the disk is
+ * below the USB3 one, usb6. The other controller's "xhci-hcd:usb7" is
+ * not its. Before, no route knew the name and sda was unsteerable.
+ */
+static void test_usb_platform_xhci(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "rk3399-usb-xhci", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "xhci-hcd");
+	assert_string_equal(b->bus_id, "xhci-hcd.0.auto");
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 76);
+	assert_int_equal(b->queues[0].vector, 0);
+	scan_free(&sc);
+}
+
+/*
  * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
  * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
  * and the note says why, so the daemon warns about mmcblk1.
@@ -1704,6 +1727,7 @@ int main(void)
 		cmocka_unit_test(test_a64_sunxi_mmc),
 		cmocka_unit_test(test_mt8195_unnamed_irq),
 		cmocka_unit_test(test_usb_xhci_primary_interrupter),
+		cmocka_unit_test(test_usb_platform_xhci),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),

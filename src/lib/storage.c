@@ -629,14 +629,52 @@ static int ufshcd_name_shared(struct ip_root *r, struct ip_blockdev *bd, const s
 	return 0;
 }
 
+static bool action_usb_bus(const char *name, void *ctx)
+{
+	const char *colon = strrchr(name, ':');
+
+	return colon && colon > name && strcmp(colon + 1, ctx) == 0;
+}
+
+/*
+ * A USB host controller's IRQ, requested by drivers/usb/core/hcd.c
+ * usb_hcd_request_irqs as "%s:usb%d" (the hc_driver's description and
+ * the root hub's bus number: "xhci-hcd:usb5" for xhci-plat under dwc3,
+ * "ehci_hcd:usb1"). An xHCI has two root hubs and only the primary one
+ * requests it (usb_add_hcd, usb_hcd_is_primary_hcd), so a disk on the
+ * USB3 hub "usb6" finds it as "xhci-hcd:usb5": every root hub of the
+ * controller is tried. Bus numbers are unique, so the name is this
+ * controller's alone.
+ */
+static int vectors_by_usb_bus(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			      const struct scan *sc)
+{
+	char **ents = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!b->usb_root[0] || ip_root_listdir(r, b->path, &ents, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (strncmp(ents[i], "usb", 3) != 0 || digits_to_end(ents[i] + 3) < 0)
+			continue;
+		for (int k = 0; k < sc->nr_names && ret == 0; k++)
+			if (any_action(sc->names[k].actions, action_usb_bus, ents[i]))
+				ret = add_vector_from(bd, sc->names[k].irq, IP_ROUTE_KNAME, -1);
+	}
+	ip_strv_free(ents, n);
+	return ret;
+}
+
 /*
  * Route 4, names the kernel gives the device itself: the SCSI host's
  * proc_name, the mmc host (drivers/mmc/host/sdhci.c sdhci_add_host
  * requests its IRQ as mmc_hostname(), "mmc0"), the virtio device
  * (drivers/virtio/virtio_mmio.c vm_find_vqs requests dev_name(&vdev->dev),
- * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"), and
- * libata's "<driver>[<device>]". The UFS proc_name is every UFS host's
- * IRQ name, so it is not taken when @ufs_shared.
+ * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"),
+ * libata's "<driver>[<device>]" and a USB host controller's
+ * "<hcd>:usbN" (vectors_by_usb_bus). The UFS proc_name is every UFS
+ * host's IRQ name, so it is not taken when @ufs_shared.
  */
 static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
 				  const struct scan *sc, bool ufs_shared)
@@ -660,6 +698,8 @@ static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, con
 		m.cand[m.ncand++] = vreq;
 	}
 	ret = add_named(bd, sc, &m, IP_ROUTE_KNAME);
+	if (ret == 0)
+		ret = vectors_by_usb_bus(r, bd, b, sc);
 	if (ret < 0 || !b->virtio[0])
 		return ret;
 	/* virtio_pci per-queue vectors: "virtio0-req.3" */
