@@ -1135,6 +1135,154 @@ static void test_rk3399(void **state)
 }
 
 /*
+ * SC7180: sdhci-msm's node lists hc_irq then pwr_irq. The host's IRQ
+ * (160, "mmc1", sdhci_add_host) serves the one queue; pwr_irq (161,
+ * "7c4000.mmc") is not on the I/O path, though as the second of two
+ * devicetree interrupts for one queue it looked like the queue's.
+ */
+static void test_sc7180_sdhci_msm(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "sc7180-emmc", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "mmcblk1");
+	assert_string_equal(b->driver, "sdhci_msm");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 2);
+	assert_false(vec_by_irq(b, 160)->admin);
+	assert_true(vec_by_irq(b, 161)->admin);
+	assert_int_equal(b->nr_queues, 1);
+	assert_int_equal(b->vectors[b->queues[0].vector].irq, 160);
+	scan_free(&sc);
+}
+
+/*
+ * Allwinner A64: SD, SDIO and eMMC hosts all bound to sunxi-mmc, whose
+ * IRQs are all "sunxi-mmc". The devicetree tells them apart. Without it
+ * the driver's name is every host's: the heuristic took all three IRQs
+ * for each disk (the Wi-Fi's included) and tied none to the queue. Now
+ * none is taken, and the note says why, so the daemon warns.
+ */
+static void test_a64_sunxi_mmc(void **state)
+{
+	static const char *const hosts[] = { "1c0f000", "1c10000", "1c11000" };
+	struct scan sc;
+	const struct ip_blockdev *b;
+	char *t, rel[256];
+
+	scan_tree(&sc, FIXTURES "a64-sunxi-mmc", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 25);
+	b = must_dev(&sc, "mmcblk2");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 27);
+	scan_free(&sc);
+
+	t = copy_without_of_node(FIXTURES "a64-sunxi-mmc", "sys/devices/platform/soc/1c0f000.mmc");
+	for (size_t i = 1; i < ARRAY_SIZE(hosts); i++) {
+		snprintf(rel, sizeof(rel), "sys/devices/platform/soc/%s.mmc/of_node", hosts[i]);
+		unlink_in(t, rel);
+	}
+	scan_tree(&sc, t, true);
+	for (int i = 0; i < 2; i++) {
+		b = must_dev(&sc, i ? "mmcblk2" : "mmcblk0");
+		assert_int_equal(b->nr_vectors, 0);
+		assert_true(ip_blockdev_unsteerable(b));
+		assert_non_null(strstr(b->route_note, "3 IRQs are named after sunxi-mmc, which drives 3 hosts"));
+	}
+	scan_free(&sc);
+
+	/* with one host bound, its driver's name is its own */
+	unlink_in(t, "sys/bus/platform/drivers/sunxi-mmc/1c10000.mmc");
+	unlink_in(t, "sys/bus/platform/drivers/sunxi-mmc/1c11000.mmc");
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       \n"
+	    " 25:       9000          0          0          0     GIC-0  92 Level     sunxi-mmc\n");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->route, IP_ROUTE_HEURISTIC);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 25);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
+ * MT8195: mtk-sd requests its IRQ with pdev->name, "" for a devicetree
+ * device, so the line has an action with no name. The devicetree finds
+ * it by chip and hwirq all the same.
+ */
+static void test_mt8195_unnamed_irq(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "mt8195-emmc", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "mmcblk0");
+	assert_string_equal(b->driver, "mtk-msdc");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 129);
+	assert_int_equal(b->queues[0].vector, 0);
+	scan_free(&sc);
+}
+
+/*
+ * A UAS disk on a PCI xHCI with 5 MSI-X vectors, all "xhci_hcd": only
+ * interrupter 0 (the first vector) carries its completions. Before, all
+ * five were its I/O vectors and its one queue was tied to none.
+ */
+static void test_usb_xhci_primary_interrupter(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "x86-usb-uas", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "xhci_hcd");
+	assert_int_equal(b->route, IP_ROUTE_MSI);
+	assert_int_equal(b->nr_vectors, 5);
+	assert_false(vec_by_irq(b, 124)->admin);
+	for (unsigned irq = 125; irq <= 128; irq++)
+		assert_true(vec_by_irq(b, irq)->admin);
+	assert_int_equal(b->nr_queues, 1);
+	assert_true(b->queues[0].vector >= 0);
+	assert_int_equal(b->vectors[b->queues[0].vector].irq, 124);
+	scan_free(&sc);
+}
+
+/*
+ * RK3399 booting from a UAS SSD on dwc3's xHCI (xhci-plat): the IRQ is
+ * "xhci-hcd:usb5", named after the primary root hub, while the disk is
+ * below the USB3 one, usb6. The other controller's "xhci-hcd:usb7" is
+ * not its. Before, no route knew the name and sda was unsteerable.
+ */
+static void test_usb_platform_xhci(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "rk3399-usb-xhci", true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "xhci-hcd");
+	assert_string_equal(b->bus_id, "xhci-hcd.0.auto");
+	assert_int_equal(b->route, IP_ROUTE_KNAME);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 76);
+	assert_int_equal(b->queues[0].vector, 0);
+	scan_free(&sc);
+}
+
+/*
  * RK3399 whose SD host has no devicetree link: both dw_mmc hosts' IRQs are
  * "dw-mci", and the SDIO host's (29) is not the disk's. Neither is taken,
  * and the note says why, so the daemon warns about mmcblk1.
@@ -1575,6 +1723,11 @@ int main(void)
 		cmocka_unit_test(test_exynos_dwmmc),
 		cmocka_unit_test(test_rk3399),
 		cmocka_unit_test(test_rk3399_dwmci_ambiguous),
+		cmocka_unit_test(test_sc7180_sdhci_msm),
+		cmocka_unit_test(test_a64_sunxi_mmc),
+		cmocka_unit_test(test_mt8195_unnamed_irq),
+		cmocka_unit_test(test_usb_xhci_primary_interrupter),
+		cmocka_unit_test(test_usb_platform_xhci),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),
 		cmocka_unit_test(test_qcom_mcq_esi),
 		cmocka_unit_test(test_mtk_mcq),

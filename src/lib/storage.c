@@ -321,6 +321,7 @@ struct busdev {
 	char driver[32];
 	char virtio[32];        /* "virtio1" when a virtio device sits between */
 	char virtio_driver[32]; /* "virtio_blk" */
+	char usb_root[16];      /* "usb2" when the disk is on a USB root hub */
 	enum ip_bus bus;
 };
 
@@ -366,6 +367,10 @@ static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, st
 					copy_str(b->virtio, sizeof(b->virtio), base);
 					copy_str(b->virtio_driver, sizeof(b->virtio_driver), drv);
 				}
+				/* a root hub: drivers/usb/core/hcd.c names it "usb%d" */
+				if (strcmp(bus, "usb") == 0 && strncmp(base, "usb", 3) == 0 &&
+				    digits_to_end(base + 3) >= 0)
+					copy_str(b->usb_root, sizeof(b->usb_root), base);
 				goto up;
 			}
 			if (strlen(cur) >= sizeof(b->path))
@@ -624,14 +629,52 @@ static int ufshcd_name_shared(struct ip_root *r, struct ip_blockdev *bd, const s
 	return 0;
 }
 
+static bool action_usb_bus(const char *name, void *ctx)
+{
+	const char *colon = strrchr(name, ':');
+
+	return colon && colon > name && strcmp(colon + 1, ctx) == 0;
+}
+
+/*
+ * A USB host controller's IRQ, requested by drivers/usb/core/hcd.c
+ * usb_hcd_request_irqs as "%s:usb%d" (the hc_driver's description and
+ * the root hub's bus number: "xhci-hcd:usb5" for xhci-plat under dwc3,
+ * "ehci_hcd:usb1"). An xHCI has two root hubs and only the primary one
+ * requests it (usb_add_hcd, usb_hcd_is_primary_hcd), so a disk on the
+ * USB3 hub "usb6" finds it as "xhci-hcd:usb5": every root hub of the
+ * controller is tried. Bus numbers are unique, so the name is this
+ * controller's alone.
+ */
+static int vectors_by_usb_bus(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			      const struct scan *sc)
+{
+	char **ents = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!b->usb_root[0] || ip_root_listdir(r, b->path, &ents, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (strncmp(ents[i], "usb", 3) != 0 || digits_to_end(ents[i] + 3) < 0)
+			continue;
+		for (int k = 0; k < sc->nr_names && ret == 0; k++)
+			if (any_action(sc->names[k].actions, action_usb_bus, ents[i]))
+				ret = add_vector_from(bd, sc->names[k].irq, IP_ROUTE_KNAME, -1);
+	}
+	ip_strv_free(ents, n);
+	return ret;
+}
+
 /*
  * Route 4, names the kernel gives the device itself: the SCSI host's
  * proc_name, the mmc host (drivers/mmc/host/sdhci.c sdhci_add_host
  * requests its IRQ as mmc_hostname(), "mmc0"), the virtio device
  * (drivers/virtio/virtio_mmio.c vm_find_vqs requests dev_name(&vdev->dev),
- * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"), and
- * libata's "<driver>[<device>]". The UFS proc_name is every UFS host's
- * IRQ name, so it is not taken when @ufs_shared.
+ * "virtio0"; virtio_pci names "virtio0-config", "virtio0-req.0"),
+ * libata's "<driver>[<device>]" and a USB host controller's
+ * "<hcd>:usbN" (vectors_by_usb_bus). The UFS proc_name is every UFS
+ * host's IRQ name, so it is not taken when @ufs_shared.
  */
 static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
 				  const struct scan *sc, bool ufs_shared)
@@ -655,6 +698,8 @@ static int vectors_by_kernel_name(struct ip_root *r, struct ip_blockdev *bd, con
 		m.cand[m.ncand++] = vreq;
 	}
 	ret = add_named(bd, sc, &m, IP_ROUTE_KNAME);
+	if (ret == 0)
+		ret = vectors_by_usb_bus(r, bd, b, sc);
 	if (ret < 0 || !b->virtio[0])
 		return ret;
 	/* virtio_pci per-queue vectors: "virtio0-req.3" */
@@ -701,10 +746,48 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
 }
 
 /*
+ * Whether the driver's name is every one of its hosts' IRQ name, so that
+ * it cannot say whose an IRQ is: sunxi-mmc (drivers/mmc/host/sunxi-mmc.c
+ * sunxi_mmc_init_host requests "sunxi-mmc" for each host) drives an A64's
+ * SD, SDIO Wi-Fi and eMMC hosts alike. It is so when more than one IRQ
+ * has the name and more than one device is bound to the driver
+ * (drivers/base/bus.c driver_sysfs_add links each into
+ * bus/platform/drivers/<driver>/); route_note then says why. @never is a
+ * name already known to be no one's.
+ */
+static int driver_name_shared(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			      const struct scan *sc, const char *drvbase, const char *never,
+			      bool *shared)
+{
+	struct match_ctx m = { .cand = { b->driver, drvbase }, .ncand = 2, .never = never };
+	_cleanup_free_ char *drv = NULL;
+	size_t used = strlen(bd->route_note);
+	int found = 0, bound = 0, ret;
+
+	*shared = false;
+	for (int i = 0; i < sc->nr_names; i++)
+		found += any_action(sc->names[i].actions, action_matches, &m);
+	if (found < 2 || b->bus != IP_BUS_PLATFORM)
+		return 0;
+	drv = ip_asprintf("sys/bus/platform/drivers/%s", b->driver);
+	if (!drv)
+		return -ENOMEM;
+	ret = count_with(r, drv, "driver", NULL, &bound);
+	if (ret < 0 || bound < 2)
+		return ret;
+	*shared = true;
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+		 "%s%d IRQs are named after %s, which drives %d hosts: which is %s's is unknown",
+		 used ? "; " : "", found, b->driver, bound, bd->bus_id);
+	return 0;
+}
+
+/*
  * Route 5, guesses from the driver: only when the kernel said nothing
  * better. Each name is the one a driver passes to request_irq():
  * - the driver's name: what drivers pass when they request
  *   dev_driver_string() or KBUILD_MODNAME, as many SoC glue drivers do;
+ *   not taken when it names several hosts' IRQs (driver_name_shared);
  * - its prefix before '-' or '_' ("ufshcd" for "ufshcd-qcom", since the
  *   glue drivers hand their IRQ to ufshcd_init(), which requests it as
  *   UFSHCD, drivers/ufs/core/ufshcd.c);
@@ -719,20 +802,24 @@ static int dwmci_by_name(struct ip_blockdev *bd, const struct scan *sc)
  *   it is tried last, and only a lone one is taken (dwmci_by_name): with
  *   two hosts this route cannot tell them apart, the devicetree can.
  */
-static int vectors_by_heuristic(struct ip_blockdev *bd, const struct busdev *b,
+static int vectors_by_heuristic(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
 				const struct scan *sc, bool ufs_shared)
 {
 	struct match_ctx m = { .bus_id = NULL, .never = ufs_shared ? "ufshcd" : NULL };
 	char drvbase[32];
 	int ret;
-	bool ufs = strstr(b->driver, "ufs") != NULL;
+	bool ufs = strstr(b->driver, "ufs") != NULL, shared;
 	bool dwmmc = strncmp(b->driver, "dwmmc", 5) == 0 || strncmp(b->driver, "dw_mmc", 6) == 0;
 
 	bd->routes_tried |= 1u << IP_ROUTE_HEURISTIC;
 	copy_str(drvbase, sizeof(drvbase), b->driver);
 	drvbase[strcspn(drvbase, "-_")] = '\0';
-	m.cand[m.ncand++] = b->driver;
-	m.cand[m.ncand++] = drvbase;
+	/* two UFS hosts' "ufshcd" is ufshcd_name_shared's to say */
+	ret = driver_name_shared(r, bd, b, sc, drvbase, m.never, &shared);
+	if (ret < 0)
+		return ret;
+	m.cand[m.ncand++] = shared ? NULL : b->driver;
+	m.cand[m.ncand++] = shared ? NULL : drvbase;
 	m.cand[m.ncand++] = bd->bus_id;
 	m.cand[m.ncand++] = ufs ? "ufshcd" : NULL;
 	ret = add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
@@ -1187,7 +1274,7 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 	ret = vectors_by_kernel_name(r, bd, b, sc, ufs_shared);
 	if (ret < 0 || bd->nr_vectors)
 		return ret;
-	return vectors_by_heuristic(bd, b, sc, ufs_shared);
+	return vectors_by_heuristic(r, bd, b, sc, ufs_shared);
 }
 
 static const struct ip_irq_name *find_name(const struct ip_irq_name *names, int nr_names,
@@ -1296,6 +1383,53 @@ static void ahci_port_vector(struct ip_root *r, struct ip_blockdev *bd, const st
 		 bd->nr_vectors, bd->name, why);
 	bd->nr_vectors = 0;
 	bd->route = IP_ROUTE_NONE;
+}
+
+/*
+ * An mmc host has one hw queue and one interrupt that completes its
+ * requests, but its devicetree node may list others: sdhci-msm's
+ * interrupts are "hc_irq" then "pwr_irq" (qcom,sdhci-msm binding), and
+ * drivers/mmc/host/sdhci-msm.c sdhci_msm_probe requests pwr_irq as
+ * dev_name(), a threaded handler that only acknowledges bus power and
+ * voltage switches. sdhci.c sdhci_add_host requests the host's own as
+ * mmc_hostname(), the "mmcN" directory on the disk's path. So when one
+ * vector has that name, it is the I/O vector and the others are not on
+ * the I/O path: without this, two devicetree vectors for one queue read
+ * as "the host's own, then the queue's" (UFS MCQ) and pwr_irq was steered
+ * in place of the host's interrupt. Hosts that name their IRQ otherwise
+ * ("dw-mci", "sunxi-mmc") are left as found.
+ */
+static void mmc_host_vector(struct ip_blockdev *bd, const struct scan *sc)
+{
+	char mmc[32];
+	int keep;
+
+	if (bd->nr_vectors < 2)
+		return;
+	component_after(bd->syspath, "/mmc_host/", mmc, sizeof(mmc));
+	if (!mmc[0] || (keep = vector_named(bd, sc, mmc)) < 0)
+		return;
+	for (int i = 0; i < bd->nr_vectors; i++)
+		bd->vectors[i].admin = i != keep;
+}
+
+/*
+ * A disk on USB completes on its host controller's primary interrupter.
+ * An xHCI has one event ring per interrupter, and the kernel sets up only
+ * interrupter 0 for transfers (drivers/usb/host/xhci-mem.c xhci_mem_init:
+ * ir_set[0]; later kernels add secondary ones only for audio offload).
+ * MSI-X entry i is interrupter i, yet 6.1 xhci-pci.c xhci_setup_msix
+ * allocates min(online CPUs + 1, HCS_MAX_INTRS) vectors and requests every
+ * one as "xhci_hcd" (6.8+ requests only vector 0, the rest stay allocated),
+ * so msi_irqs lists them all: the first (msi_irqs is sorted by IRQ, which
+ * follows the MSI index) is the disk's, the others never fire.
+ */
+static void usb_primary_vector(struct ip_blockdev *bd, const struct busdev *b)
+{
+	if (!b->usb_root[0] || bd->nr_vectors < 2 || bd->route != IP_ROUTE_MSI)
+		return;
+	for (int i = 0; i < bd->nr_vectors; i++)
+		bd->vectors[i].admin = i != 0;
 }
 
 struct qname_ctx {
@@ -1753,6 +1887,8 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	if (ret < 0)
 		return ip_diag_set(d, ret, "%s: reading vectors: %s", b.path, strerror(-ret));
 	ahci_port_vector(r, bd, &b, sc);
+	mmc_host_vector(bd, sc);
+	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
 	return ip_blockdev_link_serves(bd);
 }
