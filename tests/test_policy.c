@@ -1595,6 +1595,61 @@ static void test_alternating_guard(void **state)
 	assert_int_equal(phone_alternating_moves(1000, 1000, 60, NULL), 1);
 }
 
+/* Moves of vector 45 on the phone in the default configuration (dwell
+ * 10 s, window 8, return_window 60 s) over @cycles cycles 1 s apart, the
+ * submitter switching between big CPU 6 and mid CPU 4 every @phase cycles
+ * until cycle @settle, then staying where it is. */
+static int phone_ripple_moves(int phase, int settle, int cycles, int *last_cpu)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves, cpu = 6;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		if (t < settle)
+			cpu = (t / phase) % 2 ? 4 : 6;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, cpu, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	if (last_cpu)
+		*last_cpu = cpuset_first(&tb->irqs[qi].info->effective);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * A load alternating every 2 or 3 cycles, which the window should hold
+ * (irqpilot.conf(5): faster than about half of it, at most one move). Its
+ * average still swings: to 62% (phases of 2) or 68% (of 3) in the domain
+ * of the latest phase, a gain of 24 or 36 pp, above move_threshold though
+ * below twice it. So return_window held each move back, and once it had
+ * passed the vector moved at the next swing: a move every 62 s for as
+ * long as the load ran (10 in 600 s), each too late for the alternation
+ * guard, which counted moves from when they were made. Counted from when
+ * they were first wanted (3 s after the one before), the guard holds the
+ * third: 2 moves (0 -> 6, 6 -> 4), and a load that then stays is still
+ * followed back.
+ */
+static void test_return_ripple(void **state)
+{
+	int cpu;
+
+	(void)state;
+	assert_int_equal(phone_ripple_moves(2, 1000, 600, NULL), 2);
+	assert_int_equal(phone_ripple_moves(3, 1000, 600, NULL), 2);
+	/* settled back on CPU 6 from cycle 296 on: followed, one move more */
+	assert_int_equal(phone_ripple_moves(2, 298, 400, &cpu), 3);
+	assert_int_equal(cpu, 6);
+}
+
 /*
  * The same alternating load as a starved daemon samples it (the closed loop
  * under make check -j2 saw 3 moves): phases of 2 s of wall time, but the
@@ -3444,6 +3499,7 @@ int main(void)
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
 		cmocka_unit_test(test_alternating_guard),
+		cmocka_unit_test(test_return_ripple),
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),

@@ -324,6 +324,11 @@ struct ip_irq_hist {
 	 * = not held this cycle (vector_placement()). */
 	uint64_t prev_follow_ns, last_follow_ns;
 	uint64_t want_since_ns;
+	/* Since the last move: when the policy first and last wanted a move
+	 * after the submitters into another domain, 0 = not (forgotten after
+	 * return_window without one). A follow counts from the first: a move
+	 * that return_window or dwell held back was asked for that early. */
+	uint64_t asked_ns, asked_last_ns;
 };
 
 /* A completion thread we placed (irqpilot_cq). */
@@ -484,6 +489,7 @@ struct ip_vec_state {
 	int nd, nc, n;
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
+	uint64_t asked_ns, asked_last_ns; /* see ip_irq_hist */
 };
 
 struct ip_plan {
