@@ -319,7 +319,9 @@ struct ip_irq_hist {
 	int win_nd, win_nc, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
 	/* The last two moves after submitters into another domain, 0 = none
-	 * (a pause that ends the window forgets them), and since when the
+	 * (a return to the idle domain forgets them; a pause that starts the
+	 * window again does not: bursts that alternate between domains with
+	 * pauses between them are not chased either), and since when the
 	 * policy has wanted a third one that the alternation guard holds, 0
 	 * = not held this cycle (vector_placement()). */
 	uint64_t prev_follow_ns, last_follow_ns;
@@ -482,10 +484,9 @@ struct ip_vec_state {
 	unsigned irq;
 	bool idle; /* its submitters submitted nothing, or below min_rate */
 	/* The window after this cycle (see struct ip_irq_hist): win (owned by
-	 * the plan, 2 * nd values over n cycles) replaces it; win_end ends it;
-	 * neither leaves it as it is. A pause of two cycles ends it too (what
-	 * the last workload did says nothing about where the next one submits). */
-	bool win_end;
+	 * the plan, 2 * nd values over n cycles) replaces it; without, it stays
+	 * as it is. A pause of two cycles ends it (what the last workload did
+	 * says nothing about where the next one submits). */
 	int nd, nc, n;
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */

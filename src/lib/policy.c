@@ -528,12 +528,6 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		h->irqs[j].want_since_ns = st->want_since_ns;
 		h->irqs[j].asked_ns = st->asked_ns;
 		h->irqs[j].asked_last_ns = st->asked_last_ns;
-		/* a burst after a pause is followed at once (as the window) */
-		if (st->win_end) {
-			h->irqs[j].win_n = 0;
-			h->irqs[j].prev_follow_ns = h->irqs[j].last_follow_ns = 0;
-			h->irqs[j].asked_ns = h->irqs[j].asked_last_ns = 0;
-		}
 	}
 	return 0;
 }
