@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1679,6 +1680,55 @@ static void test_pause_keeps_alternation(void **state)
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
+}
+
+/* Moves of vector 28 over @cycles cycles 1 s apart (default configuration),
+ * sda's submissions split between CPU 1 (domain 0-3) and CPU 5 (4-7), CPU
+ * 1's share 50% +- @amp % in a sine of @period cycles. */
+static int shifting_share_moves(int period, int amp, int cycles)
+{
+	struct tb *tb = three_domains();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int moves;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		double f = 0.5 + amp / 100.0 * sin(2 * M_PI * t / period);
+
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 1, 3000 * f);
+		tb_submit(tb, 0, 5, 3000 * (1 - f));
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * Two domains with near-equal shares that shift slowly. Within a few
+ * points of 50/50 the vector stays (1 move, to CPU 1). A swing of +-14
+ * points every 60 s passes move_threshold at each peak; return_window
+ * held each move to the next peak but one, 90 s after the move before,
+ * with the move back first asked for 30 s after it: the guard compared
+ * the two asks, 90 s apart, and let it go on (14 moves in 1200 s). A
+ * follow asked within return_window of the one before was made counts as
+ * alternating: 3 moves. Slower swings (half a period past return_window)
+ * are followed as before.
+ */
+static void test_shifting_shares(void **state)
+{
+	(void)state;
+	assert_int_equal(shifting_share_moves(120, 2, 1200), 1);
+	assert_int_equal(shifting_share_moves(600, 8, 1200), 1);
+	assert_int_equal(shifting_share_moves(60, 14, 1200), 3);
+	assert_int_equal(shifting_share_moves(60, 20, 1200), 3);
+	assert_true(shifting_share_moves(240, 20, 1200) >= 8);
 }
 
 /*
@@ -3532,6 +3582,7 @@ int main(void)
 		cmocka_unit_test(test_alternating_guard),
 		cmocka_unit_test(test_return_ripple),
 		cmocka_unit_test(test_pause_keeps_alternation),
+		cmocka_unit_test(test_shifting_shares),
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),

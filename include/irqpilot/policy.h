@@ -318,7 +318,8 @@ struct ip_irq_hist {
 	double *win;
 	int win_nd, win_nc, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
-	/* The last two moves after submitters into another domain, 0 = none
+	/* The last two moves after submitters into another domain, 0 = none:
+	 * when the one before was made and when the last was first asked for
 	 * (a return to the idle domain forgets them; a pause that starts the
 	 * window again does not: bursts that alternate between domains with
 	 * pauses between them are not chased either), and since when the
@@ -331,6 +332,8 @@ struct ip_irq_hist {
 	 * return_window without one). A follow counts from the first: a move
 	 * that return_window or dwell held back was asked for that early. */
 	uint64_t asked_ns, asked_last_ns;
+	/* When the last follow was made (prev_follow_ns of the next one). */
+	uint64_t follow_made_ns;
 };
 
 /* A completion thread we placed (irqpilot_cq). */

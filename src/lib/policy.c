@@ -362,11 +362,13 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 		e->from = mv->from;
 		e->last_move_ns = now;
 		if (mv->follows) {
-			/* as early as it was asked for (vector_asked()) */
-			e->prev_follow_ns = e->last_follow_ns;
+			/* the one before as it was made, this one as early as
+			 * it was asked for (vector_asked()) */
+			e->prev_follow_ns = e->follow_made_ns;
 			e->last_follow_ns = e->asked_ns && e->asked_ns < now ? e->asked_ns : now;
+			e->follow_made_ns = now;
 		} else if (mv->why.code == IP_R_IDLE_RETURN) {
-			e->prev_follow_ns = e->last_follow_ns = 0;
+			e->prev_follow_ns = e->last_follow_ns = e->follow_made_ns = 0;
 		}
 		e->placed = true;
 		e->placement = mv->to;
