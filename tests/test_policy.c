@@ -1456,10 +1456,15 @@ static void test_idle_return(void **state)
 	tb_rate(tb, qi, 2, 10);
 	step(tb, &cfg, &h, 1101 * S, &p);
 	assert_int_not_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
-	/* ... submissions at min_rate restart it. */
+	/* ... submissions at min_rate over the window restart it: one
+	 * cycle of 300 after the trickle averages 74, the fifth 217. */
 	tb_submit(tb, 0, 1, 300);
 	tb_rate(tb, qi, 2, 300);
-	step(tb, &cfg, &h, 1102 * S, &p);
+	for (int t = 1102; t <= 1106; t++) {
+		step(tb, &cfg, &h, t * S, &p);
+		if (t < 1106)
+			assert_int_not_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
+	}
 	assert_int_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
 	tb_rate(tb, qi, 2, 0);
 	ip_plan_free(&p);
@@ -1862,6 +1867,68 @@ static void test_trickle_is_idle(void **state)
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
+}
+
+/* Moves of vector 45 on the phone (default configuration) over @cycles
+ * cycles 1 s apart: sda submits from big CPU 6 at @lo I/O per second, and
+ * at @hi for one cycle every @period; *on_big: cycles the vector spent on
+ * CPU 6-7 while its rate was below min_rate. */
+static int phone_spike_moves(double lo, double hi, int period, int cycles, int *on_big)
+{
+	struct tb *tb = phone(lo);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	*on_big = 0;
+	for (int t = 0; t < cycles; t++) {
+		double rate = t % period == period - 1 ? hi : lo;
+		int eff = cpuset_first(&tb->irqs[qi].info->effective);
+
+		if (rate < cfg.min_rate && eff >= 6)
+			(*on_big)++;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 6, rate);
+		tb_rate(tb, qi, eff, rate);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * Trickle from a big CPU (150 I/O/s, min_rate 200) with a one-cycle rise to
+ * 210 every 40 s. Trickle counts as idle, so each rise came as a burst
+ * after a pause and took the vector up at once, and idle_grace brought it
+ * back 30 s later: 30 moves in 1200 s, and the big domain woken 465 s by
+ * trickle; a rise every 20 s held it there 1121 s of 1200. min_rate now
+ * judges the rate over the window as well (the lower of the two): such a
+ * rise averages 163 (one to 300, 183), no move, while a burst after
+ * trickle or after a pause is still followed at once (test_idle_return:
+ * a steady 300 after trickle counts from its fifth cycle).
+ */
+static void test_trickle_spikes(void **state)
+{
+	int on_big;
+
+	(void)state;
+	assert_int_equal(phone_spike_moves(150, 210, 40, 1200, &on_big), 0);
+	assert_int_equal(on_big, 0);
+	assert_int_equal(phone_spike_moves(150, 210, 20, 1200, &on_big), 0);
+	assert_int_equal(on_big, 0);
+	assert_int_equal(phone_spike_moves(150, 300, 40, 1200, &on_big), 0);
+	/* a real burst after trickle: followed in its first cycle */
+	assert_int_equal(phone_spike_moves(150, 5000, 1000, 1000, &on_big), 1);
+	/* silence, and 5000 for a cycle each minute: followed in that cycle
+	 * (the last of the run, too), back after idle_grace: up, down, up,
+	 * down, up */
+	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 5);
 }
 
 static struct tb *three_domains(void)
@@ -3586,6 +3653,7 @@ int main(void)
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),
+		cmocka_unit_test(test_trickle_spikes),
 		cmocka_unit_test(test_dwell),
 		cmocka_unit_test(test_return_needs_double_threshold),
 		cmocka_unit_test(test_max_moves),

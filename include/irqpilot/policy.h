@@ -334,6 +334,10 @@ struct ip_irq_hist {
 	uint64_t asked_ns, asked_last_ns;
 	/* When the last follow was made (prev_follow_ns of the next one). */
 	uint64_t follow_made_ns;
+	/* The vector's interrupt rate over the window, for min_rate; none
+	 * after a cycle without submissions. */
+	double rate_w;
+	bool have_rate_w;
 };
 
 /* A completion thread we placed (irqpilot_cq). */
@@ -494,6 +498,8 @@ struct ip_vec_state {
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
 	uint64_t asked_ns, asked_last_ns; /* see ip_irq_hist */
+	double rate_w; /* see ip_irq_hist */
+	bool have_rate_w;
 };
 
 struct ip_plan {

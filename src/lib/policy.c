@@ -528,6 +528,8 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		if (!st->idle)
 			h->irqs[j].idle_since_ns = 0;
 		h->irqs[j].want_since_ns = st->want_since_ns;
+		h->irqs[j].rate_w = st->rate_w;
+		h->irqs[j].have_rate_w = st->have_rate_w;
 		h->irqs[j].asked_ns = st->asked_ns;
 		h->irqs[j].asked_last_ns = st->asked_last_ns;
 	}
@@ -647,6 +649,7 @@ struct cand {
 	bool off;	  /* leaving an isolated/banned CPU: no dwell, no budget */
 	double gain;
 	double rate;	  /* interrupts/s */
+	double judged;	  /* what min_rate judges: the lower of rate and its window's */
 	int td;		  /* target domain, -1 */
 	ip_cpuset target; /* set to choose from (single) or to write */
 	ip_cpuset wide;	  /* target before the NUMA preference, if one narrowed it */
@@ -1282,6 +1285,23 @@ static void cpu_window(struct ctx *c, const double *old, double a, double *w)
 }
 
 /*
+ * The weight of this sample in a window. A sample weighs by the time it
+ * covers, not one cycle each: a starved daemon's samples come irregularly
+ * (0.3 s, then 1.7 s), and counting each as a cycle let a few short ones
+ * inside one phase of an alternating load swing the average past a second
+ * move's threshold. Weighed by time, the average follows the load as a
+ * continuous EWMA of time constant (window + 1) / 2 cycles does, however
+ * it is sampled.
+ */
+static double window_weight(const struct ctx *c)
+{
+	int win = c->cfg->window > 0 ? c->cfg->window : 1;
+	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
+
+	return 1 - pow(1 - 2.0 / (win + 1), k);
+}
+
+/*
  * The window: the shares of this cycle (c->sh, c->hd, c->csh) become their EWMA
  * over the vector's last cycles, which the rest of the decision judges by
  * and which the plan's state carries into the history. The first sample
@@ -1297,14 +1317,7 @@ static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand
 	bool paused = e && e->idle_since_ns && c->now >= e->idle_since_ns &&
 		      (c->now - e->idle_since_ns) / NS_PER_S >= 1.5 * c->m->interval_s;
 	bool have = e && e->win && e->win_n > 0 && e->win_nd == nd && !paused;
-	/* A sample weighs by the time it covers, not one cycle each: a starved
-	 * daemon's samples come irregularly (0.3 s, then 1.7 s), and counting
-	 * each as a cycle let a few short ones inside one phase of an
-	 * alternating load swing the average past a second move's threshold.
-	 * Weighed by time, the average follows the load as a continuous EWMA of
-	 * time constant (window + 1) / 2 cycles does, however it is sampled. */
-	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
-	double a = 1 - pow(1 - 2.0 / (win + 1), k), *w;
+	double a = window_weight(c), *w;
 	struct ip_vec_state *st;
 
 	cpu_shares(c); /* without a window, this sample's */
@@ -1621,7 +1634,7 @@ static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct 
 {
 	const struct ip_domain *dom = c->t->domains;
 
-	return cd->rate < c->cfg->min_rate && pl->cur_dom >= 0 &&
+	return cd->judged < c->cfg->min_rate && pl->cur_dom >= 0 &&
 	       dom[pl->TD].capacity > dom[pl->cur_dom].capacity;
 }
 
@@ -1703,7 +1716,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 	}
 	if (trickle_up(c, cd, &pl)) {
 		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
-		w->rate = cd->rate;
+		w->rate = cd->judged;
 		w->min_rate = cfg->min_rate;
 		return;
 	}
@@ -1875,6 +1888,7 @@ static void cand_init(struct ctx *c, int qi, struct cand *cd)
 	cd->state = -1;
 	cd->storage = ip_irq_info(&c->s->irqs[qi])->nr_devs > 0;
 	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
+	cd->judged = cd->rate;
 }
 
 static int irq_threads(const struct ctx *c, unsigned irq)
@@ -2068,6 +2082,32 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
 }
 
+/*
+ * The rate min_rate judges: the lower of this sample's and its average
+ * over the window (as window_weight() weighs a sample), which starts again
+ * after a cycle without submissions. Trickle (150 I/O/s from a big CPU)
+ * with one cycle of 210 every 40 s came as a burst after a pause (trickle
+ * counts as idle) and took the vector up at once, and idle_grace brought
+ * it back: 30 moves in 1200 s. A burst after a pause still counts at once;
+ * a falling rate too, for the lower of the two.
+ */
+static double judged_rate(const struct ctx *c, const struct ip_irq_hist *e, double total, double rate,
+			  int state)
+{
+	double r = rate;
+
+	if (total > 0 && e && e->have_rate_w) {
+		double a = window_weight(c);
+
+		r = a * rate + (1 - a) * e->rate_w;
+	}
+	if (state >= 0) {
+		c->p->states[state].rate_w = r;
+		c->p->states[state].have_rate_w = total > 0;
+	}
+	return r < rate ? r : rate;
+}
+
 /* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
  * second wakes that core for nothing. @rate: its interrupts per second. */
 static bool trickle(const struct ctx *c, double total, double rate)
@@ -2134,10 +2174,12 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		return true; /* named only for its thread's priority */
 	if (!submissions_known(c, qi, devs, cd, &total))
 		return true;
-	quiet = trickle(c, total, cd->rate);
+	cd->judged = judged_rate(c, e, total, cd->rate, -1);
+	quiet = trickle(c, total, cd->judged);
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
 		return true;
+	judged_rate(c, e, total, cd->rate, cd->state);
 	if (cd->managed)
 		managed_thread_placement(c, qi, devs, cd, total);
 	else
