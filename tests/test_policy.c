@@ -1831,6 +1831,105 @@ static void test_window_follows(void **state)
 	free(tb);
 }
 
+/* Moves of the IRQ thread of managed NVMe vector 30 over @cycles cycles 1 s
+ * apart (default configuration), its submitter switching between CPU 6
+ * (domain 4-7) and CPU 1 (0-3) every @phase cycles until @settle, then on
+ * CPU @last; *cpu: where the thread ends. */
+static int managed_thread_moves(int phase, int settle, int last, int cycles, int *cpu)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int d, q1, moves = 0;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	d = tb_dev(tb, "nvme0n1", 1);
+	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
+	tb->irqs[q1].info->managed = IP_MANAGED_EIO;
+	tb_vec(tb, d, q1, 0, "0-7", false);
+	tb_rate(tb, q1, 0, 8000);
+	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		tb_clear_submits(tb, d);
+		tb_submit(tb, d, t >= settle ? last : (t / phase) % 2 ? 1 : 6, 8000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		for (int i = 0; i < p.nr_threads; i++)
+			moves += p.threads[i].set_affinity;
+	}
+	*cpu = cpuset_first(&tb->threads[0].allowed);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * A managed vector's IRQ thread is moved instead of its vector, and
+ * followed every switch of its submitters' domain: in turns of 1 s, 600
+ * moves in 600 s; of 5 s, 120. Now dwell and the alternation guard hold
+ * it as they do a vector: 2 moves; a load that then stays is followed
+ * once it has wanted the move return_window (60 s); phases longer than
+ * return_window and a single change are followed as before.
+ */
+static void test_managed_thread_alternating(void **state)
+{
+	int cpu;
+
+	(void)state;
+	assert_int_equal(managed_thread_moves(1, 1000, 0, 600, &cpu), 2);
+	assert_int_equal(managed_thread_moves(5, 1000, 0, 600, &cpu), 2);
+	/* alternating 100 s (moves to 6, then 1), then CPU 6 alone: held
+	 * until wanted 60 s, then followed */
+	assert_int_equal(managed_thread_moves(1, 100, 6, 155, &cpu), 2);
+	assert_int_equal(cpu, 1);
+	assert_int_equal(managed_thread_moves(1, 100, 6, 170, &cpu), 3);
+	assert_int_equal(cpu, 6);
+	assert_int_equal(managed_thread_moves(61, 1000, 0, 600, &cpu), 10);
+	/* CPU 6 for 30 s, then CPU 1: followed in the cycle it changed */
+	assert_int_equal(managed_thread_moves(1000, 30, 1, 31, &cpu), 2);
+	assert_int_equal(cpu, 1);
+}
+
+/* The thread of a managed vector on a CPU fenced off since (isolated):
+ * dwell does not hold it there. */
+static void test_managed_thread_fenced(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_thread_action *ta;
+	int d, q1;
+
+	(void)state;
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	d = tb_dev(tb, "nvme0n1", 1);
+	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
+	tb->irqs[q1].info->managed = IP_MANAGED_EIO;
+	tb_vec(tb, d, q1, 0, "0-7", false);
+	tb_rate(tb, q1, 0, 8000);
+	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
+	tb_submit(tb, d, 6, 8000);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_set(&tb->threads[0].allowed, "6");
+	tb_isolate(tb, "4-7");
+	step(tb, &cfg, &h, 1003 * S, &p);
+	ta = find_thread(&p, 800);
+	assert_non_null(ta);
+	assert_true(ta->set_affinity);
+	assert_false(cpuset_intersects(&ta->to, &tb->cur.topo.isolated));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
 /* Trickle after a burst: the vector leaves the big core after idle_grace. */
 static void test_trickle_is_idle(void **state)
 {
@@ -3635,6 +3734,8 @@ int main(void)
 		cmocka_unit_test(test_every_submitter_isolated),
 		cmocka_unit_test(test_managed_nvme),
 		cmocka_unit_test(test_threadless_managed_as_candidates),
+		cmocka_unit_test(test_managed_thread_alternating),
+		cmocka_unit_test(test_managed_thread_fenced),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_banned_cpus),
 		cmocka_unit_test(test_move_off_isolated_same_domain),

@@ -393,11 +393,34 @@ static int commit_managed_explained(struct ip_history *h, const struct ip_plan *
 	return 0;
 }
 
+/* A managed vector's IRQ thread moved after its submitters: a move of the
+ * vector's for dwell and the alternation guard (thread_held()), once per
+ * vector however many threads it has. */
+static int commit_managed_thread(struct ip_history *h, const struct ip_thread_action *ta, uint64_t now)
+{
+	struct ip_irq_hist *e;
+
+	if (ta->completion || !ta->set_affinity || ta->failed || ta->why.code != IP_R_MANAGED_THREAD)
+		return 0;
+	e = ip_history_get(h, ta->irq);
+	if (!e)
+		return -ENOMEM;
+	if (e->follow_made_ns == now)
+		return 0;
+	e->last_move_ns = now;
+	e->prev_follow_ns = e->follow_made_ns;
+	e->last_follow_ns = e->follow_made_ns = now;
+	return 0;
+}
+
 static int commit_threads(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
 	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
+
+		if (commit_managed_thread(h, ta, now) < 0)
+			return -ENOMEM;
 
 		/* a stall counts whether or not the move away from it worked */
 		if (ta->completion && ta->why.code == IP_R_STALL &&
@@ -2021,6 +2044,30 @@ static bool submissions_known(struct ctx *c, int qi, const char *devs, struct ca
 
 /* A managed vector stays; its IRQ thread follows the submitters, judged by
  * where it may run as a vector is by where it fired. */
+/*
+ * A managed vector's IRQ thread followed its submitters every cycle they
+ * changed domain: no window, dwell or hysteresis (two NVMe submitter
+ * domains in turns of 1 s: 600 thread moves in 600 s; of 5 s, 120). It
+ * now stays dwell after a move, and once two moves came within
+ * return_window, until a third has been wanted that long without a break,
+ * as a vector does (alternating()): 2 moves. Held as a completion thread
+ * is, the vector's own record being the managed one; never on a CPU
+ * fenced off since (isolated, nohz_full, banned), which it leaves at once.
+ */
+static bool thread_held(struct ctx *c, const struct cand *cd, const struct ip_irq_hist *e,
+			const struct ip_irq_thread *th)
+{
+	ip_cpuset on;
+	double wanted;
+	bool alt = alternating(c, e, cd->state, &wanted);
+
+	cpuset_and(&on, &th->allowed, &c->t->online);
+	if (!cpuset_subset(&on, &c->eligible))
+		return false;
+	return alt || (e && e->last_move_ns && c->now >= e->last_move_ns &&
+		       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s);
+}
+
 static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 				     double total)
 {
@@ -2036,7 +2083,7 @@ static void managed_thread_placement(struct ctx *c, int qi, const char *devs, st
 	handled_from_set(c, &th->allowed, NULL);
 	tmp = *cd;
 	thread_placement(c, qi, devs, &tmp);
-	if (tmp.kind != CAND_MOVE)
+	if (tmp.kind != CAND_MOVE || thread_held(c, cd, c->hist[qi], th))
 		return;
 	cd->thread_direct = true;
 	cd->thread_target = tmp.thread_target;
