@@ -1737,6 +1737,44 @@ static void test_shifting_shares(void **state)
 }
 
 /*
+ * interval = 30 (window 8): the window follows a steady change some 4
+ * cycles, 2 minutes, late, and return_window (60 s) was 2 cycles. A load
+ * alternating between CPU 6 and CPU 4 every 60 s was followed at each
+ * turn, a turn late: 54 moves an hour (120 s turns: 30), the vector never
+ * where the I/O was. return_window now counts at least the window's span
+ * (240 s): 3 (120 s turns: 2).
+ */
+static void test_return_window_long_interval(void **state)
+{
+	int moves[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tb *tb = phone(3000);
+		struct ip_policy_config cfg;
+		struct ip_history h;
+		struct ip_plan p = {0};
+		int phase = k ? 4 : 2;
+
+		ip_policy_config_init(&cfg);
+		cfg.interval_s = 30;
+		tb->interval_s = 30;
+		ip_history_init(&h);
+		for (int t = 0; t < 120; t++) {
+			tb_clear_submits(tb, 0);
+			tb_submit(tb, 0, (t / phase) % 2 ? 4 : 6, 5000);
+			step(tb, &cfg, &h, (1000 + 30 * (uint64_t)t) * S, &p);
+		}
+		moves[k] = tb->moves_total;
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		free(tb);
+	}
+	assert_int_equal(moves[0], 3);
+	assert_int_equal(moves[1], 2);
+}
+
+/*
  * The same alternating load as a starved daemon samples it (the closed loop
  * under make check -j2 saw 3 moves): phases of 2 s of wall time, but the
  * samples come irregularly, in turns many short ones inside a phase and one
@@ -3751,6 +3789,7 @@ int main(void)
 		cmocka_unit_test(test_return_ripple),
 		cmocka_unit_test(test_pause_keeps_alternation),
 		cmocka_unit_test(test_shifting_shares),
+		cmocka_unit_test(test_return_window_long_interval),
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),

@@ -1567,6 +1567,25 @@ static void move_detail(const struct ctx *c, const struct sub_place *pl, struct 
 	w->handled = c->hd[pl->TD];
 }
 
+/*
+ * return_window, or the span of the window if that is longer (0: none).
+ * The window follows a steady change some 4 cycles late; at interval 30,
+ * 2 minutes, and a load alternating every 60 s was followed at each turn
+ * a turn late, never in the right domain: 54 moves an hour, since
+ * return_window (60 s) was 2 cycles and neither its doubled threshold
+ * nor the alternation guard came into play. Counted against the window's
+ * span (window * interval, 240 s), 2 moves.
+ */
+static double return_window(const struct ctx *c)
+{
+	double cycle = c->cfg->interval_s > 0 ? c->cfg->interval_s : c->m->interval_s;
+	double span = (c->cfg->window > 0 ? c->cfg->window : 1) * cycle;
+
+	if (c->cfg->return_window_s <= 0)
+		return 0;
+	return span > c->cfg->return_window_s ? span : c->cfg->return_window_s;
+}
+
 /* Hysteresis: a vector that moved within return_window needs twice the
  * threshold to move again. Moving back is what an alternating workload
  * asks for most, but an onward move so soon is as much a sign of a
@@ -1575,7 +1594,7 @@ static bool moved_recently(const struct ctx *c, const struct ip_irq_hist *e,
 			   const struct sub_place *pl)
 {
 	return e && e->last_move_ns && c->now >= e->last_move_ns &&
-	       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->return_window_s &&
+	       (c->now - e->last_move_ns) / NS_PER_S < return_window(c) &&
 	       !(pl->cur_dom >= 0 && pl->cur_dom == pl->TD);
 }
 
@@ -1603,7 +1622,7 @@ static bool returns_to(const struct ctx *c, const struct ip_irq_hist *e, const i
  */
 static bool alternating(struct ctx *c, const struct ip_irq_hist *e, int state, double *since_s)
 {
-	double win = c->cfg->return_window_s;
+	double win = return_window(c);
 	uint64_t since;
 
 	*since_s = 0;
@@ -1642,7 +1661,7 @@ static void vector_asked(struct ctx *c, const struct ip_irq_hist *e, const struc
 		return;
 	st = &c->p->states[cd->state];
 	lapsed = !e || !e->asked_ns || e->asked_last_ns > c->now || e->asked_ns > c->now ||
-		 (c->now - e->asked_last_ns) / NS_PER_S >= c->cfg->return_window_s;
+		 (c->now - e->asked_last_ns) / NS_PER_S >= return_window(c);
 	st->asked_ns = lapsed ? 0 : e->asked_ns;
 	st->asked_last_ns = lapsed ? 0 : e->asked_last_ns;
 	if (pl->cur_dom == pl->TD || below_threshold(cd, c->cfg->move_threshold))
@@ -1733,7 +1752,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 		if (returning && w->code == IP_R_BELOW_THRESHOLD) {
 			w->returning = true;
 			w->set = pl.elig;
-			w->limit_s = cfg->return_window_s;
+			w->limit_s = return_window(c);
 		}
 		return;
 	}
@@ -1753,7 +1772,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 	if (cd->follows && alternating(c, e, cd->state, &wanted)) {
 		w = vector_why(c, qi, devs, cd, IP_R_ALTERNATING);
 		w->since_s = wanted;
-		w->limit_s = cfg->return_window_s;
+		w->limit_s = return_window(c);
 		w->domain = c->t->domains[pl.TD].cpus;
 		return;
 	}
