@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1455,10 +1456,15 @@ static void test_idle_return(void **state)
 	tb_rate(tb, qi, 2, 10);
 	step(tb, &cfg, &h, 1101 * S, &p);
 	assert_int_not_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
-	/* ... submissions at min_rate restart it. */
+	/* ... submissions at min_rate over the window restart it: one
+	 * cycle of 300 after the trickle averages 74, the fifth 217. */
 	tb_submit(tb, 0, 1, 300);
 	tb_rate(tb, qi, 2, 300);
-	step(tb, &cfg, &h, 1102 * S, &p);
+	for (int t = 1102; t <= 1106; t++) {
+		step(tb, &cfg, &h, t * S, &p);
+		if (t < 1106)
+			assert_int_not_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
+	}
 	assert_int_equal(ip_history_find(&h, 45)->idle_since_ns, 0);
 	tb_rate(tb, qi, 2, 0);
 	ip_plan_free(&p);
@@ -1595,6 +1601,179 @@ static void test_alternating_guard(void **state)
 	assert_int_equal(phone_alternating_moves(1000, 1000, 60, NULL), 1);
 }
 
+/* Moves of vector 45 on the phone in the default configuration (dwell
+ * 10 s, window 8, return_window 60 s) over @cycles cycles 1 s apart, the
+ * submitter switching between big CPU 6 and mid CPU 4 every @phase cycles
+ * until cycle @settle, then staying where it is. */
+static int phone_ripple_moves(int phase, int settle, int cycles, int *last_cpu)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves, cpu = 6;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		if (t < settle)
+			cpu = (t / phase) % 2 ? 4 : 6;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, cpu, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	if (last_cpu)
+		*last_cpu = cpuset_first(&tb->irqs[qi].info->effective);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * A load alternating every 2 or 3 cycles, which the window should hold
+ * (irqpilot.conf(5): faster than about half of it, at most one move). Its
+ * average still swings: to 62% (phases of 2) or 68% (of 3) in the domain
+ * of the latest phase, a gain of 24 or 36 pp, above move_threshold though
+ * below twice it. So return_window held each move back, and once it had
+ * passed the vector moved at the next swing: a move every 62 s for as
+ * long as the load ran (10 in 600 s), each too late for the alternation
+ * guard, which counted moves from when they were made. Counted from when
+ * they were first wanted (3 s after the one before), the guard holds the
+ * third: 2 moves (0 -> 6, 6 -> 4), and a load that then stays is still
+ * followed back.
+ */
+static void test_return_ripple(void **state)
+{
+	int cpu;
+
+	(void)state;
+	assert_int_equal(phone_ripple_moves(2, 1000, 600, NULL), 2);
+	assert_int_equal(phone_ripple_moves(3, 1000, 600, NULL), 2);
+	/* settled back on CPU 6 from cycle 296 on: followed, one move more */
+	assert_int_equal(phone_ripple_moves(2, 298, 400, &cpu), 3);
+	assert_int_equal(cpu, 6);
+}
+
+/*
+ * Bursts of 5 cycles that alternate between big CPU 6 and mid CPU 4, 2
+ * cycles of silence between them: each burst starts the window again,
+ * and is followed at once unless the alternation guard holds it. The
+ * guard keeps its moves across the pause (irqpilot.conf(5) said a pause
+ * forgot them, which the code never did): forgetting them made 86 moves
+ * in 1200 s of this load (5 on, 2 off), 100 with bursts of 2 or 10; kept,
+ * 2. Only the return to the efficiency domain after idle_grace forgets.
+ */
+static void test_pause_keeps_alternation(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < 1200; t++) {
+		tb_clear_submits(tb, 0);
+		if (t % 7 < 5)
+			tb_submit(tb, 0, (t / 7) % 2 ? 4 : 6, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	assert_int_equal(tb->moves_total, 2);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/* Moves of vector 28 over @cycles cycles 1 s apart (default configuration),
+ * sda's submissions split between CPU 1 (domain 0-3) and CPU 5 (4-7), CPU
+ * 1's share 50% +- @amp % in a sine of @period cycles. */
+static int shifting_share_moves(int period, int amp, int cycles)
+{
+	struct tb *tb = three_domains();
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int moves;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		double f = 0.5 + amp / 100.0 * sin(2 * M_PI * t / period);
+
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 1, 3000 * f);
+		tb_submit(tb, 0, 5, 3000 * (1 - f));
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * Two domains with near-equal shares that shift slowly. Within a few
+ * points of 50/50 the vector stays (1 move, to CPU 1). A swing of +-14
+ * points every 60 s passes move_threshold at each peak; return_window
+ * held each move to the next peak but one, 90 s after the move before,
+ * with the move back first asked for 30 s after it: the guard compared
+ * the two asks, 90 s apart, and let it go on (14 moves in 1200 s). A
+ * follow asked within return_window of the one before was made counts as
+ * alternating: 3 moves. Slower swings (half a period past return_window)
+ * are followed as before.
+ */
+static void test_shifting_shares(void **state)
+{
+	(void)state;
+	assert_int_equal(shifting_share_moves(120, 2, 1200), 1);
+	assert_int_equal(shifting_share_moves(600, 8, 1200), 1);
+	assert_int_equal(shifting_share_moves(60, 14, 1200), 3);
+	assert_int_equal(shifting_share_moves(60, 20, 1200), 3);
+	assert_true(shifting_share_moves(240, 20, 1200) >= 8);
+}
+
+/*
+ * interval = 30 (window 8): the window follows a steady change some 4
+ * cycles, 2 minutes, late, and return_window (60 s) was 2 cycles. A load
+ * alternating between CPU 6 and CPU 4 every 60 s was followed at each
+ * turn, a turn late: 54 moves an hour (120 s turns: 30), the vector never
+ * where the I/O was. return_window now counts at least the window's span
+ * (240 s): 3 (120 s turns: 2).
+ */
+static void test_return_window_long_interval(void **state)
+{
+	int moves[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct tb *tb = phone(3000);
+		struct ip_policy_config cfg;
+		struct ip_history h;
+		struct ip_plan p = {0};
+		int phase = k ? 4 : 2;
+
+		ip_policy_config_init(&cfg);
+		cfg.interval_s = 30;
+		tb->interval_s = 30;
+		ip_history_init(&h);
+		for (int t = 0; t < 120; t++) {
+			tb_clear_submits(tb, 0);
+			tb_submit(tb, 0, (t / phase) % 2 ? 4 : 6, 5000);
+			step(tb, &cfg, &h, (1000 + 30 * (uint64_t)t) * S, &p);
+		}
+		moves[k] = tb->moves_total;
+		ip_plan_free(&p);
+		ip_history_free(&h);
+		free(tb);
+	}
+	assert_int_equal(moves[0], 3);
+	assert_int_equal(moves[1], 2);
+}
+
 /*
  * The same alternating load as a starved daemon samples it (the closed loop
  * under make check -j2 saw 3 moves): phases of 2 s of wall time, but the
@@ -1690,6 +1869,105 @@ static void test_window_follows(void **state)
 	free(tb);
 }
 
+/* Moves of the IRQ thread of managed NVMe vector 30 over @cycles cycles 1 s
+ * apart (default configuration), its submitter switching between CPU 6
+ * (domain 4-7) and CPU 1 (0-3) every @phase cycles until @settle, then on
+ * CPU @last; *cpu: where the thread ends. */
+static int managed_thread_moves(int phase, int settle, int last, int cycles, int *cpu)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int d, q1, moves = 0;
+
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	d = tb_dev(tb, "nvme0n1", 1);
+	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
+	tb->irqs[q1].info->managed = IP_MANAGED_EIO;
+	tb_vec(tb, d, q1, 0, "0-7", false);
+	tb_rate(tb, q1, 0, 8000);
+	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < cycles; t++) {
+		tb_clear_submits(tb, d);
+		tb_submit(tb, d, t >= settle ? last : (t / phase) % 2 ? 1 : 6, 8000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		for (int i = 0; i < p.nr_threads; i++)
+			moves += p.threads[i].set_affinity;
+	}
+	*cpu = cpuset_first(&tb->threads[0].allowed);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * A managed vector's IRQ thread is moved instead of its vector, and
+ * followed every switch of its submitters' domain: in turns of 1 s, 600
+ * moves in 600 s; of 5 s, 120. Now dwell and the alternation guard hold
+ * it as they do a vector: 2 moves; a load that then stays is followed
+ * once it has wanted the move return_window (60 s); phases longer than
+ * return_window and a single change are followed as before.
+ */
+static void test_managed_thread_alternating(void **state)
+{
+	int cpu;
+
+	(void)state;
+	assert_int_equal(managed_thread_moves(1, 1000, 0, 600, &cpu), 2);
+	assert_int_equal(managed_thread_moves(5, 1000, 0, 600, &cpu), 2);
+	/* alternating 100 s (moves to 6, then 1), then CPU 6 alone: held
+	 * until wanted 60 s, then followed */
+	assert_int_equal(managed_thread_moves(1, 100, 6, 155, &cpu), 2);
+	assert_int_equal(cpu, 1);
+	assert_int_equal(managed_thread_moves(1, 100, 6, 170, &cpu), 3);
+	assert_int_equal(cpu, 6);
+	assert_int_equal(managed_thread_moves(61, 1000, 0, 600, &cpu), 10);
+	/* CPU 6 for 30 s, then CPU 1: followed in the cycle it changed */
+	assert_int_equal(managed_thread_moves(1000, 30, 1, 31, &cpu), 2);
+	assert_int_equal(cpu, 1);
+}
+
+/* The thread of a managed vector on a CPU fenced off since (isolated):
+ * dwell does not hold it there. */
+static void test_managed_thread_fenced(void **state)
+{
+	struct tb *tb = tb_new(8);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	const struct ip_thread_action *ta;
+	int d, q1;
+
+	(void)state;
+	tb_domain(tb, "0-3", 1024, IP_CLASS_PERFORMANCE, 0);
+	tb_domain(tb, "4-7", 1024, IP_CLASS_PERFORMANCE, 4);
+	d = tb_dev(tb, "nvme0n1", 1);
+	q1 = tb_irq(tb, 30, "nvme0q1", "PCI-MSI", "0-7", 0);
+	tb->irqs[q1].info->managed = IP_MANAGED_EIO;
+	tb_vec(tb, d, q1, 0, "0-7", false);
+	tb_rate(tb, q1, 0, 8000);
+	tb_thread(tb, 800, 30, "irq/30-nvme0q1", "0-7", SCHED_FIFO, 50);
+	tb_submit(tb, d, 6, 8000);
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	step(tb, &cfg, &h, 1000 * S, &p);
+	assert_set(&tb->threads[0].allowed, "6");
+	tb_isolate(tb, "4-7");
+	step(tb, &cfg, &h, 1003 * S, &p);
+	ta = find_thread(&p, 800);
+	assert_non_null(ta);
+	assert_true(ta->set_affinity);
+	assert_false(cpuset_intersects(&ta->to, &tb->cur.topo.isolated));
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
 /* Trickle after a burst: the vector leaves the big core after idle_grace. */
 static void test_trickle_is_idle(void **state)
 {
@@ -1726,6 +2004,68 @@ static void test_trickle_is_idle(void **state)
 	ip_plan_free(&p);
 	ip_history_free(&h);
 	free(tb);
+}
+
+/* Moves of vector 45 on the phone (default configuration) over @cycles
+ * cycles 1 s apart: sda submits from big CPU 6 at @lo I/O per second, and
+ * at @hi for one cycle every @period; *on_big: cycles the vector spent on
+ * CPU 6-7 while its rate was below min_rate. */
+static int phone_spike_moves(double lo, double hi, int period, int cycles, int *on_big)
+{
+	struct tb *tb = phone(lo);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), moves;
+
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	*on_big = 0;
+	for (int t = 0; t < cycles; t++) {
+		double rate = t % period == period - 1 ? hi : lo;
+		int eff = cpuset_first(&tb->irqs[qi].info->effective);
+
+		if (rate < cfg.min_rate && eff >= 6)
+			(*on_big)++;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 6, rate);
+		tb_rate(tb, qi, eff, rate);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	moves = tb->moves_total;
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+	return moves;
+}
+
+/*
+ * Trickle from a big CPU (150 I/O/s, min_rate 200) with a one-cycle rise to
+ * 210 every 40 s. Trickle counts as idle, so each rise came as a burst
+ * after a pause and took the vector up at once, and idle_grace brought it
+ * back 30 s later: 30 moves in 1200 s, and the big domain woken 465 s by
+ * trickle; a rise every 20 s held it there 1121 s of 1200. min_rate now
+ * judges the rate over the window as well (the lower of the two): such a
+ * rise averages 163 (one to 300, 183), no move, while a burst after
+ * trickle or after a pause is still followed at once (test_idle_return:
+ * a steady 300 after trickle counts from its fifth cycle).
+ */
+static void test_trickle_spikes(void **state)
+{
+	int on_big;
+
+	(void)state;
+	assert_int_equal(phone_spike_moves(150, 210, 40, 1200, &on_big), 0);
+	assert_int_equal(on_big, 0);
+	assert_int_equal(phone_spike_moves(150, 210, 20, 1200, &on_big), 0);
+	assert_int_equal(on_big, 0);
+	assert_int_equal(phone_spike_moves(150, 300, 40, 1200, &on_big), 0);
+	/* a real burst after trickle: followed in its first cycle */
+	assert_int_equal(phone_spike_moves(150, 5000, 1000, 1000, &on_big), 1);
+	/* silence, and 5000 for a cycle each minute: followed in that cycle
+	 * (the last of the run, too), back after idle_grace: up, down, up,
+	 * down, up */
+	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 5);
 }
 
 static struct tb *three_domains(void)
@@ -3432,6 +3772,8 @@ int main(void)
 		cmocka_unit_test(test_every_submitter_isolated),
 		cmocka_unit_test(test_managed_nvme),
 		cmocka_unit_test(test_threadless_managed_as_candidates),
+		cmocka_unit_test(test_managed_thread_alternating),
+		cmocka_unit_test(test_managed_thread_fenced),
 		cmocka_unit_test(test_shared_intx_line),
 		cmocka_unit_test(test_banned_cpus),
 		cmocka_unit_test(test_move_off_isolated_same_domain),
@@ -3444,9 +3786,14 @@ int main(void)
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
 		cmocka_unit_test(test_alternating_guard),
+		cmocka_unit_test(test_return_ripple),
+		cmocka_unit_test(test_pause_keeps_alternation),
+		cmocka_unit_test(test_shifting_shares),
+		cmocka_unit_test(test_return_window_long_interval),
 		cmocka_unit_test(test_window_irregular_samples),
 		cmocka_unit_test(test_window_follows),
 		cmocka_unit_test(test_trickle_is_idle),
+		cmocka_unit_test(test_trickle_spikes),
 		cmocka_unit_test(test_dwell),
 		cmocka_unit_test(test_return_needs_double_threshold),
 		cmocka_unit_test(test_max_moves),

@@ -318,12 +318,26 @@ struct ip_irq_hist {
 	double *win;
 	int win_nd, win_nc, win_n;
 	bool win_hd; /* the handled half holds: no move of ours since */
-	/* The last two moves after submitters into another domain, 0 = none
-	 * (a pause that ends the window forgets them), and since when the
+	/* The last two moves after submitters into another domain, 0 = none:
+	 * when the one before was made and when the last was first asked for
+	 * (a return to the idle domain forgets them; a pause that starts the
+	 * window again does not: bursts that alternate between domains with
+	 * pauses between them are not chased either), and since when the
 	 * policy has wanted a third one that the alternation guard holds, 0
 	 * = not held this cycle (vector_placement()). */
 	uint64_t prev_follow_ns, last_follow_ns;
 	uint64_t want_since_ns;
+	/* Since the last move: when the policy first and last wanted a move
+	 * after the submitters into another domain, 0 = not (forgotten after
+	 * return_window without one). A follow counts from the first: a move
+	 * that return_window or dwell held back was asked for that early. */
+	uint64_t asked_ns, asked_last_ns;
+	/* When the last follow was made (prev_follow_ns of the next one). */
+	uint64_t follow_made_ns;
+	/* The vector's interrupt rate over the window, for min_rate; none
+	 * after a cycle without submissions. */
+	double rate_w;
+	bool have_rate_w;
 };
 
 /* A completion thread we placed (irqpilot_cq). */
@@ -477,13 +491,15 @@ struct ip_vec_state {
 	unsigned irq;
 	bool idle; /* its submitters submitted nothing, or below min_rate */
 	/* The window after this cycle (see struct ip_irq_hist): win (owned by
-	 * the plan, 2 * nd values over n cycles) replaces it; win_end ends it;
-	 * neither leaves it as it is. A pause of two cycles ends it too (what
-	 * the last workload did says nothing about where the next one submits). */
-	bool win_end;
+	 * the plan, 2 * nd values over n cycles) replaces it; without, it stays
+	 * as it is. A pause of two cycles ends it (what the last workload did
+	 * says nothing about where the next one submits). */
 	int nd, nc, n;
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
+	uint64_t asked_ns, asked_last_ns; /* see ip_irq_hist */
+	double rate_w; /* see ip_irq_hist */
+	bool have_rate_w;
 };
 
 struct ip_plan {

@@ -362,10 +362,13 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 		e->from = mv->from;
 		e->last_move_ns = now;
 		if (mv->follows) {
-			e->prev_follow_ns = e->last_follow_ns;
-			e->last_follow_ns = now;
+			/* the one before as it was made, this one as early as
+			 * it was asked for (vector_asked()) */
+			e->prev_follow_ns = e->follow_made_ns;
+			e->last_follow_ns = e->asked_ns && e->asked_ns < now ? e->asked_ns : now;
+			e->follow_made_ns = now;
 		} else if (mv->why.code == IP_R_IDLE_RETURN) {
-			e->prev_follow_ns = e->last_follow_ns = 0;
+			e->prev_follow_ns = e->last_follow_ns = e->follow_made_ns = 0;
 		}
 		e->placed = true;
 		e->placement = mv->to;
@@ -390,11 +393,34 @@ static int commit_managed_explained(struct ip_history *h, const struct ip_plan *
 	return 0;
 }
 
+/* A managed vector's IRQ thread moved after its submitters: a move of the
+ * vector's for dwell and the alternation guard (thread_held()), once per
+ * vector however many threads it has. */
+static int commit_managed_thread(struct ip_history *h, const struct ip_thread_action *ta, uint64_t now)
+{
+	struct ip_irq_hist *e;
+
+	if (ta->completion || !ta->set_affinity || ta->failed || ta->why.code != IP_R_MANAGED_THREAD)
+		return 0;
+	e = ip_history_get(h, ta->irq);
+	if (!e)
+		return -ENOMEM;
+	if (e->follow_made_ns == now)
+		return 0;
+	e->last_move_ns = now;
+	e->prev_follow_ns = e->follow_made_ns;
+	e->last_follow_ns = e->follow_made_ns = now;
+	return 0;
+}
+
 static int commit_threads(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
 	for (int i = 0; i < p->nr_threads; i++) {
 		const struct ip_thread_action *ta = &p->threads[i];
 		struct ip_cq_hist *e;
+
+		if (commit_managed_thread(h, ta, now) < 0)
+			return -ENOMEM;
 
 		/* a stall counts whether or not the move away from it worked */
 		if (ta->completion && ta->why.code == IP_R_STALL &&
@@ -525,11 +551,10 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		if (!st->idle)
 			h->irqs[j].idle_since_ns = 0;
 		h->irqs[j].want_since_ns = st->want_since_ns;
-		/* a burst after a pause is followed at once (as the window) */
-		if (st->win_end) {
-			h->irqs[j].win_n = 0;
-			h->irqs[j].prev_follow_ns = h->irqs[j].last_follow_ns = 0;
-		}
+		h->irqs[j].rate_w = st->rate_w;
+		h->irqs[j].have_rate_w = st->have_rate_w;
+		h->irqs[j].asked_ns = st->asked_ns;
+		h->irqs[j].asked_last_ns = st->asked_last_ns;
 	}
 	return 0;
 }
@@ -647,6 +672,7 @@ struct cand {
 	bool off;	  /* leaving an isolated/banned CPU: no dwell, no budget */
 	double gain;
 	double rate;	  /* interrupts/s */
+	double judged;	  /* what min_rate judges: the lower of rate and its window's */
 	int td;		  /* target domain, -1 */
 	ip_cpuset target; /* set to choose from (single) or to write */
 	ip_cpuset wide;	  /* target before the NUMA preference, if one narrowed it */
@@ -1282,6 +1308,23 @@ static void cpu_window(struct ctx *c, const double *old, double a, double *w)
 }
 
 /*
+ * The weight of this sample in a window. A sample weighs by the time it
+ * covers, not one cycle each: a starved daemon's samples come irregularly
+ * (0.3 s, then 1.7 s), and counting each as a cycle let a few short ones
+ * inside one phase of an alternating load swing the average past a second
+ * move's threshold. Weighed by time, the average follows the load as a
+ * continuous EWMA of time constant (window + 1) / 2 cycles does, however
+ * it is sampled.
+ */
+static double window_weight(const struct ctx *c)
+{
+	int win = c->cfg->window > 0 ? c->cfg->window : 1;
+	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
+
+	return 1 - pow(1 - 2.0 / (win + 1), k);
+}
+
+/*
  * The window: the shares of this cycle (c->sh, c->hd, c->csh) become their EWMA
  * over the vector's last cycles, which the rest of the decision judges by
  * and which the plan's state carries into the history. The first sample
@@ -1297,14 +1340,7 @@ static void window_apply(struct ctx *c, const struct ip_irq_hist *e, struct cand
 	bool paused = e && e->idle_since_ns && c->now >= e->idle_since_ns &&
 		      (c->now - e->idle_since_ns) / NS_PER_S >= 1.5 * c->m->interval_s;
 	bool have = e && e->win && e->win_n > 0 && e->win_nd == nd && !paused;
-	/* A sample weighs by the time it covers, not one cycle each: a starved
-	 * daemon's samples come irregularly (0.3 s, then 1.7 s), and counting
-	 * each as a cycle let a few short ones inside one phase of an
-	 * alternating load swing the average past a second move's threshold.
-	 * Weighed by time, the average follows the load as a continuous EWMA of
-	 * time constant (window + 1) / 2 cycles does, however it is sampled. */
-	double k = c->cfg->interval_s > 0 && c->m->interval_s > 0 ? c->m->interval_s / c->cfg->interval_s : 1;
-	double a = 1 - pow(1 - 2.0 / (win + 1), k), *w;
+	double a = window_weight(c), *w;
 	struct ip_vec_state *st;
 
 	cpu_shares(c); /* without a window, this sample's */
@@ -1531,6 +1567,25 @@ static void move_detail(const struct ctx *c, const struct sub_place *pl, struct 
 	w->handled = c->hd[pl->TD];
 }
 
+/*
+ * return_window, or the span of the window if that is longer (0: none).
+ * The window follows a steady change some 4 cycles late; at interval 30,
+ * 2 minutes, and a load alternating every 60 s was followed at each turn
+ * a turn late, never in the right domain: 54 moves an hour, since
+ * return_window (60 s) was 2 cycles and neither its doubled threshold
+ * nor the alternation guard came into play. Counted against the window's
+ * span (window * interval, 240 s), 2 moves.
+ */
+static double return_window(const struct ctx *c)
+{
+	double cycle = c->cfg->interval_s > 0 ? c->cfg->interval_s : c->m->interval_s;
+	double span = (c->cfg->window > 0 ? c->cfg->window : 1) * cycle;
+
+	if (c->cfg->return_window_s <= 0)
+		return 0;
+	return span > c->cfg->return_window_s ? span : c->cfg->return_window_s;
+}
+
 /* Hysteresis: a vector that moved within return_window needs twice the
  * threshold to move again. Moving back is what an alternating workload
  * asks for most, but an onward move so soon is as much a sign of a
@@ -1539,7 +1594,7 @@ static bool moved_recently(const struct ctx *c, const struct ip_irq_hist *e,
 			   const struct sub_place *pl)
 {
 	return e && e->last_move_ns && c->now >= e->last_move_ns &&
-	       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->return_window_s &&
+	       (c->now - e->last_move_ns) / NS_PER_S < return_window(c) &&
 	       !(pl->cur_dom >= 0 && pl->cur_dom == pl->TD);
 }
 
@@ -1567,7 +1622,7 @@ static bool returns_to(const struct ctx *c, const struct ip_irq_hist *e, const i
  */
 static bool alternating(struct ctx *c, const struct ip_irq_hist *e, int state, double *since_s)
 {
-	double win = c->cfg->return_window_s;
+	double win = return_window(c);
 	uint64_t since;
 
 	*since_s = 0;
@@ -1582,12 +1637,46 @@ static bool alternating(struct ctx *c, const struct ip_irq_hist *e, int state, d
 	return *since_s < win;
 }
 
+/*
+ * Whether a move after the submitters into another domain is wanted this
+ * cycle (at move_threshold, whatever holds it), into the plan's state: the
+ * time it was first asked for since the last move, kept while the asks
+ * come within return_window of each other. A load that alternates every
+ * 2 or 3 cycles, which the window is to hold, still swings the average to
+ * 62% or 68% in the domain of its latest phase (window 8): a gain of 24
+ * or 36 pp, below twice the threshold, so return_window held each move
+ * back, and the next swing made it once return_window had passed: a move
+ * every 62 s (10 in 600 s), each too late for the alternation guard,
+ * which counted the moves from when they were made. Counted from when
+ * they were first asked for (3 s after the move before), the second
+ * makes the guard hold the third.
+ */
+static void vector_asked(struct ctx *c, const struct ip_irq_hist *e, const struct cand *cd,
+			 const struct sub_place *pl)
+{
+	struct ip_vec_state *st;
+	bool lapsed;
+
+	if (cd->state < 0)
+		return;
+	st = &c->p->states[cd->state];
+	lapsed = !e || !e->asked_ns || e->asked_last_ns > c->now || e->asked_ns > c->now ||
+		 (c->now - e->asked_last_ns) / NS_PER_S >= return_window(c);
+	st->asked_ns = lapsed ? 0 : e->asked_ns;
+	st->asked_last_ns = lapsed ? 0 : e->asked_last_ns;
+	if (pl->cur_dom == pl->TD || below_threshold(cd, c->cfg->move_threshold))
+		return;
+	if (!st->asked_ns)
+		st->asked_ns = c->now;
+	st->asked_last_ns = c->now;
+}
+
 /* A trickle is not worth waking a domain of more capacity for. */
 static bool trickle_up(const struct ctx *c, const struct cand *cd, const struct sub_place *pl)
 {
 	const struct ip_domain *dom = c->t->domains;
 
-	return cd->rate < c->cfg->min_rate && pl->cur_dom >= 0 &&
+	return cd->judged < c->cfg->min_rate && pl->cur_dom >= 0 &&
 	       dom[pl->TD].capacity > dom[pl->cur_dom].capacity;
 }
 
@@ -1651,6 +1740,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 	cd->single = cfg->granularity == IP_GRAN_CPU;
 	cd->fixed_cpu = cd->single ? pl.hk : -1;
 	cd->target = pl.elig;
+	vector_asked(c, e, cd, &pl);
 	recent = moved_recently(c, e, &pl);
 	returning = recent && returns_to(c, e, &pl.elig);
 	thr = cfg->move_threshold;
@@ -1662,13 +1752,13 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 		if (returning && w->code == IP_R_BELOW_THRESHOLD) {
 			w->returning = true;
 			w->set = pl.elig;
-			w->limit_s = cfg->return_window_s;
+			w->limit_s = return_window(c);
 		}
 		return;
 	}
 	if (trickle_up(c, cd, &pl)) {
 		w = vector_why(c, qi, devs, cd, IP_R_TRICKLE);
-		w->rate = cd->rate;
+		w->rate = cd->judged;
 		w->min_rate = cfg->min_rate;
 		return;
 	}
@@ -1682,7 +1772,7 @@ static void vector_placement(struct ctx *c, int qi, const char *devs, struct can
 	if (cd->follows && alternating(c, e, cd->state, &wanted)) {
 		w = vector_why(c, qi, devs, cd, IP_R_ALTERNATING);
 		w->since_s = wanted;
-		w->limit_s = cfg->return_window_s;
+		w->limit_s = return_window(c);
 		w->domain = c->t->domains[pl.TD].cpus;
 		return;
 	}
@@ -1840,6 +1930,7 @@ static void cand_init(struct ctx *c, int qi, struct cand *cd)
 	cd->state = -1;
 	cd->storage = ip_irq_info(&c->s->irqs[qi])->nr_devs > 0;
 	cd->rate = c->m->irq ? c->m->irq[qi].total : 0;
+	cd->judged = cd->rate;
 }
 
 static int irq_threads(const struct ctx *c, unsigned irq)
@@ -1972,6 +2063,30 @@ static bool submissions_known(struct ctx *c, int qi, const char *devs, struct ca
 
 /* A managed vector stays; its IRQ thread follows the submitters, judged by
  * where it may run as a vector is by where it fired. */
+/*
+ * A managed vector's IRQ thread followed its submitters every cycle they
+ * changed domain: no window, dwell or hysteresis (two NVMe submitter
+ * domains in turns of 1 s: 600 thread moves in 600 s; of 5 s, 120). It
+ * now stays dwell after a move, and once two moves came within
+ * return_window, until a third has been wanted that long without a break,
+ * as a vector does (alternating()): 2 moves. Held as a completion thread
+ * is, the vector's own record being the managed one; never on a CPU
+ * fenced off since (isolated, nohz_full, banned), which it leaves at once.
+ */
+static bool thread_held(struct ctx *c, const struct cand *cd, const struct ip_irq_hist *e,
+			const struct ip_irq_thread *th)
+{
+	ip_cpuset on;
+	double wanted;
+	bool alt = alternating(c, e, cd->state, &wanted);
+
+	cpuset_and(&on, &th->allowed, &c->t->online);
+	if (!cpuset_subset(&on, &c->eligible))
+		return false;
+	return alt || (e && e->last_move_ns && c->now >= e->last_move_ns &&
+		       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s);
+}
+
 static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 				     double total)
 {
@@ -1987,7 +2102,7 @@ static void managed_thread_placement(struct ctx *c, int qi, const char *devs, st
 	handled_from_set(c, &th->allowed, NULL);
 	tmp = *cd;
 	thread_placement(c, qi, devs, &tmp);
-	if (tmp.kind != CAND_MOVE)
+	if (tmp.kind != CAND_MOVE || thread_held(c, cd, c->hist[qi], th))
 		return;
 	cd->thread_direct = true;
 	cd->thread_target = tmp.thread_target;
@@ -2031,6 +2146,32 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
 	}
 	/* Per-queue completion threads (irqpilot_cq) are placed by their own
 	 * queue's submitters, and the device attached or not, in emit_cq(). */
+}
+
+/*
+ * The rate min_rate judges: the lower of this sample's and its average
+ * over the window (as window_weight() weighs a sample), which starts again
+ * after a cycle without submissions. Trickle (150 I/O/s from a big CPU)
+ * with one cycle of 210 every 40 s came as a burst after a pause (trickle
+ * counts as idle) and took the vector up at once, and idle_grace brought
+ * it back: 30 moves in 1200 s. A burst after a pause still counts at once;
+ * a falling rate too, for the lower of the two.
+ */
+static double judged_rate(const struct ctx *c, const struct ip_irq_hist *e, double total, double rate,
+			  int state)
+{
+	double r = rate;
+
+	if (total > 0 && e && e->have_rate_w) {
+		double a = window_weight(c);
+
+		r = a * rate + (1 - a) * e->rate_w;
+	}
+	if (state >= 0) {
+		c->p->states[state].rate_w = r;
+		c->p->states[state].have_rate_w = total > 0;
+	}
+	return r < rate ? r : rate;
 }
 
 /* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
@@ -2099,10 +2240,12 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		return true; /* named only for its thread's priority */
 	if (!submissions_known(c, qi, devs, cd, &total))
 		return true;
-	quiet = trickle(c, total, cd->rate);
+	cd->judged = judged_rate(c, e, total, cd->rate, -1);
+	quiet = trickle(c, total, cd->judged);
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
 		return true;
+	judged_rate(c, e, total, cd->rate, cd->state);
 	if (cd->managed)
 		managed_thread_placement(c, qi, devs, cd, total);
 	else
@@ -2587,8 +2730,10 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv->follows = cd->follows;
 	mv->why = cd->why;
 	/* made: the guard's count starts again from this move */
-	if (cd->state >= 0)
+	if (cd->state >= 0) {
 		c->p->states[cd->state].want_since_ns = 0;
+		c->p->states[cd->state].asked_ns = c->p->states[cd->state].asked_last_ns = 0;
+	}
 	/* Later choices this cycle see the interrupts where they will be. */
 	if (cd->rate > 0) {
 		int n = cpuset_count(&to);

@@ -957,8 +957,8 @@ static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reaso
 		put(l, "move budget exhausted (max_moves %d per cycle)", w->count);
 		break;
 	case IP_R_ALTERNATING:
-		put(l, "its submitters alternate: moved twice within return_window, it follows them to "
-		       "%s again once they stay there %.0f s (%.1f s so far)",
+		put(l, "its submitters alternate: two moves after them were wanted within return_window; "
+		       "it follows them to %s again once they stay there %.0f s (%.1f s so far)",
 		    set_str(b1, &w->domain), w->limit_s, w->since_s);
 		break;
 	case IP_R_REFUSED:
