@@ -85,17 +85,41 @@ wait_for() {
 # the daemon's parser stops), and a read that
 # overlaps the write's copy into the page cache itself (regular-file reads
 # take no lock against writes), a window of a memcpy of a few dozen bytes.
-rewrite() {
+# The tree has several writers at once (the stand-in kernel's loop and the
+# test's own steps), where a kernel has one: each change, read and write,
+# is made holding one lock. Without it two rewrites of /proc/diskstats
+# interleaved as write A, write B, truncate to B's size, truncate to A's,
+# and the file ended in NULs ("major '?????????' is not a number").
+rewrite_locked() {
 	dd if="$2" of="$1" bs=1M iflag=fullblock conv=notrunc status=none && truncate -r "$2" "$1"
+}
+
+# tree_locked CMD [ARGS]: CMD holding the tree's lock (a new open of the
+# lock file each time: flock(1) locks an open file description, which a
+# background loop would otherwise share with its parent). CMD must not
+# take it again.
+tree_locked() {
+	{ flock 9 && "$@"; } 9>>"$tmp/tree.lock"
+}
+
+rewrite() { tree_locked rewrite_locked "$@"; }
+
+# stop_standin PID: kills a stand-in loop between two of its changes, not
+# in one: a loop killed between its write and its truncate left the
+# file's old tail behind (its dd lived on, orphaned).
+stop_standin() {
+	tree_locked kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
 }
 
 # io_done DEV N: N reads completed on DEV, in $root/proc/diskstats (field 4,
 # as block/genhd.c diskstats_show() prints it), written in place; with N 0
 # the same text again, which a reader of the kernel's file sees made afresh.
-io_done() {
+io_done_locked() {
 	awk -v dev="$1" -v n="$2" '$3 == dev && n { $4 += n } { print }' "$root/proc/diskstats" \
-		>"$tmp/diskstats.new" && rewrite "$root/proc/diskstats" "$tmp/diskstats.new"
+		>"$tmp/diskstats.new" && rewrite_locked "$root/proc/diskstats" "$tmp/diskstats.new"
 }
+io_done() { tree_locked io_done_locked "$@"; }
 
 # ctxt PID: context switches of all PID's threads, as bench/steady.c counts
 # wakeups.
@@ -128,8 +152,7 @@ start_daemon() {
 # it, is stopped. Its /proc/irq/N/ is kept in SAVE and the IRQ list
 # without it in $tmp/interrupts.freed, to make a vector anew from.
 free_vector() {
-	kill -9 "$standin_pid" 2>/dev/null
-	wait "$standin_pid" 2>/dev/null
+	stop_standin "$standin_pid"
 	cp -a "$1/proc/irq/$2" "$3"
 	free_irq_dir "$1/proc/irq/$2"
 	free_irq_dir "$1/sys/kernel/irq/$2"
@@ -137,7 +160,8 @@ free_vector() {
 	rewrite "$1/proc/interrupts" "$tmp/interrupts.freed"
 }
 
-# standin_disk ROOT DISK: 3,000 more reads completed by DISK.
+# standin_disk ROOT DISK: 3,000 more reads completed by DISK, the tree's
+# lock held (tree_locked).
 # diskstats_show() (block/genhd.c) prints "%4d %7d %pg" and the counts one
 # space apart; field 4 is reads completed.
 standin_disk() {
@@ -149,7 +173,27 @@ standin_disk() {
 		print line
 		next
 	} { print }' "$1/proc/diskstats" >"$tmp/diskstats.kernel" &&
-		rewrite "$1/proc/diskstats" "$tmp/diskstats.kernel"
+		rewrite_locked "$1/proc/diskstats" "$tmp/diskstats.kernel"
+}
+
+# standin_tick ROOT IRQ DISK CPU EFF C: one turn of standin_kernel's loop,
+# IRQ firing on CPU EFF and DISK's submissions at C, the tree's lock held.
+standin_tick() {
+	echo "$5" >"$tmp/eff.new"
+	rewrite_locked "$1/proc/irq/$2/effective_affinity_list" "$tmp/eff.new"
+	echo "$3 $4 $6" >"$1/irqpilot/submit.new"
+	mv "$1/irqpilot/submit.new" "$1/irqpilot/submit"
+	standin_disk "$1" "$3"
+	awk -v irq="$2:" -v eff="$5" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
+		"$1/proc/interrupts" >"$1/proc/interrupts.new"
+	mv "$1/proc/interrupts.new" "$1/proc/interrupts"
+	# the kernel counts once (kstat_irqs) and shows it in both;
+	# per_cpu_count has a field per possible CPU, all online here
+	pcc=$1/sys/kernel/irq/$2/per_cpu_count
+	if [ -f "$pcc" ]; then
+		awk -F, -v OFS=, -v f="$(($5 + 1))" '{ $f = $f + 3000; print }' "$pcc" >"$pcc.new"
+		rewrite_locked "$pcc" "$pcc.new"
+	fi
 }
 
 # standin_kernel ROOT IRQ DISK CPU: a loop that plays the kernel and a
@@ -173,21 +217,7 @@ standin_kernel() {
 			a=$(cat "$irqdir/smp_affinity_list")
 			[ -n "$a" ] && eff=${a%%[-,]*}
 			[ -n "$eff" ] || { sleep 0.05; continue; }
-			echo "$eff" >"$tmp/eff.new"
-			rewrite "$irqdir/effective_affinity_list" "$tmp/eff.new"
-			echo "$3 $4 $c" >"$1/irqpilot/submit.new"
-			mv "$1/irqpilot/submit.new" "$1/irqpilot/submit"
-			standin_disk "$1" "$3"
-			awk -v irq="$2:" -v eff="$eff" '{ if ($1 == irq) { col = eff + 2; $col = $col + 3000 } print }' \
-				"$1/proc/interrupts" >"$1/proc/interrupts.new"
-			mv "$1/proc/interrupts.new" "$1/proc/interrupts"
-			# the kernel counts once (kstat_irqs) and shows it in both;
-			# per_cpu_count has a field per possible CPU, all online here
-			pcc=$1/sys/kernel/irq/$2/per_cpu_count
-			if [ -f "$pcc" ]; then
-				awk -F, -v OFS=, -v f="$((eff + 1))" '{ $f = $f + 3000; print }' "$pcc" >"$pcc.new"
-				rewrite "$pcc" "$pcc.new"
-			fi
+			tree_locked standin_tick "$1" "$2" "$3" "$4" "$eff" "$c"
 			sleep 0.05
 		done
 	) 2>"$tmp/kernel.err" &

@@ -104,8 +104,7 @@ check "... still 0-7" affinity_is 60 0-7
 # Without I/O the daemon soon backs off to a full cycle a minute; a read that
 # completes on sda (in /proc/diskstats, written in place as the kernel's is
 # read) is what its probe sees, so each one below starts a full cycle.
-kill "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
+stop_standin "$standin_pid"
 free_irq_dir "$root/proc/irq/45"
 io_done sda 1
 check "a cycle runs while only /proc/irq/45 is gone" wait_cycles 1

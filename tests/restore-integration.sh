@@ -218,8 +218,7 @@ fixture_line37() { # the tree as before the freed vector: ufshcd on 37, at 0-7
 # kept per_cpu_count fd fails, and it reads all of /proc/interrupts); the
 # new vector's line, from another device, is in its place.
 reuse_37() {
-	kill -9 "$standin_pid" 2>/dev/null
-	wait "$standin_pid" 2>/dev/null
+	stop_standin "$standin_pid"
 	free_irq_dir "$root/sys/kernel/irq/37"
 	rewrite "$root/proc/interrupts" "$tmp/interrupts.reused"
 }

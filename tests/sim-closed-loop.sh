@@ -41,22 +41,12 @@ check "the daemon moves IRQ 37 to the CPUs submitting" wait_for "$limit" on_big 
 # CPU and the interrupts arrive there. Here the stand-in keeps 37 on CPU 0
 # whatever is written. The policy stops writing it; the log must say why,
 # not end at "moved 37 ... 0 -> 6" with the interrupts still on CPU 0.
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
+stop_standin "$standin_pid"
 (
 	c=$(awk '{ print $3 }' "$root/irqpilot/submit")
 	while :; do
 		c=$((c + 3000))
-		echo 0 >"$tmp/eff0"
-		rewrite "$root/proc/irq/37/effective_affinity_list" "$tmp/eff0"
-		echo "sda 6 $c" >"$root/irqpilot/submit.new"
-		mv "$root/irqpilot/submit.new" "$root/irqpilot/submit"
-		standin_disk "$root" sda
-		awk '{ if ($1 == "37:") $3 = $3 + 3000; print }' "$root/proc/interrupts" >"$root/proc/interrupts.new"
-		mv "$root/proc/interrupts.new" "$root/proc/interrupts"
-		pcc=$root/sys/kernel/irq/37/per_cpu_count
-		awk -F, -v OFS=, '{ $1 = $1 + 3000; print }' "$pcc" >"$pcc.new"
-		rewrite "$pcc" "$pcc.new"
+		tree_locked standin_tick "$root" 37 sda 6 0 "$c"
 		sleep 0.05
 	done
 ) 2>"$tmp/stuck.err" &
@@ -66,8 +56,7 @@ kept_notice="kept 37 ufshcd: the kernel keeps it on 0 though we set its affinity
 check "the kernel keeps 37 on CPU 0: the log says so" wait_for "$limit" grep -qF "notice: $kept_notice" "$log"
 wait_cycles 5
 check "... once in 5 more cycles" test "$(grep -cF "$kept_notice" "$log")" -eq 1
-kill -9 "$stuck" 2>/dev/null
-wait "$stuck" 2>/dev/null
+stop_standin "$stuck"
 standin_kernel "$root" 37 sda 6
 pids="$pids $standin_pid"
 check "the kernel follows again: so does the daemon" wait_for "$limit" on_big 37
@@ -77,8 +66,7 @@ check "the kernel follows again: so does the daemon" wait_for "$limit" on_big 37
 # Before, each cycle failed whole ("cycle failed: irqpilot/submit: ...")
 # and nothing was decided while it lasted: CPUs banned by a reload were
 # not left. Now that sample has no submissions, and the rest goes on.
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
+stop_standin "$standin_pid"
 echo "sda 6 12x" >"$root/irqpilot/submit"
 cp "$conf" "$tmp/conf.good"
 printf '[cpus]\nbanned = 6-7\n' >>"$conf"
@@ -144,8 +132,7 @@ fi
 check "... and its original recorded" grep -q '^irq 38 0-7 ' "$rt/state"
 
 # --- stop ---------------------------------------------------------------------
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
+stop_standin "$standin_pid"
 kill -TERM "$daemon"
 rc=0
 wait "$daemon" || rc=$?
@@ -192,8 +179,7 @@ if wait_for 30 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:\t//p' '$root/proc/214
 else
 	bad "the new thread 214 stayed on $(allowed 214) for 30 s"
 fi
-kill -9 "$standin_pid" 2>/dev/null
-wait "$standin_pid" 2>/dev/null
+stop_standin "$standin_pid"
 kill -TERM "$daemon"
 wait "$daemon"
 daemon=""
