@@ -927,6 +927,13 @@ static int ahead_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
 	return fake_affinity(ctx, pid, cpus);
 }
 
+static int fail_record(void *ctx, const struct ip_originals *o)
+{
+	(void)ctx;
+	(void)o;
+	return -ENOSPC;
+}
+
 static void test_write_ahead(void **state)
 {
 	struct env *e = *state;
@@ -1006,6 +1013,49 @@ static void test_original_not_a_cpu_list(void **state)
 						      "holds no CPU list, so its original is unknown");
 		assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), bad[i]);
 	}
+}
+
+/*
+ * rq originals are kept sorted by device: one added before a failed write
+ * sits at its place, not always last. Dropped as "the last entry", sdb's
+ * original went when sda's first write was refused, and sdb kept 2 after
+ * restore.
+ */
+static void test_failed_rq_drops_its_own_original(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "sys/block/sdb/queue/rq_affinity", "0\n", 0644);
+	add_rq(&e->p, "sdb", 0, 2);
+	add_rq(&e->p, "sda", 1, 2);
+	e->fake.inject_path = "/sda/";
+	e->fake.inject_err = -EINVAL;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_RETRY);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_true(ip_originals_rq(&e->o, "sdb"));
+	assert_false(ip_originals_rq(&e->o, "sda"));
+
+	/* the disk is full when sda's original is to be recorded: the same */
+	ip_originals_free(&e->o);
+	ip_originals_init(&e->o);
+	assert_int_equal(ip_originals_add_rq(&e->o, "sdb", 0), 1);
+	e->ops.record = fail_record;
+	e->p.nr_rq = 1;
+	e->p.rq[0] = e->p.rq[1];
+	e->p.rq[0].failed = false;
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].detail, IP_APPLY_D_UNRECORDED);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_true(ip_originals_rq(&e->o, "sdb"));
+
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = NULL;
+	e->ops.record = NULL;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_string_equal(slurp(e->dir, "sys/block/sdb/queue/rq_affinity"), "0");
 }
 
 /* Every result act can give is worded: a record report.c has no words
@@ -1248,6 +1298,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_original_not_a_cpu_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_rq_drops_its_own_original, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

@@ -379,6 +379,19 @@ bool ip_originals_rq(const struct ip_originals *o, const char *device)
 	return found;
 }
 
+/* Drops @device's rq_affinity original: the array is sorted by device, so
+ * one just added is at its place, not always the last. */
+static void drop_rq(struct ip_originals *o, const char *device)
+{
+	bool found;
+	size_t i = lower_bound(o->rq, o->nr_rq, sizeof(*o->rq), device, cmp_device, &found);
+
+	if (!found)
+		return;
+	memmove(&o->rq[i], &o->rq[i + 1], (o->nr_rq - i - 1) * sizeof(*o->rq));
+	o->nr_rq--;
+}
+
 const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device)
 {
 	bool found;
@@ -902,7 +915,7 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 			added = true;
 			res->err = record(a);
 			if (res->err < 0) {
-				a->o->nr_rq--;
+				drop_rq(a->o, ra->device);
 				res->outcome = IP_APPLY_FAILED;
 				res->detail = IP_APPLY_D_UNRECORDED;
 				ra->failed = true;
@@ -912,9 +925,9 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 	}
 	res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 	res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
-	/* the original we added is the last entry: nothing changed, drop it */
+	/* nothing changed: the original we added goes */
 	if (added && res->outcome != IP_APPLY_OK)
-		a->o->nr_rq--;
+		drop_rq(a->o, ra->device);
 	if (res->outcome != IP_APPLY_OK)
 		ra->failed = true;
 }
