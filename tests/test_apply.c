@@ -1058,6 +1058,37 @@ static void test_failed_rq_drops_its_own_original(void **state)
 	assert_string_equal(slurp(e->dir, "sys/block/sdb/queue/rq_affinity"), "0");
 }
 
+/*
+ * rq_affinity that reads as no value 0-2 (or not at all) when its first
+ * write comes, with none sampled either: its original is unknown. Written
+ * anyway, the 2 stayed after restore, whatever the device had: the only
+ * change irqpilotd made without a record to undo it.
+ */
+static void test_rq_original_unknown(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "sys/block/sda/queue/rq_affinity", "x\n", 0644);
+	add_rq(&e->p, "sda", -1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_rq, 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+	assert_int_equal(e->res.r[0].detail, IP_APPLY_D_UNRECORDED);
+	assert_true(e->p.rq[0].failed);
+	assert_string_equal(MSG(e->res.r[0]), "sys/block/sda/queue/rq_affinity not written: it holds "
+					      "no value 0-2, so its original is unknown");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "x\n");
+
+	/* sampled before the file went odd: that value is the original */
+	ip_apply_results_free(&e->res);
+	e->p.rq[0].failed = false;
+	e->p.rq[0].from = 1;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_int_equal(e->o.rq[0].value, 1);
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "2");
+}
+
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
 /* ---- a freed number given to another vector ---- */
@@ -1299,6 +1330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_original_not_a_cpu_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_rq_drops_its_own_original, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rq_original_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

@@ -905,22 +905,25 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		return;
 	}
 	if (!ip_originals_rq(a->o, ra->device)) {
-		if (ip_root_read_long(a->r, path, &cur) < 0)
+		if (ip_root_read_long(a->r, path, &cur) < 0 || cur < 0 || cur > 2)
 			cur = ra->from;
-		if (cur >= 0 && cur <= 2) {
-			if (ip_originals_add_rq(a->o, ra->device, (int)cur) < 0) {
-				a->err = -ENOMEM;
-				return;
-			}
-			added = true;
+		/* no value 0-2 read or sampled: restore would have nothing to
+		 * put back, so nothing is written (-EBADMSG, as for an IRQ) */
+		res->err = cur >= 0 && cur <= 2 ? ip_originals_add_rq(a->o, ra->device, (int)cur) : -EBADMSG;
+		if (res->err == -ENOMEM) {
+			a->err = -ENOMEM;
+			return;
+		}
+		added = res->err >= 0;
+		if (added)
 			res->err = record(a);
-			if (res->err < 0) {
+		if (res->err < 0) {
+			if (added)
 				drop_rq(a->o, ra->device);
-				res->outcome = IP_APPLY_FAILED;
-				res->detail = IP_APPLY_D_UNRECORDED;
-				ra->failed = true;
-				return;
-			}
+			res->outcome = IP_APPLY_FAILED;
+			res->detail = IP_APPLY_D_UNRECORDED;
+			ra->failed = true;
+			return;
 		}
 	}
 	res->err = a->ops->write(a->ops->ctx, a->r, path, val);

@@ -1842,6 +1842,8 @@ static void rq_result_text(struct line *l, const struct ip_apply_result *r)
 		put(l, "device %s vanished (%s is gone)", r->device, path);
 	else if (r->outcome == IP_APPLY_RETRY)
 		put(l, "%s refused %d (%s)", path, r->value, strerror(-r->err));
+	else if (r->detail == IP_APPLY_D_UNRECORDED && r->err == -EBADMSG)
+		put(l, "%s not written: it holds no value 0-2, so its original is unknown", path);
 	else if (r->detail == IP_APPLY_D_UNRECORDED)
 		put(l, "%s not written: its original could not be recorded first: %s", path,
 		    strerror(-r->err));
