@@ -1089,6 +1089,62 @@ static void test_rq_original_unknown(void **state)
 	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "2");
 }
 
+/*
+ * A thread's original that restore cannot put back: no CPU list sampled,
+ * or a policy sched_setscheduler() cannot set (SCHED_DEADLINE). Recorded
+ * anyway, the state file got "affinity " or "sched 6 0", which its reader
+ * refuses: the daemon would not start again and --restore set the whole
+ * file aside, the thread's and every other original unrestored. Nothing
+ * is changed then; what is representable round-trips.
+ */
+static void test_thread_original_unrestorable(void **state)
+{
+	struct env *e = *state;
+	struct ip_state_bads bad = { 0 };
+	struct ip_originals back;
+	struct ip_state *st = NULL;
+	struct ip_diag d = { "" };
+	char rt[96];
+
+	snprintf(rt, sizeof(rt), "%s/run", e->dir);
+	assert_int_equal(mkdir(rt, 0700), 0);
+	assert_int_equal(ip_state_open(rt, &st, &d), 0);
+	e->ops.record = ip_state_record;
+	e->ops.record_ctx = st;
+	add_thread(&e->p, 700, 45, "", "7", 0);
+	add_thread(&e->p, 700, 45, "0-7", NULL, 50)->from_policy = 6;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_FAILED);
+		assert_int_equal(e->res.r[i].detail, IP_APPLY_D_UNRECORDED);
+		assert_true(e->p.threads[i].failed);
+	}
+	assert_string_equal(MSG(e->res.r[0]), "thread 700 irq/45-test not changed: its affinity is "
+					      "not known, so restore could not put it back");
+	assert_string_equal(MSG(e->res.r[1]), "thread 700 irq/45-test not changed: its priority is "
+					      "not known, so restore could not put it back");
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->o.nr_threads, 0);
+
+	/* a known original is recorded, and the file reads back whole */
+	e->p.threads[1].from_policy = SCHED_FIFO;
+	e->p.threads[1].from_priority = 50;
+	e->p.threads[1].failed = false;
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_OK);
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(st, 32768, &back, &bad, &d), 0);
+	assert_int_equal(bad.n, 0);
+	assert_int_equal(back.nr_threads, 1);
+	assert_true(back.threads[0].have_sched);
+	assert_false(back.threads[0].have_affinity);
+	ip_originals_free(&back);
+	ip_state_bads_free(&bad);
+	ip_state_close(st);
+}
+
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
 /* ---- a freed number given to another vector ---- */
@@ -1331,6 +1387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_original_not_a_cpu_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_rq_drops_its_own_original, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rq_original_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_original_unrestorable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

@@ -790,6 +790,28 @@ static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned ir
 	return nv;
 }
 
+bool ip_thread_sched_ok(int policy, int priority)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return priority >= 1 && priority <= 99;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return priority == 0;
+	}
+	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
+}
+
+/* Whether restore could put the thread's present setting back: a CPU list
+ * sampled, a policy sched_setscheduler() sets. Another one, recorded, is a
+ * line the state file's reader refuses. */
+static bool thread_restorable(const struct ip_thread_action *ta, bool sched)
+{
+	return sched ? ip_thread_sched_ok(ta->from_policy, ta->from_priority) : !cpuset_empty(&ta->from);
+}
+
 /* Records the original (write-ahead) and makes the change; the original
  * is kept only when the change was made. */
 static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
@@ -802,6 +824,13 @@ static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip
 	if (!o)
 		return;
 	have = sched ? &o->have_sched : &o->have_affinity;
+	if (!*have && !thread_restorable(ta, sched)) {
+		res->err = -EBADMSG;
+		res->outcome = IP_APPLY_FAILED;
+		res->detail = IP_APPLY_D_UNRECORDED;
+		prune_threads(a->o);
+		return;
+	}
 	if (!*have) {
 		*have = added = true;
 		if (sched) {

@@ -1814,7 +1814,11 @@ static void thread_result_text(struct line *l, const struct ip_apply_result *r)
 		    strerror(-r->err));
 		break;
 	default:
-		if (r->detail == IP_APPLY_D_UNRECORDED)
+		if (r->detail == IP_APPLY_D_UNRECORDED && r->err == -EBADMSG)
+			put(l, "thread %d %s not changed: its %s is not known, so restore could not put it "
+			       "back",
+			    pid, r->comm, what);
+		else if (r->detail == IP_APPLY_D_UNRECORDED)
 			put(l, "thread %d %s not changed: its original could not be recorded first: %s",
 			    pid, r->comm, strerror(-r->err));
 		else

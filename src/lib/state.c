@@ -115,18 +115,10 @@ static bool comm_unescape(const char *s, char *out, size_t size)
 	return unescape(s, out, size, false);
 }
 
+/* what apply.c records: the writer and the reader agree */
 static bool sched_ok(uint64_t policy, uint64_t prio)
 {
-	switch (policy) {
-	case SCHED_FIFO:
-	case SCHED_RR:
-		return prio >= 1 && prio <= 99;
-	case SCHED_OTHER:
-	case SCHED_BATCH:
-	case SCHED_IDLE:
-		return prio == 0;
-	}
-	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
+	return policy <= 7 && prio <= 99 && ip_thread_sched_ok((int)policy, (int)prio);
 }
 
 /* IDENT_KEYS[k]=VALUE, each once, into @id; false if @tok is none of
