@@ -1145,6 +1145,43 @@ static void test_thread_original_unrestorable(void **state)
 	ip_state_close(st);
 }
 
+/*
+ * --restore where /proc and /sys are not there: a chroot or rescue shell
+ * before they are mounted, or a --root that names the wrong tree. Every
+ * file is ENOENT, which meant "the IRQ, thread or device is gone": each
+ * original was dropped as vanished, the state file deleted and the exit
+ * 0. A missing proc/irq or sys/block says nothing of the objects in it.
+ */
+static void test_restore_without_proc_keeps_records(void **state)
+{
+	struct env *e = *state;
+	char path[128];
+
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	add_thread(&e->p, 700, 45, "0-7", "7", 0);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_irqs + e->o.nr_threads + e->o.nr_rq, 3);
+	ip_apply_results_free(&e->res);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", e->dir, i ? "sys" : "proc");
+		assert_int_equal(nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS), 0);
+		assert_int_equal(mkdir(path, 0755), 0); /* the empty mount point */
+	}
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 3);
+	for (int i = 0; i < e->res.n; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_FAILED);
+		assert_contains(MSG(e->res.r[i]), "No such file or directory");
+	}
+	assert_int_equal(e->fake.nr_calls, 2); /* the IRQ and rq writes; not the thread */
+	assert_string_equal(ip_originals_irq(&e->o, 45), "0-7");
+	assert_int_equal(e->o.nr_threads, 1);
+	assert_true(e->o.threads[0].have_affinity);
+	assert_int_equal(e->o.nr_rq, 1);
+}
+
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
 /* ---- a freed number given to another vector ---- */
@@ -1388,6 +1425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_rq_drops_its_own_original, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rq_original_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_original_unrestorable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_without_proc_keeps_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

@@ -1163,6 +1163,23 @@ static struct ip_irq_ident *lines_now(struct actx *a)
 	return c.now;
 }
 
+/*
+ * A restore that found its file missing (ENOENT, or no proc/PID for a
+ * thread) drops the record as gone, unless @dir, which holds every such
+ * file, is missing too: /proc or /sys not mounted (a chroot, a rescue
+ * shell) or a --root naming the wrong tree say nothing of the IRQ, thread
+ * or device, and there every original was dropped and the state file
+ * deleted. Then it is a failure, and the record is kept.
+ */
+static void vanished_unless_unseen(struct actx *a, struct ip_apply_result *res, const char *dir)
+{
+	if (res->outcome == IP_APPLY_VANISHED && !ip_root_exists(a->r, dir)) {
+		res->outcome = IP_APPLY_FAILED;
+		res->detail = IP_APPLY_D_NONE;
+		res->err = -ENOENT;
+	}
+}
+
 static void restore_irqs(struct actx *a)
 {
 	struct ip_originals *o = a->o;
@@ -1197,6 +1214,7 @@ static void restore_irqs(struct actx *a)
 		res->planned = res->written;
 		res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
 		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
+		vanished_unless_unseen(a, res, "proc/irq");
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			o->irqs[k++] = *e;
 		else
@@ -1224,7 +1242,10 @@ static bool same_thread(struct actx *a, const struct ip_thread_orig *o)
 	snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 	res->err = ret < 0 ? ret : -ESRCH;
 	res->outcome = ip_apply_classify(res->what, res->err);
-	if (ret == -ESRCH) {
+	/* no proc/PID where there is no proc/irq either: /proc is not there */
+	if (ret == -ESRCH)
+		vanished_unless_unseen(a, res, "proc/irq");
+	if (ret == -ESRCH && res->outcome == IP_APPLY_VANISHED) {
 		res->detail = IP_APPLY_D_THREAD_GONE;
 	} else if (ret < 0) {
 		res->detail = IP_APPLY_D_IDENTITY;
@@ -1337,6 +1358,7 @@ static void restore_rq(struct actx *a)
 		res->value = h->rq[i].value;
 		res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 		res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
+		vanished_unless_unseen(a, res, "sys/block");
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			h->rq[k++] = h->rq[i];
 	}
