@@ -1182,6 +1182,59 @@ static void test_restore_without_proc_keeps_records(void **state)
 	assert_int_equal(e->o.nr_rq, 1);
 }
 
+/*
+ * Restore when none of an original's CPUs is online now. The kernel takes
+ * such a list for an IRQ without an error: write_irq_affinity()
+ * (kernel/irq/proc.c) has irq_select_affinity_usr() choose the default
+ * affinity, and the write returns its count. The original counted as
+ * restored and its record went, the IRQ on CPUs it never had. A thread's
+ * sched_setaffinity() fails with EINVAL, said as "Invalid argument". Now
+ * neither is written, each says which CPUs are offline, the records are
+ * kept for a --restore once one is online, and the rest is restored.
+ */
+static void test_restore_original_cpus_offline(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "proc/irq/45/smp_affinity_list", "4-7\n", 0644);
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-7\n", 0444);
+	add_move(&e->p, 45, "4-7", "1", NULL);
+	add_thread(&e->p, 700, 45, "4-7", "1", 0);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	ip_apply_results_free(&e->res);
+
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-3\n", 0444);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 3);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_RETRY);
+		assert_int_equal(e->res.r[i].detail, IP_APPLY_D_OFFLINE);
+	}
+	assert_string_equal(MSG(e->res.r[0]), "proc/irq/45/smp_affinity_list not restored to 4-7: none of "
+					      "those CPUs is online; the original is kept for irqpilotd --restore");
+	assert_string_equal(MSG(e->res.r[1]), "the affinity of thread 700 irq/45-test not restored to 4-7: "
+					      "none of those CPUs is online; the original is kept for irqpilotd "
+					      "--restore");
+	assert_int_equal(e->res.r[2].outcome, IP_APPLY_OK);
+	assert_int_equal(e->fake.nr_calls, 1); /* rq_affinity alone */
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "1");
+	assert_string_equal(ip_originals_irq(&e->o, 45), "4-7");
+	assert_int_equal(e->o.nr_threads, 1);
+	assert_int_equal(e->o.nr_rq, 0);
+
+	/* CPU 5 online again: both are put back */
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-3,5\n", 0444);
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_OK);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "4-7");
+	assert_true(ip_originals_empty(&e->o));
+}
+
 /* Every result act can give is worded: a record report.c has no words
  * for would reach the log as an empty line. */
 /* ---- a freed number given to another vector ---- */
@@ -1426,6 +1479,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rq_original_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_original_unrestorable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_without_proc_keeps_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_original_cpus_offline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

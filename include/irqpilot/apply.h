@@ -188,6 +188,7 @@ enum ip_apply_detail {
 	IP_APPLY_D_PID_REUSED,	   /* restore: the pid names another process now */
 	IP_APPLY_D_FREED,	   /* VANISHED: the vector was freed, its original dropped
 				      (reused: its number names another vector now) */
+	IP_APPLY_D_OFFLINE,	   /* restore, RETRY: none of the original's CPUs is online */
 };
 const char *ip_apply_detail_name(enum ip_apply_detail d);
 

@@ -121,6 +121,7 @@ const char *ip_apply_detail_name(enum ip_apply_detail d)
 		[IP_APPLY_D_IDENTITY] = "identity-unreadable",
 		[IP_APPLY_D_PID_REUSED] = "pid-reused",
 		[IP_APPLY_D_FREED] = "freed",
+		[IP_APPLY_D_OFFLINE] = "cpus-offline",
 	};
 
 	return (unsigned)d < ARRAY_SIZE(names) && names[d] ? names[d] : "unknown";
@@ -1180,6 +1181,28 @@ static void vanished_unless_unseen(struct actx *a, struct ip_apply_result *res, 
 	}
 }
 
+/*
+ * Whether none of @want's CPUs is online now (false when that is not
+ * known). The kernel takes such an IRQ affinity without an error
+ * (write_irq_affinity(), kernel/irq/proc.c: irq_select_affinity_usr()
+ * picks the default one) and refuses a thread's (EINVAL): either way the
+ * original is not what the object gets, so it is not written and its
+ * record stays for a --restore once one of them is online.
+ */
+static bool none_online(struct actx *a, const ip_cpuset *want, struct ip_apply_result *res)
+{
+	_cleanup_free_ char *line = NULL;
+	ip_cpuset online;
+
+	if (ip_root_read_line(a->r, "sys/devices/system/cpu/online", &line) < 0 ||
+	    cpuset_parse_list(&online, line) < 0 || cpuset_empty(&online) || cpuset_intersects(want, &online))
+		return false;
+	res->outcome = IP_APPLY_RETRY;
+	res->detail = IP_APPLY_D_OFFLINE;
+	res->err = -EINVAL;
+	return true;
+}
+
 static void restore_irqs(struct actx *a)
 {
 	struct ip_originals *o = a->o;
@@ -1212,9 +1235,11 @@ static void restore_irqs(struct actx *a)
 		res->irq = e->irq;
 		cpuset_parse_list(&res->written, e->list);
 		res->planned = res->written;
-		res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
-		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
-		vanished_unless_unseen(a, res, "proc/irq");
+		if (!none_online(a, &res->written, res)) {
+			res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
+			res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
+			vanished_unless_unseen(a, res, "proc/irq");
+		}
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			o->irqs[k++] = *e;
 		else
@@ -1281,8 +1306,10 @@ static void restore_threads(struct actx *a)
 			res->pid = o->pid;
 			snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 			res->written = o->allowed;
-			res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
-			res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
+			if (!none_online(a, &o->allowed, res)) {
+				res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
+				res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
+			}
 			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
 				o->have_affinity = false;
 		}

@@ -1688,6 +1688,10 @@ static void irq_restore_text(struct line *l, const struct ip_apply_result *r, co
 {
 	if (r->detail == IP_APPLY_D_FREED)
 		irq_freed_text(l, r);
+	else if (r->detail == IP_APPLY_D_OFFLINE)
+		put(l, "%s not restored to %s: none of those CPUs is online; the original is kept for "
+		       "irqpilotd --restore",
+		    path, set);
 	else if (r->outcome == IP_APPLY_OK)
 		put(l, "restored %s to %s", path, set);
 	else if (r->outcome == IP_APPLY_VANISHED)
@@ -1775,6 +1779,10 @@ static void thread_restore_text(struct line *l, const struct ip_apply_result *r)
 		put(l, "pid %d is now %s started at %" PRIu64 ", not thread %s started at %" PRIu64
 		       ": not restored",
 		    (int)r->pid, r->now_comm, r->now_start, r->comm, r->start);
+	else if (r->detail == IP_APPLY_D_OFFLINE)
+		put(l, "the affinity of thread %d %s not restored to %s: none of those CPUs is online; "
+		       "the original is kept for irqpilotd --restore",
+		    (int)r->pid, r->comm, set_str(b1, &r->written));
 	else if (r->what == IP_APPLY_THREAD_AFFINITY)
 		put(l, "%s the affinity of thread %d %s to %s%s%s", done, (int)r->pid, r->comm,
 		    set_str(b1, &r->written), sep, err);
