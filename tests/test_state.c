@@ -208,6 +208,40 @@ static void test_changed_behind_our_back(void **state)
 	ip_state_close(s);
 }
 
+/*
+ * A chmod (or chown) of the state file while the daemon runs: its text,
+ * inode and mtime stay, so it counted as still the file written, and a
+ * --restore after a crash refused it ("writable by no one else: not
+ * read"), restoring nothing. The next save writes it again, 0600.
+ */
+static void test_mode_changed_behind_our_back(void **state)
+{
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+	struct stat st;
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 1);
+	assert_non_null(strstr(d.msg, "changed or removed by someone else"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	ip_state_close(s);
+
+	s = open_state();
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+	assert_string_equal(ip_originals_irq(&back, 45), "0-3");
+	ip_originals_free(&back);
+	ip_originals_free(&h);
+	ip_state_close(s);
+	unlink(path);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -570,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_links_refused),
 		cmocka_unit_test(test_runtime_dir_checked),
 		cmocka_unit_test(test_set_aside),
+		cmocka_unit_test(test_mode_changed_behind_our_back),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -774,7 +774,9 @@ static int write_all(int fd, const char *p, size_t n)
  * Whether the file is still the one last written: an unchanged text is
  * not written again, so a file removed or emptied by someone else (rm,
  * "> state", a tmpfiles clean of the runtime directory) would otherwise
- * stay so, and after a crash --restore would find no originals.
+ * stay so, and after a crash --restore would find no originals. Its owner
+ * and mode too: a chmod or chown keeps text and mtime, and --restore
+ * refuses a file another user owns or may write.
  */
 static bool still_written(const struct ip_state *s)
 {
@@ -783,7 +785,8 @@ static bool still_written(const struct ip_state *s)
 	if (fstatat(s->dirfd, IP_STATE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
 	return st.st_dev == s->written_st.st_dev && st.st_ino == s->written_st.st_ino &&
-	       st.st_size == s->written_st.st_size &&
+	       st.st_size == s->written_st.st_size && st.st_mode == s->written_st.st_mode &&
+	       st.st_uid == s->written_st.st_uid && st.st_gid == s->written_st.st_gid &&
 	       st.st_mtim.tv_sec == s->written_st.st_mtim.tv_sec &&
 	       st.st_mtim.tv_nsec == s->written_st.st_mtim.tv_nsec;
 }
