@@ -153,6 +153,36 @@ check "... the valid record is restored" affinity_is 0-7
 check "... and the invalid ones are kept" grep -q "^rq ../../../outside/x 2" "$rt"/state.invalid-*
 rm -f "$rt"/state.invalid-*
 
+# --- --restore stopped after setting an invalid file aside -------------------
+# The file with an invalid line went aside before the valid records were
+# restored, and was written again with what failed only at the end: a
+# --restore killed (or whose last write found the disk full) in between
+# left no state file, and the next said "nothing to restore". A FIFO for
+# proc/irq/20's file holds --restore in its first write (open(2) waits
+# for a reader); IRQ 37 comes after it.
+rm "$root/proc/irq/20/smp_affinity_list"
+mkfifo "$root/proc/irq/20/smp_affinity_list"
+echo 3 >"$aff"
+printf '# irqpilot state 2\nirq x y\nirq 20 0-7\nirq 37 0-7\n' >"$rt/state"
+chmod 600 "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1 &
+restore_pid=$!
+pids="$pids $restore_pid"
+check "--restore sets the invalid file aside" wait_for "$limit" sh -c "ls '$rt'/state.invalid-* >/dev/null 2>&1"
+sleep 0.5
+kill -9 "$restore_pid"
+wait "$restore_pid" 2>/dev/null
+check "killed in its restore: the state file keeps IRQ 20's record" grep -qx "irq 20 0-7" "$rt/state"
+check "... and IRQ 37's" grep -qx "irq 37 0-7" "$rt/state"
+check "... and not the invalid line, which is aside" sh -c "! grep -q '^irq x' '$rt/state'"
+rm "$root/proc/irq/20/smp_affinity_list"
+echo 5 >"$root/proc/irq/20/smp_affinity_list"
+check "--restore again restores both" "$bin" --restore --root "$root" --runtime-dir "$rt"
+check "... IRQ 20 to 0-7" grep -qx 0-7 "$root/proc/irq/20/smp_affinity_list"
+check "... IRQ 37 to 0-7" affinity_is 0-7
+check "... and removes the state file" test ! -e "$rt/state"
+rm -f "$rt"/state.invalid-*
+
 # --- item 6: no links, no foreign runtime directory --------------------------
 echo precious >"$tmp/victim"
 ln -s "$tmp/victim" "$rt/state"

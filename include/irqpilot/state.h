@@ -43,7 +43,7 @@
  * the directory) inside a runtime directory that must be owned by the
  * daemon's euid and not group- or world-writable. It is never followed
  * through a symbolic link, and a file with records that do not parse is
- * never deleted: --restore moves it aside under a timestamped name. A
+ * never deleted: --restore keeps it aside under a timestamped name. A
  * "# irqpilot state N" header with N other than 2 is such a record, and
  * no line after it is read.
  */
@@ -122,8 +122,11 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, stru
  * changed or removed by someone else and is written again. */
 int ip_state_save(struct ip_state *s, const struct ip_originals *o, struct ip_diag *d);
 
-/* Renames the state file to "state.invalid-YYYYmmddTHHMMSS" (UTC), never
- * over an existing file; *@aside gets the new path. */
+/* Links the state file as "state.invalid-YYYYmmddTHHMMSS" (UTC), never
+ * over an existing file; *@aside gets the new path. The state file itself
+ * stays, for ip_state_save() to replace with the valid records: removed
+ * here, a --restore stopped before its last save left none, and the
+ * next found nothing to restore. */
 int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d);
 
 /* An ip_apply_ops.record: ip_state_save() of @ctx, an ip_state. */

@@ -2060,14 +2060,15 @@ static int set_aside_bads(struct ip_state *st, const struct ip_state_bads *bad)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return -1;
 	}
-	fprintf(stderr, "irqpilotd: moved %s to %s; its invalid records are kept there\n",
+	fprintf(stderr, "irqpilotd: copied %s to %s; its invalid records are kept there\n",
 		ip_state_path(st), aside);
 	return 0;
 }
 
 /*
  * --restore: every valid record is restored; each invalid one is reported
- * with its line, and the file holding it is moved aside (never deleted).
+ * with its line, and the file holding it is kept aside (never deleted)
+ * while the state file is written again with the valid records.
  * What could not be restored stays in the state file. Exit 1 if anything
  * was invalid or failed.
  */
@@ -2118,6 +2119,10 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	failed += (int)bad.n;
 	if (set_aside_bads(st, &bad) < 0)
 		goto out;
+	/* The valid records replace the file before any is restored: the
+	 * file is never without them. Failing, it stays as it was (a superset). */
+	if (bad.n && ip_state_save(st, &orig, &diag) < 0)
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 	ip_engine_ops_for_root(r, &ops);
 	ret = ip_apply_restore(r, &orig, &ops, &res);
 	for (int i = 0; i < res.n; i++) {

@@ -864,13 +864,14 @@ int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d)
 			snprintf(name, sizeof(name), "%s.invalid-%s-%d", IP_STATE_NAME, stamp, i);
 		else
 			snprintf(name, sizeof(name), "%s.invalid-%s", IP_STATE_NAME, stamp);
-		/* link, then unlink: never over an existing file */
+		/* a link: never over an existing file, and the state file
+		 * stays until ip_state_save() replaces it */
 		if (linkat(s->dirfd, IP_STATE_NAME, s->dirfd, name, 0) == 0) {
-			if (unlinkat(s->dirfd, IP_STATE_NAME, 0) < 0 || fsync(s->dirfd) < 0)
+			if (fsync(s->dirfd) < 0)
 				return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
 			free(s->written);
 			s->written = NULL;
-			s->have_written = true;
+			s->have_written = false;
 			*aside = ip_asprintf("%s/%s", s->dir, name);
 			return *aside ? 0 : -ENOMEM;
 		}
