@@ -1403,6 +1403,10 @@ static void test_every_result_has_words(void **state)
 	rq.err = -EACCES;
 	rq.outcome = IP_APPLY_FAILED;
 	assert_string_equal(MSG(rq), "restoring sys/block/sda/queue/rq_affinity to 1 failed: Permission denied");
+	/* gone: its record is dropped, as an IRQ's or a thread's; not "failed" */
+	rq.err = -ENOENT;
+	rq.outcome = IP_APPLY_VANISHED;
+	assert_string_equal(MSG(rq), "device sda is gone (sys/block/sda/queue/rq_affinity): nothing to restore");
 }
 
 static bool has_field(const struct ip_journal *jf, const char *f)

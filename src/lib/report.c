@@ -1841,6 +1841,10 @@ static void rq_result_text(struct line *l, const struct ip_apply_result *r)
 	char path[64];
 
 	snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", r->device);
+	if (r->restore && r->outcome == IP_APPLY_VANISHED) {
+		put(l, "device %s is gone (%s): nothing to restore", r->device, path);
+		return;
+	}
 	if (r->restore) {
 		put(l, "%s %s to %d%s%s", r->err ? "restoring" : "restored", path, r->value,
 		    r->err ? " failed: " : "", r->err ? strerror(-r->err) : "");
