@@ -242,6 +242,53 @@ static void test_mode_changed_behind_our_back(void **state)
 	unlink(path);
 }
 
+/*
+ * A state file from before a reboot (a --runtime-dir on a disk, not
+ * /run): the reboot put every setting back already, and its records are
+ * the last boot's. Loaded, they were taken for this boot's originals: an
+ * IRQ the daemon then moved was not recorded as it is now (one original
+ * per object), and the last boot's value was written at stop. The file
+ * names its boot, and one of another boot is not loaded (-ESTALE).
+ */
+static void test_other_boot_not_loaded(void **state)
+{
+	static const char *const boot_a = "6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00";
+	static const char *const boot_b = "0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00";
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	ip_state_set_boot(s, boot_a);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_non_null(strstr(slurp(path), "\n# boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00\n"));
+	ip_state_close(s);
+
+	s = open_state();
+	ip_state_set_boot(s, boot_b);
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -ESTALE);
+	assert_non_null(strstr(d.msg, "another boot"));
+	assert_true(ip_originals_empty(&back));
+	ip_state_close(s);
+
+	/* the same boot, or none known (a fixture tree): loaded */
+	for (int i = 0; i < 2; i++) {
+		s = open_state();
+		if (i == 0)
+			ip_state_set_boot(s, boot_a);
+		assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+		assert_string_equal(ip_originals_irq(&back, 45), "0-3");
+		ip_originals_free(&back);
+		ip_originals_init(&back);
+		ip_state_close(s);
+	}
+	ip_originals_free(&h);
+	unlink(path);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -611,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_dir_checked),
 		cmocka_unit_test(test_set_aside),
 		cmocka_unit_test(test_mode_changed_behind_our_back),
+		cmocka_unit_test(test_other_boot_not_loaded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -14,6 +14,7 @@
  * back after a crash or kill -9, when the daemon's memory is gone.
  *
  *   # irqpilot state 2
+ *   # boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00   (ip_state_set_boot())
  *   irq 45 0-3 chip=PCI-MSIX-0000:00:02.0 hwirq=1-edge actions=nvme0q1
  *   irq 46 0-3        (written before identities were kept)
  *   thread 812 28 4711 irq/28-ahci affinity 0-3
@@ -110,9 +111,19 @@ const char *ip_state_path(const struct ip_state *s);
  * state file (the daemon's lock) to be opened in it and nowhere else. */
 int ip_state_dirfd(const struct ip_state *s);
 
+/* The boot the originals are of: the text of
+ * /proc/sys/kernel/random/boot_id. A file saved with one names it in a
+ * comment, "# boot ID" (a reader without this skips it), and a file that
+ * names another is not loaded: a reboot put its settings back already.
+ * NULL or "": not known (a fixture tree), nothing checked. */
+void ip_state_set_boot(struct ip_state *s, const char *boot_id);
+/* proc/sys/kernel/random/boot_id under @r, in @buf; "" when unreadable. */
+const char *ip_state_boot_id(struct ip_root *r, char *buf, size_t size);
+
 /* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not
- * owned by the euid or writable by others. */
+ * owned by the euid or writable by others; -ESTALE for a file of another
+ * boot (ip_state_set_boot()), with @d saying which. */
 int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, struct ip_state_bads *bad,
 		  struct ip_diag *d);
 
