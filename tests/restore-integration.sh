@@ -153,6 +153,36 @@ check "... the valid record is restored" affinity_is 0-7
 check "... and the invalid ones are kept" grep -q "^rq ../../../outside/x 2" "$rt"/state.invalid-*
 rm -f "$rt"/state.invalid-*
 
+# --- --restore stopped after setting an invalid file aside -------------------
+# The file with an invalid line went aside before the valid records were
+# restored, and was written again with what failed only at the end: a
+# --restore killed (or whose last write found the disk full) in between
+# left no state file, and the next said "nothing to restore". A FIFO for
+# proc/irq/20's file holds --restore in its first write (open(2) waits
+# for a reader); IRQ 37 comes after it.
+rm "$root/proc/irq/20/smp_affinity_list"
+mkfifo "$root/proc/irq/20/smp_affinity_list"
+echo 3 >"$aff"
+printf '# irqpilot state 2\nirq x y\nirq 20 0-7\nirq 37 0-7\n' >"$rt/state"
+chmod 600 "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1 &
+restore_pid=$!
+pids="$pids $restore_pid"
+check "--restore sets the invalid file aside" wait_for "$limit" sh -c "ls '$rt'/state.invalid-* >/dev/null 2>&1"
+sleep 0.5
+kill -9 "$restore_pid"
+wait "$restore_pid" 2>/dev/null
+check "killed in its restore: the state file keeps IRQ 20's record" grep -qx "irq 20 0-7" "$rt/state"
+check "... and IRQ 37's" grep -qx "irq 37 0-7" "$rt/state"
+check "... and not the invalid line, which is aside" sh -c "! grep -q '^irq x' '$rt/state'"
+rm "$root/proc/irq/20/smp_affinity_list"
+echo 5 >"$root/proc/irq/20/smp_affinity_list"
+check "--restore again restores both" "$bin" --restore --root "$root" --runtime-dir "$rt"
+check "... IRQ 20 to 0-7" grep -qx 0-7 "$root/proc/irq/20/smp_affinity_list"
+check "... IRQ 37 to 0-7" affinity_is 0-7
+check "... and removes the state file" test ! -e "$rt/state"
+rm -f "$rt"/state.invalid-*
+
 # --- item 6: no links, no foreign runtime directory --------------------------
 echo precious >"$tmp/victim"
 ln -s "$tmp/victim" "$rt/state"
@@ -178,6 +208,42 @@ chmod 770 "$rt"
 check "item 6: a group-writable runtime directory refuses the start (exit 3)" test $? -eq 3
 check "... saying why" grep -q "writable by no one else" "$tmp/out"
 chmod 700 "$rt"
+
+# --- a state file of another boot ---------------------------------------------
+# A --runtime-dir on a disk keeps the state file across a reboot, which put
+# every setting back already. Its records were loaded as this boot's
+# originals: IRQ 37, set to 2-3 in this boot, was not recorded as 2-3 when
+# moved (one original per IRQ), and SIGTERM wrote the last boot's 0-7.
+boot_a=6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00
+boot_b=0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00
+mkdir -p "$root/proc/sys/kernel/random"
+echo "$boot_a" >"$root/proc/sys/kernel/random/boot_id"
+start
+check "moved again" wait_for "$limit" moved
+check "the state file names its boot" grep -qx "# boot $boot_a" "$rt/state"
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+cp "$rt/state" "$tmp/state.boot_a"
+# the reboot: another boot_id, and this boot's setting of IRQ 37 is 2-3
+echo "$boot_b" >"$root/proc/sys/kernel/random/boot_id"
+echo 2-3 >"$aff"
+start
+check "after a reboot the daemon says the file is of another boot" \
+	wait_for "$limit" grep -q "holds the originals of another boot (boot_id $boot_a; this is $boot_b)" "$log"
+check "... keeps it aside" sh -c "cmp '$tmp/state.boot_a' '$rt'/state.invalid-*"
+check "moved again" wait_for "$limit" moved
+check "... and records this boot's original, 2-3" grep -q "^irq 37 2-3 " "$rt/state"
+stop 0
+check "SIGTERM restores this boot's 2-3, not the last boot's 0-7" affinity_is 2-3
+rm -f "$rt"/state.invalid-*
+cp "$tmp/state.boot_a" "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore of another boot's file: exit 0" test $? -eq 0
+check "... says there is nothing to restore, and why" grep -q "nothing to restore: .*another boot" "$tmp/out"
+check "... writes nothing" affinity_is 2-3
+check "... and keeps the file aside" sh -c "test ! -e '$rt/state' && cmp '$tmp/state.boot_a' '$rt'/state.invalid-*"
+rm -f "$rt"/state.invalid-* "$root/proc/sys/kernel/random/boot_id"
+echo 0-7 >"$aff"
 
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated

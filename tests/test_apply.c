@@ -927,6 +927,13 @@ static int ahead_affinity(void *ctx, pid_t pid, const ip_cpuset *cpus)
 	return fake_affinity(ctx, pid, cpus);
 }
 
+static int fail_record(void *ctx, const struct ip_originals *o)
+{
+	(void)ctx;
+	(void)o;
+	return -ENOSPC;
+}
+
 static void test_write_ahead(void **state)
 {
 	struct env *e = *state;
@@ -1006,6 +1013,226 @@ static void test_original_not_a_cpu_list(void **state)
 						      "holds no CPU list, so its original is unknown");
 		assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), bad[i]);
 	}
+}
+
+/*
+ * rq originals are kept sorted by device: one added before a failed write
+ * sits at its place, not always last. Dropped as "the last entry", sdb's
+ * original went when sda's first write was refused, and sdb kept 2 after
+ * restore.
+ */
+static void test_failed_rq_drops_its_own_original(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "sys/block/sdb/queue/rq_affinity", "0\n", 0644);
+	add_rq(&e->p, "sdb", 0, 2);
+	add_rq(&e->p, "sda", 1, 2);
+	e->fake.inject_path = "/sda/";
+	e->fake.inject_err = -EINVAL;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_RETRY);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_true(ip_originals_rq(&e->o, "sdb"));
+	assert_false(ip_originals_rq(&e->o, "sda"));
+
+	/* the disk is full when sda's original is to be recorded: the same */
+	ip_originals_free(&e->o);
+	ip_originals_init(&e->o);
+	assert_int_equal(ip_originals_add_rq(&e->o, "sdb", 0), 1);
+	e->ops.record = fail_record;
+	e->p.nr_rq = 1;
+	e->p.rq[0] = e->p.rq[1];
+	e->p.rq[0].failed = false;
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[0].detail, IP_APPLY_D_UNRECORDED);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_true(ip_originals_rq(&e->o, "sdb"));
+
+	ip_apply_results_free(&e->res);
+	e->fake.inject_path = NULL;
+	e->ops.record = NULL;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_string_equal(slurp(e->dir, "sys/block/sdb/queue/rq_affinity"), "0");
+}
+
+/*
+ * rq_affinity that reads as no value 0-2 (or not at all) when its first
+ * write comes, with none sampled either: its original is unknown. Written
+ * anyway, the 2 stayed after restore, whatever the device had: the only
+ * change irqpilotd made without a record to undo it.
+ */
+static void test_rq_original_unknown(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "sys/block/sda/queue/rq_affinity", "x\n", 0644);
+	add_rq(&e->p, "sda", -1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_rq, 0);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_FAILED);
+	assert_int_equal(e->res.r[0].detail, IP_APPLY_D_UNRECORDED);
+	assert_true(e->p.rq[0].failed);
+	assert_string_equal(MSG(e->res.r[0]), "sys/block/sda/queue/rq_affinity not written: it holds "
+					      "no value 0-2, so its original is unknown");
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "x\n");
+
+	/* sampled before the file went odd: that value is the original */
+	ip_apply_results_free(&e->res);
+	e->p.rq[0].failed = false;
+	e->p.rq[0].from = 1;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_rq, 1);
+	assert_int_equal(e->o.rq[0].value, 1);
+	assert_string_equal(slurp(e->dir, "sys/block/sda/queue/rq_affinity"), "2");
+}
+
+/*
+ * A thread's original that restore cannot put back: no CPU list sampled,
+ * or a policy sched_setscheduler() cannot set (SCHED_DEADLINE). Recorded
+ * anyway, the state file got "affinity " or "sched 6 0", which its reader
+ * refuses: the daemon would not start again and --restore set the whole
+ * file aside, the thread's and every other original unrestored. Nothing
+ * is changed then; what is representable round-trips.
+ */
+static void test_thread_original_unrestorable(void **state)
+{
+	struct env *e = *state;
+	struct ip_state_bads bad = { 0 };
+	struct ip_originals back;
+	struct ip_state *st = NULL;
+	struct ip_diag d = { "" };
+	char rt[96];
+
+	snprintf(rt, sizeof(rt), "%s/run", e->dir);
+	assert_int_equal(mkdir(rt, 0700), 0);
+	assert_int_equal(ip_state_open(rt, &st, &d), 0);
+	e->ops.record = ip_state_record;
+	e->ops.record_ctx = st;
+	add_thread(&e->p, 700, 45, "", "7", 0);
+	add_thread(&e->p, 700, 45, "0-7", NULL, 50)->from_policy = 6;
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_FAILED);
+		assert_int_equal(e->res.r[i].detail, IP_APPLY_D_UNRECORDED);
+		assert_true(e->p.threads[i].failed);
+	}
+	assert_string_equal(MSG(e->res.r[0]), "thread 700 irq/45-test not changed: its affinity is "
+					      "not known, so restore could not put it back");
+	assert_string_equal(MSG(e->res.r[1]), "thread 700 irq/45-test not changed: its priority is "
+					      "not known, so restore could not put it back");
+	assert_int_equal(e->fake.nr_calls, 0);
+	assert_int_equal(e->o.nr_threads, 0);
+
+	/* a known original is recorded, and the file reads back whole */
+	e->p.threads[1].from_policy = SCHED_FIFO;
+	e->p.threads[1].from_priority = 50;
+	e->p.threads[1].failed = false;
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_OK);
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(st, 32768, &back, &bad, &d), 0);
+	assert_int_equal(bad.n, 0);
+	assert_int_equal(back.nr_threads, 1);
+	assert_true(back.threads[0].have_sched);
+	assert_false(back.threads[0].have_affinity);
+	ip_originals_free(&back);
+	ip_state_bads_free(&bad);
+	ip_state_close(st);
+}
+
+/*
+ * --restore where /proc and /sys are not there: a chroot or rescue shell
+ * before they are mounted, or a --root that names the wrong tree. Every
+ * file is ENOENT, which meant "the IRQ, thread or device is gone": each
+ * original was dropped as vanished, the state file deleted and the exit
+ * 0. A missing proc/irq or sys/block says nothing of the objects in it.
+ */
+static void test_restore_without_proc_keeps_records(void **state)
+{
+	struct env *e = *state;
+	char path[128];
+
+	add_move(&e->p, 45, "0-7", "7", NULL);
+	add_thread(&e->p, 700, 45, "0-7", "7", 0);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	assert_int_equal(e->o.nr_irqs + e->o.nr_threads + e->o.nr_rq, 3);
+	ip_apply_results_free(&e->res);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", e->dir, i ? "sys" : "proc");
+		assert_int_equal(nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS), 0);
+		assert_int_equal(mkdir(path, 0755), 0); /* the empty mount point */
+	}
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 3);
+	for (int i = 0; i < e->res.n; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_FAILED);
+		assert_contains(MSG(e->res.r[i]), "No such file or directory");
+	}
+	assert_int_equal(e->fake.nr_calls, 2); /* the IRQ and rq writes; not the thread */
+	assert_string_equal(ip_originals_irq(&e->o, 45), "0-7");
+	assert_int_equal(e->o.nr_threads, 1);
+	assert_true(e->o.threads[0].have_affinity);
+	assert_int_equal(e->o.nr_rq, 1);
+}
+
+/*
+ * Restore when none of an original's CPUs is online now. The kernel takes
+ * such a list for an IRQ without an error: write_irq_affinity()
+ * (kernel/irq/proc.c) has irq_select_affinity_usr() choose the default
+ * affinity, and the write returns its count. The original counted as
+ * restored and its record went, the IRQ on CPUs it never had. A thread's
+ * sched_setaffinity() fails with EINVAL, said as "Invalid argument". Now
+ * neither is written, each says which CPUs are offline, the records are
+ * kept for a --restore once one is online, and the rest is restored.
+ */
+static void test_restore_original_cpus_offline(void **state)
+{
+	struct env *e = *state;
+
+	write_file(e->dir, "proc/irq/45/smp_affinity_list", "4-7\n", 0644);
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-7\n", 0444);
+	add_move(&e->p, 45, "4-7", "1", NULL);
+	add_thread(&e->p, 700, 45, "4-7", "1", 0);
+	add_rq(&e->p, "sda", 1, 2);
+	assert_int_equal(ip_apply(&e->p, e->r, &e->h, &e->o, &e->ops, false, &e->res), 0);
+	ip_apply_results_free(&e->res);
+
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-3\n", 0444);
+	e->fake.nr_calls = 0;
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 3);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(e->res.r[i].outcome, IP_APPLY_RETRY);
+		assert_int_equal(e->res.r[i].detail, IP_APPLY_D_OFFLINE);
+	}
+	assert_string_equal(MSG(e->res.r[0]), "proc/irq/45/smp_affinity_list not restored to 4-7: none of "
+					      "those CPUs is online; the original is kept for irqpilotd --restore");
+	assert_string_equal(MSG(e->res.r[1]), "the affinity of thread 700 irq/45-test not restored to 4-7: "
+					      "none of those CPUs is online; the original is kept for irqpilotd "
+					      "--restore");
+	assert_int_equal(e->res.r[2].outcome, IP_APPLY_OK);
+	assert_int_equal(e->fake.nr_calls, 1); /* rq_affinity alone */
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "1");
+	assert_string_equal(ip_originals_irq(&e->o, 45), "4-7");
+	assert_int_equal(e->o.nr_threads, 1);
+	assert_int_equal(e->o.nr_rq, 0);
+
+	/* CPU 5 online again: both are put back */
+	write_file(e->dir, "sys/devices/system/cpu/online", "0-3,5\n", 0444);
+	ip_apply_results_free(&e->res);
+	assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+	assert_int_equal(e->res.n, 2);
+	assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+	assert_int_equal(e->res.r[1].outcome, IP_APPLY_OK);
+	assert_string_equal(slurp(e->dir, "proc/irq/45/smp_affinity_list"), "4-7");
+	assert_true(ip_originals_empty(&e->o));
 }
 
 /* Every result act can give is worded: a record report.c has no words
@@ -1176,6 +1403,10 @@ static void test_every_result_has_words(void **state)
 	rq.err = -EACCES;
 	rq.outcome = IP_APPLY_FAILED;
 	assert_string_equal(MSG(rq), "restoring sys/block/sda/queue/rq_affinity to 1 failed: Permission denied");
+	/* gone: its record is dropped, as an IRQ's or a thread's; not "failed" */
+	rq.err = -ENOENT;
+	rq.outcome = IP_APPLY_VANISHED;
+	assert_string_equal(MSG(rq), "device sda is gone (sys/block/sda/queue/rq_affinity): nothing to restore");
 }
 
 static bool has_field(const struct ip_journal *jf, const char *f)
@@ -1248,6 +1479,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_restore_keeps_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_original_not_a_cpu_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_rq_drops_its_own_original, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rq_original_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_original_unrestorable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_without_proc_keeps_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_original_cpus_offline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_cq_already_detached, setup, teardown),
 		cmocka_unit_test(test_live_without_connection),
 		cmocka_unit_test_setup_teardown(test_tree_ops_show_thread, setup, teardown),

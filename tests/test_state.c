@@ -208,6 +208,87 @@ static void test_changed_behind_our_back(void **state)
 	ip_state_close(s);
 }
 
+/*
+ * A chmod (or chown) of the state file while the daemon runs: its text,
+ * inode and mtime stay, so it counted as still the file written, and a
+ * --restore after a crash refused it ("writable by no one else: not
+ * read"), restoring nothing. The next save writes it again, 0600.
+ */
+static void test_mode_changed_behind_our_back(void **state)
+{
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+	struct stat st;
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 1);
+	assert_non_null(strstr(d.msg, "changed or removed by someone else"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	ip_state_close(s);
+
+	s = open_state();
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+	assert_string_equal(ip_originals_irq(&back, 45), "0-3");
+	ip_originals_free(&back);
+	ip_originals_free(&h);
+	ip_state_close(s);
+	unlink(path);
+}
+
+/*
+ * A state file from before a reboot (a --runtime-dir on a disk, not
+ * /run): the reboot put every setting back already, and its records are
+ * the last boot's. Loaded, they were taken for this boot's originals: an
+ * IRQ the daemon then moved was not recorded as it is now (one original
+ * per object), and the last boot's value was written at stop. The file
+ * names its boot, and one of another boot is not loaded (-ESTALE).
+ */
+static void test_other_boot_not_loaded(void **state)
+{
+	static const char *const boot_a = "6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00";
+	static const char *const boot_b = "0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00";
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	ip_state_set_boot(s, boot_a);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_non_null(strstr(slurp(path), "\n# boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00\n"));
+	ip_state_close(s);
+
+	s = open_state();
+	ip_state_set_boot(s, boot_b);
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -ESTALE);
+	assert_non_null(strstr(d.msg, "another boot"));
+	assert_true(ip_originals_empty(&back));
+	ip_state_close(s);
+
+	/* the same boot, or none known (a fixture tree): loaded */
+	for (int i = 0; i < 2; i++) {
+		s = open_state();
+		if (i == 0)
+			ip_state_set_boot(s, boot_a);
+		assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+		assert_string_equal(ip_originals_irq(&back, 45), "0-3");
+		ip_originals_free(&back);
+		ip_originals_init(&back);
+		ip_state_close(s);
+	}
+	ip_originals_free(&h);
+	unlink(path);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -546,7 +627,13 @@ static void test_set_aside(void **state)
 	assert_int_equal(ip_state_set_aside(s, &aside, &d), 0);
 	assert_non_null(strstr(aside, "/state.invalid-"));
 	assert_string_equal(slurp(aside), "irq 45 0-3\nirq x y\n");
-	assert_int_equal(access(path, F_OK), -1);
+	/* the state file stays until the valid records replace it */
+	assert_string_equal(slurp(path), "irq 45 0-3\nirq x y\n");
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	assert_non_null(strstr(slurp(path), "\nirq 45 0-3\n"));
+	assert_null(strstr(slurp(path), "irq x"));
+	assert_string_equal(slurp(aside), "irq 45 0-3\nirq x y\n");
+	unlink(path);
 	unlink(aside);
 	free(aside);
 	ip_state_bads_free(&bad);
@@ -570,6 +657,8 @@ int main(void)
 		cmocka_unit_test(test_links_refused),
 		cmocka_unit_test(test_runtime_dir_checked),
 		cmocka_unit_test(test_set_aside),
+		cmocka_unit_test(test_mode_changed_behind_our_back),
+		cmocka_unit_test(test_other_boot_not_loaded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

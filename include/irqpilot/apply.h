@@ -95,6 +95,9 @@ void ip_originals_drop_irq(struct ip_originals *o, unsigned irq);
  * is not recorded; NULL on ENOMEM. */
 struct ip_thread_orig *ip_originals_thread(struct ip_originals *o, pid_t pid, unsigned irq,
 					   const char *comm, uint64_t start);
+/* Whether sched_setscheduler() can set @policy with @priority, so that
+ * restore can put it back (the state file's reader takes no other). */
+bool ip_thread_sched_ok(int policy, int priority);
 /* The order of ip_originals.threads: pid, start time, comm. */
 int ip_thread_orig_cmp(const struct ip_thread_orig *a, const struct ip_thread_orig *b);
 /* Records rq_affinity @value of @device unless one is; 1 when added, 0
@@ -185,6 +188,7 @@ enum ip_apply_detail {
 	IP_APPLY_D_PID_REUSED,	   /* restore: the pid names another process now */
 	IP_APPLY_D_FREED,	   /* VANISHED: the vector was freed, its original dropped
 				      (reused: its number names another vector now) */
+	IP_APPLY_D_OFFLINE,	   /* restore, RETRY: none of the original's CPUs is online */
 };
 const char *ip_apply_detail_name(enum ip_apply_detail d);
 

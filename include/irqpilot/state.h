@@ -14,6 +14,7 @@
  * back after a crash or kill -9, when the daemon's memory is gone.
  *
  *   # irqpilot state 2
+ *   # boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00   (ip_state_set_boot())
  *   irq 45 0-3 chip=PCI-MSIX-0000:00:02.0 hwirq=1-edge actions=nvme0q1
  *   irq 46 0-3        (written before identities were kept)
  *   thread 812 28 4711 irq/28-ahci affinity 0-3
@@ -43,7 +44,7 @@
  * the directory) inside a runtime directory that must be owned by the
  * daemon's euid and not group- or world-writable. It is never followed
  * through a symbolic link, and a file with records that do not parse is
- * never deleted: --restore moves it aside under a timestamped name. A
+ * never deleted: --restore keeps it aside under a timestamped name. A
  * "# irqpilot state N" header with N other than 2 is such a record, and
  * no line after it is read.
  */
@@ -110,9 +111,19 @@ const char *ip_state_path(const struct ip_state *s);
  * state file (the daemon's lock) to be opened in it and nowhere else. */
 int ip_state_dirfd(const struct ip_state *s);
 
+/* The boot the originals are of: the text of
+ * /proc/sys/kernel/random/boot_id. A file saved with one names it in a
+ * comment, "# boot ID" (a reader without this skips it), and a file that
+ * names another is not loaded: a reboot put its settings back already.
+ * NULL or "": not known (a fixture tree), nothing checked. */
+void ip_state_set_boot(struct ip_state *s, const char *boot_id);
+/* proc/sys/kernel/random/boot_id under @r, in @buf; "" when unreadable. */
+const char *ip_state_boot_id(struct ip_root *r, char *buf, size_t size);
+
 /* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not
- * owned by the euid or writable by others. */
+ * owned by the euid or writable by others; -ESTALE for a file of another
+ * boot (ip_state_set_boot()), with @d saying which. */
 int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, struct ip_state_bads *bad,
 		  struct ip_diag *d);
 
@@ -122,8 +133,11 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, stru
  * changed or removed by someone else and is written again. */
 int ip_state_save(struct ip_state *s, const struct ip_originals *o, struct ip_diag *d);
 
-/* Renames the state file to "state.invalid-YYYYmmddTHHMMSS" (UTC), never
- * over an existing file; *@aside gets the new path. */
+/* Links the state file as "state.invalid-YYYYmmddTHHMMSS" (UTC), never
+ * over an existing file; *@aside gets the new path. The state file itself
+ * stays, for ip_state_save() to replace with the valid records: removed
+ * here, a --restore stopped before its last save left none, and the
+ * next found nothing to restore. */
 int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d);
 
 /* An ip_apply_ops.record: ip_state_save() of @ctx, an ip_state. */

@@ -1831,6 +1831,42 @@ static void restore_on_exit(struct ip_daemon *d)
 		       failed, d->state_path);
 }
 
+/*
+ * A state file of another boot (ip_state_load() -ESTALE): its settings went
+ * with that boot, and its records are not this one's originals. It is
+ * kept aside, never deleted, and the state file goes: 0 with *@aside set,
+ * or an error in @d.
+ */
+static int set_aside_other_boot(struct ip_state *st, char **aside, struct ip_diag *d)
+{
+	struct ip_originals none;
+	int ret = ip_state_set_aside(st, aside, d);
+
+	ip_originals_init(&none);
+	if (ret >= 0)
+		ret = ip_state_save(st, &none, d);
+	return ret < 0 ? ret : 0;
+}
+
+/* Loads the state file of this boot; one of another is set aside. */
+static int load_this_boot(struct ip_daemon *d, struct ip_state_bads *bad, struct ip_diag *diag)
+{
+	_cleanup_free_ char *aside = NULL;
+	char boot[40];
+	int ret;
+
+	ip_state_set_boot(d->state, ip_state_boot_id(d->root, boot, sizeof(boot)));
+	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), bad, diag);
+	if (ret != -ESTALE)
+		return ret;
+	ip_log(&d->log, LOG_NOTICE, "%s", diag->msg);
+	ret = set_aside_other_boot(d->state, &aside, diag);
+	if (ret < 0)
+		return ret;
+	ip_log(&d->log, LOG_NOTICE, "kept it aside as %s; nothing of it is restored", aside);
+	return -ENOENT;
+}
+
 /* Originals left by an earlier run become this run's, restored at stop.
  * A record that does not parse refuses the start: the file is left as it
  * is, and --restore deals with it. */
@@ -1838,8 +1874,8 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_state_bads bad = { 0 };
 	/* the directory, checked, is open since take_lock() */
-	int ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), &bad,
-			    diag);
+	int ret = load_this_boot(d, &bad, diag);
+
 	if (ret == -ENOENT) {
 		diag->msg[0] = '\0';
 		ret = 0;
@@ -2060,14 +2096,30 @@ static int set_aside_bads(struct ip_state *st, const struct ip_state_bads *bad)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return -1;
 	}
-	fprintf(stderr, "irqpilotd: moved %s to %s; its invalid records are kept there\n",
+	fprintf(stderr, "irqpilotd: copied %s to %s; its invalid records are kept there\n",
 		ip_state_path(st), aside);
 	return 0;
 }
 
+/* --restore of a state file of another boot (@d says which): nothing. */
+static int restore_other_boot(struct ip_state *st, struct ip_diag *d)
+{
+	_cleanup_free_ char *aside = NULL;
+	int ret;
+
+	printf("irqpilotd: nothing to restore: %s\n", d->msg);
+	ret = set_aside_other_boot(st, &aside, d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: --restore: %s\n", d->msg);
+	else
+		printf("irqpilotd: kept it aside as %s\n", aside);
+	return ret;
+}
+
 /*
  * --restore: every valid record is restored; each invalid one is reported
- * with its line, and the file holding it is moved aside (never deleted).
+ * with its line, and the file holding it is kept aside (never deleted)
+ * while the state file is written again with the valid records.
  * What could not be restored stays in the state file. Exit 1 if anything
  * was invalid or failed.
  */
@@ -2080,7 +2132,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_originals orig;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
-	char line[IP_REASON_MAX];
+	char line[IP_REASON_MAX], boot[40];
 	int ret, failed = 0, lock_fd = -1;
 
 	ret = ip_state_open(o->runtime_dir, &st, &diag);
@@ -2104,7 +2156,12 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		return IP_EXIT_FAILURE;
 	}
 	ip_originals_init(&orig);
+	ip_state_set_boot(st, ip_state_boot_id(r, boot, sizeof(boot)));
 	ret = ip_state_load(st, ip_state_pid_max(r), &orig, &bad, &diag);
+	if (ret == -ESTALE) {
+		ret = restore_other_boot(st, &diag);
+		goto out;
+	}
 	if (ret == -ENOENT) {
 		printf("irqpilotd: nothing to restore (no %s)\n", ip_state_path(st));
 		ret = 0;
@@ -2118,6 +2175,10 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	failed += (int)bad.n;
 	if (set_aside_bads(st, &bad) < 0)
 		goto out;
+	/* The valid records replace the file before any is restored: the
+	 * file is never without them. Failing, it stays as it was (a superset). */
+	if (bad.n && ip_state_save(st, &orig, &diag) < 0)
+		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 	ip_engine_ops_for_root(r, &ops);
 	ret = ip_apply_restore(r, &orig, &ops, &res);
 	for (int i = 0; i < res.n; i++) {

@@ -121,6 +121,7 @@ const char *ip_apply_detail_name(enum ip_apply_detail d)
 		[IP_APPLY_D_IDENTITY] = "identity-unreadable",
 		[IP_APPLY_D_PID_REUSED] = "pid-reused",
 		[IP_APPLY_D_FREED] = "freed",
+		[IP_APPLY_D_OFFLINE] = "cpus-offline",
 	};
 
 	return (unsigned)d < ARRAY_SIZE(names) && names[d] ? names[d] : "unknown";
@@ -377,6 +378,19 @@ bool ip_originals_rq(const struct ip_originals *o, const char *device)
 
 	lower_bound(o->rq, o->nr_rq, sizeof(*o->rq), device, cmp_device, &found);
 	return found;
+}
+
+/* Drops @device's rq_affinity original: the array is sorted by device, so
+ * one just added is at its place, not always the last. */
+static void drop_rq(struct ip_originals *o, const char *device)
+{
+	bool found;
+	size_t i = lower_bound(o->rq, o->nr_rq, sizeof(*o->rq), device, cmp_device, &found);
+
+	if (!found)
+		return;
+	memmove(&o->rq[i], &o->rq[i + 1], (o->nr_rq - i - 1) * sizeof(*o->rq));
+	o->nr_rq--;
 }
 
 const struct ip_cq_orig *ip_originals_cq(const struct ip_originals *o, const char *device)
@@ -777,6 +791,28 @@ static struct ip_thread_orig *thread_orig(struct actx *a, pid_t pid, unsigned ir
 	return nv;
 }
 
+bool ip_thread_sched_ok(int policy, int priority)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return priority >= 1 && priority <= 99;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return priority == 0;
+	}
+	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
+}
+
+/* Whether restore could put the thread's present setting back: a CPU list
+ * sampled, a policy sched_setscheduler() sets. Another one, recorded, is a
+ * line the state file's reader refuses. */
+static bool thread_restorable(const struct ip_thread_action *ta, bool sched)
+{
+	return sched ? ip_thread_sched_ok(ta->from_policy, ta->from_priority) : !cpuset_empty(&ta->from);
+}
+
 /* Records the original (write-ahead) and makes the change; the original
  * is kept only when the change was made. */
 static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip_apply_result *res,
@@ -789,6 +825,13 @@ static void thread_change(struct actx *a, struct ip_thread_action *ta, struct ip
 	if (!o)
 		return;
 	have = sched ? &o->have_sched : &o->have_affinity;
+	if (!*have && !thread_restorable(ta, sched)) {
+		res->err = -EBADMSG;
+		res->outcome = IP_APPLY_FAILED;
+		res->detail = IP_APPLY_D_UNRECORDED;
+		prune_threads(a->o);
+		return;
+	}
 	if (!*have) {
 		*have = added = true;
 		if (sched) {
@@ -892,29 +935,32 @@ static void apply_rq(struct actx *a, struct ip_rq_action *ra)
 		return;
 	}
 	if (!ip_originals_rq(a->o, ra->device)) {
-		if (ip_root_read_long(a->r, path, &cur) < 0)
+		if (ip_root_read_long(a->r, path, &cur) < 0 || cur < 0 || cur > 2)
 			cur = ra->from;
-		if (cur >= 0 && cur <= 2) {
-			if (ip_originals_add_rq(a->o, ra->device, (int)cur) < 0) {
-				a->err = -ENOMEM;
-				return;
-			}
-			added = true;
+		/* no value 0-2 read or sampled: restore would have nothing to
+		 * put back, so nothing is written (-EBADMSG, as for an IRQ) */
+		res->err = cur >= 0 && cur <= 2 ? ip_originals_add_rq(a->o, ra->device, (int)cur) : -EBADMSG;
+		if (res->err == -ENOMEM) {
+			a->err = -ENOMEM;
+			return;
+		}
+		added = res->err >= 0;
+		if (added)
 			res->err = record(a);
-			if (res->err < 0) {
-				a->o->nr_rq--;
-				res->outcome = IP_APPLY_FAILED;
-				res->detail = IP_APPLY_D_UNRECORDED;
-				ra->failed = true;
-				return;
-			}
+		if (res->err < 0) {
+			if (added)
+				drop_rq(a->o, ra->device);
+			res->outcome = IP_APPLY_FAILED;
+			res->detail = IP_APPLY_D_UNRECORDED;
+			ra->failed = true;
+			return;
 		}
 	}
 	res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 	res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
-	/* the original we added is the last entry: nothing changed, drop it */
+	/* nothing changed: the original we added goes */
 	if (added && res->outcome != IP_APPLY_OK)
-		a->o->nr_rq--;
+		drop_rq(a->o, ra->device);
 	if (res->outcome != IP_APPLY_OK)
 		ra->failed = true;
 }
@@ -1118,6 +1164,45 @@ static struct ip_irq_ident *lines_now(struct actx *a)
 	return c.now;
 }
 
+/*
+ * A restore that found its file missing (ENOENT, or no proc/PID for a
+ * thread) drops the record as gone, unless @dir, which holds every such
+ * file, is missing too: /proc or /sys not mounted (a chroot, a rescue
+ * shell) or a --root naming the wrong tree say nothing of the IRQ, thread
+ * or device, and there every original was dropped and the state file
+ * deleted. Then it is a failure, and the record is kept.
+ */
+static void vanished_unless_unseen(struct actx *a, struct ip_apply_result *res, const char *dir)
+{
+	if (res->outcome == IP_APPLY_VANISHED && !ip_root_exists(a->r, dir)) {
+		res->outcome = IP_APPLY_FAILED;
+		res->detail = IP_APPLY_D_NONE;
+		res->err = -ENOENT;
+	}
+}
+
+/*
+ * Whether none of @want's CPUs is online now (false when that is not
+ * known). The kernel takes such an IRQ affinity without an error
+ * (write_irq_affinity(), kernel/irq/proc.c: irq_select_affinity_usr()
+ * picks the default one) and refuses a thread's (EINVAL): either way the
+ * original is not what the object gets, so it is not written and its
+ * record stays for a --restore once one of them is online.
+ */
+static bool none_online(struct actx *a, const ip_cpuset *want, struct ip_apply_result *res)
+{
+	_cleanup_free_ char *line = NULL;
+	ip_cpuset online;
+
+	if (ip_root_read_line(a->r, "sys/devices/system/cpu/online", &line) < 0 ||
+	    cpuset_parse_list(&online, line) < 0 || cpuset_empty(&online) || cpuset_intersects(want, &online))
+		return false;
+	res->outcome = IP_APPLY_RETRY;
+	res->detail = IP_APPLY_D_OFFLINE;
+	res->err = -EINVAL;
+	return true;
+}
+
 static void restore_irqs(struct actx *a)
 {
 	struct ip_originals *o = a->o;
@@ -1150,8 +1235,11 @@ static void restore_irqs(struct actx *a)
 		res->irq = e->irq;
 		cpuset_parse_list(&res->written, e->list);
 		res->planned = res->written;
-		res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
-		res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
+		if (!none_online(a, &res->written, res)) {
+			res->err = a->ops->write(a->ops->ctx, a->r, path, e->list);
+			res->outcome = ip_apply_classify(IP_APPLY_IRQ, res->err);
+			vanished_unless_unseen(a, res, "proc/irq");
+		}
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			o->irqs[k++] = *e;
 		else
@@ -1179,7 +1267,10 @@ static bool same_thread(struct actx *a, const struct ip_thread_orig *o)
 	snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 	res->err = ret < 0 ? ret : -ESRCH;
 	res->outcome = ip_apply_classify(res->what, res->err);
-	if (ret == -ESRCH) {
+	/* no proc/PID where there is no proc/irq either: /proc is not there */
+	if (ret == -ESRCH)
+		vanished_unless_unseen(a, res, "proc/irq");
+	if (ret == -ESRCH && res->outcome == IP_APPLY_VANISHED) {
 		res->detail = IP_APPLY_D_THREAD_GONE;
 	} else if (ret < 0) {
 		res->detail = IP_APPLY_D_IDENTITY;
@@ -1215,8 +1306,10 @@ static void restore_threads(struct actx *a)
 			res->pid = o->pid;
 			snprintf(res->comm, sizeof(res->comm), "%s", o->comm);
 			res->written = o->allowed;
-			res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
-			res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
+			if (!none_online(a, &o->allowed, res)) {
+				res->err = a->ops->set_affinity(a->ops->ctx, o->pid, &o->allowed);
+				res->outcome = ip_apply_classify(IP_APPLY_THREAD_AFFINITY, res->err);
+			}
 			if (res->outcome == IP_APPLY_OK || res->outcome == IP_APPLY_VANISHED)
 				o->have_affinity = false;
 		}
@@ -1292,6 +1385,7 @@ static void restore_rq(struct actx *a)
 		res->value = h->rq[i].value;
 		res->err = a->ops->write(a->ops->ctx, a->r, path, val);
 		res->outcome = ip_apply_classify(IP_APPLY_RQ, res->err);
+		vanished_unless_unseen(a, res, "sys/block");
 		if (res->outcome != IP_APPLY_OK && res->outcome != IP_APPLY_VANISHED)
 			h->rq[k++] = h->rq[i];
 	}

@@ -1688,6 +1688,10 @@ static void irq_restore_text(struct line *l, const struct ip_apply_result *r, co
 {
 	if (r->detail == IP_APPLY_D_FREED)
 		irq_freed_text(l, r);
+	else if (r->detail == IP_APPLY_D_OFFLINE)
+		put(l, "%s not restored to %s: none of those CPUs is online; the original is kept for "
+		       "irqpilotd --restore",
+		    path, set);
 	else if (r->outcome == IP_APPLY_OK)
 		put(l, "restored %s to %s", path, set);
 	else if (r->outcome == IP_APPLY_VANISHED)
@@ -1775,6 +1779,10 @@ static void thread_restore_text(struct line *l, const struct ip_apply_result *r)
 		put(l, "pid %d is now %s started at %" PRIu64 ", not thread %s started at %" PRIu64
 		       ": not restored",
 		    (int)r->pid, r->now_comm, r->now_start, r->comm, r->start);
+	else if (r->detail == IP_APPLY_D_OFFLINE)
+		put(l, "the affinity of thread %d %s not restored to %s: none of those CPUs is online; "
+		       "the original is kept for irqpilotd --restore",
+		    (int)r->pid, r->comm, set_str(b1, &r->written));
 	else if (r->what == IP_APPLY_THREAD_AFFINITY)
 		put(l, "%s the affinity of thread %d %s to %s%s%s", done, (int)r->pid, r->comm,
 		    set_str(b1, &r->written), sep, err);
@@ -1814,7 +1822,11 @@ static void thread_result_text(struct line *l, const struct ip_apply_result *r)
 		    strerror(-r->err));
 		break;
 	default:
-		if (r->detail == IP_APPLY_D_UNRECORDED)
+		if (r->detail == IP_APPLY_D_UNRECORDED && r->err == -EBADMSG)
+			put(l, "thread %d %s not changed: its %s is not known, so restore could not put it "
+			       "back",
+			    pid, r->comm, what);
+		else if (r->detail == IP_APPLY_D_UNRECORDED)
 			put(l, "thread %d %s not changed: its original could not be recorded first: %s",
 			    pid, r->comm, strerror(-r->err));
 		else
@@ -1829,6 +1841,10 @@ static void rq_result_text(struct line *l, const struct ip_apply_result *r)
 	char path[64];
 
 	snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", r->device);
+	if (r->restore && r->outcome == IP_APPLY_VANISHED) {
+		put(l, "device %s is gone (%s): nothing to restore", r->device, path);
+		return;
+	}
 	if (r->restore) {
 		put(l, "%s %s to %d%s%s", r->err ? "restoring" : "restored", path, r->value,
 		    r->err ? " failed: " : "", r->err ? strerror(-r->err) : "");
@@ -1842,6 +1858,8 @@ static void rq_result_text(struct line *l, const struct ip_apply_result *r)
 		put(l, "device %s vanished (%s is gone)", r->device, path);
 	else if (r->outcome == IP_APPLY_RETRY)
 		put(l, "%s refused %d (%s)", path, r->value, strerror(-r->err));
+	else if (r->detail == IP_APPLY_D_UNRECORDED && r->err == -EBADMSG)
+		put(l, "%s not written: it holds no value 0-2, so its original is unknown", path);
 	else if (r->detail == IP_APPLY_D_UNRECORDED)
 		put(l, "%s not written: its original could not be recorded first: %s", path,
 		    strerror(-r->err));

@@ -30,6 +30,7 @@ struct ip_state {
 	char *written; /* what the file holds, NULL: unknown */
 	bool have_written;
 	struct stat written_st; /* the file as written, to tell it is still that */
+	char boot[40];		/* boot_id, "" unknown */
 	/* The records as text, made every save to be compared with written:
 	 * kept from one save to the next, where a FILE of open_memstream()
 	 * each time cost a small machine's cycle 4% for an unchanged file. */
@@ -115,18 +116,10 @@ static bool comm_unescape(const char *s, char *out, size_t size)
 	return unescape(s, out, size, false);
 }
 
+/* what apply.c records: the writer and the reader agree */
 static bool sched_ok(uint64_t policy, uint64_t prio)
 {
-	switch (policy) {
-	case SCHED_FIFO:
-	case SCHED_RR:
-		return prio >= 1 && prio <= 99;
-	case SCHED_OTHER:
-	case SCHED_BATCH:
-	case SCHED_IDLE:
-		return prio == 0;
-	}
-	return false; /* SCHED_DEADLINE is not set through sched_setscheduler() */
+	return policy <= 7 && prio <= 99 && ip_thread_sched_ok((int)policy, (int)prio);
 }
 
 /* IDENT_KEYS[k]=VALUE, each once, into @id; false if @tok is none of
@@ -626,6 +619,57 @@ int ip_state_dirfd(const struct ip_state *s)
 	return s->dirfd;
 }
 
+void ip_state_set_boot(struct ip_state *s, const char *boot_id)
+{
+	snprintf(s->boot, sizeof(s->boot), "%s", boot_id ? boot_id : "");
+}
+
+/* A boot_id is a UUID: 36 characters of hex digits and '-'. */
+static bool boot_id_ok(const char *id, size_t n)
+{
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(id[i] == '-' || (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	return true;
+}
+
+const char *ip_state_boot_id(struct ip_root *r, char *buf, size_t size)
+{
+	_cleanup_free_ char *id = NULL;
+
+	buf[0] = '\0';
+	if (ip_root_read_line(r, "proc/sys/kernel/random/boot_id", &id) == 0 && boot_id_ok(id, strlen(id)))
+		snprintf(buf, size, "%s", id);
+	return buf;
+}
+
+#define BOOT_LINE "# boot "
+
+/* -ESTALE when the comment lines that open @text name a boot other than
+ * @s's (a line not a comment ends them). */
+static int other_boot(const struct ip_state *s, const char *text, size_t len, struct ip_diag *d)
+{
+	size_t pos = 0, bl = sizeof(BOOT_LINE) - 1;
+
+	while (s->boot[0] && pos < len && text[pos] == '#') {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - line) : len - pos;
+
+		if (n > bl && memcmp(line, BOOT_LINE, bl) == 0) {
+			if (n - bl == strlen(s->boot) && memcmp(line + bl, s->boot, n - bl) == 0)
+				return 0;
+			return ip_diag_set(d, -ESTALE,
+					   "%s holds the originals of another boot (boot_id %.*s; this is %s): "
+					   "the reboot put those settings back already",
+					   s->path, (int)MIN(n - bl, (size_t)40), line + bl, s->boot);
+		}
+		pos += n + 1;
+	}
+	return 0;
+}
+
 int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, struct ip_state_bads *bad,
 		  struct ip_diag *d)
 {
@@ -663,6 +707,9 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, stru
 		len += (size_t)k;
 	}
 	close(fd);
+	ret = other_boot(s, buf, len, d);
+	if (ret < 0)
+		return ret;
 	ret = ip_state_parse(buf, len, pid_max, h, bad);
 	if (ret < 0)
 		return ret;
@@ -720,12 +767,14 @@ static void text_add(struct text *t, const char *fmt, ...)
 		t->len += (size_t)k;
 }
 
-/* @h as the state file has it, into @t; false on ENOMEM. */
-static bool format(const struct ip_originals *h, struct text *t)
+/* @h as the state file has it, of boot @boot (""), into @t; false on ENOMEM. */
+static bool format(const struct ip_originals *h, const char *boot, struct text *t)
 {
 	t->len = 0;
 	t->oom = false;
 	text_add(t, HEADER "2: original settings, for irqpilotd --restore\n");
+	if (boot[0])
+		text_add(t, BOOT_LINE "%s\n", boot);
 	for (size_t i = 0; i < h->nr_irqs; i++) {
 		const struct ip_irq_ident *id = &h->irqs[i].id;
 		char chip[sizeof(id->chip) * 4 + 1], hwirq[sizeof(id->hwirq) * 4 + 1];
@@ -782,7 +831,9 @@ static int write_all(int fd, const char *p, size_t n)
  * Whether the file is still the one last written: an unchanged text is
  * not written again, so a file removed or emptied by someone else (rm,
  * "> state", a tmpfiles clean of the runtime directory) would otherwise
- * stay so, and after a crash --restore would find no originals.
+ * stay so, and after a crash --restore would find no originals. Its owner
+ * and mode too: a chmod or chown keeps text and mtime, and --restore
+ * refuses a file another user owns or may write.
  */
 static bool still_written(const struct ip_state *s)
 {
@@ -791,7 +842,8 @@ static bool still_written(const struct ip_state *s)
 	if (fstatat(s->dirfd, IP_STATE_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
 	return st.st_dev == s->written_st.st_dev && st.st_ino == s->written_st.st_ino &&
-	       st.st_size == s->written_st.st_size &&
+	       st.st_size == s->written_st.st_size && st.st_mode == s->written_st.st_mode &&
+	       st.st_uid == s->written_st.st_uid && st.st_gid == s->written_st.st_gid &&
 	       st.st_mtim.tv_sec == s->written_st.st_mtim.tv_sec &&
 	       st.st_mtim.tv_nsec == s->written_st.st_mtim.tv_nsec;
 }
@@ -814,7 +866,7 @@ int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_di
 		s->have_written = true;
 		return 0;
 	}
-	if (!format(h, &s->next))
+	if (!format(h, s->boot, &s->next))
 		return -ENOMEM;
 	if (s->have_written && s->written && strcmp(s->written, s->next.p) == 0) {
 		if (still_written(s))
@@ -869,13 +921,14 @@ int ip_state_set_aside(struct ip_state *s, char **aside, struct ip_diag *d)
 			snprintf(name, sizeof(name), "%s.invalid-%s-%d", IP_STATE_NAME, stamp, i);
 		else
 			snprintf(name, sizeof(name), "%s.invalid-%s", IP_STATE_NAME, stamp);
-		/* link, then unlink: never over an existing file */
+		/* a link: never over an existing file, and the state file
+		 * stays until ip_state_save() replaces it */
 		if (linkat(s->dirfd, IP_STATE_NAME, s->dirfd, name, 0) == 0) {
-			if (unlinkat(s->dirfd, IP_STATE_NAME, 0) < 0 || fsync(s->dirfd) < 0)
+			if (fsync(s->dirfd) < 0)
 				return ip_diag_set(d, -errno, "%s: %s", s->path, strerror(errno));
 			free(s->written);
 			s->written = NULL;
-			s->have_written = true;
+			s->have_written = false;
 			*aside = ip_asprintf("%s/%s", s->dir, name);
 			return *aside ? 0 : -ENOMEM;
 		}
