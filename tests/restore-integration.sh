@@ -111,6 +111,20 @@ check "--restore once the file is writable" "$bin" --restore --root "$root" --ru
 check "... puts 0-7 back" affinity_is 0-7
 check "... and removes the state file" test ! -e "$rt/state"
 
+# --- restore_on_exit = no: kept for --restore, and the log says where -------
+printf '[daemon]\ninterval = 0.3\nrestore_on_exit = no\n[policy]\ndwell = 1\n' >"$conf"
+start
+check "moved with restore_on_exit = no" wait_for "$limit" moved
+moved_to=$(cat "$aff")
+stop 0
+check "restore_on_exit = no: SIGTERM leaves the vector where it was moved" affinity_is "$moved_to"
+check "... its original in the state file" grep -qx "$rec37" "$rt/state"
+check "... and the log says where it is and how to put it back" \
+	grep -q "restore_on_exit = no: the original of 1 setting(s) this run changed stays in $rt/state; irqpilotd --restore puts them back" "$log"
+check "--restore then" "$bin" --restore --root "$root" --runtime-dir "$rt"
+check "... puts 0-7 back" affinity_is 0-7
+printf '[daemon]\ninterval = 0.3\n[policy]\ndwell = 1\n' >"$conf"
+
 # --- item 3: a state file that does not parse --------------------------------
 printf '# irqpilot state 2\nirq 37 0-7\nirq x y\n' >"$rt/state"
 chmod 600 "$rt/state"

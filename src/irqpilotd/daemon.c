@@ -1797,8 +1797,19 @@ static void restore_on_exit(struct ip_daemon *d)
 	struct ip_journal *jf;
 	int failed = 0;
 
-	if (!d->cfg.daemon.restore_on_exit)
+	if (!d->cfg.daemon.restore_on_exit) {
+		const struct ip_originals *o = ip_engine_originals(d->engine);
+		size_t n = o ? o->nr_irqs + o->nr_threads + o->nr_rq + o->nr_cq : 0;
+
+		/* asked for, but the admin who reads the log at stop is told
+		 * where the settings went and how to get them back */
+		if (n)
+			ip_log_id(&d->log, LOG_NOTICE, IP_MESSAGE_RESTORE, NULL,
+				  "restore_on_exit = no: the original of %zu setting(s) this run changed "
+				  "stays in %s; irqpilotd --restore puts them back",
+				  n, d->state_path);
 		return;
+	}
 	if (ip_engine_restore(d->engine, &res) < 0) {
 		ip_log(&d->log, LOG_ERR, "restore failed: out of memory; the originals stay in %s",
 		       d->state_path);
