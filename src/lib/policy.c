@@ -1567,6 +1567,12 @@ static void move_detail(const struct ctx *c, const struct sub_place *pl, struct 
 	w->handled = c->hd[pl->TD];
 }
 
+/* Whether a move made at @last_move_ns (0: none) is less than @limit_s old. */
+static bool moved_within(const struct ctx *c, uint64_t last_move_ns, double limit_s)
+{
+	return last_move_ns && c->now >= last_move_ns && (c->now - last_move_ns) / NS_PER_S < limit_s;
+}
+
 /*
  * return_window, or the span of the window if that is longer (0: none).
  * The window follows a steady change some 4 cycles late; at interval 30,
@@ -1593,8 +1599,7 @@ static double return_window(const struct ctx *c)
 static bool moved_recently(const struct ctx *c, const struct ip_irq_hist *e,
 			   const struct sub_place *pl)
 {
-	return e && e->last_move_ns && c->now >= e->last_move_ns &&
-	       (c->now - e->last_move_ns) / NS_PER_S < return_window(c) &&
+	return e && moved_within(c, e->last_move_ns, return_window(c)) &&
 	       !(pl->cur_dom >= 0 && pl->cur_dom == pl->TD);
 }
 
@@ -2061,8 +2066,6 @@ static bool submissions_known(struct ctx *c, int qi, const char *devs, struct ca
 	return false;
 }
 
-/* A managed vector stays; its IRQ thread follows the submitters, judged by
- * where it may run as a vector is by where it fired. */
 /*
  * A managed vector's IRQ thread followed its submitters every cycle they
  * changed domain: no window, dwell or hysteresis (two NVMe submitter
@@ -2083,10 +2086,11 @@ static bool thread_held(struct ctx *c, const struct cand *cd, const struct ip_ir
 	cpuset_and(&on, &th->allowed, &c->t->online);
 	if (!cpuset_subset(&on, &c->eligible))
 		return false;
-	return alt || (e && e->last_move_ns && c->now >= e->last_move_ns &&
-		       (c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s);
+	return alt || (e && moved_within(c, e->last_move_ns, c->cfg->dwell_s));
 }
 
+/* A managed vector stays; its IRQ thread follows the submitters, judged by
+ * where it may run as a vector is by where it fired. */
 static void managed_thread_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 				     double total)
 {
@@ -2158,20 +2162,15 @@ static void storage_placement(struct ctx *c, int qi, const char *devs, struct ca
  * a falling rate too, for the lower of the two.
  */
 static double judged_rate(const struct ctx *c, const struct ip_irq_hist *e, double total, double rate,
-			  int state)
+			  double *rate_w)
 {
-	double r = rate;
-
+	*rate_w = rate;
 	if (total > 0 && e && e->have_rate_w) {
 		double a = window_weight(c);
 
-		r = a * rate + (1 - a) * e->rate_w;
+		*rate_w = a * rate + (1 - a) * e->rate_w;
 	}
-	if (state >= 0) {
-		c->p->states[state].rate_w = r;
-		c->p->states[state].have_rate_w = total > 0;
-	}
-	return r < rate ? r : rate;
+	return *rate_w < rate ? *rate_w : rate;
 }
 
 /* Trickle counts as idle: a vector kept on a fast core by a few I/Os a
@@ -2206,7 +2205,7 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 	char devs[64];
 	struct ip_why *w;
 	bool quiet;
-	double total;
+	double total, rate_w;
 
 	resolve_rules(c, q, e, &r);
 	if (!storage && !r.named && !(e && e->have_pin))
@@ -2240,12 +2239,14 @@ static bool evaluate_placement(struct ctx *c, int qi, struct cand *cd)
 		return true; /* named only for its thread's priority */
 	if (!submissions_known(c, qi, devs, cd, &total))
 		return true;
-	cd->judged = judged_rate(c, e, total, cd->rate, -1);
+	cd->judged = judged_rate(c, e, total, cd->rate, &rate_w);
 	quiet = trickle(c, total, cd->judged);
 	cd->state = add_state(c, q->irq, quiet);
 	if (c->err)
 		return true;
-	judged_rate(c, e, total, cd->rate, cd->state);
+	/* the window's average starts again after a cycle without submissions */
+	c->p->states[cd->state].rate_w = rate_w;
+	c->p->states[cd->state].have_rate_w = total > 0;
 	if (cd->managed)
 		managed_thread_placement(c, qi, devs, cd, total);
 	else
@@ -3237,8 +3238,7 @@ static void place_cq_thread(struct ctx *c, int i)
 		if (cpuset_subset(&t->allowed, &elig) &&
 		    (c->cfg->granularity == IP_GRAN_DOMAIN || cpuset_count(&t->allowed) == 1)) {
 			aff = false; /* already there */
-		} else if (e && e->last_move_ns && c->now >= e->last_move_ns &&
-			   (c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s) {
+		} else if (e && moved_within(c, e->last_move_ns, c->cfg->dwell_s)) {
 			aff = false;
 		} else if (gain + EPS >= c->cfg->move_threshold && gain > EPS) {
 			if (c->cfg->granularity == IP_GRAN_CPU) {
@@ -3610,8 +3610,7 @@ static void note_gone_pins(struct ctx *c)
 static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
 {
 	const struct ip_irq_hist *e = c->hist[cd->idx];
-	bool in_dwell = cd->dwell_applies && e && e->last_move_ns && c->now >= e->last_move_ns &&
-			(c->now - e->last_move_ns) / NS_PER_S < c->cfg->dwell_s;
+	bool in_dwell = cd->dwell_applies && e && moved_within(c, e->last_move_ns, c->cfg->dwell_s);
 	struct ip_why why;
 
 	if (!in_dwell)
