@@ -79,6 +79,8 @@ struct ip_originals {
 
 void ip_originals_init(struct ip_originals *o);
 void ip_originals_free(struct ip_originals *o);
+/* Records of every kind: IRQs, threads, rq_affinity, irqpilot_cq. */
+size_t ip_originals_count(const struct ip_originals *o);
 bool ip_originals_empty(const struct ip_originals *o);
 /* The recorded smp_affinity_list of @irq, or NULL. */
 const char *ip_originals_irq(const struct ip_originals *o, unsigned irq);

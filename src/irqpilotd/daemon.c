@@ -1799,7 +1799,7 @@ static void restore_on_exit(struct ip_daemon *d)
 
 	if (!d->cfg.daemon.restore_on_exit) {
 		const struct ip_originals *o = ip_engine_originals(d->engine);
-		size_t n = o ? o->nr_irqs + o->nr_threads + o->nr_rq + o->nr_cq : 0;
+		size_t n = o ? ip_originals_count(o) : 0;
 
 		/* asked for, but the admin who reads the log at stop is told
 		 * where the settings went and how to get them back */

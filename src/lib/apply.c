@@ -202,9 +202,14 @@ void ip_originals_free(struct ip_originals *o)
 	memset(o, 0, sizeof(*o));
 }
 
+size_t ip_originals_count(const struct ip_originals *o)
+{
+	return o->nr_irqs + o->nr_threads + o->nr_rq + o->nr_cq;
+}
+
 bool ip_originals_empty(const struct ip_originals *o)
 {
-	return !o->nr_irqs && !o->nr_threads && !o->nr_rq && !o->nr_cq;
+	return ip_originals_count(o) == 0;
 }
 
 /* Index of @irq, or where it would be inserted (with *found false). */
