@@ -117,8 +117,9 @@ int ip_state_dirfd(const struct ip_state *s);
  * names another is not loaded: a reboot put its settings back already.
  * NULL or "": not known (a fixture tree), nothing checked. */
 void ip_state_set_boot(struct ip_state *s, const char *boot_id);
-/* proc/sys/kernel/random/boot_id under @r, in @buf; "" when unreadable. */
-const char *ip_state_boot_id(struct ip_root *r, char *buf, size_t size);
+/* ip_state_set_boot() of proc/sys/kernel/random/boot_id under @r, or of
+ * none when it cannot be read or is no UUID. */
+void ip_state_boot_of(struct ip_state *s, struct ip_root *r);
 
 /* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not

@@ -1863,10 +1863,9 @@ static int set_aside_other_boot(struct ip_state *st, char **aside, struct ip_dia
 static int load_this_boot(struct ip_daemon *d, struct ip_state_bads *bad, struct ip_diag *diag)
 {
 	_cleanup_free_ char *aside = NULL;
-	char boot[40];
 	int ret;
 
-	ip_state_set_boot(d->state, ip_state_boot_id(d->root, boot, sizeof(boot)));
+	ip_state_boot_of(d->state, d->root);
 	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), bad, diag);
 	if (ret != -ESTALE)
 		return ret;
@@ -2143,7 +2142,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_originals orig;
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
-	char line[IP_REASON_MAX], boot[40];
+	char line[IP_REASON_MAX];
 	int ret, failed = 0, lock_fd = -1;
 
 	ret = ip_state_open(o->runtime_dir, &st, &diag);
@@ -2167,7 +2166,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		return IP_EXIT_FAILURE;
 	}
 	ip_originals_init(&orig);
-	ip_state_set_boot(st, ip_state_boot_id(r, boot, sizeof(boot)));
+	ip_state_boot_of(st, r);
 	ret = ip_state_load(st, ip_state_pid_max(r), &orig, &bad, &diag);
 	if (ret == -ESTALE) {
 		ret = restore_other_boot(st, &diag);

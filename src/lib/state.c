@@ -635,14 +635,13 @@ static bool boot_id_ok(const char *id, size_t n)
 	return true;
 }
 
-const char *ip_state_boot_id(struct ip_root *r, char *buf, size_t size)
+void ip_state_boot_of(struct ip_state *s, struct ip_root *r)
 {
 	_cleanup_free_ char *id = NULL;
+	bool ok = ip_root_read_line(r, "proc/sys/kernel/random/boot_id", &id) == 0 &&
+		  boot_id_ok(id, strlen(id));
 
-	buf[0] = '\0';
-	if (ip_root_read_line(r, "proc/sys/kernel/random/boot_id", &id) == 0 && boot_id_ok(id, strlen(id)))
-		snprintf(buf, size, "%s", id);
-	return buf;
+	ip_state_set_boot(s, ok ? id : NULL);
 }
 
 #define BOOT_LINE "# boot "
