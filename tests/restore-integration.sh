@@ -259,6 +259,35 @@ check "... and keeps the file aside" sh -c "test ! -e '$rt/state' && cmp '$tmp/s
 rm -f "$rt"/state.invalid-* "$root/proc/sys/kernel/random/boot_id"
 echo 0-7 >"$aff"
 
+# --- a state file of another root ---------------------------------------------
+# A daemon run on a fixture tree with the live daemon's runtime directory,
+# killed, left the tree's originals: loaded by a daemon of another root
+# (the live one), the tree's CPU lists were written at its stop to whatever
+# IRQs bear those numbers there. The file names its root; another root's
+# daemon refuses to start and its --restore writes nothing.
+other=$tmp/other-root
+cp -a "$root" "$other"
+echo 0-7 >"$other/proc/irq/37/smp_affinity_list"
+start
+check "moved again" wait_for "$limit" moved
+check "the state file names its root" grep -qxF "# root $(realpath "$root")" "$rt/state"
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+cp "$rt/state" "$tmp/state.root"
+rc=0
+timeout 20 "$bin" --root "$other" --runtime-dir "$rt" --config "$conf" --foreground >"$tmp/out" 2>&1 || rc=$?
+check "a daemon of another root refuses to start: exit 3" test "$rc" -eq 3
+check "... saying whose originals the file holds" \
+	grep -qF "holds the originals of another root ($(realpath "$root"); this is $(realpath "$other"))" "$tmp/out"
+rc=0
+"$bin" --restore --root "$other" --runtime-dir "$rt" >"$tmp/out" 2>&1 || rc=$?
+check "--restore under another root: exit 1" test "$rc" -eq 1
+check "... writes nothing there" test "$(cat "$other/proc/irq/37/smp_affinity_list")" = 0-7
+check "... and keeps the file as it was" cmp "$tmp/state.root" "$rt/state"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore under its own root: exit 0" test $? -eq 0
+check "... puts back 0-7" affinity_is 0-7
+
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated
 # may get number 37 (a driver reloaded). Restoring the old vector's 0-7

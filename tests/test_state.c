@@ -289,6 +289,51 @@ static void test_other_boot_not_loaded(void **state)
 	unlink(path);
 }
 
+/*
+ * A daemon run on a fixture tree with this runtime directory and killed
+ * left its tree's originals; the live daemon loaded them as this
+ * machine's and wrote the tree's CPU lists to whatever IRQs bear those
+ * numbers here at stop. The file names its root, and one of another root
+ * is not loaded (-EXDEV), whatever its boot.
+ */
+static void test_other_root_not_loaded(void **state)
+{
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	assert_int_equal(ip_state_set_root(s, "/tmp/fix ture\n"), 0);
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	/* escaped as a record's names are: one line whatever the path */
+	assert_non_null(strstr(slurp(path), "\n# root /tmp/fix\\x20ture\\x0a\n"));
+	ip_state_close(s);
+
+	s = open_state();
+	assert_int_equal(ip_state_set_root(s, "/"), 0);
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -EXDEV);
+	assert_non_null(strstr(d.msg, "another root (/tmp/fix\\x20ture\\x0a; this is /)"));
+	assert_true(ip_originals_empty(&back));
+	ip_state_close(s);
+
+	/* the same root, or none known (an older reader's): loaded */
+	for (int i = 0; i < 2; i++) {
+		s = open_state();
+		if (i == 0)
+			assert_int_equal(ip_state_set_root(s, "/tmp/fix ture\n"), 0);
+		assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
+		assert_string_equal(ip_originals_irq(&back, 45), "0-3");
+		ip_originals_free(&back);
+		ip_originals_init(&back);
+		ip_state_close(s);
+	}
+	ip_originals_free(&h);
+	unlink(path);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -659,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_set_aside),
 		cmocka_unit_test(test_mode_changed_behind_our_back),
 		cmocka_unit_test(test_other_boot_not_loaded),
+		cmocka_unit_test(test_other_root_not_loaded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

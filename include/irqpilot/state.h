@@ -120,11 +120,18 @@ void ip_state_set_boot(struct ip_state *s, const char *boot_id);
 /* ip_state_set_boot() of proc/sys/kernel/random/boot_id under @r, or of
  * none when it cannot be read or is no UUID. */
 void ip_state_boot_of(struct ip_state *s, struct ip_root *r);
+/* The root the originals are of (ip_root_dir()): a file saved with one
+ * names it, "# root PATH" (escaped like a record's names), and one that
+ * names another is not loaded: its IRQ numbers and CPU lists are another
+ * tree's (a fixture's, or this machine's seen from a fixture). NULL: not
+ * known, nothing checked. -ENOMEM, else 0. */
+int ip_state_set_root(struct ip_state *s, const char *root);
 
 /* Adds the recorded originals to @o, the lines that are not valid records
  * to @bad. -ENOENT when there is no file; an error for a link, a file not
  * owned by the euid or writable by others; -ESTALE for a file of another
- * boot (ip_state_set_boot()), with @d saying which. */
+ * boot (ip_state_set_boot()), -EXDEV of another root (ip_state_set_root()),
+ * with @d saying which. */
 int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *o, struct ip_state_bads *bad,
 		  struct ip_diag *d);
 

@@ -1859,14 +1859,23 @@ static int set_aside_other_boot(struct ip_state *st, char **aside, struct ip_dia
 	return ret < 0 ? ret : 0;
 }
 
-/* Loads the state file of this boot; one of another is set aside. */
+/* ip_state_load() of the originals of @r's boot and root. */
+static int load_of(struct ip_state *st, struct ip_root *r, struct ip_originals *o, struct ip_state_bads *bad,
+		   struct ip_diag *diag)
+{
+	ip_state_boot_of(st, r);
+	if (ip_state_set_root(st, ip_root_dir(r)) < 0)
+		return ip_diag_set(diag, -ENOMEM, "out of memory");
+	return ip_state_load(st, ip_state_pid_max(r), o, bad, diag);
+}
+
+/* Loads the state file of this boot; one of another is set aside. One of
+ * another root is refused (-EXDEV): its records are that tree's. */
 static int load_this_boot(struct ip_daemon *d, struct ip_state_bads *bad, struct ip_diag *diag)
 {
 	_cleanup_free_ char *aside = NULL;
-	int ret;
+	int ret = load_of(d->state, d->root, ip_engine_originals(d->engine), bad, diag);
 
-	ip_state_boot_of(d->state, d->root);
-	ret = ip_state_load(d->state, ip_state_pid_max(d->root), ip_engine_originals(d->engine), bad, diag);
 	if (ret != -ESTALE)
 		return ret;
 	ip_log(&d->log, LOG_NOTICE, "%s", diag->msg);
@@ -2166,8 +2175,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		return IP_EXIT_FAILURE;
 	}
 	ip_originals_init(&orig);
-	ip_state_boot_of(st, r);
-	ret = ip_state_load(st, ip_state_pid_max(r), &orig, &bad, &diag);
+	ret = load_of(st, r, &orig, &bad, &diag);
 	if (ret == -ESTALE) {
 		ret = restore_other_boot(st, &diag);
 		goto out;

@@ -31,6 +31,7 @@ struct ip_state {
 	bool have_written;
 	struct stat written_st; /* the file as written, to tell it is still that */
 	char boot[40];		/* boot_id, "" unknown */
+	char *root;		/* the root's path, escaped; NULL unknown */
 	/* The records as text, made every save to be compared with written:
 	 * kept from one save to the next, where a FILE of open_memstream()
 	 * each time cost a small machine's cycle 4% for an unchanged file. */
@@ -606,6 +607,7 @@ void ip_state_close(struct ip_state *s)
 	free(s->path);
 	free(s->written);
 	free(s->next.p);
+	free(s->root);
 	free(s);
 }
 
@@ -644,26 +646,60 @@ void ip_state_boot_of(struct ip_state *s, struct ip_root *r)
 	ip_state_set_boot(s, ok ? id : NULL);
 }
 
-#define BOOT_LINE "# boot "
-
-/* -ESTALE when the comment lines that open @text name a boot other than
- * @s's (a line not a comment ends them). */
-static int other_boot(const struct ip_state *s, const char *text, size_t len, struct ip_diag *d)
+int ip_state_set_root(struct ip_state *s, const char *root)
 {
-	size_t pos = 0, bl = sizeof(BOOT_LINE) - 1;
+	/* escape() stops 5 bytes short of the end */
+	size_t size = root ? strlen(root) * 4 + 6 : 0;
+	char *e = size ? malloc(size) : NULL;
 
-	while (s->boot[0] && pos < len && text[pos] == '#') {
+	if (size && !e)
+		return -ENOMEM;
+	if (e)
+		escape(root, e, size);
+	free(s->root);
+	s->root = e;
+	return 0;
+}
+
+#define BOOT_LINE "# boot "
+#define ROOT_LINE "# root "
+
+/* @line (@n bytes) is "@key VALUE": VALUE is @s's @ours (0), another
+ * (1), or @line is no such line (-1). */
+static int names_other(const char *line, size_t n, const char *key, const char *ours)
+{
+	size_t kl = strlen(key);
+
+	if (n <= kl || memcmp(line, key, kl) != 0)
+		return -1;
+	return !(n - kl == strlen(ours) && memcmp(line + kl, ours, n - kl) == 0);
+}
+
+/*
+ * Whose originals the comment lines that open @text are (a line not a
+ * comment ends them): -EXDEV for another root's (a daemon run on a
+ * fixture tree with this runtime directory, killed: restored here, its
+ * tree's settings would be written to this machine's IRQs), -ESTALE for
+ * another boot's.
+ */
+static int other_origin(const struct ip_state *s, const char *text, size_t len, struct ip_diag *d)
+{
+	size_t pos = 0, bl = sizeof(BOOT_LINE) - 1, rl = sizeof(ROOT_LINE) - 1;
+
+	while (pos < len && text[pos] == '#') {
 		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - line) : len - pos;
 
-		if (n > bl && memcmp(line, BOOT_LINE, bl) == 0) {
-			if (n - bl == strlen(s->boot) && memcmp(line + bl, s->boot, n - bl) == 0)
-				return 0;
+		if (s->root && names_other(line, n, ROOT_LINE, s->root) == 1)
+			return ip_diag_set(d, -EXDEV,
+					   "%s holds the originals of another root (%.*s; this is %.200s): "
+					   "restore them with irqpilotd --restore --root of that tree",
+					   s->path, (int)MIN(n - rl, (size_t)200), line + rl, s->root);
+		if (s->boot[0] && names_other(line, n, BOOT_LINE, s->boot) == 1)
 			return ip_diag_set(d, -ESTALE,
 					   "%s holds the originals of another boot (boot_id %.*s; this is %s): "
 					   "the reboot put those settings back already",
 					   s->path, (int)MIN(n - bl, (size_t)40), line + bl, s->boot);
-		}
 		pos += n + 1;
 	}
 	return 0;
@@ -706,7 +742,7 @@ int ip_state_load(struct ip_state *s, long pid_max, struct ip_originals *h, stru
 		len += (size_t)k;
 	}
 	close(fd);
-	ret = other_boot(s, buf, len, d);
+	ret = other_origin(s, buf, len, d);
 	if (ret < 0)
 		return ret;
 	ret = ip_state_parse(buf, len, pid_max, h, bad);
@@ -766,14 +802,16 @@ static void text_add(struct text *t, const char *fmt, ...)
 		t->len += (size_t)k;
 }
 
-/* @h as the state file has it, of boot @boot (""), into @t; false on ENOMEM. */
-static bool format(const struct ip_originals *h, const char *boot, struct text *t)
+/* @h as the state file has it, of @s's boot and root, into @t; false on ENOMEM. */
+static bool format(const struct ip_originals *h, const struct ip_state *s, struct text *t)
 {
 	t->len = 0;
 	t->oom = false;
 	text_add(t, HEADER "2: original settings, for irqpilotd --restore\n");
-	if (boot[0])
-		text_add(t, BOOT_LINE "%s\n", boot);
+	if (s->boot[0])
+		text_add(t, BOOT_LINE "%s\n", s->boot);
+	if (s->root)
+		text_add(t, ROOT_LINE "%s\n", s->root);
 	for (size_t i = 0; i < h->nr_irqs; i++) {
 		const struct ip_irq_ident *id = &h->irqs[i].id;
 		char chip[sizeof(id->chip) * 4 + 1], hwirq[sizeof(id->hwirq) * 4 + 1];
@@ -865,7 +903,7 @@ int ip_state_save(struct ip_state *s, const struct ip_originals *h, struct ip_di
 		s->have_written = true;
 		return 0;
 	}
-	if (!format(h, s->boot, &s->next))
+	if (!format(h, s, &s->next))
 		return -ENOMEM;
 	if (s->have_written && s->written && strcmp(s->written, s->next.p) == 0) {
 		if (still_written(s))
