@@ -288,6 +288,45 @@ check "... and keeps the file as it was" cmp "$tmp/state.root" "$rt/state"
 check "--restore under its own root: exit 0" test $? -eq 0
 check "... puts back 0-7" affinity_is 0-7
 
+# --- --oneshot records its originals, as the daemon does --------------------
+# It wrote and exited, and nothing recorded what it changed: --restore
+# could not undo it, and a daemon started next took its placement for
+# the machine's and restored that.
+rm -f "$rt/state"
+echo 0-7 >"$aff"
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>"$tmp/out"
+check "--oneshot: exit 0" test $? -eq 0
+check "... moves IRQ 37" moved
+check "... records its original first" grep -q "^irq 37 0-7 " "$rt/state"
+check "... and says where, and how to undo it" grep -qF "recorded in $rt/state; irqpilotd --restore puts them back" "$tmp/out"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore after --oneshot: exit 0, 0-7 back" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>&1
+check "--oneshot again moves IRQ 37" moved
+start
+check "a daemon started after it takes its originals over" \
+	wait_for "$limit" grep -q "found originals from an earlier run" "$log"
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 0.3 >/dev/null 2>"$tmp/out"
+check "--oneshot beside the daemon is refused (exit 3)" test $? -eq 3
+check "... saying why" grep -q "refusing to write: another irqpilotd is running" "$tmp/out"
+
+# --- one root, two runtime directories ----------------------------------------
+# The runtime directory's lock kept out a daemon of that directory only:
+# one given another moved the same IRQs, each took the other's moves for
+# its originals, and the last to stop wrote the other's placement back.
+mkdir -m 700 "$tmp/rt2"
+"$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground >"$tmp/out" 2>&1
+check "a daemon with another runtime directory on the same root refuses (exit 3)" test $? -eq 3
+check "... saying another changes those IRQs" grep -qF "another irqpilotd changes the IRQs under $(realpath "$root")" "$tmp/out"
+"$bin" --restore --root "$root" --runtime-dir "$tmp/rt2" >"$tmp/out" 2>&1
+check "--restore with another runtime directory beside it is refused (exit 3)" test $? -eq 3
+"$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
+check "... and so is --oneshot (exit 3)" test $? -eq 3
+"$bin" --oneshot --dry-run --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
+check "--oneshot --dry-run, which writes nothing, runs beside it" test $? -eq 0
+stop 0
+check "SIGTERM restores the setting from before --oneshot, 0-7" affinity_is 0-7
+
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated
 # may get number 37 (a driver reloaded). Restoring the old vector's 0-7

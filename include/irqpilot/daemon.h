@@ -83,6 +83,7 @@ struct ip_daemon {
 	struct ip_engine *engine;
 	struct ip_log log;
 	int lock_fd, listen_fd;
+	int irqs_lock_fd; /* ip_root_lock_irqs() of root, -1 none */
 	bool socket_activated;
 	sd_event_source *timer, *listen_src;
 	sd_device_monitor *monitor;
@@ -158,6 +159,26 @@ struct ip_daemon {
 };
 
 int ip_daemon_run(const struct ip_daemon_opts *o);
+/* ip_root_lock_irqs() of @r into *@fd, refused (-EBUSY, said in @diag)
+ * while another irqpilotd changes @r's IRQs: with another runtime
+ * directory than @runtime_dir each would record the other's moves as
+ * originals. Taken by the daemon, --restore and --oneshot. */
+int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, struct ip_diag *diag);
+/*
+ * What --oneshot owns while it writes, as a daemon does: the runtime
+ * directory's lock and the root's IRQs' (-EBUSY while a daemon runs), and
+ * the state file, whose originals @e takes over and to which each new one
+ * is saved before its write: --restore, or the daemon started next, puts
+ * them back. Refused (-EBUSY, -EXDEV) for a file of another root or with
+ * records that do not parse; @diag says why.
+ */
+struct ip_owned {
+	struct ip_state *state;
+	int lock_fd, irqs_fd;
+};
+int ip_daemon_own(const char *runtime_dir, struct ip_root *r, struct ip_engine *e, struct ip_owned *o,
+		  struct ip_diag *diag);
+void ip_daemon_owned_free(struct ip_owned *o);
 /* --restore: write back what the state file recorded, then remove it. */
 int ip_daemon_restore(const struct ip_daemon_opts *o);
 /* The sampling interval: --interval's, else the policy file's. */

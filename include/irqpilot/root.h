@@ -152,6 +152,11 @@ bool ip_root_exists(struct ip_root *r, const char *path);
 int ip_root_listdir(struct ip_root *r, const char *path, char ***names, size_t *n);
 /* Writes @data to an existing file with one write(2). Returns the errno
  * of open() or write() exactly, since callers classify it. */
+/* An flock on proc/irq under @r in *@fd, held while it is open: whoever
+ * changes the IRQs under @r holds it, whatever its runtime directory. On
+ * the live root it is machine-wide (one procfs per pid namespace). 0 with
+ * *@fd -1 when there is no proc/irq; -EWOULDBLOCK when another holds it. */
+int ip_root_lock_irqs(struct ip_root *r, int *fd);
 int ip_root_write(struct ip_root *r, const char *path, const char *data);
 
 /* Reproduce @ev under @dest_dirfd: every symlink met on the way to its

@@ -1642,33 +1642,63 @@ static const char *lock_holder(int fd, char *buf, size_t size)
 	return buf[0] ? buf : "?";
 }
 
-static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
+/* @dir made and checked into *@st, its lock taken (our pid in it) in
+ * *@lock_fd and @r's IRQs' in *@irqs_fd: what the daemon, and --oneshot
+ * while it runs, own. */
+static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int *lock_fd, int *irqs_fd,
+		   struct ip_diag *diag)
 {
 	char pid[32];
-	int ret = mkdir_p(d->o.runtime_dir, 0755);
+	int ret = mkdir_p(dir, 0755);
 
 	if (ret < 0)
-		return ip_diag_set(diag, ret, "%s: %s", d->o.runtime_dir, strerror(-ret));
+		return ip_diag_set(diag, ret, "%s: %s", dir, strerror(-ret));
 	/* The lock is truncated and written, so the directory's owner and
 	 * mode are checked first, and the lock is opened in the directory
 	 * checked, O_NOFOLLOW: else whoever may write there has a link
 	 * planted under its name truncate any file, before the refusal. */
-	ret = ip_state_open(d->o.runtime_dir, &d->state, diag);
+	ret = ip_state_open(dir, st, diag);
 	if (ret < 0)
 		return ret;
-	d->lock_fd = openat(ip_state_dirfd(d->state), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
-	if (d->lock_fd < 0)
-		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
-	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	*lock_fd = openat(ip_state_dirfd(*st), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (*lock_fd < 0)
+		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
+	if (flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		char other[32];
 
-		return ip_diag_set(diag, -EBUSY, "another irqpilotd is running (pid %s holds %s)",
-				   lock_holder(d->lock_fd, other, sizeof(other)), d->lock_path);
+		return ip_diag_set(diag, -EBUSY, "another irqpilotd is running (pid %s holds %s/irqpilotd.lock)",
+				   lock_holder(*lock_fd, other, sizeof(other)), dir);
 	}
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, strlen(pid), 0) < 0)
-		return ip_diag_set(diag, -errno, "%s: %s", d->lock_path, strerror(errno));
+	if (ftruncate(*lock_fd, 0) < 0 || pwrite(*lock_fd, pid, strlen(pid), 0) < 0)
+		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
+	return ip_daemon_lock_irqs(r, dir, irqs_fd, diag);
+}
+
+static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
+{
+	return own_dir(d->o.runtime_dir, d->root, &d->state, &d->lock_fd, &d->irqs_lock_fd, diag);
+}
+
+/*
+ * The runtime directory's lock keeps out a second daemon of that
+ * directory only. One given another --runtime-dir (tried by hand beside
+ * the service) moved the same IRQs, each recorded the other's moves as
+ * its originals, and whichever stopped last wrote the other's placement
+ * back, for good.
+ */
+int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, struct ip_diag *diag)
+{
+	int ret = ip_root_lock_irqs(r, fd);
+
+	if (ret == -EWOULDBLOCK)
+		return ip_diag_set(diag, -EBUSY,
+				   "another irqpilotd changes the IRQs under %s (a daemon whose runtime "
+				   "directory is not %s, or an irqpilotd --oneshot or --restore): each would "
+				   "take the other's moves for originals",
+				   ip_root_dir(r), runtime_dir);
+	if (ret < 0)
+		return ip_diag_set(diag, ret, "%s/proc/irq: cannot lock: %s", ip_root_dir(r), strerror(-ret));
 	return 0;
 }
 
@@ -1778,6 +1808,8 @@ static void daemon_free(struct ip_daemon *d)
 	sd_event_unref(d->ev);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
+	if (d->irqs_lock_fd >= 0)
+		close(d->irqs_lock_fd);
 	for (size_t i = 0; i < d->nr_said; i++)
 		said_free(&d->said[i]);
 	free(d->said);
@@ -1922,6 +1954,48 @@ static int load_state(struct ip_daemon *d, struct ip_diag *diag)
 	return ret;
 }
 
+void ip_daemon_owned_free(struct ip_owned *o)
+{
+	ip_state_close(o->state);
+	if (o->irqs_fd >= 0)
+		close(o->irqs_fd);
+	if (o->lock_fd >= 0)
+		close(o->lock_fd);
+	*o = (struct ip_owned){ .lock_fd = -1, .irqs_fd = -1 };
+}
+
+int ip_daemon_own(const char *runtime_dir, struct ip_root *r, struct ip_engine *e, struct ip_owned *o,
+		  struct ip_diag *diag)
+{
+	_cleanup_free_ char *aside = NULL;
+	struct ip_state_bads bad = { 0 };
+	int ret;
+
+	*o = (struct ip_owned){ .lock_fd = -1, .irqs_fd = -1 };
+	ret = own_dir(runtime_dir, r, &o->state, &o->lock_fd, &o->irqs_fd, diag);
+	if (ret >= 0)
+		ret = load_of(o->state, r, ip_engine_originals(e), &bad, diag);
+	if (ret == -ESTALE) {
+		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
+		ret = set_aside_other_boot(o->state, &aside, diag);
+		if (ret >= 0)
+			fprintf(stderr, "irqpilotd: kept it aside as %s; nothing of it is restored\n", aside);
+	}
+	if (ret == -ENOENT)
+		ret = 0;
+	if (ret >= 0 && bad.n)
+		ret = ip_diag_set(diag, -EBUSY, "%s:%d: %s: the originals it records would be lost; "
+				  "run irqpilotd --restore first",
+				  ip_state_path(o->state), bad.v[0].lineno, bad.v[0].why);
+	ip_state_bads_free(&bad);
+	if (ret < 0) {
+		ip_daemon_owned_free(o);
+		return ret;
+	}
+	ip_engine_set_record(e, ip_state_record, o->state);
+	return 0;
+}
+
 /* A config the daemon cannot use is a usage error: nothing is set up yet. */
 static int load_config(struct ip_daemon *d, struct ip_diag *diag)
 {
@@ -2022,7 +2096,7 @@ static int start_event_loop(struct ip_daemon *d)
 
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
-	struct ip_daemon d = { .lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
+	struct ip_daemon d = { .lock_fd = -1, .irqs_lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
 	struct ip_diag diag = { "" };
 	int ret, code = IP_EXIT_FAILURE;
 
@@ -2096,6 +2170,32 @@ static int restore_lock(const char *dir, int *fd)
 	return -1;
 }
 
+/* The runtime directory's lock, the root and its IRQs' lock, for
+ * --restore: IP_EXIT_OK with all three, else the exit status (said), with
+ * none. */
+static int restore_locks(const struct ip_daemon_opts *o, int *lock_fd, int *irqs_fd, struct ip_root **r)
+{
+	struct ip_diag diag = { "" };
+	int ret;
+
+	if (restore_lock(o->runtime_dir, lock_fd) < 0)
+		return IP_EXIT_REFUSED;
+	ret = ip_root_open(o->root, r);
+	if (ret < 0)
+		ip_diag_set(&diag, ret, "--root %s: cannot open", o->root);
+	else
+		ret = ip_daemon_lock_irqs(*r, o->runtime_dir, irqs_fd, &diag);
+	if (ret == 0)
+		return IP_EXIT_OK;
+	fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
+	ip_root_free(*r);
+	*r = NULL;
+	if (*lock_fd >= 0)
+		close(*lock_fd);
+	*lock_fd = -1;
+	return ret == -EBUSY ? IP_EXIT_REFUSED : IP_EXIT_FAILURE;
+}
+
 /* Each invalid record, and the file that holds them set aside. 0, or -1
  * when it could not be (the file stays as it is: nothing is restored). */
 static int set_aside_bads(struct ip_state *st, const struct ip_state_bads *bad)
@@ -2152,7 +2252,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 	struct ip_root *r = NULL;
 	struct ip_diag diag = { "" };
 	char line[IP_REASON_MAX];
-	int ret, failed = 0, lock_fd = -1;
+	int ret, failed = 0, lock_fd = -1, irqs_fd = -1;
 
 	ret = ip_state_open(o->runtime_dir, &st, &diag);
 	if (ret == -ENOENT) {
@@ -2163,16 +2263,10 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return IP_EXIT_FAILURE;
 	}
-	if (restore_lock(o->runtime_dir, &lock_fd) < 0) {
+	ret = restore_locks(o, &lock_fd, &irqs_fd, &r);
+	if (ret != IP_EXIT_OK) {
 		ip_state_close(st);
-		return IP_EXIT_REFUSED;
-	}
-	if (ip_root_open(o->root, &r) < 0) {
-		fprintf(stderr, "irqpilotd: --restore: --root %s: cannot open\n", o->root);
-		ip_state_close(st);
-		if (lock_fd >= 0)
-			close(lock_fd);
-		return IP_EXIT_FAILURE;
+		return ret;
 	}
 	ip_originals_init(&orig);
 	ret = load_of(st, r, &orig, &bad, &diag);
@@ -2218,6 +2312,8 @@ out:
 	ip_originals_free(&orig);
 	ip_root_free(r);
 	ip_state_close(st);
+	if (irqs_fd >= 0)
+		close(irqs_fd);
 	if (lock_fd >= 0)
 		close(lock_fd); /* a daemon may start now */
 	return ret < 0 || failed ? IP_EXIT_FAILURE : IP_EXIT_OK;

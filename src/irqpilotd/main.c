@@ -19,6 +19,7 @@
 #include "irqpilot/model.h"
 #include "irqpilot/report.h"
 #include "irqpilot/root.h"
+#include "irqpilot/state.h"
 #include "irqpilot/sample.h"
 
 enum mode { MODE_DAEMON, MODE_ONESHOT, MODE_REPLAY, MODE_CAPTURE, MODE_CHECK_CONFIG, MODE_RESTORE };
@@ -30,6 +31,7 @@ struct options {
 	const char *config;
 	bool config_explicit;
 	const char *runtime_dir;
+	bool runtime_explicit;
 	bool dry_run, json, foreground, verbose;
 	double interval_s; /* 0: the policy file's */
 	int samples;
@@ -71,6 +73,7 @@ static int parse_runtime_dir(const char *arg, struct options *o)
 		return -EINVAL;
 	}
 	o->runtime_dir = arg;
+	o->runtime_explicit = true;
 	return 0;
 }
 
@@ -429,6 +432,45 @@ static int run_capture(const struct options *o, const struct ip_config *cfg, str
 	return ret;
 }
 
+/*
+ * Where --oneshot records the originals of what it writes: the runtime
+ * directory, as the daemon does, so that --restore (or the daemon started
+ * next) puts them back. The default one is the live machine's: a tree
+ * given by --root records there only with --runtime-dir (said). 0, or
+ * -EBUSY/-EXDEV refused, said.
+ */
+static int oneshot_own(const struct options *o, struct ip_root *r, struct ip_engine *e, struct ip_owned *own)
+{
+	struct ip_diag d = { "" };
+	int ret;
+
+	*own = (struct ip_owned){ .lock_fd = -1, .irqs_fd = -1 };
+	if (ip_engine_dry_run(e))
+		return 0;
+	if (!ip_root_is_live(r) && !o->runtime_explicit) {
+		fprintf(stderr, "irqpilotd: --oneshot: original settings not recorded: %s is not this "
+				"machine's runtime directory for --root %s; give --runtime-dir for --restore "
+				"to undo this run\n",
+			o->runtime_dir, ip_root_dir(r));
+		return 0;
+	}
+	ret = ip_daemon_own(o->runtime_dir, r, e, own, &d);
+	if (ret < 0)
+		fprintf(stderr, "irqpilotd: --oneshot: refusing to write: %s\n", d.msg);
+	return ret;
+}
+
+/* What --oneshot left recorded, and how to undo it. */
+static void oneshot_said(struct ip_engine *e, const struct ip_owned *own)
+{
+	size_t n = own->state ? ip_originals_count(ip_engine_originals(e)) : 0;
+
+	if (n)
+		fprintf(stderr, "irqpilotd: %zu original setting(s) recorded in %s; irqpilotd --restore puts "
+				"them back\n",
+			n, ip_state_path(own->state));
+}
+
 static int run_oneshot(const struct options *o, const struct ip_config *cfg, struct ip_root *r)
 {
 	struct ip_engine_opts eo = {
@@ -437,9 +479,12 @@ static int run_oneshot(const struct options *o, const struct ip_config *cfg, str
 		.overrides = cfg->overrides,
 	};
 	struct ip_engine *e = NULL;
+	struct ip_owned own = { .lock_fd = -1, .irqs_fd = -1 };
 	int ret;
 
 	ret = ip_engine_new(r, &cfg->policy, &eo, &e);
+	if (ret >= 0)
+		ret = oneshot_own(o, r, e, &own);
 	if (ret < 0)
 		goto out;
 	/* Rates need two samples one interval apart. */
@@ -449,6 +494,9 @@ static int run_oneshot(const struct options *o, const struct ip_config *cfg, str
 	sleep_s(o->interval_s);
 	ret = step(o, e, true);
 out:
+	if (e)
+		oneshot_said(e, &own);
+	ip_daemon_owned_free(&own);
 	ip_engine_free(e);
 	return ret;
 }
@@ -501,5 +549,7 @@ int main(int argc, char **argv)
 	else
 		ret = run_on_root(&o, &cfg);
 	ip_config_free(&cfg);
+	if (ret == -EBUSY || ret == -EXDEV)
+		return IP_EXIT_REFUSED;
 	return ret < 0 ? IP_EXIT_FAILURE : IP_EXIT_OK;
 }

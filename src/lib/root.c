@@ -10,6 +10,7 @@
 #include <sys/inotify.h>
 #include <linux/openat2.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -475,6 +476,25 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 		return fd >= 0 ? fd : -errno;
 	fd = open_walked(r, path, flags | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
+}
+
+int ip_root_lock_irqs(struct ip_root *r, int *fd)
+{
+	int ret = root_openat(r, "proc/irq", O_RDONLY | O_DIRECTORY);
+
+	*fd = -1;
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (flock(ret, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+
+		close(ret);
+		return -err;
+	}
+	*fd = ret;
+	return 0;
 }
 
 /* Big enough for any single-value attribute: sysfs shows at most a page. */
