@@ -1643,8 +1643,9 @@ static const char *lock_holder(int fd, char *buf, size_t size)
 }
 
 /* @dir made and checked into *@st, its lock taken (our pid in it) in
- * *@lock_fd and @r's IRQs' in *@irqs_fd: what the daemon, and --oneshot
- * while it runs, own. */
+ * *@lock_fd and, unless @r's IRQs are never written (a --dry-run daemon),
+ * their lock in *@irqs_fd: what the daemon, and --oneshot while it runs,
+ * own. */
 static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int *lock_fd, int *irqs_fd,
 		   struct ip_diag *diag)
 {
@@ -1672,12 +1673,15 @@ static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(*lock_fd, 0) < 0 || pwrite(*lock_fd, pid, strlen(pid), 0) < 0)
 		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
-	return ip_daemon_lock_irqs(r, dir, irqs_fd, diag);
+	return irqs_fd ? ip_daemon_lock_irqs(r, dir, irqs_fd, diag) : 0;
 }
 
+/* A daemon of --dry-run writes nothing, whatever a reload says: it leaves
+ * the IRQs' lock to one that does (a config's dry_run may be turned off). */
 static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
 {
-	return own_dir(d->o.runtime_dir, d->root, &d->state, &d->lock_fd, &d->irqs_lock_fd, diag);
+	return own_dir(d->o.runtime_dir, d->root, &d->state, &d->lock_fd, d->o.dry_run ? NULL : &d->irqs_lock_fd,
+		       diag);
 }
 
 /*
