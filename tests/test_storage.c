@@ -1538,6 +1538,26 @@ static void test_dt_parsers(void **state)
 	assert_int_equal(ip_dt_translate("riscv,aplic", 12, 1, spec, &irq, &d), -EINVAL);
 	assert_int_equal(ip_dt_translate("riscv,plic0", 12, 0, spec, &irq, &d), -EINVAL);
 
+	/* stacked on the GIC, passing SPIs on: their chip, the SPI as hwirq
+	 * (a Jetson Nano's sdhci-tegra, an i.MX6Q's esdhc, an i.MX8MQ's) */
+	spec[0] = 0, spec[1] = 14, spec[2] = 4;
+	assert_int_equal(ip_dt_translate("nvidia,tegra210-ictlr", 22, 3, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "LIC", "14"));
+	assert_false(ip_dt_irq_matches(&irq, "LIC", "46"));
+	assert_false(ip_dt_irq_matches(&irq, "GICv2", "14"));
+	assert_int_equal(ip_dt_translate("fsl,imx6q-gpc", 14, 3, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "GPC", "14"));
+	assert_false(ip_dt_irq_matches(&irq, "GPCv2", "14"));
+	assert_int_equal(ip_dt_translate("fsl,imx8mq-gpc", 15, 3, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "GPCv2", "14"));
+	assert_int_equal(ip_dt_translate("mediatek,mt6577-sysirq", 23, 3, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "MT_SYSIRQ", "14"));
+	spec[0] = 1;
+	assert_int_equal(ip_dt_translate("nvidia,tegra30-ictlr", 21, 3, spec, &irq, &d), -EINVAL);
+	assert_string_equal(d.msg, "nvidia,tegra30-ictlr specifier is not a 3-cell SPI");
+	spec[0] = 0;
+	assert_int_equal(ip_dt_translate("fsl,imx7d-gpc", 14, 2, spec, &irq, &d), -EINVAL);
+
 	assert_int_equal(ip_parse_hwirq("564\n", &hw), 0);
 	assert_int_equal(hw, 564);
 	assert_int_equal(ip_parse_hwirq("81920-edge", &hw), 0);

@@ -136,6 +136,47 @@ static int riscv_translate(const char *compat, size_t clen, unsigned ncells, con
 	return 1;
 }
 
+/*
+ * Controllers stacked on a GIC that take its 3-cell SPI specifiers and
+ * pass each SPI on: /proc/interrupts shows the outermost domain's chip and
+ * hwirq (kernel/irq/proc.c show_interrupts() prints desc->irq_data), which
+ * is theirs, with the SPI number as the hwirq, not the GIC's n + 32. A
+ * board's devicetree sets them as the interrupt-parent of every device
+ * (tegra210.dtsi's lic, imx6qdl.dtsi's gpc): without them its route
+ * stopped at "unknown interrupt controller". Each translate function
+ * takes param[1] when param_count is 3 and param[0] is 0 (GIC_SPI):
+ * - irq-mtk-sysirq.c mtk_sysirq_domain_translate, chip "MT_SYSIRQ";
+ * - irq-tegra.c tegra_ictlr_domain_translate, chip "LIC", the compatibles
+ *   of its ictlr_matches;
+ * - irq-imx-gpc.c imx_gpc_domain_translate, chip "GPC";
+ * - irq-imx-gpcv2.c imx_gpcv2_domain_translate, chip "GPCv2", declared
+ *   for "fsl,imx7d-gpc" and "fsl,imx8mq-gpc".
+ * Returns 1 when @compat is one of them.
+ */
+static int spi_forwarder_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
+				   struct ip_dt_irq *out, struct ip_diag *d)
+{
+	static const struct {
+		const char *compat, *chip;
+	} fw[] = {
+		{ "mediatek,mt6577-sysirq", "MT_SYSIRQ" }, { "nvidia,tegra20-ictlr", "LIC" },
+		{ "nvidia,tegra30-ictlr", "LIC" },	   { "nvidia,tegra210-ictlr", "LIC" },
+		{ "fsl,imx6q-gpc", "GPC" },		   { "fsl,imx7d-gpc", "GPCv2" },
+		{ "fsl,imx8mq-gpc", "GPCv2" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fw); i++) {
+		if (!ip_dt_compatible(compat, clen, fw[i].compat))
+			continue;
+		if (ncells != 3 || spec[0] != 0)
+			return ip_diag_set(d, -EINVAL, "%s specifier is not a 3-cell SPI", fw[i].compat);
+		out->hwirq = spec[1];
+		set_chip(out, fw[i].chip, 0);
+		return 1;
+	}
+	return 0;
+}
+
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
@@ -159,16 +200,9 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 		set_chip(out, "PDC", 0);
 		return 0;
 	}
-	if (ip_dt_compatible(compat, clen, "mediatek,mt6577-sysirq")) {
-		/* drivers/irqchip/irq-mtk-sysirq.c mtk_sysirq_domain_translate:
-		 * GIC-style cells, SPIs only, the SPI number is the hwirq of
-		 * the "MT_SYSIRQ" chip (it passes it on to the GIC below). */
-		if (ncells != 3 || spec[0] != 0)
-			return ip_diag_set(d, -EINVAL, "mt6577-sysirq specifier is not a 3-cell SPI");
-		out->hwirq = spec[1];
-		set_chip(out, "MT_SYSIRQ", 0);
-		return 0;
-	}
+	ret = spi_forwarder_translate(compat, clen, ncells, spec, out, d);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
 	ret = riscv_translate(compat, clen, ncells, spec, out, d);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
