@@ -324,6 +324,15 @@ check "--restore with another runtime directory beside it is refused (exit 3)" t
 check "... and so is --oneshot (exit 3)" test $? -eq 3
 "$bin" --oneshot --dry-run --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "--oneshot --dry-run, which writes nothing, runs beside it" test $? -eq 0
+"$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground --dry-run >"$tmp/dlog" 2>&1 &
+dry=$!
+pids="$pids $dry"
+check "... and so does a daemon of --dry-run" wait_for "$limit" test -S "$tmp/rt2/control"
+"$ctl" --socket "$tmp/rt2/control" dry-run off >"$tmp/out" 2>&1
+check "... which irqctl dry-run off cannot make write (exit 1)" test $? -eq 1
+check "... saying why" grep -qF "another irqpilotd changes the IRQs under" "$tmp/out"
+kill "$dry"
+wait "$dry"
 stop 0
 check "SIGTERM restores the setting from before --oneshot, 0-7" affinity_is 0-7
 

@@ -858,6 +858,14 @@ static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 
 static void do_dry_run(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
+	struct ip_diag diag = { "" };
+
+	/* a daemon started with --dry-run holds no lock on the IRQs yet */
+	if (!req->on && d->irqs_lock_fd < 0 &&
+	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->irqs_lock_fd, &diag) < 0) {
+		ip_proto_reply_error(out, EBUSY, "%s; still a dry run", diag.msg);
+		return;
+	}
 	ip_engine_set_dry_run(d->engine, req->on);
 	ip_log(&d->log, LOG_NOTICE, "dry run %s by irqctl", req->on ? "on" : "off");
 	if (!req->on)
