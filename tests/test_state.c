@@ -242,18 +242,18 @@ static void test_mode_changed_behind_our_back(void **state)
 	unlink(path);
 }
 
-/*
- * A state file from before a reboot (a --runtime-dir on a disk, not
- * /run): the reboot put every setting back already, and its records are
- * the last boot's. Loaded, they were taken for this boot's originals: an
- * IRQ the daemon then moved was not recorded as it is now (one original
- * per object), and the last boot's value was written at stop. The file
- * names its boot, and one of another boot is not loaded (-ESTALE).
- */
-static void test_other_boot_not_loaded(void **state)
+/* Whose originals a file holds: a boot (ip_state_set_boot()) or a root
+ * (ip_state_set_root()), @a's or @b's. */
+struct origin {
+	void (*set)(struct ip_state *s, const char *who);
+	const char *a, *b;
+	int err;	   /* ip_state_load() under @b of a file of @a */
+	const char *line;  /* what the file of @a holds */
+	const char *said;  /* and what the refusal says */
+};
+
+static void other_origin_not_loaded(const struct origin *o)
 {
-	static const char *const boot_a = "6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00";
-	static const char *const boot_b = "0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00";
 	struct ip_originals h, back;
 	struct ip_diag d = { "" };
 	struct ip_state_bads bad = { 0 };
@@ -261,24 +261,25 @@ static void test_other_boot_not_loaded(void **state)
 
 	ip_originals_init(&h);
 	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
-	ip_state_set_boot(s, boot_a);
+	o->set(s, o->a);
 	assert_int_equal(ip_state_save(s, &h, &d), 0);
-	assert_non_null(strstr(slurp(path), "\n# boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00\n"));
+	assert_non_null(strstr(slurp(path), o->line));
 	ip_state_close(s);
 
 	s = open_state();
-	ip_state_set_boot(s, boot_b);
+	o->set(s, o->b);
 	ip_originals_init(&back);
-	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -ESTALE);
-	assert_non_null(strstr(d.msg, "another boot"));
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), o->err);
+	assert_non_null(strstr(d.msg, o->said));
 	assert_true(ip_originals_empty(&back));
 	ip_state_close(s);
 
-	/* the same boot, or none known (a fixture tree): loaded */
+	/* the same one, or none known (a fixture tree's boot, an older
+	 * reader's root): loaded */
 	for (int i = 0; i < 2; i++) {
 		s = open_state();
 		if (i == 0)
-			ip_state_set_boot(s, boot_a);
+			o->set(s, o->a);
 		assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
 		assert_string_equal(ip_originals_irq(&back, 45), "0-3");
 		ip_originals_free(&back);
@@ -290,48 +291,52 @@ static void test_other_boot_not_loaded(void **state)
 }
 
 /*
+ * A state file from before a reboot (a --runtime-dir on a disk, not
+ * /run): the reboot put every setting back already, and its records are
+ * the last boot's. Loaded, they were taken for this boot's originals: an
+ * IRQ the daemon then moved was not recorded as it is now (one original
+ * per object), and the last boot's value was written at stop. The file
+ * names its boot, and one of another boot is not loaded (-ESTALE).
+ */
+static void test_other_boot_not_loaded(void **state)
+{
+	static const struct origin o = {
+		ip_state_set_boot,
+		"6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00",
+		"0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00",
+		-ESTALE,
+		"\n# boot 6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00\n",
+		"another boot",
+	};
+
+	other_origin_not_loaded(&o);
+}
+
+static void set_root(struct ip_state *s, const char *root)
+{
+	assert_int_equal(ip_state_set_root(s, root), 0);
+}
+
+/*
  * A daemon run on a fixture tree with this runtime directory and killed
  * left its tree's originals; the live daemon loaded them as this
  * machine's and wrote the tree's CPU lists to whatever IRQs bear those
- * numbers here at stop. The file names its root, and one of another root
- * is not loaded (-EXDEV), whatever its boot.
+ * numbers here at stop. The file names its root, escaped as a record's
+ * names are (one line whatever the path), and one of another root is not
+ * loaded (-EXDEV).
  */
 static void test_other_root_not_loaded(void **state)
 {
-	struct ip_originals h, back;
-	struct ip_diag d = { "" };
-	struct ip_state_bads bad = { 0 };
-	struct ip_state *s = open_state();
+	static const struct origin o = {
+		set_root,
+		"/tmp/fix ture\n",
+		"/",
+		-EXDEV,
+		"\n# root /tmp/fix\\x20ture\\x0a\n",
+		"another root (/tmp/fix\\x20ture\\x0a; this is /)",
+	};
 
-	ip_originals_init(&h);
-	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
-	assert_int_equal(ip_state_set_root(s, "/tmp/fix ture\n"), 0);
-	assert_int_equal(ip_state_save(s, &h, &d), 0);
-	/* escaped as a record's names are: one line whatever the path */
-	assert_non_null(strstr(slurp(path), "\n# root /tmp/fix\\x20ture\\x0a\n"));
-	ip_state_close(s);
-
-	s = open_state();
-	assert_int_equal(ip_state_set_root(s, "/"), 0);
-	ip_originals_init(&back);
-	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -EXDEV);
-	assert_non_null(strstr(d.msg, "another root (/tmp/fix\\x20ture\\x0a; this is /)"));
-	assert_true(ip_originals_empty(&back));
-	ip_state_close(s);
-
-	/* the same root, or none known (an older reader's): loaded */
-	for (int i = 0; i < 2; i++) {
-		s = open_state();
-		if (i == 0)
-			assert_int_equal(ip_state_set_root(s, "/tmp/fix ture\n"), 0);
-		assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), 0);
-		assert_string_equal(ip_originals_irq(&back, 45), "0-3");
-		ip_originals_free(&back);
-		ip_originals_init(&back);
-		ip_state_close(s);
-	}
-	ip_originals_free(&h);
-	unlink(path);
+	other_origin_not_loaded(&o);
 }
 
 static void test_nothing_left_removes_the_file(void **state)
