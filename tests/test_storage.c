@@ -1487,6 +1487,8 @@ static void test_dt_parsers(void **state)
 	static const char v3[] = "arm,gic-v3";
 	static const char v2[] = "samsung,exynos-gic\0arm,gic-400";
 	static const char jh7110[] = "starfive,jh7110-plic\0sifive,plic-1.0.0";
+	static const char m1[] = "apple,t8103-aic\0apple,aic";
+	static const char m1pro[] = "apple,t6000-aic\0apple,aic2";
 	uint32_t cells[8], spec[4];
 	struct ip_dt_irq irq;
 	struct ip_diag d = { "" };
@@ -1557,6 +1559,22 @@ static void test_dt_parsers(void **state)
 	assert_string_equal(d.msg, "nvidia,tegra30-ictlr specifier is not a 3-cell SPI");
 	spec[0] = 0;
 	assert_int_equal(ip_dt_translate("fsl,imx7d-gpc", 14, 2, spec, &irq, &d), -EINVAL);
+
+	/* Apple's AIC: type 0 is a hardware IRQ, hwirq die << 24 | 1 << 16 | n
+	 * (an M1's "apple,t8103-aic", "apple,aic"; an M1 Pro's AIC2, 4 cells) */
+	spec[0] = 0, spec[1] = 590, spec[2] = 4;
+	assert_int_equal(ip_dt_translate(m1, sizeof(m1), 3, spec, &irq, &d), 0);
+	assert_int_equal(irq.hwirq, 65536 + 590);
+	assert_true(ip_dt_irq_matches(&irq, "AIC", "66126"));
+	assert_false(ip_dt_irq_matches(&irq, "AIC2", "66126"));
+	spec[1] = 1, spec[2] = 590, spec[3] = 4;
+	assert_int_equal(ip_dt_translate(m1pro, sizeof(m1pro), 4, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "AIC2", "16843342"));
+	assert_false(ip_dt_irq_matches(&irq, "AIC", "16843342"));
+	spec[0] = 1;
+	assert_int_equal(ip_dt_translate(m1, sizeof(m1), 3, spec, &irq, &d), -EINVAL);
+	spec[0] = 0;
+	assert_int_equal(ip_dt_translate(m1, sizeof(m1), 2, spec, &irq, &d), -EINVAL);
 
 	assert_int_equal(ip_parse_hwirq("564\n", &hw), 0);
 	assert_int_equal(hw, 564);

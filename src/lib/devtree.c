@@ -177,6 +177,39 @@ static int spi_forwarder_translate(const char *compat, size_t clen, unsigned nce
 	return 0;
 }
 
+/*
+ * Apple's AIC and AIC2 (drivers/irqchip/irq-apple-aic.c; M1 and later
+ * Macs, whose NVMe came with nvme-apple in 5.19): aic_irq_domain_translate
+ * takes 3 cells (type, irq, flags) or 4 (type, die, irq, flags). Type 0,
+ * AIC_IRQ (dt-bindings/interrupt-controller/apple-aic.h), is a hardware
+ * IRQ, hwirq AIC_IRQ_HWIRQ(die, irq): the die in bits 31-24, the event
+ * type AIC_EVENT_TYPE_IRQ (1) in 23-16, the number in 15-0, as
+ * /proc/interrupts prints it (65536 + n on die 0). Type 1 is a per-CPU FIQ
+ * (timers, PMUs), nothing a disk uses. The chips are "AIC" (aic_chip) and
+ * "AIC2" (aic2_chip). Returns 1 when @compat is one of them.
+ */
+static int apple_aic_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
+			       struct ip_dt_irq *out, struct ip_diag *d)
+{
+	int v2 = ip_dt_compatible(compat, clen, "apple,aic2");
+	uint32_t die = 0, irq;
+
+	if (!v2 && !ip_dt_compatible(compat, clen, "apple,aic"))
+		return 0;
+	if (ncells != 3 && ncells != 4)
+		return ip_diag_set(d, -EINVAL, "AIC with #interrupt-cells %u (needs 3 or 4)", ncells);
+	if (spec[0] != 0)
+		return ip_diag_set(d, -EINVAL, "AIC interrupt type %u is no hardware IRQ", spec[0]);
+	if (ncells == 4)
+		die = spec[1];
+	irq = spec[ncells - 2];
+	if (die > 0xff || irq > 0xffff)
+		return ip_diag_set(d, -EINVAL, "AIC die %u IRQ %u out of range", die, irq);
+	out->hwirq = (unsigned long)die << 24 | 1UL << 16 | irq;
+	set_chip(out, v2 ? "AIC2" : "AIC", 0);
+	return 1;
+}
+
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
@@ -204,6 +237,8 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	ret = riscv_translate(compat, clen, ncells, spec, out, d);
+	if (ret == 0)
+		ret = apple_aic_translate(compat, clen, ncells, spec, out, d);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	snprintf(first, sizeof(first), "%.*s", (int)strnlen(compat, MIN(clen, sizeof(first) - 1)),
