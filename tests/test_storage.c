@@ -1576,6 +1576,14 @@ static void test_dt_parsers(void **state)
 	spec[0] = 0;
 	assert_int_equal(ip_dt_translate(m1, sizeof(m1), 2, spec, &irq, &d), -EINVAL);
 
+	/* a Raspberry Pi 3's armctrl: bank << 5 | bit (bcm2835-sdhost is
+	 * bank 2 bit 24 in bcm283x.dtsi) */
+	spec[0] = 2, spec[1] = 24;
+	assert_int_equal(ip_dt_translate("brcm,bcm2836-armctrl-ic", 24, 2, spec, &irq, &d), 0);
+	assert_true(ip_dt_irq_matches(&irq, "ARMCTRL-level", "88"));
+	spec[0] = 3;
+	assert_int_equal(ip_dt_translate("brcm,bcm2835-armctrl-ic", 24, 2, spec, &irq, &d), -EINVAL);
+
 	assert_int_equal(ip_parse_hwirq("564\n", &hw), 0);
 	assert_int_equal(hw, 564);
 	assert_int_equal(ip_parse_hwirq("81920-edge", &hw), 0);

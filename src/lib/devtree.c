@@ -210,6 +210,28 @@ static int apple_aic_translate(const char *compat, size_t clen, unsigned ncells,
 	return 1;
 }
 
+/*
+ * The BCM2835 ARM interrupt controller of the Raspberry Pi 1-3
+ * (drivers/irqchip/irq-bcm2835.c; on the BCM2836/7 it is chained under
+ * the per-CPU irq-bcm2836.c): armctrl_xlate takes 2 cells, a bank (0-2)
+ * and a bit (0-31), and the hwirq is MAKE_HWIRQ(bank, bit), bank << 5 |
+ * bit, of the "ARMCTRL-level" chip. Returns 1 when @compat is it.
+ */
+static int bcm2835_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
+			     struct ip_dt_irq *out, struct ip_diag *d)
+{
+	if (!ip_dt_compatible(compat, clen, "brcm,bcm2835-armctrl-ic") &&
+	    !ip_dt_compatible(compat, clen, "brcm,bcm2836-armctrl-ic"))
+		return 0;
+	if (ncells != 2)
+		return ip_diag_set(d, -EINVAL, "bcm2835 armctrl with #interrupt-cells %u (needs 2)", ncells);
+	if (spec[0] > 2 || spec[1] > 31)
+		return ip_diag_set(d, -EINVAL, "bcm2835 armctrl bank %u bit %u out of range", spec[0], spec[1]);
+	out->hwirq = spec[0] << 5 | spec[1];
+	set_chip(out, "ARMCTRL-level", 0);
+	return 1;
+}
+
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
@@ -239,6 +261,8 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 	ret = riscv_translate(compat, clen, ncells, spec, out, d);
 	if (ret == 0)
 		ret = apple_aic_translate(compat, clen, ncells, spec, out, d);
+	if (ret == 0)
+		ret = bcm2835_translate(compat, clen, ncells, spec, out, d);
 	if (ret != 0)
 		return ret < 0 ? ret : 0;
 	snprintf(first, sizeof(first), "%.*s", (int)strnlen(compat, MIN(clen, sizeof(first) - 1)),
