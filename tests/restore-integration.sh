@@ -322,6 +322,11 @@ check "... saying another changes those IRQs" grep -qF "another irqpilotd change
 check "--restore with another runtime directory beside it is refused (exit 3)" test $? -eq 3
 "$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "... and so is --oneshot (exit 3)" test $? -eq 3
+# Without --runtime-dir it records nothing under a tree, and it took no
+# lock either: it moved the daemon's IRQs under it.
+"$bin" --oneshot --root "$root" --config "$conf" --interval 0.3 >/dev/null 2>"$tmp/out"
+check "... and so is --oneshot recording nothing (exit 3)" test $? -eq 3
+check "... saying why" grep -qF "refusing to write: another irqpilotd changes the IRQs under" "$tmp/out"
 "$bin" --oneshot --dry-run --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "--oneshot --dry-run, which writes nothing, runs beside it" test $? -eq 0
 "$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground --dry-run >"$tmp/dlog" 2>&1 &
