@@ -341,6 +341,29 @@ wait "$dry"
 stop 0
 check "SIGTERM restores the setting from before --oneshot, 0-7" affinity_is 0-7
 
+# --- proc/irq locked by another user ------------------------------------------
+# /proc/irq is world-readable: any user could flock it, and the service
+# refused to start (exit 3, never restarted), its ExecStopPost --restore
+# put nothing back and --oneshot was refused, all for a process that
+# cannot write an IRQ. Only a holder of our euid or root's counts.
+if command -v setpriv >/dev/null && command -v flock >/dev/null; then
+	chmod o+x "$tmp"
+	mkdir -m 777 "$tmp/squat"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		flock -x "$root/proc/irq" sh -c 'echo $$ >"$1"; exec sleep 60' sh "$tmp/squat/pid" &
+	pids="$pids $!"
+	wait_for "$limit" test -s "$tmp/squat/pid"
+	"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>"$tmp/out"
+	check "another user's lock on proc/irq does not refuse --oneshot (exit 0)" test $? -eq 0
+	check "... said as another user's" grep -qF "proc/irq is locked by another user's process" "$tmp/out"
+	"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+	check "... nor --restore, which puts back 0-7" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
+	kill "$(cat "$tmp/squat/pid")"
+	chmod o-x "$tmp"
+else
+	echo "# SKIP another user's lock: no setpriv or flock"
+fi
+
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated
 # may get number 37 (a driver reloaded). Restoring the old vector's 0-7

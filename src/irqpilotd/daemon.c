@@ -1703,6 +1703,11 @@ int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, str
 				   ip_root_dir(r), runtime_dir);
 	if (ret < 0)
 		return ip_diag_set(diag, ret, "%s/proc/irq: cannot lock: %s", ip_root_dir(r), strerror(-ret));
+	if (ret > 0)
+		fprintf(stderr,
+			"irqpilotd: warning: %s/proc/irq is locked by another user's process, not an "
+			"irqpilotd that changes these IRQs: going on without the lock\n",
+			ip_root_dir(r));
 	return 0;
 }
 
