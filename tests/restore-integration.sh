@@ -338,6 +338,23 @@ check "... which irqctl dry-run off cannot make write (exit 1)" test $? -eq 1
 check "... saying why" grep -qF "another irqpilotd changes the IRQs under" "$tmp/out"
 kill "$dry"
 wait "$dry"
+# A daemon of --dry-run holds no lock, yet restores at stop the originals
+# its state file holds: it wrote them under the daemon beside it.
+printf '# irqpilot state 2: original settings, for irqpilotd --restore\n# root %s\nirq 37 2-3 %s\n' \
+	"$(realpath "$root")" "chip=GICv3 hwirq=297 actions=ufshcd" >"$tmp/rt2/state"
+chmod 600 "$tmp/rt2/state"
+cp "$tmp/rt2/state" "$tmp/state.rt2"
+"$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground --dry-run >"$tmp/dlog" 2>&1 &
+dry=$!
+pids="$pids $dry"
+check "a daemon of --dry-run with originals starts beside it" wait_for "$limit" test -S "$tmp/rt2/control"
+kill "$dry"
+wait "$dry"
+check "... and at stop writes none of them under it" \
+	sh -c '! grep -q "restored proc/irq/37" "$1" && grep -qx "[67]" "$2"' sh "$tmp/dlog" "$aff"
+check "... saying why" grep -qF "not restoring: another irqpilotd changes the IRQs under" "$tmp/dlog"
+check "... and keeps them in its file" cmp "$tmp/state.rt2" "$tmp/rt2/state"
+rm "$tmp/rt2/state"
 stop 0
 check "SIGTERM restores the setting from before --oneshot, 0-7" affinity_is 0-7
 

@@ -1831,6 +1831,25 @@ static void daemon_free(struct ip_daemon *d)
 
 /* Whatever was changed is put back, whatever the dry-run setting is now;
  * what could not be restored stays in the state file for --restore. */
+/*
+ * A --dry-run daemon holds no lock on the IRQs, yet restores at stop the
+ * originals it found in the state file: beside a daemon of another
+ * runtime directory it wrote them under that one, which took them for its
+ * moves' originals. It takes the lock now, or leaves them in the file.
+ */
+static bool restore_may_write(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+
+	if (d->irqs_lock_fd >= 0 || ip_originals_empty(ip_engine_originals(d->engine)) ||
+	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->irqs_lock_fd, &diag) >= 0)
+		return true;
+	ip_log_id(&d->log, LOG_ERR, IP_MESSAGE_RESTORE, NULL,
+		  "not restoring: %s; the originals stay in %s for irqpilotd --restore", diag.msg,
+		  d->state_path);
+	return false;
+}
+
 static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;
@@ -1851,6 +1870,8 @@ static void restore_on_exit(struct ip_daemon *d)
 				  n, d->state_path);
 		return;
 	}
+	if (!restore_may_write(d))
+		return;
 	if (ip_engine_restore(d->engine, &res) < 0) {
 		ip_log(&d->log, LOG_ERR, "restore failed: out of memory; the originals stay in %s",
 		       d->state_path);
