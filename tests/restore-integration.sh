@@ -381,6 +381,21 @@ else
 	echo "# SKIP another user's lock: no setpriv or flock"
 fi
 
+# --- the runtime directory's lock is root's alone ---------------------------
+# Made 0644 (by --oneshot run by hand in /run/irqpilot, umask 022), any
+# user could open and flock it: the service then refused to start (exit
+# 3) and its ExecStopPost --restore to run.
+mkdir -m 755 "$tmp/rt3"
+: >"$tmp/rt3/irqpilotd.lock"
+chmod 644 "$tmp/rt3/irqpilotd.lock"
+(umask 022 && "$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt3" --config "$conf" --interval 1 >/dev/null 2>&1)
+check "--oneshot leaves the lock it found mode 0600" test "$(stat -c %a "$tmp/rt3/irqpilotd.lock")" = 600
+rm "$tmp/rt3/irqpilotd.lock"
+(umask 022 && "$bin" --restore --root "$root" --runtime-dir "$tmp/rt3" >/dev/null 2>&1)
+check "--restore creates it mode 0600, and puts back 0-7" \
+	sh -c '[ "$(stat -c %a "$1")" = 600 ] && [ "$(cat "$2")" = 0-7 ]' sh "$tmp/rt3/irqpilotd.lock" "$aff"
+rm -rf "$tmp/rt3"
+
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated
 # may get number 37 (a driver reloaded). Restoring the old vector's 0-7

@@ -1661,9 +1661,13 @@ static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int
 	ret = ip_state_open(dir, st, diag);
 	if (ret < 0)
 		return ret;
-	*lock_fd = openat(ip_state_dirfd(*st), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	*lock_fd = openat(ip_state_dirfd(*st), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (*lock_fd < 0)
 		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
+	/* Readable by others (made 0644 before, or by hand with umask 022),
+	 * any user could open and flock it: the service then refused to
+	 * start and its --restore to run. Only root needs to open it. */
+	(void)fchmod(*lock_fd, 0600);
 	if (flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		char other[32];
 
@@ -2186,7 +2190,7 @@ static int restore_lock(const char *dir, int *fd)
 	_cleanup_free_ char *path = ip_asprintf("%s/irqpilotd.lock", dir);
 	char other[32];
 
-	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 	if (*fd < 0 && path)
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
