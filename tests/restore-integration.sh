@@ -303,6 +303,19 @@ check "... and says where, and how to undo it" grep -qF "recorded in $rt/state; 
 check "--restore after --oneshot: exit 0, 0-7 back" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
 "$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>&1
 check "--oneshot again moves IRQ 37" moved
+
+# --restore beside a running --oneshot told the operator to stop it with
+# SIGTERM "and it restores by itself": a --oneshot restores nothing.
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 3 >/dev/null 2>&1 &
+one=$!
+pids="$pids $one"
+wait_for "$limit" sh -c '[ "$(cat "$1/irqpilotd.lock" 2>/dev/null)" = "$2" ]' sh "$rt" "$one"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore beside a running --oneshot is refused (exit 3)" test $? -eq 3
+check "... not saying that it restores by itself" \
+	sh -c '! grep -qF "stop it with SIGTERM, and it restores by itself" "$1" &&
+		grep -qF "after an irqpilotd --oneshot run --restore again" "$1"' sh "$tmp/out"
+wait "$one"
 start
 check "a daemon started after it takes its originals over" \
 	wait_for "$limit" grep -q "found originals from an earlier run" "$log"

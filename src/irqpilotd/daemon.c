@@ -2195,9 +2195,12 @@ static int restore_lock(const char *dir, int *fd)
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		return 0;
+	/* --oneshot holds it too, and restores nothing when it stops: told
+	 * to stop it with SIGTERM, "and it restores by itself", the operator
+	 * killed it mid-run and waited for a restore that never came */
 	fprintf(stderr,
-		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); stop it with SIGTERM, "
-		"and it restores by itself\n",
+		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); a daemon stopped with "
+		"SIGTERM restores by itself, after an irqpilotd --oneshot run --restore again\n",
 		lock_holder(*fd, other, sizeof(other)), path);
 	close(*fd);
 	*fd = -1;
