@@ -331,8 +331,17 @@ mkdir -m 700 "$tmp/rt2"
 "$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground >"$tmp/out" 2>&1
 check "a daemon with another runtime directory on the same root refuses (exit 3)" test $? -eq 3
 check "... saying another changes those IRQs" grep -qF "another irqpilotd changes the IRQs under $(realpath "$root")" "$tmp/out"
+# With nothing to restore it was refused all the same: the ExecStopPost
+# --restore of a service refused beside a daemon run by hand failed too.
+"$bin" --restore --root "$root" --runtime-dir "$tmp/rt2" >"$tmp/out" 2>&1
+check "--restore with nothing to restore beside it: exit 0" test $? -eq 0
+printf '# irqpilot state 2: original settings, for irqpilotd --restore\nirq 37 2-3 %s\n' \
+	"chip=GICv3 hwirq=297 actions=ufshcd" >"$tmp/rt2/state"
+chmod 600 "$tmp/rt2/state"
 "$bin" --restore --root "$root" --runtime-dir "$tmp/rt2" >"$tmp/out" 2>&1
 check "--restore with another runtime directory beside it is refused (exit 3)" test $? -eq 3
+check "... and keeps its file" grep -q "^irq 37 2-3 " "$tmp/rt2/state"
+rm "$tmp/rt2/state"
 "$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "... and so is --oneshot (exit 3)" test $? -eq 3
 # Without --runtime-dir it records nothing under a tree, and it took no

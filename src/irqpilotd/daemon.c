@@ -2209,8 +2209,11 @@ static int restore_lock(const char *dir, int *fd)
 
 /* The runtime directory's lock, the root and its IRQs' lock, for
  * --restore: IP_EXIT_OK with all three, else the exit status (said), with
- * none. */
-static int restore_locks(const struct ip_daemon_opts *o, int *lock_fd, int *irqs_fd, struct ip_root **r)
+ * none. No state file, nothing to write: the IRQs' lock is not asked for,
+ * so that the ExecStopPost --restore of a service refused beside another
+ * irqpilotd does not fail too, for nothing. */
+static int restore_locks(const struct ip_daemon_opts *o, struct ip_state *st, int *lock_fd, int *irqs_fd,
+			 struct ip_root **r)
 {
 	struct ip_diag diag = { "" };
 	int ret;
@@ -2220,7 +2223,7 @@ static int restore_locks(const struct ip_daemon_opts *o, int *lock_fd, int *irqs
 	ret = ip_root_open(o->root, r);
 	if (ret < 0)
 		ip_diag_set(&diag, ret, "--root %s: cannot open", o->root);
-	else
+	else if (faccessat(ip_state_dirfd(st), IP_STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		ret = ip_daemon_lock_irqs(*r, o->runtime_dir, irqs_fd, &diag);
 	if (ret == 0)
 		return IP_EXIT_OK;
@@ -2300,7 +2303,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return IP_EXIT_FAILURE;
 	}
-	ret = restore_locks(o, &lock_fd, &irqs_fd, &r);
+	ret = restore_locks(o, st, &lock_fd, &irqs_fd, &r);
 	if (ret != IP_EXIT_OK) {
 		ip_state_close(st);
 		return ret;
