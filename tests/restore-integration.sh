@@ -303,6 +303,19 @@ check "... and says where, and how to undo it" grep -qF "recorded in $rt/state; 
 check "--restore after --oneshot: exit 0, 0-7 back" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
 "$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>&1
 check "--oneshot again moves IRQ 37" moved
+
+# --restore beside a running --oneshot told the operator to stop it with
+# SIGTERM "and it restores by itself": a --oneshot restores nothing.
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 3 >/dev/null 2>&1 &
+one=$!
+pids="$pids $one"
+wait_for "$limit" sh -c '[ "$(cat "$1/irqpilotd.lock" 2>/dev/null)" = "$2" ]' sh "$rt" "$one"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore beside a running --oneshot is refused (exit 3)" test $? -eq 3
+check "... not saying that it restores by itself" \
+	sh -c '! grep -qF "stop it with SIGTERM, and it restores by itself" "$1" &&
+		grep -qF "after an irqpilotd --oneshot run --restore again" "$1"' sh "$tmp/out"
+wait "$one"
 start
 check "a daemon started after it takes its originals over" \
 	wait_for "$limit" grep -q "found originals from an earlier run" "$log"
@@ -318,10 +331,24 @@ mkdir -m 700 "$tmp/rt2"
 "$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground >"$tmp/out" 2>&1
 check "a daemon with another runtime directory on the same root refuses (exit 3)" test $? -eq 3
 check "... saying another changes those IRQs" grep -qF "another irqpilotd changes the IRQs under $(realpath "$root")" "$tmp/out"
+# With nothing to restore it was refused all the same: the ExecStopPost
+# --restore of a service refused beside a daemon run by hand failed too.
+"$bin" --restore --root "$root" --runtime-dir "$tmp/rt2" >"$tmp/out" 2>&1
+check "--restore with nothing to restore beside it: exit 0" test $? -eq 0
+printf '# irqpilot state 2: original settings, for irqpilotd --restore\nirq 37 2-3 %s\n' \
+	"chip=GICv3 hwirq=297 actions=ufshcd" >"$tmp/rt2/state"
+chmod 600 "$tmp/rt2/state"
 "$bin" --restore --root "$root" --runtime-dir "$tmp/rt2" >"$tmp/out" 2>&1
 check "--restore with another runtime directory beside it is refused (exit 3)" test $? -eq 3
+check "... and keeps its file" grep -q "^irq 37 2-3 " "$tmp/rt2/state"
+rm "$tmp/rt2/state"
 "$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "... and so is --oneshot (exit 3)" test $? -eq 3
+# Without --runtime-dir it records nothing under a tree, and it took no
+# lock either: it moved the daemon's IRQs under it.
+"$bin" --oneshot --root "$root" --config "$conf" --interval 0.3 >/dev/null 2>"$tmp/out"
+check "... and so is --oneshot recording nothing (exit 3)" test $? -eq 3
+check "... saying why" grep -qF "refusing to write: another irqpilotd changes the IRQs under" "$tmp/out"
 "$bin" --oneshot --dry-run --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --interval 0.3 >/dev/null 2>&1
 check "--oneshot --dry-run, which writes nothing, runs beside it" test $? -eq 0
 "$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground --dry-run >"$tmp/dlog" 2>&1 &
@@ -333,8 +360,63 @@ check "... which irqctl dry-run off cannot make write (exit 1)" test $? -eq 1
 check "... saying why" grep -qF "another irqpilotd changes the IRQs under" "$tmp/out"
 kill "$dry"
 wait "$dry"
+# A daemon of --dry-run holds no lock, yet restores at stop the originals
+# its state file holds: it wrote them under the daemon beside it.
+printf '# irqpilot state 2: original settings, for irqpilotd --restore\n# root %s\nirq 37 2-3 %s\n' \
+	"$(realpath "$root")" "chip=GICv3 hwirq=297 actions=ufshcd" >"$tmp/rt2/state"
+chmod 600 "$tmp/rt2/state"
+cp "$tmp/rt2/state" "$tmp/state.rt2"
+"$bin" --root "$root" --runtime-dir "$tmp/rt2" --config "$conf" --foreground --dry-run >"$tmp/dlog" 2>&1 &
+dry=$!
+pids="$pids $dry"
+check "a daemon of --dry-run with originals starts beside it" wait_for "$limit" test -S "$tmp/rt2/control"
+kill "$dry"
+wait "$dry"
+check "... and at stop writes none of them under it" \
+	sh -c '! grep -q "restored proc/irq/37" "$1" && grep -qx "[67]" "$2"' sh "$tmp/dlog" "$aff"
+check "... saying why" grep -qF "not restoring: another irqpilotd changes the IRQs under" "$tmp/dlog"
+check "... and keeps them in its file" cmp "$tmp/state.rt2" "$tmp/rt2/state"
+rm "$tmp/rt2/state"
 stop 0
 check "SIGTERM restores the setting from before --oneshot, 0-7" affinity_is 0-7
+
+# --- proc/irq locked by another user ------------------------------------------
+# /proc/irq is world-readable: any user could flock it, and the service
+# refused to start (exit 3, never restarted), its ExecStopPost --restore
+# put nothing back and --oneshot was refused, all for a process that
+# cannot write an IRQ. Only a holder of our euid or root's counts.
+if command -v setpriv >/dev/null && command -v flock >/dev/null; then
+	chmod o+x "$tmp"
+	mkdir -m 777 "$tmp/squat"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		flock -x "$root/proc/irq" sh -c 'echo $$ >"$1"; exec sleep 60' sh "$tmp/squat/pid" &
+	pids="$pids $!"
+	wait_for "$limit" test -s "$tmp/squat/pid"
+	"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 1 >/dev/null 2>"$tmp/out"
+	check "another user's lock on proc/irq does not refuse --oneshot (exit 0)" test $? -eq 0
+	check "... said as another user's" grep -qF "proc/irq is locked by another user's process" "$tmp/out"
+	"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+	check "... nor --restore, which puts back 0-7" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
+	kill "$(cat "$tmp/squat/pid")"
+	chmod o-x "$tmp"
+else
+	echo "# SKIP another user's lock: no setpriv or flock"
+fi
+
+# --- the runtime directory's lock is root's alone ---------------------------
+# Made 0644 (by --oneshot run by hand in /run/irqpilot, umask 022), any
+# user could open and flock it: the service then refused to start (exit
+# 3) and its ExecStopPost --restore to run.
+mkdir -m 755 "$tmp/rt3"
+: >"$tmp/rt3/irqpilotd.lock"
+chmod 644 "$tmp/rt3/irqpilotd.lock"
+(umask 022 && "$bin" --oneshot --root "$root" --runtime-dir "$tmp/rt3" --config "$conf" --interval 1 >/dev/null 2>&1)
+check "--oneshot leaves the lock it found mode 0600" test "$(stat -c %a "$tmp/rt3/irqpilotd.lock")" = 600
+rm "$tmp/rt3/irqpilotd.lock"
+(umask 022 && "$bin" --restore --root "$root" --runtime-dir "$tmp/rt3" >/dev/null 2>&1)
+check "--restore creates it mode 0600, and puts back 0-7" \
+	sh -c '[ "$(stat -c %a "$1")" = 600 ] && [ "$(cat "$2")" = 0-7 ]' sh "$tmp/rt3/irqpilotd.lock" "$aff"
+rm -rf "$tmp/rt3"
 
 # --- a freed vector's original is not written onto the next one -------------
 # free_desc() removes /proc/irq/37 and the line; the next vector allocated

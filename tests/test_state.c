@@ -339,6 +339,39 @@ static void test_other_root_not_loaded(void **state)
 	other_origin_not_loaded(&o);
 }
 
+/*
+ * A tree that has a boot_id of its own (a copy of another machine's
+ * /proc) is of another boot too, and its boot line comes first: the
+ * other boot was said, and the daemon set the other root's file aside as
+ * restored by a reboot, so the originals of the tree it was run on were
+ * never written back there. Another root is said whatever the order.
+ */
+static void test_other_root_and_boot_is_another_root(void **state)
+{
+	struct ip_originals h, back;
+	struct ip_diag d = { "" };
+	struct ip_state_bads bad = { 0 };
+	struct ip_state *s = open_state();
+
+	ip_originals_init(&h);
+	assert_int_equal(ip_originals_add_irq(&h, 45, "0-3"), 0);
+	ip_state_set_boot(s, "6f1a3c1e-0d7b-4a0e-9d43-2b7c9a4c1f00");
+	set_root(s, "/tmp/tree");
+	assert_int_equal(ip_state_save(s, &h, &d), 0);
+	ip_state_close(s);
+
+	s = open_state();
+	ip_state_set_boot(s, "0b2e6c5a-9f1d-4c3e-8a71-5d4f3e2c1b00");
+	set_root(s, "/");
+	ip_originals_init(&back);
+	assert_int_equal(ip_state_load(s, 32768, &back, &bad, &d), -EXDEV);
+	assert_non_null(strstr(d.msg, "another root (/tmp/tree; this is /)"));
+	assert_true(ip_originals_empty(&back));
+	ip_state_close(s);
+	ip_originals_free(&h);
+	unlink(path);
+}
+
 static void test_nothing_left_removes_the_file(void **state)
 {
 	struct ip_originals h;
@@ -710,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_mode_changed_behind_our_back),
 		cmocka_unit_test(test_other_boot_not_loaded),
 		cmocka_unit_test(test_other_root_not_loaded),
+		cmocka_unit_test(test_other_root_and_boot_is_another_root),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -155,7 +155,9 @@ int ip_root_listdir(struct ip_root *r, const char *path, char ***names, size_t *
 /* An flock on proc/irq under @r in *@fd, held while it is open: whoever
  * changes the IRQs under @r holds it, whatever its runtime directory. On
  * the live root it is machine-wide (one procfs per pid namespace). 0 with
- * *@fd -1 when there is no proc/irq; -EWOULDBLOCK when another holds it. */
+ * *@fd -1 when there is no proc/irq; -EWOULDBLOCK when another holds it;
+ * 1 with *@fd -1 when only processes of other users (not root's, not
+ * ours) hold it: they cannot be an irqpilotd writing these IRQs. */
 int ip_root_lock_irqs(struct ip_root *r, int *fd);
 int ip_root_write(struct ip_root *r, const char *path, const char *data);
 

@@ -1661,9 +1661,13 @@ static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int
 	ret = ip_state_open(dir, st, diag);
 	if (ret < 0)
 		return ret;
-	*lock_fd = openat(ip_state_dirfd(*st), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	*lock_fd = openat(ip_state_dirfd(*st), "irqpilotd.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (*lock_fd < 0)
 		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
+	/* Readable by others (made 0644 before, or by hand with umask 022),
+	 * any user could open and flock it: the service then refused to
+	 * start and its --restore to run. Only root needs to open it. */
+	(void)fchmod(*lock_fd, 0600);
 	if (flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		char other[32];
 
@@ -1703,6 +1707,11 @@ int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, str
 				   ip_root_dir(r), runtime_dir);
 	if (ret < 0)
 		return ip_diag_set(diag, ret, "%s/proc/irq: cannot lock: %s", ip_root_dir(r), strerror(-ret));
+	if (ret > 0)
+		fprintf(stderr,
+			"irqpilotd: warning: %s/proc/irq is locked by another user's process, not an "
+			"irqpilotd that changes these IRQs: going on without the lock\n",
+			ip_root_dir(r));
 	return 0;
 }
 
@@ -1826,6 +1835,25 @@ static void daemon_free(struct ip_daemon *d)
 
 /* Whatever was changed is put back, whatever the dry-run setting is now;
  * what could not be restored stays in the state file for --restore. */
+/*
+ * A --dry-run daemon holds no lock on the IRQs, yet restores at stop the
+ * originals it found in the state file: beside a daemon of another
+ * runtime directory it wrote them under that one, which took them for its
+ * moves' originals. It takes the lock now, or leaves them in the file.
+ */
+static bool restore_may_write(struct ip_daemon *d)
+{
+	struct ip_diag diag = { "" };
+
+	if (d->irqs_lock_fd >= 0 || ip_originals_empty(ip_engine_originals(d->engine)) ||
+	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->irqs_lock_fd, &diag) >= 0)
+		return true;
+	ip_log_id(&d->log, LOG_ERR, IP_MESSAGE_RESTORE, NULL,
+		  "not restoring: %s; the originals stay in %s for irqpilotd --restore", diag.msg,
+		  d->state_path);
+	return false;
+}
+
 static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;
@@ -1846,6 +1874,8 @@ static void restore_on_exit(struct ip_daemon *d)
 				  n, d->state_path);
 		return;
 	}
+	if (!restore_may_write(d))
+		return;
 	if (ip_engine_restore(d->engine, &res) < 0) {
 		ip_log(&d->log, LOG_ERR, "restore failed: out of memory; the originals stay in %s",
 		       d->state_path);
@@ -2160,14 +2190,17 @@ static int restore_lock(const char *dir, int *fd)
 	_cleanup_free_ char *path = ip_asprintf("%s/irqpilotd.lock", dir);
 	char other[32];
 
-	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+	*fd = path ? open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 	if (*fd < 0 && path)
 		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		return 0;
+	/* --oneshot holds it too, and restores nothing when it stops: told
+	 * to stop it with SIGTERM, "and it restores by itself", the operator
+	 * killed it mid-run and waited for a restore that never came */
 	fprintf(stderr,
-		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); stop it with SIGTERM, "
-		"and it restores by itself\n",
+		"irqpilotd: --restore: irqpilotd is running (pid %s holds %s); a daemon stopped with "
+		"SIGTERM restores by itself, after an irqpilotd --oneshot run --restore again\n",
 		lock_holder(*fd, other, sizeof(other)), path);
 	close(*fd);
 	*fd = -1;
@@ -2176,8 +2209,11 @@ static int restore_lock(const char *dir, int *fd)
 
 /* The runtime directory's lock, the root and its IRQs' lock, for
  * --restore: IP_EXIT_OK with all three, else the exit status (said), with
- * none. */
-static int restore_locks(const struct ip_daemon_opts *o, int *lock_fd, int *irqs_fd, struct ip_root **r)
+ * none. No state file, nothing to write: the IRQs' lock is not asked for,
+ * so that the ExecStopPost --restore of a service refused beside another
+ * irqpilotd does not fail too, for nothing. */
+static int restore_locks(const struct ip_daemon_opts *o, struct ip_state *st, int *lock_fd, int *irqs_fd,
+			 struct ip_root **r)
 {
 	struct ip_diag diag = { "" };
 	int ret;
@@ -2187,7 +2223,7 @@ static int restore_locks(const struct ip_daemon_opts *o, int *lock_fd, int *irqs
 	ret = ip_root_open(o->root, r);
 	if (ret < 0)
 		ip_diag_set(&diag, ret, "--root %s: cannot open", o->root);
-	else
+	else if (faccessat(ip_state_dirfd(st), IP_STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		ret = ip_daemon_lock_irqs(*r, o->runtime_dir, irqs_fd, &diag);
 	if (ret == 0)
 		return IP_EXIT_OK;
@@ -2267,7 +2303,7 @@ int ip_daemon_restore(const struct ip_daemon_opts *o)
 		fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);
 		return IP_EXIT_FAILURE;
 	}
-	ret = restore_locks(o, &lock_fd, &irqs_fd, &r);
+	ret = restore_locks(o, st, &lock_fd, &irqs_fd, &r);
 	if (ret != IP_EXIT_OK) {
 		ip_state_close(st);
 		return ret;

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "irqpilot/macro.h"
@@ -478,6 +479,67 @@ static int root_openat(struct ip_root *r, const char *path, int flags)
 	return fd >= 0 ? fd : -errno;
 }
 
+/* The effective uid of @pid, or -1 when it cannot be read. */
+static uid_t euid_of(int pid)
+{
+	char path[64], line[256];
+	unsigned int real, eff;
+	uid_t uid = (uid_t)-1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &real, &eff) == 2) {
+			uid = eff;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return uid;
+}
+
+/*
+ * Whether every flock on @fd's file, as /proc/locks shows them, is held by
+ * a process neither of our euid nor root's: not an irqpilotd that writes
+ * these IRQs. proc/irq is world-readable, so anyone may open and flock it:
+ * a user who did kept the service from starting (exit 3, not restarted),
+ * its ExecStopPost --restore from putting the originals back, and irqctl
+ * dry-run off from taking effect. A holder that cannot be told (another
+ * PID namespace, gone, unreadable) counts as an irqpilotd.
+ */
+static bool held_by_others_only(int fd)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[256], kind[16];
+	bool others = false;
+	struct stat st;
+	FILE *f;
+	int pid;
+
+	if (fstat(fd, &st) < 0 || !(f = fopen("/proc/locks", "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		uid_t uid;
+
+		/* "N: -> FLOCK ...": one waiting, which holds nothing */
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5 ||
+		    strcmp(kind, "FLOCK") != 0 || ino != st.st_ino || maj != major(st.st_dev) ||
+		    min != minor(st.st_dev))
+			continue;
+		uid = pid > 0 ? euid_of(pid) : (uid_t)-1;
+		if (uid == (uid_t)-1 || uid == 0 || uid == geteuid()) {
+			others = false;
+			break;
+		}
+		others = true;
+	}
+	fclose(f);
+	return others;
+}
+
 int ip_root_lock_irqs(struct ip_root *r, int *fd)
 {
 	int ret = root_openat(r, "proc/irq", O_RDONLY | O_DIRECTORY);
@@ -490,8 +552,10 @@ int ip_root_lock_irqs(struct ip_root *r, int *fd)
 	if (flock(ret, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 
+		if (err == EWOULDBLOCK && held_by_others_only(ret))
+			err = 0;
 		close(ret);
-		return -err;
+		return err ? -err : 1;
 	}
 	*fd = ret;
 	return 0;

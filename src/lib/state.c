@@ -684,23 +684,29 @@ static int names_other(const char *line, size_t n, const char *key, const char *
  */
 static int other_origin(const struct ip_state *s, const char *text, size_t len, struct ip_diag *d)
 {
-	size_t pos = 0, bl = sizeof(BOOT_LINE) - 1, rl = sizeof(ROOT_LINE) - 1;
+	size_t bl = sizeof(BOOT_LINE) - 1, rl = sizeof(ROOT_LINE) - 1;
 
-	while (pos < len && text[pos] == '#') {
-		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - line) : len - pos;
+	/* Another root first, whatever the lines' order: a tree with a
+	 * boot_id of its own is of another boot too, and a file of another
+	 * boot is set aside as put back by the reboot, which never touched
+	 * that tree. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t pos = 0; pos < len && text[pos] == '#';) {
+			const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+			size_t n = nl ? (size_t)(nl - line) : len - pos;
 
-		if (s->root && names_other(line, n, ROOT_LINE, s->root) == 1)
-			return ip_diag_set(d, -EXDEV,
-					   "%s holds the originals of another root (%.*s; this is %.200s): "
-					   "restore them with irqpilotd --restore --root of that tree",
-					   s->path, (int)MIN(n - rl, (size_t)200), line + rl, s->root);
-		if (s->boot[0] && names_other(line, n, BOOT_LINE, s->boot) == 1)
-			return ip_diag_set(d, -ESTALE,
-					   "%s holds the originals of another boot (boot_id %.*s; this is %s): "
-					   "the reboot put those settings back already",
-					   s->path, (int)MIN(n - bl, (size_t)40), line + bl, s->boot);
-		pos += n + 1;
+			if (pass == 0 && s->root && names_other(line, n, ROOT_LINE, s->root) == 1)
+				return ip_diag_set(d, -EXDEV,
+						   "%s holds the originals of another root (%.*s; this is %.200s): "
+						   "restore them with irqpilotd --restore --root of that tree",
+						   s->path, (int)MIN(n - rl, (size_t)200), line + rl, s->root);
+			if (pass == 1 && s->boot[0] && names_other(line, n, BOOT_LINE, s->boot) == 1)
+				return ip_diag_set(d, -ESTALE,
+						   "%s holds the originals of another boot (boot_id %.*s; this is %s): "
+						   "the reboot put those settings back already",
+						   s->path, (int)MIN(n - bl, (size_t)40), line + bl, s->boot);
+			pos += n + 1;
+		}
 	}
 	return 0;
 }
