@@ -370,6 +370,13 @@ struct ip_sampler {
 	size_t *foff;
 	int foff_n;
 	struct fd_cache fdc;
+	/* Each storage vector's line (vec_line_of()), devices in order, -1
+	 * where none: made for the lines of full cache fc_gen and the devices
+	 * of scan storage_gen, which only a full scan changes. */
+	unsigned long fc_gen, storage_gen;
+	unsigned long vl_fc, vl_storage; /* what vec_line is of; vl_fc 0: no full cache's */
+	int *vec_line;
+	int vec_line_cap;
 };
 
 /*
@@ -750,6 +757,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->pcc);
 	free(s->fpc);
 	free(s->foff);
+	free(s->vec_line);
 	ip_counters_free(s->counters);
 	ip_strv_free(s->disk_names, s->nr_disk_names);
 	free(s->orphans);
@@ -1140,6 +1148,7 @@ static int rescan_storage(struct ip_sampler *s, const struct ip_snapshot *snap, 
 	if (ret < 0)
 		return ip_diag_prefix(d, ret, "storage scan");
 	s->have_storage = true;
+	s->storage_gen++;
 	s->storage_stale = false;
 	s->scanned_now = true;
 	watch_regain(s, snap, had, nr_had);
@@ -1356,6 +1365,7 @@ static int publish_full(struct ip_sampler *s, struct ip_snapshot *snap)
 	n.nr_full = old->have ? old->nr_full + 1 : 1;
 	drop_full(old);
 	s->fc = n;
+	s->fc_gen++;
 	s->tracked_changed = false;
 	s->fc_fresh = true;
 	return 0;
@@ -1836,7 +1846,7 @@ void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
  * recognise the kernel's spread: one vector per hw queue, each pinned to
  * exactly its queue's CPUs.
  */
-static void classify_managed(struct ip_snapshot *snap)
+static void classify_managed(struct ip_snapshot *snap, const int *line)
 {
 	bool modes_mean_something = false;
 
@@ -1852,10 +1862,9 @@ static void classify_managed(struct ip_snapshot *snap)
 		if (info && info->have_proc && modes_mean_something && !(info->mode & 0222))
 			info->managed = IP_MANAGED_MODE;
 	}
-	for (int k = 0; k < snap->storage.nr_devs; k++) {
+	for (int k = 0; k < snap->storage.nr_devs; line += snap->storage.devs[k++].nr_vectors) {
 		const struct ip_blockdev *b = &snap->storage.devs[k];
 		int io = 0, spread = 0;
-		size_t at = 0;
 
 		for (int v = 0; v < b->nr_vectors; v++) {
 			const struct ip_vector *vec = &b->vectors[v];
@@ -1864,7 +1873,7 @@ static void classify_managed(struct ip_snapshot *snap)
 			if (vec->admin)
 				continue;
 			io++;
-			irq = ip_snapshot_irq_next(snap, vec->irq, &at);
+			irq = line[v] < 0 ? NULL : &snap->irqs[line[v]];
 			if (!irq || !irq->info || !irq->info->have_proc || vec->queue < 0 ||
 			    vec->queue >= b->nr_queues)
 				continue;
@@ -1873,9 +1882,8 @@ static void classify_managed(struct ip_snapshot *snap)
 		}
 		if (io < 2 || spread != io || b->nr_queues < 2)
 			continue;
-		at = 0;
 		for (int v = 0; v < b->nr_vectors; v++) {
-			struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
+			struct ip_irq *irq = line[v] < 0 ? NULL : &snap->irqs[line[v]];
 
 			if (irq && irq->info && !b->vectors[v].admin && irq->info->managed == IP_MANAGED_NO)
 				irq->info->managed = IP_MANAGED_SPREAD;
@@ -1884,15 +1892,13 @@ static void classify_managed(struct ip_snapshot *snap)
 }
 
 /* Every storage vector is tracked, so its line has an info to hold them. */
-static void link_devices(struct ip_snapshot *snap)
+static void link_devices(struct ip_snapshot *snap, const int *line)
 {
-	for (int k = 0; k < snap->storage.nr_devs; k++) {
+	for (int k = 0; k < snap->storage.nr_devs; line += snap->storage.devs[k++].nr_vectors) {
 		const struct ip_blockdev *b = &snap->storage.devs[k];
-		size_t at = 0;
 
 		for (int v = 0; v < b->nr_vectors; v++) {
-			struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
-			struct ip_irq_info *info = irq ? irq->info : NULL;
+			struct ip_irq_info *info = line[v] < 0 ? NULL : snap->irqs[line[v]].info;
 
 			if (!info)
 				continue;
@@ -1906,6 +1912,49 @@ static void link_devices(struct ip_snapshot *snap)
 			info->devs[info->nr_devs++] = k;
 		}
 	}
+}
+
+/*
+ * The line of each of @snap's storage vectors, devices in order (-1: none),
+ * for link_devices() and classify_managed(). The lines of every sample
+ * until the next full scan are its full cache's, and the devices its
+ * storage scan's: looked up once for them, not three times a vector each
+ * sample (390 searches at 2 NVMe drives, 12,000 of a 64-CPU step's 490,000
+ * instructions).
+ */
+static const int *vec_line_of(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	/* a fast sample's lines are the full cache's, and so are those of the
+	 * full scan that made it */
+	unsigned long fc = s->last_fast || s->fc_fresh ? s->fc_gen : 0;
+	int n = 0;
+
+	if (fc && s->vl_fc == fc && s->vl_storage == s->storage_gen)
+		return s->vec_line;
+	for (int k = 0; k < snap->storage.nr_devs; k++)
+		n += snap->storage.devs[k].nr_vectors;
+	if (n + 1 > s->vec_line_cap) {
+		int *v = realloc(s->vec_line, sizeof(*v) * (n + 1));
+
+		if (!v)
+			return NULL;
+		s->vec_line = v;
+		s->vec_line_cap = n + 1;
+	}
+	n = 0;
+	for (int k = 0; k < snap->storage.nr_devs; k++) {
+		const struct ip_blockdev *b = &snap->storage.devs[k];
+		size_t at = 0;
+
+		for (int v = 0; v < b->nr_vectors; v++) {
+			const struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
+
+			s->vec_line[n++] = irq ? (int)(irq - snap->irqs) : -1;
+		}
+	}
+	s->vl_fc = fc;
+	s->vl_storage = s->storage_gen;
+	return s->vec_line;
 }
 
 /* ---- IRQ threads ---------------------------------------------------- */
@@ -2735,6 +2784,7 @@ static int sample_irqs(struct ip_sampler *s, struct ip_snapshot *snap, struct ip
  * threads, softirqs, disk statistics and submissions. */
 static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct ip_diag *d)
 {
+	const int *line;
 	int ret;
 
 	ret = ip_storage_share(&snap->storage, &s->storage);
@@ -2743,8 +2793,11 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	ret = read_irq_dirs(s, snap);
 	if (ret < 0)
 		return ret;
-	link_devices(snap);
-	classify_managed(snap);
+	line = vec_line_of(s, snap);
+	if (!line)
+		return -ENOMEM;
+	link_devices(snap, line);
+	classify_managed(snap, line);
 	ret = read_threads(s, snap);
 	if (ret < 0) {
 		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
