@@ -3558,8 +3558,7 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 	}
 	*nr = 0;
 	for (int i = 0; i < c->s->nr_irqs && !c->err; i++) {
-		/* evaluated in place: a copy of each cost as much as clearing it */
-		struct cand spare, *cd = *nr < cap ? &cands[*nr] : &spare;
+		struct cand spare, *cd;
 
 		/* A line without info was not tracked when sampled, so it has
 		 * no storage device and no /proc/irq/N read: evaluate_placement()
@@ -3570,6 +3569,9 @@ static struct cand *collect_candidates(struct ctx *c, int *nr)
 		/* c->keep, sized to the tracked lines as cands is, has room */
 		if (c->s->irqs[i].tracked && keep_threadless(c, i))
 			continue;
+		/* evaluated in place: a copy of each cost as much as clearing
+		 * it; chosen only here, for the lines that get this far */
+		cd = *nr < cap ? &cands[*nr] : &spare;
 		if (!evaluate(c, i, cd))
 			continue;
 		if (cd == &spare) {
