@@ -377,6 +377,13 @@ struct ip_sampler {
 	unsigned long vl_fc, vl_storage; /* what vec_line is of; vl_fc 0: no full cache's */
 	int *vec_line;
 	int vec_line_cap;
+	/* This sample's lines with an info, in order: a fast sample's are
+	 * known from fast_block(), the others' found by info_lines(). At 500
+	 * IRQs most lines have none, and walking them all cost each of the
+	 * four passes over the tracked vectors (same_vecs(), read_irq_dirs(),
+	 * classify_managed()'s two) some 5,000 instructions a sample. */
+	int *info_line;
+	int nr_info, info_cap;
 };
 
 /*
@@ -758,6 +765,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->fpc);
 	free(s->foff);
 	free(s->vec_line);
+	free(s->info_line);
 	ip_counters_free(s->counters);
 	ip_strv_free(s->disk_names, s->nr_disk_names);
 	free(s->orphans);
@@ -1513,14 +1521,29 @@ static int fast_block(struct ip_sampler *s, struct ip_snapshot *snap, size_t iby
 
 			q->info = copy_info(p, fc->irqs[i].info, n);
 			p += n;
+			s->info_line[s->nr_info++] = i;
 		}
 	}
 	snap->fast_block = b;
 	return 0;
 }
 
+/* Room for @n lines in s->info_line. */
+static int info_room(struct ip_sampler *s, int n)
+{
+	if (n > s->info_cap) {
+		int *v = realloc(s->info_line, sizeof(*v) * n);
+
+		if (!v)
+			return -ENOMEM;
+		s->info_line = v;
+		s->info_cap = n;
+	}
+	return 0;
+}
+
 /* read_fast()'s scratch for @nr_cpus CPUs and the full scan's lines;
- * its counts start empty. */
+ * its counts and lines with an info start empty. */
 static int fast_scratch(struct ip_sampler *s, int nr_cpus)
 {
 	if (s->pcc_n != nr_cpus) {
@@ -1538,7 +1561,10 @@ static int fast_scratch(struct ip_sampler *s, int nr_cpus)
 		s->foff = v;
 		s->foff_n = s->fc.nr;
 	}
+	if (info_room(s, s->fc.nr) < 0)
+		return -ENOMEM;
 	s->fpc_n = 0;
+	s->nr_info = 0;
 	return 0;
 }
 
@@ -1760,16 +1786,12 @@ static void keep_irq_dir(struct ip_irq_info *irq, const struct vec_cache *old, s
  * sample's nearly always (its lines are the full scan's). */
 static bool same_vecs(const struct ip_sampler *s, const struct ip_snapshot *snap)
 {
-	int j = 0;
-
-	for (int i = 0; i < snap->nr_irqs; i++) {
-		if (!snap->irqs[i].info)
-			continue;
-		if (j >= s->nr_vecs || s->vecs[j].irq != snap->irqs[i].irq)
+	if (s->nr_info != s->nr_vecs)
+		return false;
+	for (int j = 0; j < s->nr_info; j++)
+		if (s->vecs[j].irq != snap->irqs[s->info_line[j]].irq)
 			return false;
-		j++;
-	}
-	return j == s->nr_vecs;
+	return true;
 }
 
 /*
@@ -1785,10 +1807,8 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 	 * vector's fast sample does not change. */
 	bool in_place = use_cache && s->last_fast && same_vecs(s, snap);
 	struct vec_cache *vecs = in_place ? s->vecs : NULL;
-	int n = 0, j = 0;
+	int n = in_place ? 0 : s->nr_info, j = 0;
 
-	for (int i = 0; i < snap->nr_irqs && !in_place; i++)
-		n += snap->irqs[i].info != NULL;
 	if (n) {
 		vecs = malloc(sizeof(*vecs) * n);
 		if (!vecs)
@@ -1796,12 +1816,11 @@ static int read_irq_dirs(struct ip_sampler *s, struct ip_snapshot *snap)
 	}
 	n = 0;
 	/* both sorted by IRQ */
-	for (int i = 0; i < snap->nr_irqs; i++) {
+	for (int k = 0; k < s->nr_info; k++) {
+		int i = s->info_line[k];
 		struct ip_irq *q = &snap->irqs[i];
 		const struct vec_cache *old = NULL;
 
-		if (!q->info)
-			continue;
 		while (j < s->nr_vecs && s->vecs[j].irq < q->irq)
 			j++;
 		if (use_cache && j < s->nr_vecs && s->vecs[j].irq == q->irq)
@@ -1846,20 +1865,21 @@ void ip_sampler_forget_irq(struct ip_sampler *s, unsigned irq)
  * recognise the kernel's spread: one vector per hw queue, each pinned to
  * exactly its queue's CPUs.
  */
-static void classify_managed(struct ip_snapshot *snap, const int *line)
+static void classify_managed(struct ip_snapshot *snap, const int *line, const int *info_line,
+			     int nr_info)
 {
 	bool modes_mean_something = false;
 
-	for (int i = 0; i < snap->nr_irqs; i++) {
-		const struct ip_irq_info *info = snap->irqs[i].info;
+	for (int k = 0; k < nr_info; k++) {
+		const struct ip_irq_info *info = snap->irqs[info_line[k]].info;
 
-		if (info && info->have_proc && (info->mode & 0200))
+		if (info->have_proc && (info->mode & 0200))
 			modes_mean_something = true;
 	}
-	for (int i = 0; i < snap->nr_irqs; i++) {
-		struct ip_irq_info *info = snap->irqs[i].info;
+	for (int k = 0; k < nr_info; k++) {
+		struct ip_irq_info *info = snap->irqs[info_line[k]].info;
 
-		if (info && info->have_proc && modes_mean_something && !(info->mode & 0222))
+		if (info->have_proc && modes_mean_something && !(info->mode & 0222))
 			info->managed = IP_MANAGED_MODE;
 	}
 	for (int k = 0; k < snap->storage.nr_devs; line += snap->storage.devs[k++].nr_vectors) {
@@ -1955,6 +1975,18 @@ static const int *vec_line_of(struct ip_sampler *s, const struct ip_snapshot *sn
 	s->vl_fc = fc;
 	s->vl_storage = s->storage_gen;
 	return s->vec_line;
+}
+
+/* s->info_line of a sample that read /proc/interrupts. */
+static int info_lines(struct ip_sampler *s, const struct ip_snapshot *snap)
+{
+	if (info_room(s, snap->nr_irqs) < 0)
+		return -ENOMEM;
+	s->nr_info = 0;
+	for (int i = 0; i < snap->nr_irqs; i++)
+		if (snap->irqs[i].info)
+			s->info_line[s->nr_info++] = i;
+	return 0;
 }
 
 /* ---- IRQ threads ---------------------------------------------------- */
@@ -2790,6 +2822,8 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	ret = ip_storage_share(&snap->storage, &s->storage);
 	if (ret < 0)
 		return ret;
+	if (!s->last_fast && info_lines(s, snap) < 0)
+		return -ENOMEM;
 	ret = read_irq_dirs(s, snap);
 	if (ret < 0)
 		return ret;
@@ -2797,7 +2831,7 @@ static int sample_devices(struct ip_sampler *s, struct ip_snapshot *snap, struct
 	if (!line)
 		return -ENOMEM;
 	link_devices(snap, line);
-	classify_managed(snap, line);
+	classify_managed(snap, line, s->info_line, s->nr_info);
 	ret = read_threads(s, snap);
 	if (ret < 0) {
 		ip_diag_set(d, ret, "proc: cannot list IRQ threads: %s", strerror(-ret));
