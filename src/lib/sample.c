@@ -363,12 +363,15 @@ struct ip_sampler {
 	uint32_t *pcc;	       /* pcc_n scratch for per_cpu_count */
 	int pcc_n;
 	/* read_fast()'s scratch, kept from sample to sample: the tracked
-	 * lines' counts as read (fpc_n of fpc_cap), each line's first at
-	 * foff[line] (foff_n lines) */
+	 * lines' counts as read (fpc_n of fpc_cap); the k-th tracked line is
+	 * line fline[k] (nr_fline of them), its first count at foff[k]
+	 * (room for foff_n lines in both), so that fast_block() walks only
+	 * those */
 	struct ip_cpu_count *fpc;
 	size_t fpc_n, fpc_cap;
 	size_t *foff;
-	int foff_n;
+	int *fline;
+	int foff_n, nr_fline;
 	struct fd_cache fdc;
 	/* Each storage vector's line (vec_line_of()), devices in order, -1
 	 * where none: made for the lines of full cache fc_gen and the devices
@@ -764,6 +767,7 @@ void ip_sampler_free(struct ip_sampler *s)
 	free(s->pcc);
 	free(s->fpc);
 	free(s->foff);
+	free(s->fline);
 	free(s->vec_line);
 	free(s->info_line);
 	ip_counters_free(s->counters);
@@ -1509,13 +1513,12 @@ static int fast_block(struct ip_sampler *s, struct ip_snapshot *snap, size_t iby
 	pc = (struct ip_cpu_count *)(b + ibytes);
 	if (s->fpc_n)
 		memcpy(pc, s->fpc, sizeof(*s->fpc) * s->fpc_n);
-	for (int i = 0; i < snap->nr_irqs; i++) {
+	for (int k = 0; k < s->nr_fline; k++) {
+		int i = s->fline[k];
 		struct ip_irq *q = &snap->irqs[i];
 
-		if (!q->tracked)
-			continue;
 		if (q->nr_percpu)
-			q->percpu = pc + s->foff[i];
+			q->percpu = pc + s->foff[k];
 		if (fc->irqs[i].info) {
 			size_t n = info_bytes(fc->irqs[i].info);
 
@@ -1555,15 +1558,20 @@ static int fast_scratch(struct ip_sampler *s, int nr_cpus)
 	}
 	if (s->foff_n < s->fc.nr) {
 		size_t *v = realloc(s->foff, sizeof(*v) * s->fc.nr);
+		int *l;
 
 		if (!v)
 			return -ENOMEM;
 		s->foff = v;
+		if (!(l = realloc(s->fline, sizeof(*l) * s->fc.nr)))
+			return -ENOMEM;
+		s->fline = l;
 		s->foff_n = s->fc.nr;
 	}
 	if (info_room(s, s->fc.nr) < 0)
 		return -ENOMEM;
 	s->fpc_n = 0;
+	s->nr_fline = 0;
 	s->nr_info = 0;
 	return 0;
 }
@@ -1605,7 +1613,8 @@ static int read_fast(struct ip_sampler *s, struct ip_snapshot *snap)
 		}
 		if (fc->irqs[i].info)
 			ibytes += info_bytes(fc->irqs[i].info);
-		s->foff[i] = s->fpc_n;
+		s->fline[s->nr_fline] = i;
+		s->foff[s->nr_fline++] = s->fpc_n;
 		if (fc->passive[i]) {
 			if (held_counts(s, i, snap, q) < 0)
 				goto fail;
