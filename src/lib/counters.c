@@ -101,6 +101,11 @@ struct ip_counters {
 	char (*cq_devs)[32];
 	int nr_cq_devs;
 	bool sampled;
+	/* Each storage vector's line at the last complete_from_irqs(),
+	 * devices in order (-1: none); the same sample after sample until
+	 * the IRQs change, so it is checked rather than looked up again */
+	int *vline;
+	int nr_vline;
 };
 
 int ip_counters_new(bool live, struct ip_counters **out)
@@ -161,6 +166,7 @@ void ip_counters_free(struct ip_counters *c)
 	free(c->tasks);
 	ip_cq_close(c->cq);
 	free(c->cq_devs);
+	free(c->vline);
 	free(c);
 }
 
@@ -687,11 +693,55 @@ static int tasks_sample(struct ip_counters *c, struct ip_root *r, struct ip_snap
 
 /* ---- completions from interrupts ------------------------------------ */
 
-static int complete_from_irqs(struct ip_snapshot *snap)
+/*
+ * ip_snapshot_irq_next(@snap, @irq, @at), for storage vector @k (devices
+ * in order): the line c->vline has for it when it is still where the
+ * search would land, the first with the number (the lines are sorted by
+ * it), where 132 searches a sample were 7,000 instructions at 2 NVMe
+ * drives.
+ */
+static const struct ip_irq *vector_line(struct ip_counters *c, const struct ip_snapshot *snap, int k,
+					unsigned irq, size_t *at)
 {
-	int nr_cpus = snap->topo.nr_cpus;
+	int l = c->vline[k];
+	const struct ip_irq *q;
 
-	for (int i = 0; i < snap->storage.nr_devs; i++) {
+	if (l >= 0 && l < snap->nr_irqs && snap->irqs[l].irq == irq &&
+	    (l == 0 || snap->irqs[l - 1].irq < irq))
+		return &snap->irqs[l];
+	q = ip_snapshot_irq_next(snap, irq, at);
+	c->vline[k] = q ? (int)(q - snap->irqs) : -1;
+	return q;
+}
+
+/* c->vline sized to @snap's storage vectors; what it held is kept when
+ * their number is the same, as it is between storage scans. */
+static int vline_room(struct ip_counters *c, const struct ip_snapshot *snap)
+{
+	int n = 0;
+	int *v;
+
+	for (int i = 0; i < snap->storage.nr_devs; i++)
+		n += snap->storage.devs[i].nr_vectors;
+	if (n == c->nr_vline && c->vline)
+		return 0;
+	v = realloc(c->vline, sizeof(*v) * (n ? n : 1));
+	if (!v)
+		return -ENOMEM;
+	for (int k = 0; k < n; k++)
+		v[k] = -1;
+	c->vline = v;
+	c->nr_vline = n;
+	return 0;
+}
+
+static int complete_from_irqs(struct ip_counters *c, struct ip_snapshot *snap)
+{
+	int nr_cpus = snap->topo.nr_cpus, base = 0;
+
+	if (vline_room(c, snap) < 0)
+		return -ENOMEM;
+	for (int i = 0; i < snap->storage.nr_devs; base += snap->storage.devs[i++].nr_vectors) {
 		const struct ip_blockdev *b = &snap->storage.devs[i];
 		struct ip_devcount *dc = &snap->dc[i];
 		size_t at = 0;
@@ -702,7 +752,7 @@ static int complete_from_irqs(struct ip_snapshot *snap)
 		if (!dc->complete)
 			return -ENOMEM;
 		for (int v = 0; v < b->nr_vectors; v++) {
-			const struct ip_irq *irq = ip_snapshot_irq_next(snap, b->vectors[v].irq, &at);
+			const struct ip_irq *irq = vector_line(c, snap, base + v, b->vectors[v].irq, &at);
 
 			if (!irq || b->vectors[v].admin)
 				continue;
@@ -1055,7 +1105,7 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 		ret = read_replay(r, snap, "irqpilot/complete", false, d);
 		if (ret < 0 && ret != -ENOENT)
 			return replay_unreadable(c, snap, ret);
-		return complete_from_irqs(snap);
+		return complete_from_irqs(c, snap);
 	}
 	if (ret != -ENOENT)
 		return replay_unreadable(c, snap, ret);
@@ -1083,7 +1133,7 @@ static int sample_base(struct ip_counters *c, struct ip_root *r, struct ip_snaps
 	} else {
 		c->submit_src = IP_SRC_NONE;
 	}
-	return complete_from_irqs(snap);
+	return complete_from_irqs(c, snap);
 }
 
 int ip_counters_sample(struct ip_counters *c, struct ip_root *r, struct ip_snapshot *snap,
