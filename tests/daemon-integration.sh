@@ -174,6 +174,9 @@ if [ -w /dev/full ]; then
 	"$bin" --replay "$tmp/series" --json >/dev/full 2>"$tmp/out"
 	check "irqpilotd --replay's report on a full disk fails (exit 1)" test $? -eq 1
 	check "... saying so" grep -q "irqpilotd: writing the report to standard output: No space" "$tmp/out"
+	"$bin" --check-config "$conf" --verbose >/dev/full 2>"$tmp/out"
+	check "irqpilotd --check-config --verbose on a full disk fails (exit 1)" test $? -eq 1
+	check "... saying so" grep -q "irqpilotd: writing to standard output: No space" "$tmp/out"
 else
 	skip "output on a full disk: no /dev/full"
 fi

@@ -384,6 +384,13 @@ static int check_config(const struct options *o)
 	if (o->verbose)
 		ip_config_dump(&cfg, stdout);
 	ip_config_free(&cfg);
+	/* --verbose > effective.conf on a full disk left a cut-off file that
+	 * loads as a different policy, and status 0 said all was well. */
+	ret = ip_report_flush(stdout);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: writing to standard output: %s\n", strerror(-ret));
+		return IP_EXIT_FAILURE;
+	}
 	return IP_EXIT_OK;
 }
 
