@@ -224,6 +224,24 @@ echo irqbalance >"$tmp/root2/proc/4242/comm"
 check "irqbalance running: refuses to start (exit 3)" test $? -eq 3
 check "... and says how to coexist" grep -q "coexist = yes" "$tmp/out"
 
+# --- a --dry-run daemon made to write, reloaded into dry_run = yes -------------
+# It went on writing: the reload left a --dry-run daemon's state alone.
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$tmp/root-dry"
+mkdir -m 700 "$tmp/rt-dry"
+printf '[daemon]\ninterval = 0.3\n' >"$tmp/dry.conf"
+"$bin" --root "$tmp/root-dry" --runtime-dir "$tmp/rt-dry" --config "$tmp/dry.conf" --foreground --dry-run \
+	>"$tmp/dry.log" 2>&1 &
+dry=$!
+pids="$pids $dry"
+check "a daemon of --dry-run on another tree starts" wait_for "$limit" test -S "$tmp/rt-dry/control"
+check "... irqctl dry-run off makes it write" "$ctl" --socket "$tmp/rt-dry/control" dry-run off
+printf '[daemon]\ninterval = 0.3\ndry_run = yes\n' >"$tmp/dry.conf"
+check "... a reload into dry_run = yes" "$ctl" --socket "$tmp/rt-dry/control" reload
+check "... makes it a dry run again" \
+	sh -c "'$ctl' --socket '$tmp/rt-dry/control' --json status | grep -q '\"dry_run\": true'"
+kill "$dry"
+wait "$dry"
+
 # --- stopping -----------------------------------------------------------------
 check "a move is in place before stopping" affinity_in '[67]'
 # with the vector it is of: its line's chip, hwirq and name
