@@ -242,6 +242,23 @@ check "... makes it a dry run again" \
 kill "$dry"
 wait "$dry"
 
+# --- explain by one action name of a shared line ------------------------------
+# IRQ 10 of the QEMU fixture is "mmc0, sym53c8xx": explain took only the
+# whole string, which no argument can be (it has a blank).
+cp -a "$top_srcdir/tests/fixtures/qemu-intx-shared" "$tmp/root-shared"
+mkdir -m 700 "$tmp/rt-shared"
+"$bin" --root "$tmp/root-shared" --runtime-dir "$tmp/rt-shared" --config "$tmp/dry.conf" --foreground --dry-run \
+	>"$tmp/shared.log" 2>&1 &
+shared=$!
+pids="$pids $shared"
+check "a daemon on the QEMU fixture starts" wait_for "$limit" test -S "$tmp/rt-shared/control"
+for name in mmc0 sym53c8xx; do
+	run "irqctl explain $name (one action of shared IRQ 10)" "$ctl" --socket "$tmp/rt-shared/control" explain "$name"
+	check "... explains IRQ 10" grep -q "^IRQ 10 mmc0, sym53c8xx" "$tmp/out"
+done
+kill "$shared"
+wait "$shared"
+
 # --- stopping -----------------------------------------------------------------
 check "a move is in place before stopping" affinity_in '[67]'
 # with the vector it is of: its line's chip, hwirq and name
