@@ -194,6 +194,8 @@ check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
 "$bin" --check-config "$tmp/bad.conf" >"$tmp/out" 2>&1
 check "--check-config FILE (with a space) checks FILE, not the default" test $? -eq 2
 check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
+"$bin" --check-config "$tmp/bad.conf" --config "$conf" >"$tmp/out" 2>&1
+check "--check-config FILE --config OTHER checks FILE, wherever --config stands" test $? -eq 2
 "$bin" --check-config "$conf" --verbose >"$tmp/out" 2>&1
 check "--check-config FILE --verbose accepts a good file" test $? -eq 0
 # admin_group names a group of the machine the daemon runs on, and a file
