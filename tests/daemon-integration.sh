@@ -174,6 +174,9 @@ if [ -w /dev/full ]; then
 	"$bin" --replay "$tmp/series" --json >/dev/full 2>"$tmp/out"
 	check "irqpilotd --replay's report on a full disk fails (exit 1)" test $? -eq 1
 	check "... saying so" grep -q "irqpilotd: writing the report to standard output: No space" "$tmp/out"
+	"$bin" --check-config "$conf" --verbose >/dev/full 2>"$tmp/out"
+	check "irqpilotd --check-config --verbose on a full disk fails (exit 1)" test $? -eq 1
+	check "... saying so" grep -q "irqpilotd: writing to standard output: No space" "$tmp/out"
 else
 	skip "output on a full disk: no /dev/full"
 fi
@@ -191,6 +194,8 @@ check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
 "$bin" --check-config "$tmp/bad.conf" >"$tmp/out" 2>&1
 check "--check-config FILE (with a space) checks FILE, not the default" test $? -eq 2
 check "... with FILE:LINE" grep -q "bad.conf:2: interval" "$tmp/out"
+"$bin" --check-config "$tmp/bad.conf" --config "$conf" >"$tmp/out" 2>&1
+check "--check-config FILE --config OTHER checks FILE, wherever --config stands" test $? -eq 2
 "$bin" --check-config "$conf" --verbose >"$tmp/out" 2>&1
 check "--check-config FILE --verbose accepts a good file" test $? -eq 0
 # admin_group names a group of the machine the daemon runs on, and a file
@@ -220,6 +225,41 @@ echo irqbalance >"$tmp/root2/proc/4242/comm"
 "$bin" --root "$tmp/root2" --runtime-dir "$tmp/run2" --config "$conf" >"$tmp/out" 2>&1
 check "irqbalance running: refuses to start (exit 3)" test $? -eq 3
 check "... and says how to coexist" grep -q "coexist = yes" "$tmp/out"
+
+# --- a --dry-run daemon made to write, reloaded into dry_run = yes -------------
+# It went on writing: the reload left a --dry-run daemon's state alone.
+cp -a "$top_srcdir/tests/fixtures/phone-arm64" "$tmp/root-dry"
+mkdir -m 700 "$tmp/rt-dry"
+printf '[daemon]\ninterval = 0.3\n' >"$tmp/dry.conf"
+"$bin" --root "$tmp/root-dry" --runtime-dir "$tmp/rt-dry" --config "$tmp/dry.conf" --foreground --dry-run \
+	>"$tmp/dry.log" 2>&1 &
+dry=$!
+pids="$pids $dry"
+check "a daemon of --dry-run on another tree starts" wait_for "$limit" test -S "$tmp/rt-dry/control"
+check "... irqctl dry-run off makes it write" "$ctl" --socket "$tmp/rt-dry/control" dry-run off
+printf '[daemon]\ninterval = 0.3\ndry_run = yes\n' >"$tmp/dry.conf"
+check "... a reload into dry_run = yes" "$ctl" --socket "$tmp/rt-dry/control" reload
+check "... makes it a dry run again" \
+	sh -c "'$ctl' --socket '$tmp/rt-dry/control' --json status | grep -q '\"dry_run\": true'"
+kill "$dry"
+wait "$dry"
+
+# --- explain by one action name of a shared line ------------------------------
+# IRQ 10 of the QEMU fixture is "mmc0, sym53c8xx": explain took only the
+# whole string, which no argument can be (it has a blank).
+cp -a "$top_srcdir/tests/fixtures/qemu-intx-shared" "$tmp/root-shared"
+mkdir -m 700 "$tmp/rt-shared"
+"$bin" --root "$tmp/root-shared" --runtime-dir "$tmp/rt-shared" --config "$tmp/dry.conf" --foreground --dry-run \
+	>"$tmp/shared.log" 2>&1 &
+shared=$!
+pids="$pids $shared"
+check "a daemon on the QEMU fixture starts" wait_for "$limit" test -S "$tmp/rt-shared/control"
+for name in mmc0 sym53c8xx; do
+	run "irqctl explain $name (one action of shared IRQ 10)" "$ctl" --socket "$tmp/rt-shared/control" explain "$name"
+	check "... explains IRQ 10" grep -q "^IRQ 10 mmc0, sym53c8xx" "$tmp/out"
+done
+kill "$shared"
+wait "$shared"
 
 # --- stopping -----------------------------------------------------------------
 check "a move is in place before stopping" affinity_in '[67]'

@@ -71,6 +71,20 @@ expect "abbreviations reach the socket" 3 "not running" sh ir
 : >"$tmp/plain"
 expect "not a socket" 3 "irqpilotd is not running (nothing listening on $tmp/plain)" \
 	--socket "$tmp/plain" top --once
+# help is output as a reply is: a full disk fails it (exit 1), not exit 0
+if [ -w /dev/full ]; then
+	for args in help --help --version; do
+		"$bin" $args >/dev/full 2>"$tmp/out"
+		got=$?
+		if [ "$got" = 1 ] && grep -q "writing to standard output" "$tmp/out"; then
+			echo "ok - $args on a full disk fails"
+		else
+			echo "not ok - $args on a full disk: exit $got, want 1"
+			sed 's/^/# /' "$tmp/out"
+			fail=1
+		fi
+	done
+fi
 if [ "$(id -u)" != 0 ]; then
 	mkdir "$tmp/locked"
 	: >"$tmp/locked/control"

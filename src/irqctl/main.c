@@ -350,14 +350,15 @@ int main(int argc, char **argv)
 	if (!c.socket || !*c.socket)
 		c.socket = IP_PROTO_SOCKET_DEFAULT;
 	code = parse_options(argc, argv, &c);
+	/* help and version are output too: a full disk fails them as any */
 	if (code < 0)
-		return EXIT_OK;
+		return flush_output();
 	if (code)
 		return code;
 	code = ctl_build_request(&c, argc - optind, argv + optind, &r);
 	if (code < 0) {
 		ctl_help(stdout);
-		return EXIT_OK;
+		return flush_output();
 	}
 	if (code)
 		return code;

@@ -322,6 +322,26 @@ static void explain_irq(struct ip_daemon *d, const struct ip_step *st, const str
 	ip_json_object_end(j);
 }
 
+/* Whether @name is one of the line's action names ("mmc0, sym53c8xx" has two). */
+static bool has_action(const char *actions, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = actions; p && *p;) {
+		size_t n = strcspn(p, ",");
+		size_t m = n;
+
+		while (m && p[m - 1] == ' ')
+			m--;
+		if (m == len && strncmp(p, name, len) == 0)
+			return true;
+		p += n;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return false;
+}
+
 static void do_explain(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 {
 	const struct ip_step *st = last_step(d, out);
@@ -343,9 +363,10 @@ static void do_explain(struct ip_daemon *d, const struct ip_request *req, FILE *
 		for (int i = 0; dev < 0 && i < s->storage.nr_devs; i++)
 			if (strcmp(s->storage.devs[i].name, req->target.name) == 0)
 				dev = i;
-		/* not a device: an IRQ action name */
+		/* not a device: one of an IRQ's action names, as for pin (a
+		 * shared line's "mmc0, sym53c8xx" could not be named whole) */
 		for (int i = 0; dev < 0 && !q && i < s->nr_irqs; i++)
-			if (strcmp(s->irqs[i].actions, req->target.name) == 0)
+			if (has_action(s->irqs[i].actions, req->target.name))
 				q = &s->irqs[i];
 		if (dev < 0 && !q) {
 			ip_proto_reply_error(out, ENOENT, "no storage device or IRQ named '%s'", req->target.name);
@@ -614,26 +635,6 @@ static void changed(FILE *out, const char *nkey, unsigned n, const char *skey, c
 	if (skey)
 		ip_json_string(&j, skey, sval);
 	ip_proto_reply_end(&j);
-}
-
-/* Whether @name is one of the line's action names ("mmc0, sym53c8xx" has two). */
-static bool has_action(const char *actions, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = actions; p && *p;) {
-		size_t n = strcspn(p, ",");
-		size_t m = n;
-
-		while (m && p[m - 1] == ' ')
-			m--;
-		if (m == len && strncmp(p, name, len) == 0)
-			return true;
-		p += n;
-		while (*p == ',' || *p == ' ')
-			p++;
-	}
-	return false;
 }
 
 /*

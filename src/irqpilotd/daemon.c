@@ -1273,7 +1273,10 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ip_daemon_apply_bans(d);
 	ip_engine_set_config(d->engine, &d->cfg.policy);
 	release_unclaimed(d);
-	if (!d->o.dry_run)
+	/* dry_run = yes is obeyed whatever the command line: once irqctl
+	 * dry-run off had made a --dry-run daemon write, a reload into it left
+	 * the daemon writing. A --dry-run daemon otherwise keeps its state. */
+	if (!d->o.dry_run || d->cfg.daemon.dry_run)
 		ip_engine_set_dry_run(d->engine, d->cfg.daemon.dry_run);
 	d->log.level = d->cfg.daemon.log_level;
 	/* a new metrics_textfile's first failure is news */

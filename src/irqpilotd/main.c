@@ -29,6 +29,7 @@ struct options {
 	const char *root;
 	const char *dir; /* replay or capture */
 	const char *config;
+	const char *check_file; /* --check-config's FILE */
 	bool config_explicit;
 	const char *runtime_dir;
 	bool runtime_explicit;
@@ -114,10 +115,8 @@ static void take_check_config(int argc, char **argv, struct options *o)
 	o->mode = MODE_CHECK_CONFIG;
 	if (!file && optind < argc && argv[optind][0] != '-')
 		file = argv[optind++];
-	if (file) {
-		o->config = file;
-		o->config_explicit = true;
-	}
+	if (file)
+		o->check_file = file;
 }
 
 /* The options that choose what irqpilotd does; they exclude each other,
@@ -228,6 +227,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "irqpilotd: --oneshot, --replay, --capture, --check-config and --restore "
 				"exclude each other\n");
 		return -EINVAL;
+	}
+	/* FILE beats --config wherever it stands: a --config after it was
+	 * checked instead, and the file meant reported valid unread. */
+	if (o->check_file) {
+		o->config = o->check_file;
+		o->config_explicit = true;
 	}
 	return 0;
 }
@@ -384,6 +389,13 @@ static int check_config(const struct options *o)
 	if (o->verbose)
 		ip_config_dump(&cfg, stdout);
 	ip_config_free(&cfg);
+	/* --verbose > effective.conf on a full disk left a cut-off file that
+	 * loads as a different policy, and status 0 said all was well. */
+	ret = ip_report_flush(stdout);
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: writing to standard output: %s\n", strerror(-ret));
+		return IP_EXIT_FAILURE;
+	}
 	return IP_EXIT_OK;
 }
 
