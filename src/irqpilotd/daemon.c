@@ -1836,8 +1836,6 @@ static void daemon_free(struct ip_daemon *d)
 	ip_state_close(d->state);
 }
 
-/* Whatever was changed is put back, whatever the dry-run setting is now;
- * what could not be restored stays in the state file for --restore. */
 /*
  * A --dry-run daemon holds no lock on the IRQs, yet restores at stop the
  * originals it found in the state file: beside a daemon of another
@@ -1857,6 +1855,8 @@ static bool restore_may_write(struct ip_daemon *d)
 	return false;
 }
 
+/* Whatever was changed is put back, whatever the dry-run setting is now;
+ * what could not be restored stays in the state file for --restore. */
 static void restore_on_exit(struct ip_daemon *d)
 {
 	struct ip_apply_results res;

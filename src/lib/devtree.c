@@ -235,6 +235,10 @@ static int bcm2835_translate(const char *compat, size_t clen, unsigned ncells, c
 int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint32_t *spec,
 		    struct ip_dt_irq *out, struct ip_diag *d)
 {
+	/* each says 1 when @compat is its controller's, 0 when not, or why not */
+	static int (*const by_compat[])(const char *, size_t, unsigned, const uint32_t *, struct ip_dt_irq *,
+					struct ip_diag *) = { spi_forwarder_translate, riscv_translate,
+							      apple_aic_translate, bcm2835_translate };
 	static const char *const gicv2[] = { "arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic",
 					     "arm,cortex-a7-gic", "arm,arm11mp-gic", "qcom,msm-qgic2" };
 	char first[64];
@@ -255,16 +259,11 @@ int ip_dt_translate(const char *compat, size_t clen, unsigned ncells, const uint
 		set_chip(out, "PDC", 0);
 		return 0;
 	}
-	ret = spi_forwarder_translate(compat, clen, ncells, spec, out, d);
-	if (ret != 0)
-		return ret < 0 ? ret : 0;
-	ret = riscv_translate(compat, clen, ncells, spec, out, d);
-	if (ret == 0)
-		ret = apple_aic_translate(compat, clen, ncells, spec, out, d);
-	if (ret == 0)
-		ret = bcm2835_translate(compat, clen, ncells, spec, out, d);
-	if (ret != 0)
-		return ret < 0 ? ret : 0;
+	for (size_t i = 0; i < ARRAY_SIZE(by_compat); i++) {
+		ret = by_compat[i](compat, clen, ncells, spec, out, d);
+		if (ret != 0)
+			return ret < 0 ? ret : 0;
+	}
 	snprintf(first, sizeof(first), "%.*s", (int)strnlen(compat, MIN(clen, sizeof(first) - 1)),
 		 compat);
 	for (char *p = first; *p; p++)
