@@ -1378,6 +1378,43 @@ static void test_restore_refuses_reused_vector(void **state)
 	assert_true(ip_originals_empty(&e->o));
 }
 
+/*
+ * IRQ 45's number is on two lines: the kernel's (its vector still) and
+ * one made up inside a GPIO consumer label ("\n45: 9 9 GICv3 400 mydev"),
+ * after it or before it. Which is the kernel's cannot be told; taking
+ * the made-up one dropped the original as a freed vector's. It is
+ * restored, as a record without an identity is.
+ */
+static void test_restore_line_listed_twice(void **state)
+{
+	static const char *const files[] = {
+		"           CPU0       CPU1\n"
+		" 45:          5          0     GICv3 297 Level     ufshcd\n"
+		"200:          0          0  pinctrl  12 Edge      cd\n"
+		"45: 9 9 GICv3 400 mydev\n",
+		"           CPU0       CPU1\n"
+		" 20:          0          0  pinctrl  12 Edge      cd\n"
+		"45: 9 9 GICv3 400 mydev\n"
+		" 45:          5          0     GICv3 297 Level     ufshcd\n",
+	};
+	struct env *e = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct ip_irq_ident was = ufs45();
+
+		write_file(e->dir, "proc/interrupts", files[i], 0444);
+		assert_int_equal(ip_originals_add_irq_id(&e->o, 45, "0-7", &was), 0);
+		e->fake.nr_calls = 0;
+		ip_apply_results_free(&e->res);
+		assert_int_equal(ip_apply_restore(e->r, &e->o, &e->ops, &e->res), 0);
+		assert_int_equal(e->fake.nr_calls, 1);
+		assert_string_equal(e->fake.calls[0].path, "proc/irq/45/smp_affinity_list");
+		assert_int_equal(e->res.n, 1);
+		assert_int_equal(e->res.r[0].outcome, IP_APPLY_OK);
+		assert_true(ip_originals_empty(&e->o));
+	}
+}
+
 static void test_every_result_has_words(void **state)
 {
 	(void)state;
@@ -1466,6 +1503,7 @@ int main(void)
 		cmocka_unit_test(test_ident_reused),
 		cmocka_unit_test_setup_teardown(test_original_keeps_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reused_number_dropped_at_sample, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_line_listed_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore_refuses_reused_vector, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vanished_irq_keeps_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_on_write, setup, teardown),

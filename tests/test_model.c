@@ -1534,6 +1534,60 @@ static void test_newline_in_irq_name(void **state)
 	assert_int_equal(rm_rf(tmp), 0);
 }
 
+/*
+ * A consumer label that makes up a whole line: 31 bytes (gpiolib-cdev's
+ * GPIO_MAX_NAME_SIZE less its NUL) are enough for "\n37:", eight counts and
+ * a chip, hwirq and name. Believing that copy of the UFS host's line read
+ * made-up counts and another vector (its original dropped as freed);
+ * neither copy is believed now, and it is said. The IRQ comes back when
+ * the label goes.
+ */
+static void test_irq_listed_twice(void **state)
+{
+	char tmp[] = "/tmp/irqpilot-twice-XXXXXX", root[64], *text = NULL, *edited = NULL, *at;
+	struct ip_sampler_opts o = { .live_counters = false };
+	struct ip_snapshot snap = { 0 };
+	const char *label = "\n37: 9 9 9 9 9 9 9 9 G 1 ufshcd", *note;
+	struct ip_sampler *s;
+	struct ip_root *r;
+	struct ip_diag d = { "" };
+	size_t len;
+
+	(void)state;
+	assert_int_equal(strlen(label), 31);
+	copy_fixture("phone-arm64", tmp, root, sizeof(root));
+	assert_int_equal(ip_root_open(root, &r), 0);
+	assert_int_equal(ip_root_read(r, "proc/interrupts", &text, &len), 0);
+	at = strstr(text, "apps_rsc\n");
+	assert_non_null(at);
+	assert_true(asprintf(&edited, "%.*sapps%s%s", (int)(at - text), text, label, at + strlen("apps_rsc")) > 0);
+	put(root, "proc/interrupts", edited);
+	assert_int_equal(ip_sampler_new(r, &o, &s), 0);
+
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_null(ip_snapshot_irq(&snap, 37));
+	assert_string_equal(ip_snapshot_irq(&snap, 20)->actions, "apps");
+	assert_non_null(ip_snapshot_irq(&snap, 45));
+	note = ip_sampler_take_note(s);
+	assert_non_null(note);
+	assert_non_null(strstr(note, "IRQ 37 is listed more than once"));
+	ip_snapshot_free(&snap);
+
+	/* the label released: the host's line is believed again */
+	put(root, "proc/interrupts", text);
+	assert_int_equal(ip_sampler_sample(s, &snap, &d), 0);
+	assert_non_null(ip_snapshot_irq(&snap, 37));
+	assert_true(ip_snapshot_irq(&snap, 37)->tracked);
+	assert_int_equal(ip_irq_info(ip_snapshot_irq(&snap, 37))->nr_devs, 2);
+	ip_snapshot_free(&snap);
+
+	free(edited);
+	free(text);
+	ip_sampler_free(s);
+	ip_root_free(r);
+	assert_int_equal(rm_rf(tmp), 0);
+}
+
 /* ---- kept fds of the tracked vectors' files ------------------------- */
 
 static int count_fds(void)
@@ -2246,6 +2300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_phone),
 		cmocka_unit_test(test_newline_in_irq_name),
+		cmocka_unit_test(test_irq_listed_twice),
 		cmocka_unit_test(test_laptop_managed_nvme),
 		cmocka_unit_test(test_nvme_mpath_head_ios),
 		cmocka_unit_test(test_server_threads_and_isolation),

@@ -1235,6 +1235,50 @@ static void test_mt8195_unnamed_irq(void **state)
 }
 
 /*
+ * A line made up inside an IRQ name (a GPIO consumer label of 31 bytes at most,
+ * drivers/gpio/gpiolib-cdev.c, holding "\n44:", eight counts and
+ * "GICv3 163") showing the eMMC host's hwirq. Taking the first line that
+ * showed it gave the host a vector of the label's choosing; now no line
+ * is taken and the route says why, whichever number the label picks.
+ */
+static void dt_made_up(const char *label, const char *why)
+{
+	static const char head[] =
+		"           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+		"129:     120311          0          0          0          0          0          0          0     GICv3 163 Level     \n"
+		"130:         31          0          0          0          0          0          0          0     GICv3 167 Level     \n"
+		"200:          0          0          0          0          0          0          0          0  mt8195-pinctrl  12 Edge      sd-cd";
+	char *t = mktree(), *text = NULL;
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	assert_true(strlen(label) <= 31);
+	copy_tree(FIXTURES "mt8195-emmc", t);
+	assert_true(asprintf(&text, "%s%s\n", head, label) > 0);
+	put(t, "proc/interrupts", text);
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->nr_vectors, 0);
+	assert_true(ip_blockdev_unsteerable(b));
+	if (!strstr(b->route_note, why))
+		fail_msg("route_note \"%s\" does not say \"%s\"", b->route_note, why);
+	scan_free(&sc);
+	free(text);
+	rmtree(t);
+}
+
+static void test_dt_line_made_up(void **state)
+{
+	(void)state;
+	/* a number no line has */
+	dt_made_up("\n44: 9 9 9 9 9 9 9 9 GICv3 163", "IRQs 44 and 129 both show GICv3 163");
+	/* another IRQ's number */
+	dt_made_up("\n130: 9 9 9 9 9 9 9 9 GICv3 163", "IRQs 129 and 130 both show GICv3 163");
+	/* the host's own number, another hwirq */
+	dt_made_up("\n129: 9 9 9 9 9 9 9 9 GICv3 99", "IRQ 129, which shows GICv3 163, is on two lines");
+}
+
+/*
  * A UAS disk on a PCI xHCI with 5 MSI-X vectors, all "xhci_hcd": only
  * interrupter 0 (the first vector) carries its completions. Before, all
  * five were its I/O vectors and its one queue was tied to none.
@@ -1772,6 +1816,7 @@ int main(void)
 		cmocka_unit_test(test_sc7180_sdhci_msm),
 		cmocka_unit_test(test_a64_sunxi_mmc),
 		cmocka_unit_test(test_mt8195_unnamed_irq),
+		cmocka_unit_test(test_dt_line_made_up),
 		cmocka_unit_test(test_usb_xhci_primary_interrupter),
 		cmocka_unit_test(test_usb_platform_xhci),
 		cmocka_unit_test(test_two_ufs_hosts_by_name),

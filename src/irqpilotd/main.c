@@ -286,7 +286,11 @@ static int step(const struct options *o, struct ip_engine *e, bool report)
 	struct ip_step *st;
 	struct ip_diag d = { "" };
 	int ret = ip_engine_step(e, &st, &d);
+	const char *note = ip_sampler_take_note(ip_engine_sampler(e));
 
+	/* what the sample could not read as the kernel writes it, as the daemon logs it */
+	if (note)
+		fprintf(stderr, "irqpilotd: sampler: %s\n", note);
 	if (ret < 0) {
 		fprintf(stderr, "irqpilotd: %s\n", d.msg[0] ? d.msg : strerror(-ret));
 		return ret;

@@ -1121,16 +1121,26 @@ int ip_apply_drop_freed(struct ip_root *r, const struct ip_snapshot *s, struct i
 struct now_ctx {
 	const struct ip_originals *o;
 	struct ip_irq_ident *now; /* by index into o->irqs */
+	bool *seen;		  /* by index: a line showed it already */
 };
 
+/* An IRQ shown on two lines, as no kernel shows one, had one made up
+ * inside another's name (a GPIO consumer label can hold "\n 37: ..."; see
+ * sample.c drop_listed_twice()): which is the kernel's is not known, and
+ * a made-up name would have dropped the original as freed. */
 static int now_line(void *ctx, const struct ip_irq_line *l)
 {
 	struct now_ctx *c = ctx;
 	bool found;
 	size_t i = orig_irq_pos(c->o, l->irq, &found);
 
-	if (found)
+	if (!found)
+		return 0;
+	if (!c->seen[i])
 		ip_irq_ident_set(&c->now[i], l->chip, l->hwirq, l->actions);
+	else
+		memset(&c->now[i], 0, sizeof(c->now[i]));
+	c->seen[i] = true;
 	return 0;
 }
 
@@ -1147,7 +1157,8 @@ static struct ip_irq_ident *lines_now(struct actx *a)
 {
 	_cleanup_free_ struct ip_irq_header *hdr = NULL;
 	_cleanup_free_ char *text = NULL;
-	struct now_ctx c = { a->o, NULL };
+	_cleanup_free_ bool *seen = NULL;
+	struct now_ctx c = { a->o, NULL, NULL };
 	struct ip_diag d = { "" };
 	bool any = false;
 	size_t len;
@@ -1157,8 +1168,9 @@ static struct ip_irq_ident *lines_now(struct actx *a)
 	if (!any)
 		return NULL;
 	c.now = calloc(a->o->nr_irqs, sizeof(*c.now));
+	c.seen = seen = calloc(a->o->nr_irqs, sizeof(*seen));
 	hdr = malloc(sizeof(*hdr));
-	if (!c.now || !hdr) {
+	if (!c.now || !seen || !hdr) {
 		free(c.now);
 		a->err = -ENOMEM;
 		return NULL;

@@ -352,6 +352,7 @@ struct ip_sampler {
 	bool scanned_now;      /* this sample ran the storage scan */
 	bool noted_cut;        /* a truncated per_cpu_count was told once */
 	bool noted_tails;      /* IRQ names holding a newline were told once */
+	bool noted_twice;      /* an IRQ listed twice was told once */
 	char noted_counts[512]; /* what was said of recorded counts not understood */
 	unsigned long nr_empty_reads; /* kept files read empty twice (fixtures only) */
 	bool note_pending;
@@ -1027,6 +1028,49 @@ struct lines_ctx {
 
 static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * An IRQ listed more than once, which no kernel does: show_interrupts()
+ * (kernel/irq/proc.c) prints one line per descriptor. The copy was made
+ * up inside an action's name: gpiolib-cdev requests a line's interrupt
+ * under the consumer label user space chose (drivers/gpio/gpiolib-cdev.c,
+ * up to 31 bytes, a newline allowed), so whoever may open a gpiochip can
+ * print "\n 37: ..." there. Which copy is the kernel's cannot be told, and
+ * believing the wrong one moved the vector by made-up counts or took it
+ * for another device's, its original dropped. None is kept: the IRQ is
+ * out of the sample, as if not shown (its original stays while
+ * proc/irq/N does), and said. The per-CPU totals keep the made-up counts:
+ * they never change, so they add nothing to a rate. Sorted @snap.
+ */
+static void drop_listed_twice(struct ip_sampler *s, struct ip_snapshot *snap)
+{
+	int k = 0, dropped = 0;
+	unsigned first = 0;
+
+	for (int i = 0; i < snap->nr_irqs;) {
+		int j = i + 1;
+
+		while (j < snap->nr_irqs && snap->irqs[j].irq == snap->irqs[i].irq)
+			j++;
+		if (j - i == 1) {
+			snap->irqs[k++] = snap->irqs[i++];
+			continue;
+		}
+		if (!dropped++)
+			first = snap->irqs[i].irq;
+		for (; i < j; i++) {
+			free(snap->irqs[i].info);
+			free(snap->irqs[i].percpu);
+		}
+	}
+	snap->nr_irqs = k;
+	if (dropped)
+		note_once(s, &s->noted_twice,
+			  "proc/interrupts: IRQ %u%s listed more than once, as no kernel lists one: an IRQ "
+			  "name holding a newline made up a line (a GPIO consumer label can), and which is "
+			  "the kernel's cannot be told; left out of the samples while it is (said once)",
+			  first, dropped > 1 ? " and others are" : " is");
+}
+
 static int interrupts_lines(void *ctx, const char *text, size_t len, int first_lineno)
 {
 	struct lines_ctx *lc = ctx;
@@ -1095,6 +1139,7 @@ static int read_interrupts(struct ip_sampler *s, struct ip_snapshot *snap, uint6
 	 * and lookups are binary searches. */
 	if (snap->nr_irqs)
 		ip_sort(snap->irqs, snap->nr_irqs, sizeof(*snap->irqs), cmp_irq);
+	drop_listed_twice(s, snap);
 	*sig = c.sig;
 	return 0;
 }
@@ -1392,11 +1437,18 @@ static void note_once(struct ip_sampler *s, bool *told, const char *fmt, ...)
 {
 	va_list ap;
 
+	size_t used = s->note_pending ? strlen(s->note) : 0;
+
 	if (*told)
 		return;
 	*told = true;
+	/* two of them in one sample: both said */
+	if (used && used + 2 < sizeof(s->note))
+		used += (size_t)snprintf(s->note + used, sizeof(s->note) - used, "; ");
+	else
+		used = 0;
 	va_start(ap, fmt);
-	vsnprintf(s->note, sizeof(s->note), fmt, ap);
+	vsnprintf(s->note + used, sizeof(s->note) - used, fmt, ap);
 	va_end(ap);
 	s->note_pending = true;
 }

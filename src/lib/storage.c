@@ -20,6 +20,7 @@
  */
 struct hwline {
 	unsigned irq;
+	bool twice; /* its number on another line too: see load_hw() */
 	char chip[32];
 	char hwirq[24];
 };
@@ -977,10 +978,18 @@ static int hw_line(void *ctx, const struct ip_irq_line *l)
 		sc->cap_hw = ncap;
 	}
 	sc->hw[sc->nr_hw].irq = l->irq;
+	sc->hw[sc->nr_hw].twice = false;
 	copy_str(sc->hw[sc->nr_hw].chip, sizeof(sc->hw[0].chip), l->chip);
 	copy_str(sc->hw[sc->nr_hw].hwirq, sizeof(sc->hw[0].hwirq), l->hwirq);
 	sc->nr_hw++;
 	return 0;
+}
+
+static int cmp_hwline(const void *a, const void *b)
+{
+	unsigned x = ((const struct hwline *)a)->irq, y = ((const struct hwline *)b)->irq;
+
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -988,7 +997,10 @@ static int hw_line(void *ctx, const struct ip_irq_line *l)
  * (kernel/irq/proc.c show_interrupts: the chip's name or irq_print_chip,
  * then " %*lu" irq_data.hwirq when the IRQ has a domain). Where the
  * column is empty, /sys/kernel/irq/N/{chip_name,hwirq} (kernel/irq/irqdesc.c,
- * CONFIG_SPARSE_IRQ) says the same.
+ * CONFIG_SPARSE_IRQ) says the same. A number on two lines, which no kernel
+ * prints, had one made up inside an IRQ name (a GPIO consumer label can
+ * hold "\n 37: ... GICv3 163 Level"; sample.c drop_listed_twice()): both
+ * are marked, and a specifier they match is not taken from either.
  */
 static int load_hw(struct scan *sc, struct ip_diag *d)
 {
@@ -1009,6 +1021,11 @@ static int load_hw(struct scan *sc, struct ip_diag *d)
 	ret = ip_parse_interrupts(text, len, hdr, hw_line, sc, d);
 	if (ret < 0)
 		return ret;
+	if (sc->nr_hw)
+		ip_sort(sc->hw, sc->nr_hw, sizeof(*sc->hw), cmp_hwline);
+	for (int i = 1; i < sc->nr_hw; i++)
+		if (sc->hw[i].irq == sc->hw[i - 1].irq)
+			sc->hw[i].twice = sc->hw[i - 1].twice = true;
 	for (int i = 0; i < sc->nr_hw; i++) {
 		struct hwline *h = &sc->hw[i];
 		_cleanup_free_ char *pc = NULL, *ph = NULL, *vc = NULL, *vh = NULL;
@@ -1056,12 +1073,52 @@ static int dt_parent(struct scan *sc, const char *node, const char **ctrl, struc
 	return ip_diag_set(d, -ENOENT, "%s: no interrupt-parent up to the root", node);
 }
 
+/*
+ * The one line that shows @want, in *@line (NULL: none does). The kernel
+ * maps a hwirq of a domain to one IRQ, so two lines showing it, or a line
+ * whose number is shown twice, mean a line was made up (see load_hw()):
+ * then which IRQ the specifier is cannot be told, and the route says so.
+ */
+static int dt_unique_line(const struct scan *sc, const struct ip_dt_irq *want, const struct hwline **line,
+			  struct ip_diag *d)
+{
+	const struct hwline *first = NULL, *second = NULL;
+
+	*line = NULL;
+	for (int i = 0; i < sc->nr_hw && !second; i++) {
+		if (!ip_dt_irq_matches(want, sc->hw[i].chip, sc->hw[i].hwirq))
+			continue;
+		if (!first)
+			first = &sc->hw[i];
+		else
+			second = &sc->hw[i];
+	}
+	if (first && !second && !first->twice) {
+		*line = first;
+		return 0;
+	}
+	if (!first)
+		return 0;
+	if (second && second->irq != first->irq)
+		return ip_diag_set(d, -EEXIST,
+				   "IRQs %u and %u both show %s %s, as no kernel does (one IRQ a hwirq): a line "
+				   "was made up inside an IRQ name (a GPIO consumer label can hold a newline), "
+				   "and which is the kernel's cannot be told",
+				   first->irq, second->irq, first->chip, first->hwirq);
+	return ip_diag_set(d, -EEXIST,
+			   "IRQ %u, which shows %s %s, is on two lines, as no kernel prints: a line was "
+			   "made up inside an IRQ name (a GPIO consumer label can hold a newline), and "
+			   "which is the kernel's cannot be told",
+			   first->irq, first->chip, first->hwirq);
+}
+
 /* One specifier of @ncells at @spec, for controller @ctrl: the IRQ it is. */
 static int dt_match_one(struct scan *sc, struct ip_blockdev *bd, const char *ctrl, const uint32_t *spec,
 			uint32_t ncells, int index, bool admin, struct ip_diag *d)
 {
 	_cleanup_free_ char *cpath = ip_asprintf("%s/compatible", ctrl);
 	_cleanup_free_ char *compat = NULL;
+	const struct hwline *line;
 	struct ip_dt_irq want;
 	size_t clen = 0;
 	int ret;
@@ -1076,17 +1133,14 @@ static int dt_match_one(struct scan *sc, struct ip_blockdev *bd, const char *ctr
 	ret = load_hw(sc, d);
 	if (ret < 0)
 		return ret;
-	for (int i = 0; i < sc->nr_hw; i++) {
-		if (!ip_dt_irq_matches(&want, sc->hw[i].chip, sc->hw[i].hwirq))
-			continue;
-		ret = add_vector_from(bd, sc->hw[i].irq, IP_ROUTE_DT, index);
-		if (ret < 0)
-			return ret;
-		if (admin)
-			bd->vectors[bd->nr_vectors - 1].admin = true;
-		return 0;
-	}
-	/* declared but not requested (yet): not a vector to steer */
+	ret = dt_unique_line(sc, &want, &line, d);
+	if (ret < 0 || !line)
+		return ret; /* none: declared but not requested (yet), not a vector to steer */
+	ret = add_vector_from(bd, line->irq, IP_ROUTE_DT, index);
+	if (ret < 0)
+		return ret;
+	if (admin)
+		bd->vectors[bd->nr_vectors - 1].admin = true;
 	return 0;
 }
 
