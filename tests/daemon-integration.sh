@@ -177,6 +177,11 @@ if [ -w /dev/full ]; then
 	"$bin" --check-config "$conf" --verbose >/dev/full 2>"$tmp/out"
 	check "irqpilotd --check-config --verbose on a full disk fails (exit 1)" test $? -eq 1
 	check "... saying so" grep -q "irqpilotd: writing to standard output: No space" "$tmp/out"
+	for opt in --help --version; do
+		"$bin" $opt >/dev/full 2>"$tmp/out"
+		check "irqpilotd $opt on a full disk fails (exit 1)" test $? -eq 1
+		check "... saying so" grep -q "irqpilotd: writing to standard output: No space" "$tmp/out"
+	done
 else
 	skip "output on a full disk: no /dev/full"
 fi

@@ -38,6 +38,19 @@ struct options {
 	int samples;
 };
 
+/* The exit status of a run whose output is all on stdout: help and
+ * version cut off by a full disk are a failure like any report. */
+static int flushed_stdout(void)
+{
+	int ret = ip_report_flush(stdout);
+
+	if (ret < 0) {
+		fprintf(stderr, "irqpilotd: writing to standard output: %s\n", strerror(-ret));
+		return IP_EXIT_FAILURE;
+	}
+	return IP_EXIT_OK;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -178,10 +191,10 @@ static int take_setting(int c, struct options *o)
 		return parse_interval(optarg, o);
 	case OPT_VERSION:
 		printf("irqpilotd %s\n", PACKAGE_VERSION);
-		exit(EXIT_SUCCESS);
+		exit(flushed_stdout());
 	case OPT_HELP:
 		usage(stdout);
-		exit(EXIT_SUCCESS);
+		exit(flushed_stdout());
 	default:
 		usage(stderr);
 		return -EINVAL;
@@ -395,12 +408,7 @@ static int check_config(const struct options *o)
 	ip_config_free(&cfg);
 	/* --verbose > effective.conf on a full disk left a cut-off file that
 	 * loads as a different policy, and status 0 said all was well. */
-	ret = ip_report_flush(stdout);
-	if (ret < 0) {
-		fprintf(stderr, "irqpilotd: writing to standard output: %s\n", strerror(-ret));
-		return IP_EXIT_FAILURE;
-	}
-	return IP_EXIT_OK;
+	return flushed_stdout();
 }
 
 /* systemd passes StateDirectory= as $STATE_DIRECTORY, a colon-separated
