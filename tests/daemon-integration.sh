@@ -111,6 +111,8 @@ echo >"$root/sys/fs/cgroup/cpuset.cpus.isolated"
 run "irqctl ban $other" "$ctl" ban "$other"
 check "... says the set and that a reload keeps it" grep -q "CPUs $other banned; banned now: $other (kept across reload" "$tmp/out"
 check "the banned CPU is left" wait_for "$limit" affinity_is "$on"
+run "irqctl ban $other again" "$ctl" ban "$other"
+check "... succeeds and says it already was" grep -q "CPUs $other banned ($other already were); banned now: $other" "$tmp/out"
 if wait_for "$limit" grep -Eq "moved 37 ufshcd [0-9,-]+ → $on: on banned CPU $other, moved off at once" "$log"; then
 	ok "... logged with its reason"
 else

@@ -543,11 +543,11 @@ static void render_change(FILE *f, enum ip_verb verb, json_object *d)
 		break;
 	case IP_VERB_BAN:
 	case IP_VERB_UNBAN: {
-		const char *b = str(d, "banned", "");
+		const char *b = str(d, "banned", ""), *already = str(d, "already_banned", "");
 
-		fprintf(f, "CPUs %s %s; banned now: %s (kept across reload, until unbanned or restart)\n",
+		fprintf(f, "CPUs %s %s%s%s%s; banned now: %s (kept across reload, until unbanned or restart)\n",
 			str(d, "cpus", "?"), verb == IP_VERB_BAN ? "banned" : "unbanned",
-			*b ? b : "none");
+			*already ? " (" : "", already, *already ? " already were)" : "", *b ? b : "none");
 		break;
 	}
 	default:

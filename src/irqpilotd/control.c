@@ -811,7 +811,7 @@ static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 	const struct ip_topology *t = st && st->model.cur ? &st->model.cur->topo : NULL;
 	const ip_cpuset *banned = &d->cfg.policy.banned;
 	char list[IP_CPULIST_MAX];
-	ip_cpuset x, left;
+	ip_cpuset x, left, already;
 	struct ip_json j;
 	bool ban = req->verb == IP_VERB_BAN;
 
@@ -831,6 +831,9 @@ static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 					     list, cpuset_str(&t->online), cpuset_empty(banned) ? "none" : cpuset_str(banned));
 			return;
 		}
+		/* a script banning twice is not refused, as unban's "not banned"
+		 * is, but told: the first may have been someone else's */
+		cpuset_and(&already, banned, &req->cpus);
 		cpuset_or(&d->ban_add, &d->ban_add, &req->cpus);
 		cpuset_andnot(&d->ban_del, &d->ban_del, &req->cpus);
 	} else {
@@ -852,6 +855,8 @@ static void do_ban(struct ip_daemon *d, const struct ip_request *req, FILE *out)
 	ip_proto_reply_begin(&j, out);
 	ip_json_string(&j, "cpus", list);
 	ip_json_cpuset(&j, "banned", banned);
+	if (ban)
+		ip_json_cpuset(&j, "already_banned", &already);
 	/* said in the reply, so that a script need not guess */
 	ip_json_bool(&j, "kept_on_reload", true);
 	ip_proto_reply_end(&j);
