@@ -397,6 +397,12 @@ if command -v setpriv >/dev/null && command -v flock >/dev/null; then
 	check "... said as another user's" grep -qF "proc/irq is locked by another user's process" "$tmp/out"
 	"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
 	check "... nor --restore, which puts back 0-7" sh -c '[ $1 -eq 0 ] && [ "$(cat "$2")" = 0-7 ]' sh $? "$aff"
+	# the daemon's warning goes to its log (the journal, with a priority)
+	start
+	check "... nor the daemon, which warns in its log" \
+		wait_for "$limit" grep -qF "irqpilotd: warning: $root/proc/irq is locked by another user's process" "$log"
+	check "... and moves IRQ 37" wait_for "$limit" moved
+	stop 0
 	kill "$(cat "$tmp/squat/pid")"
 	chmod o-x "$tmp"
 else

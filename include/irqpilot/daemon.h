@@ -162,8 +162,11 @@ int ip_daemon_run(const struct ip_daemon_opts *o);
 /* ip_root_lock_irqs() of @r into *@fd, refused (-EBUSY, said in @diag)
  * while another irqpilotd changes @r's IRQs: with another runtime
  * directory than @runtime_dir each would record the other's moves as
- * originals. Taken by the daemon, --restore and --oneshot. */
-int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, struct ip_diag *diag);
+ * originals. Taken by the daemon, --restore and --oneshot. A lock held
+ * by another user's process is gone past with a warning to @log (NULL:
+ * stderr, for --restore and --oneshot). */
+int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, struct ip_log *log, int *fd,
+			struct ip_diag *diag);
 /*
  * What --oneshot owns while it writes, as a daemon does: the runtime
  * directory's lock and the root's IRQs' (-EBUSY while a daemon runs), and

@@ -868,7 +868,7 @@ static void do_dry_run(struct ip_daemon *d, const struct ip_request *req, FILE *
 
 	/* a daemon started with --dry-run holds no lock on the IRQs yet */
 	if (!req->on && d->irqs_lock_fd < 0 &&
-	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->irqs_lock_fd, &diag) < 0) {
+	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->log, &d->irqs_lock_fd, &diag) < 0) {
 		ip_proto_reply_error(out, EBUSY, "%s; still a dry run", diag.msg);
 		return;
 	}

@@ -1649,8 +1649,8 @@ static const char *lock_holder(int fd, char *buf, size_t size)
  * *@lock_fd and, unless @r's IRQs are never written (a --dry-run daemon),
  * their lock in *@irqs_fd: what the daemon, and --oneshot while it runs,
  * own. */
-static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int *lock_fd, int *irqs_fd,
-		   struct ip_diag *diag)
+static int own_dir(const char *dir, struct ip_root *r, struct ip_log *log, struct ip_state **st, int *lock_fd,
+		   int *irqs_fd, struct ip_diag *diag)
 {
 	char pid[32];
 	int ret = mkdir_p(dir, 0755);
@@ -1680,15 +1680,15 @@ static int own_dir(const char *dir, struct ip_root *r, struct ip_state **st, int
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(*lock_fd, 0) < 0 || pwrite(*lock_fd, pid, strlen(pid), 0) < 0)
 		return ip_diag_set(diag, -errno, "%s/irqpilotd.lock: %s", dir, strerror(errno));
-	return irqs_fd ? ip_daemon_lock_irqs(r, dir, irqs_fd, diag) : 0;
+	return irqs_fd ? ip_daemon_lock_irqs(r, dir, log, irqs_fd, diag) : 0;
 }
 
 /* A daemon of --dry-run writes nothing, whatever a reload says: it leaves
  * the IRQs' lock to one that does (a config's dry_run may be turned off). */
 static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
 {
-	return own_dir(d->o.runtime_dir, d->root, &d->state, &d->lock_fd, d->o.dry_run ? NULL : &d->irqs_lock_fd,
-		       diag);
+	return own_dir(d->o.runtime_dir, d->root, &d->log, &d->state, &d->lock_fd,
+		       d->o.dry_run ? NULL : &d->irqs_lock_fd, diag);
 }
 
 /*
@@ -1698,7 +1698,8 @@ static int take_lock(struct ip_daemon *d, struct ip_diag *diag)
  * its originals, and whichever stopped last wrote the other's placement
  * back, for good.
  */
-int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, struct ip_diag *diag)
+int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, struct ip_log *log, int *fd,
+			struct ip_diag *diag)
 {
 	int ret = ip_root_lock_irqs(r, fd);
 
@@ -1710,7 +1711,10 @@ int ip_daemon_lock_irqs(struct ip_root *r, const char *runtime_dir, int *fd, str
 				   ip_root_dir(r), runtime_dir);
 	if (ret < 0)
 		return ip_diag_set(diag, ret, "%s/proc/irq: cannot lock: %s", ip_root_dir(r), strerror(-ret));
-	if (ret > 0)
+	if (ret > 0 && log)
+		ip_log(log, LOG_WARNING, "%s/proc/irq is locked by another user's process, not an irqpilotd "
+					 "that changes these IRQs: going on without the lock", ip_root_dir(r));
+	else if (ret > 0)
 		fprintf(stderr,
 			"irqpilotd: warning: %s/proc/irq is locked by another user's process, not an "
 			"irqpilotd that changes these IRQs: going on without the lock\n",
@@ -1847,7 +1851,7 @@ static bool restore_may_write(struct ip_daemon *d)
 	struct ip_diag diag = { "" };
 
 	if (d->irqs_lock_fd >= 0 || ip_originals_empty(ip_engine_originals(d->engine)) ||
-	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->irqs_lock_fd, &diag) >= 0)
+	    ip_daemon_lock_irqs(d->root, d->o.runtime_dir, &d->log, &d->irqs_lock_fd, &diag) >= 0)
 		return true;
 	ip_log_id(&d->log, LOG_ERR, IP_MESSAGE_RESTORE, NULL,
 		  "not restoring: %s; the originals stay in %s for irqpilotd --restore", diag.msg,
@@ -2009,7 +2013,7 @@ int ip_daemon_own(const char *runtime_dir, struct ip_root *r, struct ip_engine *
 	int ret;
 
 	*o = (struct ip_owned){ .lock_fd = -1, .irqs_fd = -1 };
-	ret = own_dir(runtime_dir, r, &o->state, &o->lock_fd, &o->irqs_fd, diag);
+	ret = own_dir(runtime_dir, r, NULL, &o->state, &o->lock_fd, &o->irqs_fd, diag);
 	if (ret >= 0)
 		ret = load_of(o->state, r, ip_engine_originals(e), &bad, diag);
 	if (ret == -ESTALE) {
@@ -2227,7 +2231,7 @@ static int restore_locks(const struct ip_daemon_opts *o, struct ip_state *st, in
 	if (ret < 0)
 		ip_diag_set(&diag, ret, "--root %s: cannot open", o->root);
 	else if (faccessat(ip_state_dirfd(st), IP_STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-		ret = ip_daemon_lock_irqs(*r, o->runtime_dir, irqs_fd, &diag);
+		ret = ip_daemon_lock_irqs(*r, o->runtime_dir, NULL, irqs_fd, &diag);
 	if (ret == 0)
 		return IP_EXIT_OK;
 	fprintf(stderr, "irqpilotd: --restore: %s\n", diag.msg);

@@ -474,7 +474,7 @@ static int oneshot_own(const struct options *o, struct ip_root *r, struct ip_eng
 	if (!ip_root_is_live(r) && !o->runtime_explicit) {
 		/* recording nothing, it still writes: a daemon on that tree
 		 * would take its moves for originals */
-		ret = ip_daemon_lock_irqs(r, o->runtime_dir, &own->irqs_fd, &d);
+		ret = ip_daemon_lock_irqs(r, o->runtime_dir, NULL, &own->irqs_fd, &d);
 		if (ret < 0) {
 			fprintf(stderr, "irqpilotd: --oneshot: refusing to write: %s\n", d.msg);
 			return ret;
