@@ -134,6 +134,13 @@ echo 3 >"$aff"
 check "item 3: the daemon refuses to start (exit 3)" test $? -eq 3
 check "... naming the file and line" grep -q "$rt/state:3: " "$tmp/out"
 check "... and the file is untouched" cmp "$rt/state" "$tmp/state.orig"
+# --oneshot adds to the same file: refused as the daemon is, each line said
+"$bin" --oneshot --root "$root" --runtime-dir "$rt" --config "$conf" --interval 0.3 >/dev/null 2>"$tmp/out"
+check "... as is --oneshot (exit 3)" test $? -eq 3
+check "... which lists the line" grep -q "error: $rt/state:3: IRQ number out of range: irq x y" "$tmp/out"
+check "... and says to run --restore first" grep -q "$rt/state:3: IRQ number out of range: the originals it records would be lost; run irqpilotd --restore first" "$tmp/out"
+check "... writing nothing" affinity_is 3
+check "... and the file is untouched" cmp "$rt/state" "$tmp/state.orig"
 "$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
 check "--restore with an invalid record exits 1" test $? -eq 1
 check "... reports it with its line" grep -q "state:3: IRQ number out of range" "$tmp/out"

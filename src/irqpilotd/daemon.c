@@ -1942,57 +1942,60 @@ static int load_of(struct ip_state *st, struct ip_root *r, struct ip_originals *
 	return ip_state_load(st, ip_state_pid_max(r), o, bad, diag);
 }
 
-/* Loads the state file of this boot; one of another is set aside. One of
- * another root is refused (-EXDEV): its records are that tree's. */
-static int load_this_boot(struct ip_daemon *d, struct ip_state_bads *bad, struct ip_diag *diag)
+/*
+ * The originals an earlier run left in @st into @o, for the daemon and
+ * --oneshot alike (@log: the daemon's, or one on stderr). A file of another
+ * boot is set aside and said (its settings went with that boot); one of
+ * another root is refused (-EXDEV: its records are that tree's); a record
+ * that does not parse refuses (-EBUSY), each said, and the file is left as
+ * it is for --restore: its originals would be lost.
+ */
+static int load_originals(struct ip_state *st, struct ip_root *r, struct ip_originals *o, struct ip_log *log,
+			  struct ip_diag *diag)
 {
 	_cleanup_free_ char *aside = NULL;
-	int ret = load_of(d->state, d->root, ip_engine_originals(d->engine), bad, diag);
-
-	if (ret != -ESTALE)
-		return ret;
-	ip_log(&d->log, LOG_NOTICE, "%s", diag->msg);
-	ret = set_aside_other_boot(d->state, &aside, diag);
-	if (ret < 0)
-		return ret;
-	ip_log(&d->log, LOG_NOTICE, "kept it aside as %s; nothing of it is restored", aside);
-	return -ENOENT;
-}
-
-/* Originals left by an earlier run become this run's, restored at stop.
- * A record that does not parse refuses the start: the file is left as it
- * is, and --restore deals with it. */
-static int load_state(struct ip_daemon *d, struct ip_diag *diag)
-{
 	struct ip_state_bads bad = { 0 };
-	/* the directory, checked, is open since take_lock() */
-	int ret = load_this_boot(d, &bad, diag);
+	const char *path = ip_state_path(st);
+	int ret = load_of(st, r, o, &bad, diag);
 
+	if (ret == -ESTALE) {
+		ip_log(log, LOG_NOTICE, "%s", diag->msg);
+		ret = set_aside_other_boot(st, &aside, diag);
+		if (ret == 0) {
+			ip_log(log, LOG_NOTICE, "kept it aside as %s; nothing of it is restored", aside);
+			ret = -ENOENT;
+		}
+	}
 	if (ret == -ENOENT) {
 		diag->msg[0] = '\0';
 		ret = 0;
-	} else if (ret < 0) {
-		return ret;
-	} else if (bad.n) {
+	} else if (ret == 0 && bad.n) {
 		for (size_t i = 0; i < bad.kept; i++)
-			ip_log(&d->log, LOG_ERR, "%s:%d: %s: %s", d->state_path, bad.v[i].lineno,
-			       bad.v[i].why, bad.v[i].text);
+			ip_log(log, LOG_ERR, "%s:%d: %s: %s", path, bad.v[i].lineno, bad.v[i].why, bad.v[i].text);
 		if (bad.n > bad.kept)
-			ip_log(&d->log, LOG_ERR, "%s: %zu more invalid lines not listed", d->state_path,
-			       bad.n - bad.kept);
-		ret = ip_diag_set(diag, -EINVAL,
-				  "%s:%d: %s (and %zu more): the originals it records would be lost; "
-				  "run irqpilotd --restore first",
-				  d->state_path, bad.v[0].lineno, bad.v[0].why, bad.n - 1);
-	} else if (!ip_originals_empty(ip_engine_originals(d->engine))) {
-		/* an empty file (or one of comments) records nothing to restore */
-		ip_log(&d->log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
-		       d->state_path);
+			ip_log(log, LOG_ERR, "%s: %zu more invalid lines not listed", path, bad.n - bad.kept);
+		ret = ip_diag_set(diag, -EBUSY, "%s:%d: %s%s: the originals it records would be lost; run "
+					       "irqpilotd --restore first", path, bad.v[0].lineno, bad.v[0].why,
+				  bad.n > 1 ? " (and more)" : "");
 	}
 	ip_state_bads_free(&bad);
-	if (ret == 0)
-		ip_engine_set_record(d->engine, ip_state_record, d->state);
 	return ret;
+}
+
+/* Originals left by an earlier run become this run's, restored at stop. */
+static int load_state(struct ip_daemon *d, struct ip_diag *diag)
+{
+	/* the directory, checked, is open since take_lock() */
+	int ret = load_originals(d->state, d->root, ip_engine_originals(d->engine), &d->log, diag);
+
+	if (ret < 0)
+		return ret;
+	/* an empty file (or one of comments) records nothing to restore */
+	if (!ip_originals_empty(ip_engine_originals(d->engine)))
+		ip_log(&d->log, LOG_NOTICE, "found originals from an earlier run in %s; they will be restored",
+		       d->state_path);
+	ip_engine_set_record(d->engine, ip_state_record, d->state);
+	return 0;
 }
 
 void ip_daemon_owned_free(struct ip_owned *o)
@@ -2008,27 +2011,16 @@ void ip_daemon_owned_free(struct ip_owned *o)
 int ip_daemon_own(const char *runtime_dir, struct ip_root *r, struct ip_engine *e, struct ip_owned *o,
 		  struct ip_diag *diag)
 {
-	_cleanup_free_ char *aside = NULL;
-	struct ip_state_bads bad = { 0 };
+	struct ip_log log;
 	int ret;
 
+	/* a command's words, on stderr only */
+	ip_log_init(&log, true, LOG_INFO);
+	log.to_journal = false;
 	*o = (struct ip_owned){ .lock_fd = -1, .irqs_fd = -1 };
 	ret = own_dir(runtime_dir, r, NULL, &o->state, &o->lock_fd, &o->irqs_fd, diag);
 	if (ret >= 0)
-		ret = load_of(o->state, r, ip_engine_originals(e), &bad, diag);
-	if (ret == -ESTALE) {
-		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
-		ret = set_aside_other_boot(o->state, &aside, diag);
-		if (ret >= 0)
-			fprintf(stderr, "irqpilotd: kept it aside as %s; nothing of it is restored\n", aside);
-	}
-	if (ret == -ENOENT)
-		ret = 0;
-	if (ret >= 0 && bad.n)
-		ret = ip_diag_set(diag, -EBUSY, "%s:%d: %s: the originals it records would be lost; "
-				  "run irqpilotd --restore first",
-				  ip_state_path(o->state), bad.v[0].lineno, bad.v[0].why);
-	ip_state_bads_free(&bad);
+		ret = load_originals(o->state, r, ip_engine_originals(e), &log, diag);
 	if (ret < 0) {
 		ip_daemon_owned_free(o);
 		return ret;
