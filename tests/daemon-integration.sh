@@ -268,6 +268,24 @@ done
 kill "$shared"
 wait "$shared"
 
+# --- an action named "" -------------------------------------------------------
+# MT8195's mtk-sd requests its IRQ under pdev->name, "" for a devicetree
+# device: the line's blanks say it has an action, and reports said "(no action)".
+"$bin" --root "$top_srcdir/tests/fixtures/mt8195-emmc" --oneshot --dry-run --interval 0.1 --config "$tmp/dry.conf" \
+	>"$tmp/out" 2>&1
+check "--oneshot shows the eMMC host's vector with its unnamed action" grep -q "vector 129 (unnamed action) affinity" "$tmp/out"
+check "... and its decision so" grep -q "kept 129 (unnamed action): " "$tmp/out"
+mkdir -m 700 "$tmp/rt-mtk"
+"$bin" --root "$top_srcdir/tests/fixtures/mt8195-emmc" --runtime-dir "$tmp/rt-mtk" --config "$tmp/dry.conf" --foreground \
+	--dry-run >"$tmp/mtk.log" 2>&1 &
+mtk=$!
+pids="$pids $mtk"
+check "a daemon on the MT8195 fixture starts" wait_for "$limit" test -S "$tmp/rt-mtk/control"
+check "irqctl explain 129 says its action is unnamed" wait_for "$limit" \
+	sh -c "'$ctl' --socket '$tmp/rt-mtk/control' explain 129 | grep -q '^IRQ 129 (unnamed action) (GICv3 163 Level)'"
+kill "$mtk"
+wait "$mtk"
+
 # --- stopping -----------------------------------------------------------------
 check "a move is in place before stopping" affinity_in '[67]'
 # with the vector it is of: its line's chip, hwirq and name

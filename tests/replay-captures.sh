@@ -54,7 +54,7 @@ check "the ahci IRQ thread is listed as FIFO 50" \
 "$bin" --replay "$caps/qemu-x86-nvme-managed" --json >"$out" 2>"$err"
 check "nvme replay exits 0" test $? -eq 0
 check "all four nvme I/O vectors are managed" \
-	test "$(sed -n 2p "$out" | grep -o '"name":"nvme0q[1-4]","chip":"PCI-MSI","hwirq":"[0-9]*-edge","affinity":"[0-3]","effective":"[0-3]","node":0,"managed":true' | wc -l)" -eq 4
+	test "$(sed -n 2p "$out" | grep -o '"name":"nvme0q[1-4]","unnamed_action":false,"chip":"PCI-MSI","hwirq":"[0-9]*-edge","affinity":"[0-3]","effective":"[0-3]","node":0,"managed":true' | wc -l)" -eq 4
 
 "$bin" --replay /nonexistent/series >"$out" 2>"$err"
 check "a missing series fails with exit 1" test $? -eq 1

@@ -98,6 +98,7 @@ struct ip_cpu_count {
 struct ip_irq {
 	unsigned irq;
 	bool tracked;        /* storage vector, or named by the policy */
+	bool unnamed_action; /* actions "" and yet an action, named "" (struct ip_irq_line) */
 	/* entries of percpu; at most IP_CPU_MAX. 16 bits keep the struct at
 	 * 40 bytes: a snapshot holds one for every line of /proc/interrupts. */
 	uint16_t nr_percpu;

@@ -45,6 +45,7 @@ struct ip_irq_line {
 	const char *hwirq;   /* "2-edge", "81920-edge", "310", "524288"; "" if none */
 	const char *trigger; /* "Level"/"Edge" on arm64, "" on x86 (it is part of hwirq there) */
 	const char *actions; /* "mmc0, sym53c8xx", may contain spaces; "" if no action */
+	bool unnamed_action; /* actions "" and yet one action, named "" (mtk-sd) */
 };
 
 /* Return 0 to continue, a negative errno to stop parsing with that error. */

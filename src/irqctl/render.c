@@ -409,7 +409,8 @@ static void explain_irq(FILE *f, json_object *q)
 	json_object *doms = get(q, "submit_domains"), *th = get(q, "threads");
 	char buf[256];
 
-	fprintf(f, "IRQ %lld %s", inum(q, "irq", -1), str(q, "name", "(no action)")[0] ? str(q, "name", "") : "(no action)");
+	fprintf(f, "IRQ %lld %s", inum(q, "irq", -1),
+		str(q, "name", "")[0] ? str(q, "name", "") : flag(q, "unnamed_action") ? "(unnamed action)" : "(no action)");
 	if (str(q, "chip", "")[0])
 		fprintf(f, " (%s %s%s%s)", str(q, "chip", ""), str(q, "hwirq", ""),
 			str(q, "trigger", "")[0] ? " " : "", str(q, "trigger", ""));

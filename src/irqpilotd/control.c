@@ -199,6 +199,7 @@ static void explain_identity(struct ip_json *j, const struct ip_snapshot *s, con
 	ip_json_uint(j, "irq", q->irq);
 	/* Untracked lines keep only their name: the sampler drops the rest. */
 	ip_json_string(j, "name", q->actions);
+	ip_json_bool(j, "unnamed_action", q->unnamed_action);
 	ip_json_string(j, "chip", info->chip);
 	ip_json_string(j, "hwirq", info->hwirq);
 	ip_json_string(j, "trigger", info->trigger);

@@ -765,7 +765,9 @@ static struct ip_note *add_note(struct ctx *c, const char *device, const struct 
 
 static const char *irq_name(const struct ip_irq *q)
 {
-	return q->actions && *q->actions ? q->actions : "(no action)";
+	if (q->actions && *q->actions)
+		return q->actions;
+	return q->unnamed_action ? "(unnamed action)" : "(no action)";
 }
 
 /* A new kept record of @q, its why for the caller to write; NULL on ENOMEM. */

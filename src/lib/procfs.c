@@ -345,6 +345,29 @@ static const char *chip_end(const char *s, const char *e)
 	return first;
 }
 
+/*
+ * Whether a line with no action text has one action named "", told by its
+ * trailing blanks as show_interrupts() (kernel/irq/proc.c) writes them:
+ * the last fixed field is padded to 8 (" %-8s" the trigger under
+ * GENERIC_IRQ_SHOW_LEVEL, "-%-8s" the flow handler's name, x86's "-edge"),
+ * and an action follows as "  %s". A devicetree platform device's
+ * pdev->name is "" (drivers/of/platform.c of_device_alloc()), and a driver
+ * that requests its IRQ under it (drivers/mmc/host/mtk-sd.c) shows such a
+ * line. Blanks the rule does not give (a file edited by hand) read as no
+ * action, as before.
+ */
+static bool unnamed_action(const char *hw_s, const char *hw_e, const char *tr_s, const char *tr_e, const char *e,
+			   const char *eol)
+{
+	const char *dash = hw_e > hw_s ? memrchr(hw_s, '-', (size_t)(hw_e - hw_s)) : NULL;
+	size_t len = tr_e > tr_s ? (size_t)(tr_e - tr_s) : dash ? (size_t)(hw_e - dash - 1) : 8;
+	size_t pad = len < 8 ? 8 - len : 0, blanks = 0;
+
+	while (e + blanks < eol && e[blanks] == ' ')
+		blanks++;
+	return e + blanks == eol && blanks == pad + 2;
+}
+
 static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq_scratch *sc,
 			  struct ip_irq_line *l, struct ip_diag *d)
 {
@@ -389,6 +412,7 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 	o = put_str(o, tr_s, tr_e);
 	l->actions = o;
 	put_str(o, s, e);
+	l->unnamed_action = s >= e && unnamed_action(hw_s, hw_e, tr_s, tr_e, e, eol);
 	return 0;
 }
 

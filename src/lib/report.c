@@ -286,6 +286,7 @@ void ip_report_json_irqs(struct ip_json *j, const struct ip_model *m)
 		ip_json_object_begin(j, NULL);
 		ip_json_uint(j, "irq", q->irq);
 		ip_json_string(j, "name", q->actions);
+		ip_json_bool(j, "unnamed_action", q->unnamed_action);
 		ip_json_string(j, "chip", info->chip);
 		ip_json_string(j, "hwirq", info->hwirq);
 		if (info->have_proc)
@@ -441,7 +442,7 @@ static void text_device_layout(FILE *f, const struct ip_snapshot *s, const struc
 		const struct ip_irq_info *info = q ? ip_irq_info(q) : &ip_irq_info_none;
 
 		fprintf(f, "    vector %u ", b->vectors[v].irq);
-		put_name(f, q ? q->actions : "?");
+		put_name(f, !q ? "?" : q->actions[0] || !q->unnamed_action ? q->actions : "(unnamed action)");
 		fputs(b->vectors[v].admin ? " (admin)" : "", f);
 		if (info->have_proc)
 			fprintf(f, " affinity %s", cpuset_str(&info->affinity));

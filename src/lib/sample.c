@@ -947,6 +947,7 @@ static int irq_line(void *ctx, const struct ip_irq_line *l)
 	irq = &snap->irqs[snap->nr_irqs];
 	memset(irq, 0, sizeof(*irq));
 	irq->irq = l->irq;
+	irq->unnamed_action = l->unnamed_action;
 	irq->tracked = is_tracked(c, l->irq, l->actions);
 	if (irq->tracked) {
 		/* Only tracked lines are ever shown with their chip, or read
@@ -2307,7 +2308,7 @@ static int infer_forced_threading(const struct ip_snapshot *snap, bool *forced)
 	for (int i = 0; i < snap->nr_irqs; i++) {
 		const struct ip_irq *irq = &snap->irqs[i];
 
-		if (!irq->actions[0])
+		if (!irq->actions[0] && !irq->unnamed_action)
 			continue;
 		with_action++;
 		threaded += has_thread_irq(irqs, n, irq->irq);
