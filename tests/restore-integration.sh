@@ -509,6 +509,28 @@ check "... does not write 0-7 onto the new vector" affinity_is 3
 check "... and says why" grep -qF "$reused_notice GICv3 400 mydev, not GICv3 297 ufshcd" "$tmp/out"
 check "... and drops the original" sh -c "! grep -q '^irq 37 ' '$rt/state' 2>/dev/null"
 
+# --- a line made up inside a GPIO consumer label -----------------------------
+# gpiolib-cdev requests a line's IRQ under the label user space chose (31
+# bytes, a newline allowed): "\n37: 9 9 9 9 9 9 9 9 G 1 mydev" printed a second
+# line for 37, another vector's by its name. --restore took it for the
+# kernel's, dropped ufshcd's original as freed and left 37 where moved.
+fixture_line37
+standin_kernel "$root" 37 sda 6
+pids="$pids $standin_pid"
+start
+check "moved again" wait_for "$limit" moved
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+stop_standin "$standin_pid"
+moved_to=$(cat "$aff")
+awk '{ print } /^ *45:/ { print "210:          0          0          0          0          0          0          0          0  pinctrl  12 Edge      cd"; print "37: 9 9 9 9 9 9 9 9 G 1 mydev" }' \
+	"$tmp/interrupts.ufs" >"$tmp/interrupts.label"
+rewrite "$root/proc/interrupts" "$tmp/interrupts.label"
+"$bin" --restore --root "$root" --runtime-dir "$rt" >"$tmp/out" 2>&1
+check "--restore beside a made-up line for IRQ 37: exit 0" test $? -eq 0
+check "... restores 0-7, not dropping it as freed (was $moved_to)" affinity_is 0-7
+check "... and leaves no record" sh -c "! grep -q '^irq 37 ' '$rt/state' 2>/dev/null"
+
 if [ "$fail" -ne 0 ]; then
 	echo "--- daemon log"
 	cat "$log"
