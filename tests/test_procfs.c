@@ -331,6 +331,36 @@ static void test_interrupts_multiword_chip_edges(void **state)
 	assert_irq(find_irq(&log, 42), "IO-APIC", "9-fasteoi", "", "acpi");
 }
 
+/*
+ * 5.4 and 5.10 print the hwirq " %*d" of (int)irq_data.hwirq
+ * (kernel/irq/proc.c show_interrupts(), up to 5.14): after "%*d: " and
+ * "%10u " counts, " %8s" the chip, " %*d" the hwirq, "-%-8s" desc->name
+ * and "  %s" the action. A Hyper-V guest's NVMe sits on vPCI domain
+ * 0xc05b here; pci_msi_domain_calc_hwirq() (drivers/pci/msi.c) puts the
+ * domain's low bits at 27, 0xd8000000, which "%d" prints negative.
+ */
+static void test_interrupts_negative_hwirq_5_10(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 24:          0        211  Hyper-V PCIe MSI -671088640-edge      nvme0q0\n"
+		" 25:      48113          0  Hyper-V PCIe MSI -671088639-edge      nvme0q1\n"
+		" 26:          0      50232  Hyper-V PCIe MSI -671088638-edge      nvme0q2\n"
+		" 27:          9          0  Hyper-V PCIe MSI 134217728-edge      mlx5_async0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_irq(find_irq(&log, 24), "Hyper-V PCIe MSI", "-671088640-edge", "", "nvme0q0");
+	COUNTS(find_irq(&log, 25), 48113, 0);
+	assert_irq(find_irq(&log, 25), "Hyper-V PCIe MSI", "-671088639-edge", "", "nvme0q1");
+	assert_irq(find_irq(&log, 26), "Hyper-V PCIe MSI", "-671088638-edge", "", "nvme0q2");
+	assert_irq(find_irq(&log, 27), "Hyper-V PCIe MSI", "134217728-edge", "", "mlx5_async0");
+}
+
 static void test_interrupts_arm64_gicv2(void **state)
 {
 	struct irq_log log;
@@ -1439,6 +1469,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_arm64_gicv2),
 		cmocka_unit_test(test_interrupts_riscv64_plic),
 		cmocka_unit_test(test_interrupts_multiword_chip_edges),
+		cmocka_unit_test(test_interrupts_negative_hwirq_5_10),
 		cmocka_unit_test(test_interrupts_hotplug),
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_callback_stops),

@@ -316,6 +316,25 @@ static const char *find_control(const char *s, const char *e)
 }
 
 /*
+ * Where a hwirq starts: digits, or a '-' before them. Up to 5.14,
+ * show_interrupts() printed the hwirq " %*d" of (int)irq_data.hwirq
+ * (kernel/irq/proc.c; " %*lu" from 5.15, in a July 2021 patch whose
+ * reason was pSeries MSIs shown negative; it changed
+ * /sys/kernel/irq/N/hwirq's "%d" too). A PCI MSI's hwirq holds the PCI
+ * domain from bit 27 (pci_msi_domain_calc_hwirq(), drivers/pci/msi.c):
+ * a Hyper-V guest's vPCI domain (drivers/pci/controller/pci-hyperv.c
+ * takes it from the device's instance GUID) or any segment with bit 4
+ * set prints negative on 5.4 and 5.10, "Hyper-V PCIe MSI
+ * -671088640-edge  nvme0q0". Cut there, the chip ended at "Hyper-V" and
+ * the action was "PCIe MSI -671088640-edge      nvme0q0": no queue
+ * number, no admin vector.
+ */
+static inline bool hwirq_start(const char *s, const char *e)
+{
+	return s < e && (is_digit(*s) || (*s == '-' && e - s > 1 && is_digit(s[1])));
+}
+
+/*
  * The end of the chip column. show_interrupts() prints the chip's name
  * with " %8s", and some names hold spaces: "SiFive PLIC" (every device
  * interrupt of a RISC-V PLIC, drivers/irqchip/irq-sifive-plic.c), "RISC-V
@@ -336,7 +355,7 @@ static const char *chip_end(const char *s, const char *e)
 
 		if (n >= e)
 			break;
-		if (is_digit(*n))
+		if (hwirq_start(n, e))
 			return t;
 		if (n - t != 1 || is_trigger(n, skip_token(n, e)))
 			break;
@@ -369,7 +388,7 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 	chip_e = chip_end(s, e);
 	s = skip_blank(chip_e, e);
 	hw_s = hw_e = s;
-	if (s < e && is_digit(*s)) {
+	if (hwirq_start(s, e)) {
 		hw_e = skip_token(s, e);
 		s = skip_blank(hw_e, e);
 	}
