@@ -361,6 +361,35 @@ static void test_interrupts_negative_hwirq_5_10(void **state)
 	assert_irq(find_irq(&log, 27), "Hyper-V PCIe MSI", "134217728-edge", "", "mlx5_async0");
 }
 
+/*
+ * arm64's IPI lines with prec 3 (fewer than 1,000 IRQs):
+ * arch/arm64/kernel/smp.c arch_show_interrupts() prints "%*s%u:%s" with
+ * prec - 1, "IPI", i and "" (the blank only from prec 4), then "%10u "
+ * per CPU, then "      %s" the name. A ten-digit count is glued to the
+ * label; it is a counter line, not the rest of an IRQ name.
+ */
+static void test_interrupts_arm64_ipi_glued_count(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 11:     812345     734511     GICv3  27 Level     arch_timer\n"
+		" 60:      48211          0   ITS-MSI 524289 Edge      nvme0q1\n"
+		"IPI0:1234567890   98765432       Rescheduling interrupts\n"
+		"IPI1:      1204 4000000001       Function call interrupts\n"
+		"IPI2:         0          0       CPU stop interrupts\n"
+		"Err:          0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(hdr.name_tails, 0);
+	assert_irq(find_irq(&log, 60), "ITS-MSI", "524289", "Edge", "nvme0q1");
+}
+
 static void test_interrupts_arm64_gicv2(void **state)
 {
 	struct irq_log log;
@@ -1470,6 +1499,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_riscv64_plic),
 		cmocka_unit_test(test_interrupts_multiword_chip_edges),
 		cmocka_unit_test(test_interrupts_negative_hwirq_5_10),
+		cmocka_unit_test(test_interrupts_arm64_ipi_glued_count),
 		cmocka_unit_test(test_interrupts_hotplug),
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_callback_stops),

@@ -23,10 +23,15 @@ static inline bool is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
+static inline bool is_letter(char c)
+{
+	return (unsigned char)((c | 0x20) - 'a') < 26;
+}
+
 /* A task state as task_state_array[] (fs/proc/array.c) spells it. */
 static inline bool is_state_letter(char c)
 {
-	return (unsigned char)((c | 0x20) - 'a') < 26;
+	return is_letter(c);
 }
 
 static inline const char *skip_blank(const char *p, const char *end)
@@ -456,12 +461,37 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
  * newline. Not on the first line after the header, where no name can
  * have begun: that is garbage.
  */
+/*
+ * "IPI0:1234567890": arm64, arm and riscv print their IPI lines
+ * "%*s%u:%s" with prec - 1, "IPI", i and a blank only when prec >= 4
+ * (arch/arm64/kernel/smp.c arch_show_interrupts(), arch/arm/kernel/smp.c
+ * show_ipi_list(), arch/riscv/kernel/smp.c show_ipi_stats(), 5.4 to 6.12
+ * at least), then "%10u " a count. With prec 3 (fewer than 1,000 IRQs:
+ * most arm64 machines) a count of ten digits, a billion rescheduling IPIs
+ * on a busy CPU, follows the colon with no blank. A label of letters and
+ * digits, its colon, then only digits.
+ */
+static bool glued_counter_label(const char *lab, const char *t)
+{
+	const char *c = memchr(lab, ':', (size_t)(t - lab));
+
+	if (!c || c == lab || c + 1 == t || !is_letter(*lab))
+		return false;
+	for (const char *q = lab; q < c; q++)
+		if (!is_digit(*q) && !is_letter(*q))
+			return false;
+	for (const char *q = c + 1; q < t; q++)
+		if (!is_digit(*q))
+			return false;
+	return true;
+}
+
 static int check_counter_label(const char *lab, const char *eol, int lineno,
 			       struct ip_irq_header *hdr, struct ip_diag *d)
 {
 	const char *t = skip_token(lab, eol);
 
-	if (t[-1] == ':')
+	if (t[-1] == ':' || glued_counter_label(lab, t))
 		return 0;
 	if (lineno <= 2)
 		return ip_diag_set(d, -EINVAL, "line %d: expected 'IRQ:' label, got '%s'", lineno,
