@@ -390,6 +390,40 @@ static void test_interrupts_arm64_ipi_glued_count(void **state)
 	assert_irq(find_irq(&log, 60), "ITS-MSI", "524289", "Edge", "nvme0q1");
 }
 
+/*
+ * Mainline after 6.18, as torvalds/linux reads now (kernel/irq/proc.c
+ * irq_seq_show(), with irq_proc_constraints): the IRQ number seq_put_decimal_ull_width() to
+ * num_prec (at least 4), counts " %10u" (runs of zeros as ZSTR1), a
+ * two-blank gap, the chip LEFT-justified "%-*s" to chip_width, the
+ * longest chip name registered (here arm64's per-device
+ * "ITS-PCI-MSIX-0000:01:00.0"), ' ', the hwirq right-justified to
+ * num_prec, " %-8s" the trigger (GENERIC_IRQ_SHOW_LEVEL), "  %s" the
+ * action; IPI lines get their blank as num_prec >= 4.
+ */
+static void test_interrupts_left_justified_chip(void **state)
+{
+	static const char text[] =
+		"            CPU0       CPU1       \n"
+		"  11:     812345     734511  GICv3                       27 Level     arch_timer\n"
+		"  60:          0          0  ITS-PCI-MSIX-0000:01:00.0    0 Edge      nvme0q0\n"
+		"  61:      48211          0  ITS-PCI-MSIX-0000:01:00.0    1 Edge      nvme0q1\n"
+		"IPI0:       1204       9911       Rescheduling interrupts\n"
+		" Err:          0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_int_equal(log.n, 3);
+	assert_int_equal(hdr.name_tails, 0);
+	assert_irq(find_irq(&log, 11), "GICv3", "27", "Level", "arch_timer");
+	assert_irq(find_irq(&log, 60), "ITS-PCI-MSIX-0000:01:00.0", "0", "Edge", "nvme0q0");
+	COUNTS(find_irq(&log, 61), 48211, 0);
+	assert_irq(find_irq(&log, 61), "ITS-PCI-MSIX-0000:01:00.0", "1", "Edge", "nvme0q1");
+}
+
 static void test_interrupts_arm64_gicv2(void **state)
 {
 	struct irq_log log;
@@ -1500,6 +1534,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_multiword_chip_edges),
 		cmocka_unit_test(test_interrupts_negative_hwirq_5_10),
 		cmocka_unit_test(test_interrupts_arm64_ipi_glued_count),
+		cmocka_unit_test(test_interrupts_left_justified_chip),
 		cmocka_unit_test(test_interrupts_hotplug),
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_callback_stops),
