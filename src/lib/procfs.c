@@ -462,14 +462,14 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
  * have begun: that is garbage.
  */
 /*
- * "IPI0:1234567890": arm64, arm and riscv print their IPI lines
- * "%*s%u:%s" with prec - 1, "IPI", i and a blank only when prec >= 4
- * (arch/arm64/kernel/smp.c arch_show_interrupts(), arch/arm/kernel/smp.c
- * show_ipi_list(), arch/riscv/kernel/smp.c show_ipi_stats(), 5.4 to 6.12
- * at least), then "%10u " a count. With prec 3 (fewer than 1,000 IRQs:
- * most arm64 machines) a count of ten digits, a billion rescheduling IPIs
- * on a busy CPU, follows the colon with no blank. A label of letters and
- * digits, its colon, then only digits.
+ * "IPI0:1234567890": arm64 and riscv print their IPI lines "%*s%u:%s"
+ * with prec - 1, "IPI", i and a blank only when prec >= 4
+ * (arch/arm64/kernel/smp.c arch_show_interrupts(), arch/riscv/kernel/smp.c
+ * show_ipi_stats(); 5.10 to 6.12 at least; 32-bit arm's show_ipi_list()
+ * always has "%u: "), then "%10u " a count. With prec 3 (fewer than
+ * 1,000 IRQs: most arm64 machines) a count of ten digits, a billion
+ * rescheduling IPIs on a busy CPU, follows the colon with no blank. A
+ * label of letters and digits, its colon, then only digits.
  */
 static bool glued_counter_label(const char *lab, const char *t)
 {
