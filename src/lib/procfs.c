@@ -323,9 +323,9 @@ static const char *find_control(const char *s, const char *e)
 /*
  * Where a hwirq starts: digits, or a '-' before them. Up to 5.14,
  * show_interrupts() printed the hwirq " %*d" of (int)irq_data.hwirq
- * (kernel/irq/proc.c; " %*lu" from 5.15, in a July 2021 patch whose
- * reason was pSeries MSIs shown negative; it changed
- * /sys/kernel/irq/N/hwirq's "%d" too). A PCI MSI's hwirq holds the PCI
+ * (kernel/irq/proc.c; " %*lu" came with a July 2021 patch, in 5.15 as
+ * far as we know, whose reason was pSeries MSIs shown negative; it
+ * changed /sys/kernel/irq/N/hwirq's "%d" too). A PCI MSI's hwirq holds the PCI
  * domain from bit 27 (pci_msi_domain_calc_hwirq(), drivers/pci/msi.c):
  * a Hyper-V guest's vPCI domain (drivers/pci/controller/pci-hyperv.c
  * takes it from the device's instance GUID) or any segment with bit 4
