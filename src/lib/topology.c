@@ -344,7 +344,7 @@ int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t
  * carried PREEMPT_RT since 6.12, does not: its kernel/ksysfs.c has no
  * such attribute. What every RT build says is its version string,
  * /proc/sys/kernel/version (uname -v): "#1 SMP PREEMPT_RT <date>", the
- * flag init/Makefile (scripts/mkcompile_h before 6.0) puts after SMP for
+ * flag init/Makefile (scripts/mkcompile_h in older kernels) puts after SMP for
  * CONFIG_PREEMPT_RT. Without either, a mainline RT kernel was taken for
  * one whose completions may move until a thread scan said otherwise.
  */
