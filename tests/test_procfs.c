@@ -333,6 +333,99 @@ static void test_interrupts_multiword_chip_edges(void **state)
 	assert_irq(find_irq(&log, 42), "IO-APIC", "9-fasteoi", "", "acpi");
 }
 
+/*
+ * 5.4 and 5.10 print the hwirq " %*d" of (int)irq_data.hwirq
+ * (kernel/irq/proc.c show_interrupts(), up to 5.14): after "%*d: " and
+ * "%10u " counts, " %8s" the chip, " %*d" the hwirq, "-%-8s" desc->name
+ * and "  %s" the action. A Hyper-V guest's NVMe sits on vPCI domain
+ * 0xc05b here; pci_msi_domain_calc_hwirq() (drivers/pci/msi.c) puts the
+ * domain's low bits at 27, 0xd8000000, which "%d" prints negative.
+ */
+static void test_interrupts_negative_hwirq_5_10(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 24:          0        211  Hyper-V PCIe MSI -671088640-edge      nvme0q0\n"
+		" 25:      48113          0  Hyper-V PCIe MSI -671088639-edge      nvme0q1\n"
+		" 26:          0      50232  Hyper-V PCIe MSI -671088638-edge      nvme0q2\n"
+		" 27:          9          0  Hyper-V PCIe MSI 134217728-edge      mlx5_async0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_irq(find_irq(&log, 24), "Hyper-V PCIe MSI", "-671088640-edge", "", "nvme0q0");
+	COUNTS(find_irq(&log, 25), 48113, 0);
+	assert_irq(find_irq(&log, 25), "Hyper-V PCIe MSI", "-671088639-edge", "", "nvme0q1");
+	assert_irq(find_irq(&log, 26), "Hyper-V PCIe MSI", "-671088638-edge", "", "nvme0q2");
+	assert_irq(find_irq(&log, 27), "Hyper-V PCIe MSI", "134217728-edge", "", "mlx5_async0");
+}
+
+/*
+ * arm64's IPI lines with prec 3 (fewer than 1,000 IRQs):
+ * arch/arm64/kernel/smp.c arch_show_interrupts() prints "%*s%u:%s" with
+ * prec - 1, "IPI", i and "" (the blank only from prec 4), then "%10u "
+ * per CPU, then "      %s" the name. A ten-digit count is glued to the
+ * label; it is a counter line, not the rest of an IRQ name.
+ */
+static void test_interrupts_arm64_ipi_glued_count(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 11:     812345     734511     GICv3  27 Level     arch_timer\n"
+		" 60:      48211          0   ITS-MSI 524289 Edge      nvme0q1\n"
+		"IPI0:1234567890   98765432       Rescheduling interrupts\n"
+		"IPI1:      1204 4000000001       Function call interrupts\n"
+		"IPI2:         0          0       CPU stop interrupts\n"
+		"Err:          0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(hdr.name_tails, 0);
+	assert_irq(find_irq(&log, 60), "ITS-MSI", "524289", "Edge", "nvme0q1");
+}
+
+/*
+ * Mainline after 6.18, as torvalds/linux reads now (kernel/irq/proc.c
+ * irq_seq_show(), with irq_proc_constraints): the IRQ number seq_put_decimal_ull_width() to
+ * num_prec (at least 4), counts " %10u" (runs of zeros as ZSTR1), a
+ * two-blank gap, the chip LEFT-justified "%-*s" to chip_width, the
+ * longest chip name registered (here arm64's per-device
+ * "ITS-PCI-MSIX-0000:01:00.0"), ' ', the hwirq right-justified to
+ * num_prec, " %-8s" the trigger (GENERIC_IRQ_SHOW_LEVEL), "  %s" the
+ * action; IPI lines get their blank as num_prec >= 4.
+ */
+static void test_interrupts_left_justified_chip(void **state)
+{
+	static const char text[] =
+		"            CPU0       CPU1       \n"
+		"  11:     812345     734511  GICv3                       27 Level     arch_timer\n"
+		"  60:          0          0  ITS-PCI-MSIX-0000:01:00.0    0 Edge      nvme0q0\n"
+		"  61:      48211          0  ITS-PCI-MSIX-0000:01:00.0    1 Edge      nvme0q1\n"
+		"IPI0:       1204       9911       Rescheduling interrupts\n"
+		" Err:          0\n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_int_equal(log.n, 3);
+	assert_int_equal(hdr.name_tails, 0);
+	assert_irq(find_irq(&log, 11), "GICv3", "27", "Level", "arch_timer");
+	assert_irq(find_irq(&log, 60), "ITS-PCI-MSIX-0000:01:00.0", "0", "Edge", "nvme0q0");
+	COUNTS(find_irq(&log, 61), 48211, 0);
+	assert_irq(find_irq(&log, 61), "ITS-PCI-MSIX-0000:01:00.0", "1", "Edge", "nvme0q1");
+}
+
 static void test_interrupts_arm64_gicv2(void **state)
 {
 	struct irq_log log;
@@ -1482,6 +1575,9 @@ int main(void)
 		cmocka_unit_test(test_interrupts_arm64_gicv2),
 		cmocka_unit_test(test_interrupts_riscv64_plic),
 		cmocka_unit_test(test_interrupts_multiword_chip_edges),
+		cmocka_unit_test(test_interrupts_negative_hwirq_5_10),
+		cmocka_unit_test(test_interrupts_arm64_ipi_glued_count),
+		cmocka_unit_test(test_interrupts_left_justified_chip),
 		cmocka_unit_test(test_interrupts_hotplug),
 		cmocka_unit_test(test_interrupts_edge_cases),
 		cmocka_unit_test(test_interrupts_unnamed_action),

@@ -486,6 +486,36 @@ static void test_cmdline_and_cgroup_isolation(void **state)
 	rmtree(dir);
 }
 
+/*
+ * Mainline has had PREEMPT_RT since 6.12, without the RT patch set's
+ * /sys/kernel/realtime (kernel/ksysfs.c has no such attribute). uname -v
+ * says it: init/Makefile's filechk_uts_version writes "#<n> SMP
+ * PREEMPT_RT <timestamp>" (PREEMPT_DYNAMIC or PREEMPT otherwise).
+ */
+static void test_mainline_preempt_rt(void **state)
+{
+	char *dir = mktree();
+	struct ip_diag d = { "" };
+	struct ip_topology t;
+
+	(void)state;
+	put(dir, CPU "possible", "0-3\n");
+	put(dir, CPU "online", "0-3\n");
+	put(dir, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.12.8 root=/dev/vda1 ro quiet\n");
+	put(dir, "proc/sys/kernel/osrelease", "6.12.8\n");
+	put(dir, "proc/sys/kernel/version", "#1 SMP PREEMPT_RT Thu Jan  2 10:11:12 UTC 2025\n");
+	assert_int_equal(sample_tree(dir, &t, &d), 0);
+	assert_true(t.forced_threading);
+	ip_topology_free(&t);
+
+	/* PREEMPT_DYNAMIC, the default of most distributions, is not RT */
+	put(dir, "proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.8-1 (2025-01-02)\n");
+	assert_int_equal(sample_tree(dir, &t, &d), 0);
+	assert_false(t.forced_threading);
+	ip_topology_free(&t);
+	rmtree(dir);
+}
+
 static void put_policy(const char *dir, int pol, const char *related, const char *khz)
 {
 	char path[128];
@@ -680,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_server_reads_each_llc_once),
 		cmocka_unit_test(test_capture_qemu_x86),
 		cmocka_unit_test(test_cmdline_and_cgroup_isolation),
+		cmocka_unit_test(test_mainline_preempt_rt),
 		cmocka_unit_test(test_max_freq_source),
 		cmocka_unit_test(test_lowpower_pmu),
 		cmocka_unit_test(test_errors),

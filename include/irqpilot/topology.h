@@ -91,9 +91,10 @@ unsigned ip_parse_osrelease(const char *text, size_t len);
 
 /*
  * Reads sys/devices/system/cpu/ (and cpu_core/cpu_atom, cpufreq, the
- * kernel command line, sys/kernel/realtime) under @r and derives the
- * capacity classes and domains. @ov may be NULL. Missing optional files
- * are not errors; a missing or garbled possible/online list is.
+ * kernel command line, sys/kernel/realtime, proc/sys/kernel/version)
+ * under @r and derives the capacity classes and domains. @ov may be
+ * NULL. Missing optional files are not errors; a missing or garbled
+ * possible/online list is.
  */
 int ip_topology_sample(struct ip_root *r, const struct ip_cpu_overrides *ov, struct ip_topology *t,
 		       struct ip_diag *d);

@@ -23,10 +23,15 @@ static inline bool is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
+static inline bool is_letter(char c)
+{
+	return (unsigned char)((c | 0x20) - 'a') < 26;
+}
+
 /* A task state as task_state_array[] (fs/proc/array.c) spells it. */
 static inline bool is_state_letter(char c)
 {
-	return (unsigned char)((c | 0x20) - 'a') < 26;
+	return is_letter(c);
 }
 
 static inline const char *skip_blank(const char *p, const char *end)
@@ -316,6 +321,25 @@ static const char *find_control(const char *s, const char *e)
 }
 
 /*
+ * Where a hwirq starts: digits, or a '-' before them. Up to 5.14,
+ * show_interrupts() printed the hwirq " %*d" of (int)irq_data.hwirq
+ * (kernel/irq/proc.c; " %*lu" came with a July 2021 patch, in 5.15 as
+ * far as we know, whose reason was pSeries MSIs shown negative; it
+ * changed /sys/kernel/irq/N/hwirq's "%d" too). A PCI MSI's hwirq holds the PCI
+ * domain from bit 27 (pci_msi_domain_calc_hwirq(), drivers/pci/msi.c):
+ * a Hyper-V guest's vPCI domain (drivers/pci/controller/pci-hyperv.c
+ * takes it from the device's instance GUID) or any segment with bit 4
+ * set prints negative on 5.4 and 5.10, "Hyper-V PCIe MSI
+ * -671088640-edge  nvme0q0". Cut there, the chip ended at "Hyper-V" and
+ * the action was "PCIe MSI -671088640-edge      nvme0q0": no queue
+ * number, no admin vector.
+ */
+static inline bool hwirq_start(const char *s, const char *e)
+{
+	return s < e && (is_digit(*s) || (*s == '-' && e - s > 1 && is_digit(s[1])));
+}
+
+/*
  * The end of the chip column. show_interrupts() prints the chip's name
  * with " %8s", and some names hold spaces: "SiFive PLIC" (every device
  * interrupt of a RISC-V PLIC, drivers/irqchip/irq-sifive-plic.c), "RISC-V
@@ -336,7 +360,7 @@ static const char *chip_end(const char *s, const char *e)
 
 		if (n >= e)
 			break;
-		if (is_digit(*n))
+		if (hwirq_start(n, e))
 			return t;
 		if (n - t != 1 || is_trigger(n, skip_token(n, e)))
 			break;
@@ -392,7 +416,7 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 	chip_e = chip_end(s, e);
 	s = skip_blank(chip_e, e);
 	hw_s = hw_e = s;
-	if (s < e && is_digit(*s)) {
+	if (hwirq_start(s, e)) {
 		hw_e = skip_token(s, e);
 		s = skip_blank(hw_e, e);
 	}
@@ -461,12 +485,37 @@ int ip_parse_interrupts(const char *text, size_t len, struct ip_irq_header *hdr,
  * newline. Not on the first line after the header, where no name can
  * have begun: that is garbage.
  */
+/*
+ * "IPI0:1234567890": arm64 and riscv print their IPI lines "%*s%u:%s"
+ * with prec - 1, "IPI", i and a blank only when prec >= 4
+ * (arch/arm64/kernel/smp.c arch_show_interrupts(), arch/riscv/kernel/smp.c
+ * show_ipi_stats(); 5.10 to 6.12 at least; 32-bit arm's show_ipi_list()
+ * always has "%u: "), then "%10u " a count. With prec 3 (fewer than
+ * 1,000 IRQs: most arm64 machines) a count of ten digits, a billion
+ * rescheduling IPIs on a busy CPU, follows the colon with no blank. A
+ * label of letters and digits, its colon, then only digits.
+ */
+static bool glued_counter_label(const char *lab, const char *t)
+{
+	const char *c = memchr(lab, ':', (size_t)(t - lab));
+
+	if (!c || c == lab || c + 1 == t || !is_letter(*lab))
+		return false;
+	for (const char *q = lab; q < c; q++)
+		if (!is_digit(*q) && !is_letter(*q))
+			return false;
+	for (const char *q = c + 1; q < t; q++)
+		if (!is_digit(*q))
+			return false;
+	return true;
+}
+
 static int check_counter_label(const char *lab, const char *eol, int lineno,
 			       struct ip_irq_header *hdr, struct ip_diag *d)
 {
 	const char *t = skip_token(lab, eol);
 
-	if (t[-1] == ':')
+	if (t[-1] == ':' || glued_counter_label(lab, t))
 		return 0;
 	if (lineno <= 2)
 		return ip_diag_set(d, -EINVAL, "line %d: expected 'IRQ:' label, got '%s'", lineno,

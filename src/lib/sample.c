@@ -1754,8 +1754,9 @@ static void read_effective(struct ip_sampler *s, unsigned nr, struct ip_irq_info
 			   old && old->have_effective ? "its last effective affinity stands" : "its affinity stands for it");
 		return;
 	}
-	/* Absent without GENERIC_IRQ_EFFECTIVE_AFF_MASK, where reading it
-	 * gives EINVAL: then the affinity is all we know. */
+	/* Absent (ENOENT) without GENERIC_IRQ_EFFECTIVE_AFF_MASK:
+	 * register_irq_proc() (kernel/irq/proc.c) creates the file only
+	 * with it. Then the affinity is all we know. */
 	if (ret == 0) {
 		if (cpuset_parse_list(&irq->effective, text) == 0 && !cpuset_empty(&irq->effective))
 			irq->have_effective = true;

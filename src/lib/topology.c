@@ -338,6 +338,32 @@ int ip_topology_isolation_changed(struct ip_root *r, const struct ip_topology *t
 	return 0;
 }
 
+/*
+ * PREEMPT_RT forces IRQ threading (force_irqthreads() is true). The RT
+ * patch set adds /sys/kernel/realtime ("1"), but mainline, which has
+ * carried PREEMPT_RT since 6.12, does not: its kernel/ksysfs.c has no
+ * such attribute. What every RT build says is its version string,
+ * /proc/sys/kernel/version (uname -v): "#1 SMP PREEMPT_RT <date>", the
+ * flag init/Makefile (scripts/mkcompile_h in older kernels) puts after SMP for
+ * CONFIG_PREEMPT_RT. Without either, a mainline RT kernel was taken for
+ * one whose completions may move until a thread scan said otherwise.
+ */
+static bool preempt_rt(struct ip_root *r)
+{
+	_cleanup_free_ char *ver = NULL;
+	long long rt;
+	size_t n = 0;
+
+	if (read_int(r, "sys/kernel/realtime", &rt))
+		return rt == 1;
+	if (ip_root_read(r, "proc/sys/kernel/version", &ver, &n) < 0 || !ver)
+		return false;
+	for (const char *p = ver; (p = strstr(p, "PREEMPT_RT")); p += 10)
+		if ((p == ver || p[-1] == ' ') && (p[10] == ' ' || p[10] == '\n' || !p[10]))
+			return true;
+	return false;
+}
+
 static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_diag *d)
 {
 	struct cmdline_info ci;
@@ -362,12 +388,7 @@ static int read_isolation(struct ip_root *r, struct ip_topology *t, struct ip_di
 		t->kernel_version = ip_root_read(r, "proc/sys/kernel/osrelease", &rel, &n) < 0
 					    ? 0 : ip_parse_osrelease(rel, n);
 	}
-	t->forced_threading = ci.threadirqs;
-	if (!t->forced_threading) {
-		long long rt;
-
-		t->forced_threading = read_int(r, "sys/kernel/realtime", &rt) && rt == 1;
-	}
+	t->forced_threading = ci.threadirqs || preempt_rt(r);
 	return 0;
 }
 
