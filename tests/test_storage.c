@@ -1271,7 +1271,7 @@ static void test_dt_line_made_up(void **state)
 {
 	(void)state;
 	/* a number no line has */
-	dt_made_up("\n44: 9 9 9 9 9 9 9 9 GICv3 163", "IRQs 44 and 129 both show GICv3 163");
+	dt_made_up("\n44: 9 9 9 9 9 9 9 9 GICv3 163", "IRQs 44 and 129 both show GICv3 163: two controllers of that name, or a line made up");
 	/* another IRQ's number */
 	dt_made_up("\n130: 9 9 9 9 9 9 9 9 GICv3 163", "IRQs 129 and 130 both show GICv3 163");
 	/* the host's own number, another hwirq */

@@ -1075,9 +1075,11 @@ static int dt_parent(struct scan *sc, const char *node, const char **ctrl, struc
 
 /*
  * The one line that shows @want, in *@line (NULL: none does). The kernel
- * maps a hwirq of a domain to one IRQ, so two lines showing it, or a line
- * whose number is shown twice, mean a line was made up (see load_hw()):
- * then which IRQ the specifier is cannot be told, and the route says so.
+ * maps a hwirq of a domain to one IRQ, so two lines showing it mean two
+ * controllers of one name (two PLICs of a multi-socket RISC-V machine) or
+ * a line made up (see load_hw()), and a line whose number is shown twice
+ * the latter: then which IRQ the specifier is cannot be told, and the
+ * route says so rather than take the first.
  */
 static int dt_unique_line(const struct scan *sc, const struct ip_dt_irq *want, const struct hwline **line,
 			  struct ip_diag *d)
@@ -1101,9 +1103,9 @@ static int dt_unique_line(const struct scan *sc, const struct ip_dt_irq *want, c
 		return 0;
 	if (second && second->irq != first->irq)
 		return ip_diag_set(d, -EEXIST,
-				   "IRQs %u and %u both show %s %s, as no kernel does (one IRQ a hwirq): a line "
-				   "was made up inside an IRQ name (a GPIO consumer label can hold a newline), "
-				   "and which is the kernel's cannot be told",
+				   "IRQs %u and %u both show %s %s: two controllers of that name, or a line "
+				   "made up inside an IRQ name (a GPIO consumer label can hold a newline); "
+				   "which is this device's cannot be told",
 				   first->irq, second->irq, first->chip, first->hwirq);
 	return ip_diag_set(d, -EEXIST,
 			   "IRQ %u, which shows %s %s, is on two lines, as no kernel prints: a line was "
