@@ -13,6 +13,8 @@
 #    root's status answers within a second; with the table full of four
 #    users' readers root still gets in, and the idle readers are cut;
 #  - oversized and malformed requests are refused;
+#  - a daemon with no file descriptor left tells a client so, and does not
+#    spin on the connection it cannot take;
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
 #    lock in it is written through a link planted there, and one whose
@@ -205,6 +207,59 @@ check "bad spacing is refused" grep -q '"ok":false' "$tmp/out"
 check "an empty request is refused" grep -q '"error":"empty request"' "$tmp/out"
 check "... and the client cut off" grep -q "after: closed" "$tmp/out"
 check "the daemon still answers" "$ctl" status
+
+# --- out of file descriptors -------------------------------------------------------
+# A daemon whose descriptors are all in use: accept4() fails with EMFILE and
+# leaves the connection queued, the socket stays readable, and the loop
+# called on_accept again at once, a whole CPU for as long as a client stayed
+# queued, while every client waited out its timeout. Connections fill all
+# but the last descriptor (one taken then has no pidfd to tell its peer by,
+# and is refused); lowering the limit by one stands for the sampler or a
+# capture taking that one.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+frt=$tmp/run-nofile
+# few enough that root's connections use them all up before the table (32)
+# is full, which refuses and closes the next ones
+nofile=40
+(ulimit -n "$nofile" && exec "$bin" --root "$root" --runtime-dir "$frt" --config "$conf" --foreground \
+	--dry-run) >"$tmp/flog" 2>&1 &
+fdaemon=$!
+pids="$pids $fdaemon"
+if ! command -v prlimit >/dev/null 2>&1; then
+	skip "out of file descriptors: needs prlimit"
+elif wait_for "$limit" test -S "$frt/control"; then
+	used=$(ls "/proc/$fdaemon/fd" | awk -v n="$nofile" '$1 < n' | wc -l)
+	many=$((nofile - used + 4))
+	[ "$many" -lt 32 ] || bad "the daemon keeps only $used descriptors open below $nofile: too few to fill"
+	"$raw" "$frt/control" --hold-many "$many" 30 >"$tmp/holdfd" 2>&1 &
+	fholder=$!
+	pids="$pids $fholder"
+	check "root's connections fill the daemon's descriptors" \
+		wait_for "$limit" grep -q "connected $many" "$tmp/holdfd"
+	check "... but the last one, which is refused" wait_for "$limit" grep -q "cannot tell who connected" "$tmp/flog"
+	prlimit --pid "$fdaemon" --nofile=$((nofile - 1)):$((nofile - 1))
+	"$raw" "$frt/control" --hold 30 >/dev/null 2>&1 &
+	pids="$pids $!"
+	hz=$(getconf CLK_TCK)
+	sleep 0.5
+	t0=$(cpu_ticks "$fdaemon")
+	sleep 2
+	spent=$(($(cpu_ticks "$fdaemon") - t0))
+	check "with none left the daemon does not spin on a queued client ($spent ticks of $((2 * hz)))" \
+		test "$spent" -lt "$((hz / 2))"
+	fails_saying any "... a client is told it has no descriptor left" "no file descriptor left" \
+		env IRQPILOT_SOCKET="$frt/control" "$ctl" status
+	check "... and it is logged" grep -q "cannot take a connection: Too many open files" "$tmp/flog"
+	kill "$fholder"
+	wait "$fholder" 2>/dev/null
+	check "once they are closed, status answers again" \
+		wait_for "$limit" env IRQPILOT_SOCKET="$frt/control" "$ctl" status
+	kill "$fdaemon"
+	wait "$fdaemon"
+else
+	bad "a daemon limited to $nofile descriptors starts"
+	sed 's/^/    /' "$tmp/flog"
+fi
 
 # --- capture ------------------------------------------------------------------------
 ln -s "$tmp/outside" "$state/link"

@@ -1558,19 +1558,78 @@ static void client_append(struct ip_daemon *d, struct ip_client *c)
 	d->nr_clients++;
 }
 
+/* An error reply to a connection not taken into the table, then closed. */
+static void refuse_connection(int cfd, int err, const char *msg)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (f) {
+		ip_proto_reply_error(f, err, "%s", msg);
+		if (fclose(f) == 0)
+			(void)ip_proto_send_reply(cfd, out, len, NULL);
+	}
+	close(cfd);
+}
+
+static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+
+	d->accept_pause = sd_event_source_disable_unref(d->accept_pause);
+	(void)sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+	return 0;
+}
+
+/*
+ * accept4() failed for want of an fd (or memory): the connection stays
+ * queued and the socket readable, and the loop called on_accept() again at
+ * once, a whole CPU for as long as one was queued, each client waiting out
+ * its timeout unanswered. The spare fd makes room to take it and say why;
+ * without one the socket is left unwatched for a second.
+ */
+static void accept_failed(struct ip_daemon *d, int lfd, int err)
+{
+	unsigned suppressed;
+	int cfd = -1;
+
+	if (ip_log_ratelimit(&d->log, "accept", mono_ns(), 1, &suppressed))
+		ip_log(&d->log, LOG_ERR, "control: cannot take a connection: %s; refusing clients until one is free",
+		       strerror(err));
+	if (d->spare_fd >= 0 && (err == EMFILE || err == ENFILE)) {
+		close(d->spare_fd);
+		cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0)
+			refuse_connection(cfd, err, "irqpilotd has no file descriptor left for a connection; try again later");
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (cfd >= 0 || d->accept_pause)
+		return;
+	if (sd_event_add_time_relative(d->ev, &d->accept_pause, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+				       on_accept_resume, d) >= 0)
+		(void)sd_event_source_set_enabled(d->listen_src, SD_EVENT_OFF);
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct ip_daemon *d = userdata;
 	struct ip_diag diag = { "" };
 	struct ip_client *c;
 	struct ip_peer peer;
+	unsigned suppressed;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			accept_failed(d, fd, errno);
 		return 0;
+	}
 	if (ip_proto_peer_identify(d->sysroot, cfd, d->admin_gid, &peer, &diag) < 0) {
-		ip_log(&d->log, LOG_WARNING, "control: cannot tell who connected: %s", diag.msg);
-		close(cfd);
+		/* a pidfd it could not have (EMFILE) is said each time */
+		if (ip_log_ratelimit(&d->log, "identify", mono_ns(), 1, &suppressed))
+			ip_log(&d->log, LOG_WARNING, "control: cannot tell who connected: %s", diag.msg);
+		refuse_connection(cfd, EIO, "irqpilotd cannot tell who connected; try again later");
 		return 0;
 	}
 	if (!admit(d, &peer) || !(c = calloc(1, sizeof(*c)))) {
@@ -1611,6 +1670,7 @@ static int open_control(struct ip_daemon *d, struct ip_diag *diag)
 		if (ret < 0)
 			return ret;
 	}
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return sd_event_add_io(d->ev, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
 }
 
@@ -1802,6 +1862,9 @@ static void daemon_free(struct ip_daemon *d)
 {
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->listen_src);
+	sd_event_source_disable_unref(d->accept_pause);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	wake_sources_free(d);
 	watch_close(d);
 	cq_disconnect(d);
@@ -2133,7 +2196,7 @@ static int start_event_loop(struct ip_daemon *d)
 
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
-	struct ip_daemon d = { .lock_fd = -1, .irqs_lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
+	struct ip_daemon d = { .lock_fd = -1, .irqs_lock_fd = -1, .listen_fd = -1, .spare_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
 	struct ip_diag diag = { "" };
 	int ret, code = IP_EXIT_FAILURE;
 

@@ -882,19 +882,22 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 	char *shrunk;
+	int flags = 0;
 
 	*reply = NULL;
 	*reply_len = 0;
 	if (len > IP_PROTO_REQ_MAX)
 		return ip_diag_set(d, -EMSGSIZE, "request of %zu bytes exceeds the %d byte limit",
 				   len, IP_PROTO_REQ_MAX);
+	/* A daemon that refuses the connection (no fd left to serve it) says
+	 * why and closes it, maybe before the request is sent: its reply is
+	 * then queued here already, and read below rather than lost. */
 	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return ip_diag_set(d, -EAGAIN, "timed out sending the request");
-		if (errno == EPIPE || errno == ECONNRESET)
-			return ip_diag_set(d, -ECONNRESET,
-					   "the daemon closed the connection without answering");
-		return ip_diag_set(d, -errno, "sending the request: %s", strerror(errno));
+		if (errno != EPIPE && errno != ECONNRESET)
+			return ip_diag_set(d, -errno, "sending the request: %s", strerror(errno));
+		flags = MSG_DONTWAIT;
 	}
 	/* One more byte than allowed, to tell an exact fit from a cut. */
 	buf = malloc(IP_PROTO_REPLY_MAX + 1);
@@ -902,7 +905,9 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 		return -ENOMEM;
 	iov.iov_base = buf;
 	iov.iov_len = IP_PROTO_REPLY_MAX + 1;
-	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
+	if (n < 0 && flags && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNRESET))
+		n = 0;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return ip_diag_set(d, -EAGAIN, "no reply within the timeout");
