@@ -8,7 +8,8 @@
 #    is refused every write verb, with a message saying why, and the
 #    daemon's state is unchanged;
 #  - [control] admin_group lets its members write, by primary or
-#    supplementary group, but not from inside a user namespace;
+#    supplementary group, but not from inside a user namespace; a reload
+#    naming another group holds for connections already open;
 #  - 64 idle connections of one unprivileged uid leave the table open:
 #    root's status answers within a second; with the table full of four
 #    users' readers root still gets in, and the idle readers are cut;
@@ -149,6 +150,20 @@ if [ "$userns" = yes ]; then
 	refused "a member inside a user namespace may not" "another user namespace" \
 		$nobody unshare -U -r "$ctl" dry-run on
 fi
+check "... state unchanged" unchanged
+# A member's connection made before a reload names another group: it was
+# judged by the old group for as long as it lasted, and a client that
+# keeps asking is never cut off.
+rm -f "$tmp/go"
+$nobody "$raw" "$rt/control" --then "$tmp/go" "v1 dry-run on" >"$tmp/held" 2>&1 &
+held=$!
+pids="$pids $held"
+check "a member of nogroup holds a connection" wait_for "$limit" grep -q '"ok":true' "$tmp/held"
+printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = users\n' >"$conf"
+check "reload with admin_group = users" "$ctl" reload
+touch "$tmp/go"
+wait "$held"
+check "... and its connection may no longer write" grep -q "only root or members of group users" "$tmp/held"
 check "... state unchanged" unchanged
 printf '[daemon]\ninterval = 0.3\n' >"$conf"
 check "reload without admin_group" "$ctl" reload

@@ -1249,6 +1249,8 @@ static void release_unclaimed(struct ip_daemon *d)
 	}
 }
 
+static void regroup_clients(struct ip_daemon *d);
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
@@ -1265,7 +1267,10 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	}
 	ip_config_free(&d->cfg);
 	d->cfg = next;
-	d->admin_gid = admin_gid;
+	if (admin_gid != d->admin_gid) {
+		d->admin_gid = admin_gid;
+		regroup_clients(d);
+	}
 	d->cfg.policy.interval_s = ip_daemon_interval_s(d);
 	/* irqctl ban / unban outlive a reload: a container runtime that banned
 	 * its CPUs must not see them used again because the admin edited the file */
@@ -1441,6 +1446,20 @@ static void reply(struct ip_client *c, const char *buf, size_t len)
 
 	if (ip_proto_send_reply(c->fd, buf, len, &diag) < 0)
 		ip_log(&c->d->log, LOG_DEBUG, "control: reply not sent: %s", diag.msg);
+}
+
+/* The connections open across a reload that names another admin group:
+ * each was judged by the old one, and one that keeps asking stays for
+ * good, so a member the reload meant to shut out could go on writing. */
+static void regroup_clients(struct ip_daemon *d)
+{
+	for (struct ip_client *c = d->clients; c; c = c->next) {
+		struct ip_diag diag = { "" };
+
+		if (ip_proto_peer_regroup(c->fd, d->admin_gid, &c->peer, &diag) < 0)
+			ip_log(&d->log, LOG_WARNING, "control: pid %d uid %u is no longer taken for the admin group: %s",
+			       (int)c->peer.pid, (unsigned)c->peer.uid, diag.msg);
+	}
 }
 
 /* Decoded, from whom: the answer, or why not. */

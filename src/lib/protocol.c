@@ -680,6 +680,15 @@ static int peer_in_group(int fd, gid_t gid, gid_t want, bool *in, struct ip_diag
 	return ip_diag_set(d, -EAGAIN, "SO_PEERGROUPS: the groups kept changing size");
 }
 
+int ip_proto_peer_regroup(int fd, gid_t admin_gid, struct ip_peer *p, struct ip_diag *d)
+{
+	int r = peer_in_group(fd, p->gid, admin_gid, &p->in_admin_group, d);
+
+	if (r < 0)
+		p->in_admin_group = false;
+	return r;
+}
+
 int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, struct ip_peer *p,
 			   struct ip_diag *d)
 {
