@@ -185,6 +185,9 @@ else
 fi
 check "another user still gets in" as_uid 4242 "$ctl" status
 wait_for "$limit" grep -q "^open:" "$tmp/hold64"
+# refused, a connection was closed unanswered: irqctl could only say that
+# the daemon closed it, not why
+fails_saying any "... and a ninth is told why" "connections per uid are limited to 8" $nobody "$ctl" status
 kill "$h" 2>/dev/null
 wait "$h" 2>/dev/null
 check "nobody kept 8 of them (the per-uid cap)" grep -q "open: 8 of 64" "$tmp/hold64"

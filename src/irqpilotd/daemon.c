@@ -1535,30 +1535,51 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void refuse_client(struct ip_daemon *d, const char *key, const char *why, int limit,
+/* An error reply to a connection not taken into the table, then closed. */
+static void refuse_connection(int cfd, int err, const char *msg)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (f) {
+		ip_proto_reply_error(f, err, "%s", msg);
+		if (fclose(f) == 0)
+			(void)ip_proto_send_reply(cfd, out, len, NULL);
+	}
+	close(cfd);
+}
+
+/* Logged once a minute; the client is told each time, and @cfd closed. */
+static void refuse_client(struct ip_daemon *d, int cfd, const char *key, const char *why, int limit,
 			  const struct ip_peer *p)
 {
+	char msg[160];
 	unsigned suppressed;
 
 	if (ip_log_ratelimit(&d->log, key, mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "control: refusing a connection from uid %u (pid %d): %s %d",
 		       (unsigned)p->uid, (int)p->pid, why, limit);
+	snprintf(msg, sizeof(msg), "irqpilotd refused the connection: %s %d; try again later", why, limit);
+	refuse_connection(cfd, EUSERS, msg);
 }
 
-/* Whether @p may take a slot, making one for root when the table is full. */
-static bool admit(struct ip_daemon *d, const struct ip_peer *p)
+/* Whether @p may take a slot, making one for root when the table is full;
+ * if not, its connection @cfd is refused. */
+static bool admit(struct ip_daemon *d, const struct ip_peer *p, int cfd)
 {
 	struct ip_client *victim;
 
 	if (!ip_proto_peer_is_root(p) && clients_of_uid(d, p->uid) >= IP_MAX_CLIENTS_PER_UID) {
-		refuse_client(d, "clients-uid", "connections per uid are limited to", IP_MAX_CLIENTS_PER_UID, p);
+		refuse_client(d, cfd, "clients-uid", "connections per uid are limited to", IP_MAX_CLIENTS_PER_UID,
+			      p);
 		return false;
 	}
 	if (!table_full(d))
 		return true;
 	victim = ip_proto_peer_is_root(p) ? oldest_idle_reader(d) : NULL;
 	if (!victim) {
-		refuse_client(d, "clients", "the connection table is full:", IP_MAX_CLIENTS, p);
+		refuse_client(d, cfd, "clients", "the connection table is full:", IP_MAX_CLIENTS, p);
 		return false;
 	}
 	ip_log(&d->log, LOG_INFO, "control: %d clients connected: closed the oldest idle one (uid %u) for root",
@@ -1575,21 +1596,6 @@ static void client_append(struct ip_daemon *d, struct ip_client *c)
 		p = &(*p)->next;
 	*p = c;
 	d->nr_clients++;
-}
-
-/* An error reply to a connection not taken into the table, then closed. */
-static void refuse_connection(int cfd, int err, const char *msg)
-{
-	_cleanup_free_ char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	if (f) {
-		ip_proto_reply_error(f, err, "%s", msg);
-		if (fclose(f) == 0)
-			(void)ip_proto_send_reply(cfd, out, len, NULL);
-	}
-	close(cfd);
 }
 
 static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
@@ -1651,7 +1657,9 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		refuse_connection(cfd, EIO, "irqpilotd cannot tell who connected; try again later");
 		return 0;
 	}
-	if (!admit(d, &peer) || !(c = calloc(1, sizeof(*c)))) {
+	if (!admit(d, &peer, cfd))
+		return 0;
+	if (!(c = calloc(1, sizeof(*c)))) {
 		close(cfd);
 		return 0;
 	}
