@@ -1251,6 +1251,29 @@ static void release_unclaimed(struct ip_daemon *d)
 
 static void regroup_clients(struct ip_daemon *d);
 
+/* irqctl ban refuses to ban every online CPU; a file whose [cpus] banned
+ * did so (with irqctl's bans) was taken, and the policy, finding no CPU
+ * to use, left each vector where it was, on banned CPUs too, unsaid. The
+ * last sample's online CPUs judge it; before the first, nothing does. */
+static int check_banned(struct ip_daemon *d, const struct ip_config *next, struct ip_diag *diag)
+{
+	const struct ip_step *st = ip_engine_last(d->engine);
+	ip_cpuset banned, left;
+
+	if (!st || !st->model.cur)
+		return 0;
+	cpuset_or(&banned, &next->policy.banned, &d->ban_add);
+	cpuset_andnot(&banned, &banned, &d->ban_del);
+	cpuset_andnot(&left, &st->model.cur->topo.online, &banned);
+	if (!cpuset_empty(&left))
+		return 0;
+	return ip_diag_set(diag, -EINVAL, "%s: [cpus] banned = %s%s%s bans every online CPU (online %s)",
+			   d->o.config_path, cpuset_str(&next->policy.banned),
+			   cpuset_empty(&d->ban_add) ? "" : " with irqctl's ban of ",
+			   cpuset_empty(&d->ban_add) ? "" : cpuset_str(&d->ban_add),
+			   cpuset_str(&st->model.cur->topo.online));
+}
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
@@ -1261,6 +1284,8 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
 	if (ret >= 0)
 		ret = ip_daemon_admin_group(&next, d->o.config_path, &admin_gid, diag);
+	if (ret >= 0)
+		ret = check_banned(d, &next, diag);
 	if (ret < 0) {
 		ip_config_free(&next);
 		return ret;
