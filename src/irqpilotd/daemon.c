@@ -1566,12 +1566,17 @@ static void refuse_connection(int cfd, int err, const char *msg)
 	_cleanup_free_ char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
+	char c;
 
 	if (f) {
 		ip_proto_reply_error(f, err, "%s", msg);
 		if (fclose(f) == 0)
 			(void)ip_proto_send_reply(cfd, out, len, NULL);
 	}
+	/* a request left unread makes the close a reset, which the client
+	 * is told ahead of the reply (an older irqctl took it for no answer);
+	 * one sent after this read still does */
+	(void)recv(cfd, &c, 1, MSG_DONTWAIT);
 	close(cfd);
 }
 

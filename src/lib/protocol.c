@@ -915,7 +915,16 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 	iov.iov_base = buf;
 	iov.iov_len = IP_PROTO_REPLY_MAX + 1;
 	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
-	if (n < 0 && flags && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNRESET))
+	/* A daemon that closed with the request unread leaves ECONNRESET,
+	 * which the kernel reports once, ahead of the reply queued before
+	 * it: the reply is read next, or the end. */
+	if (n < 0 && errno == ECONNRESET) {
+		msg.msg_flags = 0;
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0)
+			n = 0;
+	}
+	if (n < 0 && flags && (errno == EAGAIN || errno == EWOULDBLOCK))
 		n = 0;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
