@@ -9,6 +9,8 @@
  * soon as EXPECT are left, holding them on until SECONDS are up. Waiting for
  * EXPECT judges the daemon by what it did, however slowly it runs (ASan on a
  * loaded machine took longer than a fixed 4 s to accept and refuse 64).
+ * "--then FILE TEXT" asks for status, then sends TEXT on the same
+ * connection once FILE exists, printing both replies.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +75,39 @@ static int hold_many(const char *path, int n, unsigned seconds, int expect)
 	return 0;
 }
 
+/* One request and its reply on @fd, printed; 1 if either failed. */
+static int ask(int fd, const char *text)
+{
+	static char buf[1 << 20];
+	ssize_t n;
+
+	if (send(fd, text, strlen(text), 0) < 0) {
+		perror("send");
+		return 1;
+	}
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0) {
+		perror("recv");
+		return 1;
+	}
+	buf[n] = '\0';
+	printf("%s\n", buf);
+	fflush(stdout);
+	return 0;
+}
+
+/* "--then FILE TEXT": a status first, so the daemon has taken the
+ * connection and judged its peer; then, once FILE exists (60 s at most),
+ * TEXT on the same connection. */
+static int then(int fd, const char *file, const char *text)
+{
+	if (ask(fd, "v1 status"))
+		return 1;
+	for (int i = 0; i < 1200 && access(file, F_OK) < 0; i++)
+		usleep(50 * 1000);
+	return ask(fd, text);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -84,8 +119,8 @@ int main(int argc, char **argv)
 
 	if ((argc == 5 || argc == 6) && strcmp(argv[2], "--hold-many") == 0)
 		return hold_many(argv[1], atoi(argv[3]), (unsigned)atoi(argv[4]), argc == 6 ? atoi(argv[5]) : -1);
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S | ctl-raw SOCKET --hold-many N S [EXPECT]\n");
+	if ((argc != 3 && argc != 4 && argc != 5) || (argc == 5 && strcmp(argv[2], "--then") != 0)) {
+		fprintf(stderr, "usage: ctl-raw SOCKET TEXT | ctl-raw SOCKET --junk N | ctl-raw SOCKET --hold S | ctl-raw SOCKET --hold-many N S [EXPECT] | ctl-raw SOCKET --then FILE TEXT\n");
 		return 2;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -95,6 +130,8 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (argc == 5)
+		return then(fd, argv[3], argv[4]);
 	if (strcmp(argv[2], "--hold") == 0 && argc == 4) {
 		sleep((unsigned)atoi(argv[3]));
 		return 0;

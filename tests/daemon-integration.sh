@@ -122,6 +122,16 @@ fi
 "$ctl" ban 0-7 >"$tmp/out" 2>&1
 check "banning every online CPU is refused (exit 1)" test $? -eq 1
 check "... saying why" grep -q "would ban every online CPU" "$tmp/out"
+# the same from the policy file: the reload was taken, and the vector,
+# with no CPU left to use, stayed where it was, on a banned CPU, unsaid
+cp "$conf" "$conf.good"
+printf '[cpus]\nbanned = 0-7\n' >>"$conf"
+check "a reload into a file banning every online CPU is refused" sh -c "! '$ctl' reload >'$tmp/reload' 2>&1"
+check "... saying why" grep -q "irqpilot.conf: \[cpus\] banned = 0-7 with irqctl's ban of $other bans every online CPU (online 0-7)" \
+	"$tmp/reload"
+check "... and the log that the running policy is kept" \
+	grep -q "reload rejected, keeping the running policy: .* bans every online CPU" "$log"
+cp "$conf.good" "$conf"
 "$ctl" ban 0-99 >"$tmp/out" 2>&1
 check "banning CPUs the machine lacks is refused" test $? -eq 1
 check "... saying which" grep -q "no CPU 8-99 on this machine (possible: 0-7)" "$tmp/out"

@@ -8,11 +8,14 @@
 #    is refused every write verb, with a message saying why, and the
 #    daemon's state is unchanged;
 #  - [control] admin_group lets its members write, by primary or
-#    supplementary group, but not from inside a user namespace;
+#    supplementary group, but not from inside a user namespace; a reload
+#    naming another group holds for connections already open;
 #  - 64 idle connections of one unprivileged uid leave the table open:
 #    root's status answers within a second; with the table full of four
 #    users' readers root still gets in, and the idle readers are cut;
 #  - oversized and malformed requests are refused;
+#  - a daemon with no file descriptor left tells a client so, and does not
+#    spin on the connection it cannot take;
 #  - capture writes only below the state directory, through no symlink;
 #  - a runtime directory another user may write is refused before the
 #    lock in it is written through a link planted there, and one whose
@@ -148,6 +151,20 @@ if [ "$userns" = yes ]; then
 		$nobody unshare -U -r "$ctl" dry-run on
 fi
 check "... state unchanged" unchanged
+# A member's connection made before a reload names another group: it was
+# judged by the old group for as long as it lasted, and a client that
+# keeps asking is never cut off.
+rm -f "$tmp/go"
+$nobody "$raw" "$rt/control" --then "$tmp/go" "v1 dry-run on" >"$tmp/held" 2>&1 &
+held=$!
+pids="$pids $held"
+check "a member of nogroup holds a connection" wait_for "$limit" grep -q '"ok":true' "$tmp/held"
+printf '[daemon]\ninterval = 0.3\n[control]\nadmin_group = users\n' >"$conf"
+check "reload with admin_group = users" "$ctl" reload
+touch "$tmp/go"
+wait "$held"
+check "... and its connection may no longer write" grep -q "only root or members of group users" "$tmp/held"
+check "... state unchanged" unchanged
 printf '[daemon]\ninterval = 0.3\n' >"$conf"
 check "reload without admin_group" "$ctl" reload
 refused "... and the group may no longer write" "only root may do that" $nobody "$ctl" dry-run on
@@ -168,6 +185,9 @@ else
 fi
 check "another user still gets in" as_uid 4242 "$ctl" status
 wait_for "$limit" grep -q "^open:" "$tmp/hold64"
+# refused, a connection was closed unanswered: irqctl could only say that
+# the daemon closed it, not why
+fails_saying any "... and a ninth is told why" "connections per uid are limited to 8" $nobody "$ctl" status
 kill "$h" 2>/dev/null
 wait "$h" 2>/dev/null
 check "nobody kept 8 of them (the per-uid cap)" grep -q "open: 8 of 64" "$tmp/hold64"
@@ -205,6 +225,59 @@ check "bad spacing is refused" grep -q '"ok":false' "$tmp/out"
 check "an empty request is refused" grep -q '"error":"empty request"' "$tmp/out"
 check "... and the client cut off" grep -q "after: closed" "$tmp/out"
 check "the daemon still answers" "$ctl" status
+
+# --- out of file descriptors -------------------------------------------------------
+# A daemon whose descriptors are all in use: accept4() fails with EMFILE and
+# leaves the connection queued, the socket stays readable, and the loop
+# called on_accept again at once, a whole CPU for as long as a client stayed
+# queued, while every client waited out its timeout. Connections fill all
+# but the last descriptor (one taken then has no pidfd to tell its peer by,
+# and is refused); lowering the limit by one stands for the sampler or a
+# capture taking that one.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+frt=$tmp/run-nofile
+# few enough that root's connections use them all up before the table (32)
+# is full, which refuses and closes the next ones
+nofile=40
+(ulimit -n "$nofile" && exec "$bin" --root "$root" --runtime-dir "$frt" --config "$conf" --foreground \
+	--dry-run) >"$tmp/flog" 2>&1 &
+fdaemon=$!
+pids="$pids $fdaemon"
+if ! command -v prlimit >/dev/null 2>&1; then
+	skip "out of file descriptors: needs prlimit"
+elif wait_for "$limit" test -S "$frt/control"; then
+	used=$(ls "/proc/$fdaemon/fd" | awk -v n="$nofile" '$1 < n' | wc -l)
+	many=$((nofile - used + 4))
+	[ "$many" -lt 32 ] || bad "the daemon keeps only $used descriptors open below $nofile: too few to fill"
+	"$raw" "$frt/control" --hold-many "$many" 30 >"$tmp/holdfd" 2>&1 &
+	fholder=$!
+	pids="$pids $fholder"
+	check "root's connections fill the daemon's descriptors" \
+		wait_for "$limit" grep -q "connected $many" "$tmp/holdfd"
+	check "... but the last one, which is refused" wait_for "$limit" grep -q "cannot tell who connected" "$tmp/flog"
+	prlimit --pid "$fdaemon" --nofile=$((nofile - 1)):$((nofile - 1))
+	"$raw" "$frt/control" --hold 30 >/dev/null 2>&1 &
+	pids="$pids $!"
+	hz=$(getconf CLK_TCK)
+	sleep 0.5
+	t0=$(cpu_ticks "$fdaemon")
+	sleep 2
+	spent=$(($(cpu_ticks "$fdaemon") - t0))
+	check "with none left the daemon does not spin on a queued client ($spent ticks of $((2 * hz)))" \
+		test "$spent" -lt "$((hz / 2))"
+	fails_saying any "... a client is told it has no descriptor left" "no file descriptor left" \
+		env IRQPILOT_SOCKET="$frt/control" "$ctl" status
+	check "... and it is logged" grep -q "cannot take a connection: Too many open files" "$tmp/flog"
+	kill "$fholder"
+	wait "$fholder" 2>/dev/null
+	check "once they are closed, status answers again" \
+		wait_for "$limit" env IRQPILOT_SOCKET="$frt/control" "$ctl" status
+	kill "$fdaemon"
+	wait "$fdaemon"
+else
+	bad "a daemon limited to $nofile descriptors starts"
+	sed 's/^/    /' "$tmp/flog"
+fi
 
 # --- capture ------------------------------------------------------------------------
 ln -s "$tmp/outside" "$state/link"

@@ -803,6 +803,37 @@ static void test_call_and_serve_on_socketpair(void **state)
 	close(sv[0]);
 }
 
+/*
+ * A daemon that refuses a connection replies and closes it without
+ * reading the request: the close of a socket with data unread is a reset,
+ * which the kernel reports to the client once, ahead of the reply queued
+ * before it, at its send() or, closed between the send and the receive,
+ * at its recv() (that order is a race, not played here). irqctl said the
+ * daemon had closed the connection without answering, and the reason was
+ * lost.
+ */
+static void test_call_reply_then_reset(void **state)
+{
+	const char *ans = "{\"v\":1,\"ok\":false,\"errno\":87,\"error\":\"refused\"}";
+	struct ip_diag d = { "" };
+	char *reply = NULL;
+	size_t len;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(ip_proto_send_reply(sv[1], ans, strlen(ans), &d), 0);
+	/* an earlier request, left unread at the close */
+	assert_int_equal(send(sv[0], "v1 status", 9, 0), 9);
+	close(sv[1]);
+	assert_int_equal(ip_proto_call(sv[0], "v1 status", 9, &reply, &len, &d), 0);
+	assert_string_equal(reply, ans);
+	free(reply);
+	assert_int_equal(ip_proto_call(sv[0], "v1 status", 9, &reply, &len, &d), -ECONNRESET);
+	assert_string_equal(d.msg, "the daemon closed the connection without answering");
+	close(sv[0]);
+}
+
 static void test_big_replies(void **state)
 {
 	struct ctl_reply rep;
@@ -979,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_reply_envelopes),
 		cmocka_unit_test(test_reply_parse_refuses),
 		cmocka_unit_test(test_call_and_serve_on_socketpair),
+		cmocka_unit_test(test_call_reply_then_reset),
 		cmocka_unit_test(test_big_replies),
 		cmocka_unit_test(test_listen_connect_timeout),
 		cmocka_unit_test(test_listen_mode_and_directory),

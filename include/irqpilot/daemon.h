@@ -86,6 +86,11 @@ struct ip_daemon {
 	int irqs_lock_fd; /* ip_root_lock_irqs() of root, -1 none */
 	bool socket_activated;
 	sd_event_source *timer, *listen_src;
+	/* Kept for a connection that finds every other fd in use, to tell it
+	 * so (spare_fd, -1 none); accept_pause: the listening socket is not
+	 * watched for a moment when not even that fd could be had. */
+	int spare_fd;
+	sd_event_source *accept_pause;
 	sd_device_monitor *monitor;
 	char *socket_path, *lock_path, *state_path;
 	struct ip_state *state; /* the originals on disk (state.h) */

@@ -203,6 +203,9 @@ int ip_proto_check_access(const struct ip_request *r, const struct ip_peer *p, c
  */
 int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, struct ip_peer *p,
 			   struct ip_diag *d);
+/* p->in_admin_group judged again for the admin group @admin_gid (a reload
+ * named another), from the peer's groups at connect(); false on an error. */
+int ip_proto_peer_regroup(int fd, gid_t admin_gid, struct ip_peer *p, struct ip_diag *d);
 /* The euid and egid of proc/PID/status (its Uid: and Gid: lines) under
  * @root. Returns 0, -ENOENT when the process is gone, -EINVAL (bad file). */
 int ip_proto_pid_ids(struct ip_root *root, pid_t pid, uid_t *euid, gid_t *egid, struct ip_diag *d);

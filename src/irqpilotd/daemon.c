@@ -1249,6 +1249,31 @@ static void release_unclaimed(struct ip_daemon *d)
 	}
 }
 
+static void regroup_clients(struct ip_daemon *d);
+
+/* irqctl ban refuses to ban every online CPU; a file whose [cpus] banned
+ * did so (with irqctl's bans) was taken, and the policy, finding no CPU
+ * to use, left each vector where it was, on banned CPUs too, unsaid. The
+ * last sample's online CPUs judge it; before the first, nothing does. */
+static int check_banned(struct ip_daemon *d, const struct ip_config *next, struct ip_diag *diag)
+{
+	const struct ip_step *st = ip_engine_last(d->engine);
+	ip_cpuset banned, left;
+
+	if (!st || !st->model.cur)
+		return 0;
+	cpuset_or(&banned, &next->policy.banned, &d->ban_add);
+	cpuset_andnot(&banned, &banned, &d->ban_del);
+	cpuset_andnot(&left, &st->model.cur->topo.online, &banned);
+	if (!cpuset_empty(&left))
+		return 0;
+	return ip_diag_set(diag, -EINVAL, "%s: [cpus] banned = %s%s%s bans every online CPU (online %s)",
+			   d->o.config_path, cpuset_str(&next->policy.banned),
+			   cpuset_empty(&d->ban_add) ? "" : " with irqctl's ban of ",
+			   cpuset_empty(&d->ban_add) ? "" : cpuset_str(&d->ban_add),
+			   cpuset_str(&st->model.cur->topo.online));
+}
+
 int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
@@ -1259,13 +1284,18 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
 	if (ret >= 0)
 		ret = ip_daemon_admin_group(&next, d->o.config_path, &admin_gid, diag);
+	if (ret >= 0)
+		ret = check_banned(d, &next, diag);
 	if (ret < 0) {
 		ip_config_free(&next);
 		return ret;
 	}
 	ip_config_free(&d->cfg);
 	d->cfg = next;
-	d->admin_gid = admin_gid;
+	if (admin_gid != d->admin_gid) {
+		d->admin_gid = admin_gid;
+		regroup_clients(d);
+	}
 	d->cfg.policy.interval_s = ip_daemon_interval_s(d);
 	/* irqctl ban / unban outlive a reload: a container runtime that banned
 	 * its CPUs must not see them used again because the admin edited the file */
@@ -1443,6 +1473,20 @@ static void reply(struct ip_client *c, const char *buf, size_t len)
 		ip_log(&c->d->log, LOG_DEBUG, "control: reply not sent: %s", diag.msg);
 }
 
+/* The connections open across a reload that names another admin group:
+ * each was judged by the old one, and one that keeps asking stays for
+ * good, so a member the reload meant to shut out could go on writing. */
+static void regroup_clients(struct ip_daemon *d)
+{
+	for (struct ip_client *c = d->clients; c; c = c->next) {
+		struct ip_diag diag = { "" };
+
+		if (ip_proto_peer_regroup(c->fd, d->admin_gid, &c->peer, &diag) < 0)
+			ip_log(&d->log, LOG_WARNING, "control: pid %d uid %u is no longer taken for the admin group: %s",
+			       (int)c->peer.pid, (unsigned)c->peer.uid, diag.msg);
+	}
+}
+
 /* Decoded, from whom: the answer, or why not. */
 static void answer(struct ip_client *c, const struct ip_request *req, FILE *f)
 {
@@ -1516,30 +1560,56 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void refuse_client(struct ip_daemon *d, const char *key, const char *why, int limit,
+/* An error reply to a connection not taken into the table, then closed. */
+static void refuse_connection(int cfd, int err, const char *msg)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	char c;
+
+	if (f) {
+		ip_proto_reply_error(f, err, "%s", msg);
+		if (fclose(f) == 0)
+			(void)ip_proto_send_reply(cfd, out, len, NULL);
+	}
+	/* a request left unread makes the close a reset, which the client
+	 * is told ahead of the reply (an older irqctl took it for no answer);
+	 * one sent after this read still does */
+	(void)recv(cfd, &c, 1, MSG_DONTWAIT);
+	close(cfd);
+}
+
+/* Logged once a minute; the client is told each time, and @cfd closed. */
+static void refuse_client(struct ip_daemon *d, int cfd, const char *key, const char *why, int limit,
 			  const struct ip_peer *p)
 {
+	char msg[160];
 	unsigned suppressed;
 
 	if (ip_log_ratelimit(&d->log, key, mono_ns(), 1, &suppressed))
 		ip_log(&d->log, LOG_WARNING, "control: refusing a connection from uid %u (pid %d): %s %d",
 		       (unsigned)p->uid, (int)p->pid, why, limit);
+	snprintf(msg, sizeof(msg), "irqpilotd refused the connection: %s %d; try again later", why, limit);
+	refuse_connection(cfd, EUSERS, msg);
 }
 
-/* Whether @p may take a slot, making one for root when the table is full. */
-static bool admit(struct ip_daemon *d, const struct ip_peer *p)
+/* Whether @p may take a slot, making one for root when the table is full;
+ * if not, its connection @cfd is refused. */
+static bool admit(struct ip_daemon *d, const struct ip_peer *p, int cfd)
 {
 	struct ip_client *victim;
 
 	if (!ip_proto_peer_is_root(p) && clients_of_uid(d, p->uid) >= IP_MAX_CLIENTS_PER_UID) {
-		refuse_client(d, "clients-uid", "connections per uid are limited to", IP_MAX_CLIENTS_PER_UID, p);
+		refuse_client(d, cfd, "clients-uid", "connections per uid are limited to", IP_MAX_CLIENTS_PER_UID,
+			      p);
 		return false;
 	}
 	if (!table_full(d))
 		return true;
 	victim = ip_proto_peer_is_root(p) ? oldest_idle_reader(d) : NULL;
 	if (!victim) {
-		refuse_client(d, "clients", "the connection table is full:", IP_MAX_CLIENTS, p);
+		refuse_client(d, cfd, "clients", "the connection table is full:", IP_MAX_CLIENTS, p);
 		return false;
 	}
 	ip_log(&d->log, LOG_INFO, "control: %d clients connected: closed the oldest idle one (uid %u) for root",
@@ -1558,22 +1628,68 @@ static void client_append(struct ip_daemon *d, struct ip_client *c)
 	d->nr_clients++;
 }
 
+static int on_accept_resume(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ip_daemon *d = userdata;
+
+	d->accept_pause = sd_event_source_disable_unref(d->accept_pause);
+	(void)sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+	return 0;
+}
+
+/*
+ * accept4() failed for want of an fd (or memory): the connection stays
+ * queued and the socket readable, and the loop called on_accept() again at
+ * once, a whole CPU for as long as one was queued, each client waiting out
+ * its timeout unanswered. The spare fd makes room to take it and say why;
+ * without one the socket is left unwatched for a second.
+ */
+static void accept_failed(struct ip_daemon *d, int lfd, int err)
+{
+	unsigned suppressed;
+	int cfd = -1;
+
+	if (ip_log_ratelimit(&d->log, "accept", mono_ns(), 1, &suppressed))
+		ip_log(&d->log, LOG_ERR, "control: cannot take a connection: %s; refusing clients until one is free",
+		       strerror(err));
+	if (d->spare_fd >= 0 && (err == EMFILE || err == ENFILE)) {
+		close(d->spare_fd);
+		cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0)
+			refuse_connection(cfd, err, "irqpilotd has no file descriptor left for a connection; try again later");
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (cfd >= 0 || d->accept_pause)
+		return;
+	if (sd_event_add_time_relative(d->ev, &d->accept_pause, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+				       on_accept_resume, d) >= 0)
+		(void)sd_event_source_set_enabled(d->listen_src, SD_EVENT_OFF);
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct ip_daemon *d = userdata;
 	struct ip_diag diag = { "" };
 	struct ip_client *c;
 	struct ip_peer peer;
+	unsigned suppressed;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (cfd < 0)
-		return 0;
-	if (ip_proto_peer_identify(d->sysroot, cfd, d->admin_gid, &peer, &diag) < 0) {
-		ip_log(&d->log, LOG_WARNING, "control: cannot tell who connected: %s", diag.msg);
-		close(cfd);
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			accept_failed(d, fd, errno);
 		return 0;
 	}
-	if (!admit(d, &peer) || !(c = calloc(1, sizeof(*c)))) {
+	if (ip_proto_peer_identify(d->sysroot, cfd, d->admin_gid, &peer, &diag) < 0) {
+		/* a pidfd it could not have (EMFILE) is said each time */
+		if (ip_log_ratelimit(&d->log, "identify", mono_ns(), 1, &suppressed))
+			ip_log(&d->log, LOG_WARNING, "control: cannot tell who connected: %s", diag.msg);
+		refuse_connection(cfd, EIO, "irqpilotd cannot tell who connected; try again later");
+		return 0;
+	}
+	if (!admit(d, &peer, cfd))
+		return 0;
+	if (!(c = calloc(1, sizeof(*c)))) {
 		close(cfd);
 		return 0;
 	}
@@ -1611,6 +1727,7 @@ static int open_control(struct ip_daemon *d, struct ip_diag *diag)
 		if (ret < 0)
 			return ret;
 	}
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return sd_event_add_io(d->ev, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
 }
 
@@ -1806,6 +1923,9 @@ static void daemon_free(struct ip_daemon *d)
 {
 	sd_event_source_disable_unref(d->timer);
 	sd_event_source_disable_unref(d->listen_src);
+	sd_event_source_disable_unref(d->accept_pause);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	wake_sources_free(d);
 	watch_close(d);
 	cq_disconnect(d);
@@ -2129,7 +2249,7 @@ static int start_event_loop(struct ip_daemon *d)
 
 int ip_daemon_run(const struct ip_daemon_opts *o)
 {
-	struct ip_daemon d = { .lock_fd = -1, .irqs_lock_fd = -1, .listen_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
+	struct ip_daemon d = { .lock_fd = -1, .irqs_lock_fd = -1, .listen_fd = -1, .spare_fd = -1, .cap_fd = -1, .admin_gid = IP_PROTO_NO_GROUP };
 	struct ip_diag diag = { "" };
 	int ret, code = IP_EXIT_FAILURE;
 

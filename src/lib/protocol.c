@@ -680,6 +680,15 @@ static int peer_in_group(int fd, gid_t gid, gid_t want, bool *in, struct ip_diag
 	return ip_diag_set(d, -EAGAIN, "SO_PEERGROUPS: the groups kept changing size");
 }
 
+int ip_proto_peer_regroup(int fd, gid_t admin_gid, struct ip_peer *p, struct ip_diag *d)
+{
+	int r = peer_in_group(fd, p->gid, admin_gid, &p->in_admin_group, d);
+
+	if (r < 0)
+		p->in_admin_group = false;
+	return r;
+}
+
 int ip_proto_peer_identify(struct ip_root *sysroot, int fd, gid_t admin_gid, struct ip_peer *p,
 			   struct ip_diag *d)
 {
@@ -882,19 +891,22 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 	char *shrunk;
+	int flags = 0;
 
 	*reply = NULL;
 	*reply_len = 0;
 	if (len > IP_PROTO_REQ_MAX)
 		return ip_diag_set(d, -EMSGSIZE, "request of %zu bytes exceeds the %d byte limit",
 				   len, IP_PROTO_REQ_MAX);
+	/* A daemon that refuses the connection (no fd left to serve it) says
+	 * why and closes it, maybe before the request is sent: its reply is
+	 * then queued here already, and read below rather than lost. */
 	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return ip_diag_set(d, -EAGAIN, "timed out sending the request");
-		if (errno == EPIPE || errno == ECONNRESET)
-			return ip_diag_set(d, -ECONNRESET,
-					   "the daemon closed the connection without answering");
-		return ip_diag_set(d, -errno, "sending the request: %s", strerror(errno));
+		if (errno != EPIPE && errno != ECONNRESET)
+			return ip_diag_set(d, -errno, "sending the request: %s", strerror(errno));
+		flags = MSG_DONTWAIT;
 	}
 	/* One more byte than allowed, to tell an exact fit from a cut. */
 	buf = malloc(IP_PROTO_REPLY_MAX + 1);
@@ -902,7 +914,18 @@ int ip_proto_call(int fd, const char *req, size_t len, char **reply, size_t *rep
 		return -ENOMEM;
 	iov.iov_base = buf;
 	iov.iov_len = IP_PROTO_REPLY_MAX + 1;
-	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
+	/* A daemon that closed with the request unread leaves ECONNRESET,
+	 * which the kernel reports once, ahead of the reply queued before
+	 * it: the reply is read next, or the end. */
+	if (n < 0 && errno == ECONNRESET) {
+		msg.msg_flags = 0;
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0)
+			n = 0;
+	}
+	if (n < 0 && flags && (errno == EAGAIN || errno == EWOULDBLOCK))
+		n = 0;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return ip_diag_set(d, -EAGAIN, "no reply within the timeout");
