@@ -278,6 +278,44 @@ done
 kill "$shared"
 wait "$shared"
 
+# --- the default policy file gone at a reload ------------------------------------
+# Without --config a missing default file is the built-in policy at start;
+# at a reload it was taken the same way, and a file deleted or moved aside
+# by hand dropped its [cpus] banned in silence. The default path is the
+# build's (irqpilotd --help says it); the daemon runs in a private mount
+# namespace where an overlay of ours over that path's grandparent holds the
+# file, removed and put back from inside, so the host's is never touched.
+defconf=$("$bin" --help | sed -n 's/.*policy file (default \(.*\))$/\1/p')
+defetc=$(dirname "$(dirname "$defconf")")
+inns() { nsenter -t "$defd" -m "$@"; }
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v nsenter >/dev/null && [ -d "$defetc" ] &&
+	grep -qw overlay /proc/filesystems && unshare -m true 2>/dev/null; then
+	mkdir -p "$tmp/ov/up" "$tmp/ov/work" "$tmp/rt-def"
+	chmod 700 "$tmp/rt-def"
+	printf '[daemon]\ninterval = 0.3\n[cpus]\nbanned = 5\n' >"$tmp/def.conf"
+	unshare -m sh -c 'mount -t overlay overlay -o "lowerdir=$2,upperdir=$1/up,workdir=$1/work" "$2" &&
+		mkdir -p "$(dirname "$3")" && cp "$4" "$3" && shift 4 && exec "$@"' \
+		sh "$tmp/ov" "$defetc" "$defconf" "$tmp/def.conf" \
+		"$bin" --root "$root" --runtime-dir "$tmp/rt-def" --foreground --dry-run >"$tmp/def.log" 2>&1 &
+	defd=$!
+	pids="$pids $defd"
+	check "a daemon on the default policy file starts" wait_for "$limit" test -S "$tmp/rt-def/control"
+	inns rm "$defconf"
+	"$ctl" --socket "$tmp/rt-def/control" reload >"$tmp/out" 2>&1
+	check "a reload with the default file gone is refused (exit 1)" test $? -eq 1
+	check "... saying why" grep -q "$defconf is gone (the running policy was read from it)" "$tmp/out"
+	# a ban of a banned CPU says so: the file's [cpus] banned = 5 stands
+	run "... and its ban stays" "$ctl" --socket "$tmp/rt-def/control" ban 5
+	check "... as irqctl ban 5 says" grep -q "CPUs 5 banned (5 already were)" "$tmp/out"
+	inns cp "$tmp/def.conf" "$defconf"
+	check "put back, the reload is taken" "$ctl" --socket "$tmp/rt-def/control" reload
+	kill "$defd"
+	wait "$defd"
+	check "the host's default path is untouched" sh -c "! cmp -s '$tmp/def.conf' '$defconf' 2>/dev/null"
+else
+	skip "the default policy file gone at a reload: needs root, unshare -m, nsenter and overlayfs"
+fi
+
 # --- an action named "" -------------------------------------------------------
 # MT8195's mtk-sd requests its IRQ under pdev->name, "" for a devicetree
 # device: the line's blanks say it has an action, and reports said "(no action)".

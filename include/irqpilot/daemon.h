@@ -156,6 +156,9 @@ struct ip_daemon {
 	 * (conf_banned), kept across a reload, lost at restart. The policy's
 	 * banned set is (conf_banned | ban_add) & ~ban_del. */
 	ip_cpuset conf_banned, ban_add, ban_del;
+	/* the running policy was read from the default file, not the built-in
+	 * one: a reload that finds the file gone keeps it */
+	bool config_from_file;
 	/* irqctl metrics and [daemon] metrics_textfile: counters over the
 	 * daemon's life (they survive a reload); textfile_failed while its
 	 * last write failed, so that a failure is logged once */

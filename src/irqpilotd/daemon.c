@@ -1278,10 +1278,18 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 {
 	struct ip_config next;
 	gid_t admin_gid;
-	int ret;
+	int ret, loaded;
 
 	ip_config_init(&next);
-	ret = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
+	ret = loaded = ip_config_load_file(d->o.config_path, d->o.config_explicit, &next, diag);
+	/* A missing default file means the built-in policy at start; at a
+	 * reload it is more often a file deleted or moved aside by hand, and
+	 * the built-in one dropped its [cpus] banned in silence. */
+	if (ret == IP_CONFIG_ABSENT && d->config_from_file)
+		ret = ip_diag_set(diag, -ENOENT,
+				  "%s is gone (the running policy was read from it): put it back, or restart "
+				  "irqpilotd to run on the built-in policy",
+				  d->o.config_path);
 	if (ret >= 0)
 		ret = ip_daemon_admin_group(&next, d->o.config_path, &admin_gid, diag);
 	if (ret >= 0)
@@ -1292,6 +1300,7 @@ int ip_daemon_reload(struct ip_daemon *d, struct ip_diag *diag)
 	}
 	ip_config_free(&d->cfg);
 	d->cfg = next;
+	d->config_from_file = loaded != IP_CONFIG_ABSENT;
 	if (admin_gid != d->admin_gid) {
 		d->admin_gid = admin_gid;
 		regroup_clients(d);
@@ -2158,6 +2167,7 @@ static int load_config(struct ip_daemon *d, struct ip_diag *diag)
 		fprintf(stderr, "irqpilotd: %s\n", diag->msg);
 		return ret;
 	}
+	d->config_from_file = ret != IP_CONFIG_ABSENT;
 	d->log.level = d->cfg.daemon.log_level;
 	ret = ip_daemon_admin_group(&d->cfg, d->o.config_path, &d->admin_gid, diag);
 	if (ret < 0)
