@@ -3744,20 +3744,69 @@ static int alternating_moves(int window, int phase, int cycles)
 }
 
 /*
+ * One submitter thread that the scheduler moves between the mid pair 4-5
+ * at random, a new CPU each cycle (a deterministic coin, 1 s cycles,
+ * an hour): one CPU reaches IP_DOMINANT_SHARE of the window every 20 to
+ * 40 s by chance, and the vector followed each, 115 moves an hour (71
+ * with the thread over all 8 CPUs). Now the guard holds a third move to
+ * a dominant CPU that comes within return_window of the last two until
+ * the CPU has dominated return_window without a break: 4 moves.
+ */
+static void test_dominant_random_migration(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	uint32_t coin = 2;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < 3600; t++) {
+		coin = coin * 1103515245 + 12345;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, t < 10 ? 6 : 4 + (int)((coin >> 16) & 1), 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	/* 0 -> 6, 6 -> the mid domain, then at most two inside it */
+	assert_true(tb->moves_total <= 5);
+	/* a submitter that then stays on CPU 4 is still followed */
+	for (int t = 3600; t < 3700; t++) {
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 4, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	assert_set(&tb->irqs[tb_irq_index(tb, 45)].info->effective, "4");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * The dominant submitter alternating inside the window moves nothing within
- * the domain; judged on single samples (window 1) it would chase every
- * switch. A switch that lasts (phases of 20 cycles) is followed, once each.
+ * the domain; judged on single samples (window 1) it chased every switch
+ * (29 moves in 60 cycles), and switches slower than the window were each
+ * followed: phases of 8 cycles made 74 moves in 600 (444 an hour), of 20
+ * cycles 9 in 200. After two moves to a dominant CPU within return_window
+ * a third waits until that CPU has dominated return_window without a
+ * break: 2 in each; a switch that lasts longer (phases of 90 cycles) is
+ * followed, once each.
  */
 static void test_dominant_alternating(void **state)
 {
 	(void)state;
-	/* snapshots: a move at (nearly) every switch the dwell allows */
-	assert_true(alternating_moves(1, 2, 60) >= 10);
+	/* snapshots: the first two switches, then the guard */
+	assert_int_equal(alternating_moves(1, 2, 60), 2);
 	/* the window: shares of 0.56 (phase 1), 0.62 (2), 0.68 (3), 0.73 (4) at most */
 	for (int phase = 1; phase <= 4; phase++)
 		assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, phase, 60), 0);
-	/* 3 switches in 80 cycles: 3 moves */
-	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 20, 80), 3);
+	/* phases of 1 to 5 windows: two moves, then held */
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 8, 600), 2);
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 20, 200), 2);
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 40, 400), 2);
+	/* 4 switches that each last past return_window (60 s): 4 moves */
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 90, 400), 4);
 }
 
 int main(void)
@@ -3826,6 +3875,7 @@ int main(void)
 		cmocka_unit_test(test_dominant_balanced),
 		cmocka_unit_test(test_dominant_unusable),
 		cmocka_unit_test(test_dominant_alternating),
+		cmocka_unit_test(test_dominant_random_migration),
 		cmocka_unit_test(test_dominant_room),
 	};
 

@@ -334,6 +334,14 @@ struct ip_irq_hist {
 	uint64_t asked_ns, asked_last_ns;
 	/* When the last follow was made (prev_follow_ns of the next one). */
 	uint64_t follow_made_ns;
+	/* The last two moves to a dominant submitter's CPU inside the domain
+	 * (IP_R_DOMINANT_CPU), 0 = none, forgotten by a move into another
+	 * domain; and the CPU that dominates the domain's submissions over
+	 * the window and since when without a break, 0 = none
+	 * (dominant_rehome()). */
+	uint64_t prev_dom_ns, last_dom_ns;
+	int dom_cpu;
+	uint64_t dom_since_ns;
 	/* The vector's interrupt rate over the window, for min_rate; none
 	 * after a cycle without submissions. */
 	double rate_w;
@@ -498,6 +506,8 @@ struct ip_vec_state {
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
 	uint64_t asked_ns, asked_last_ns; /* see ip_irq_hist */
+	int dom_cpu;		 /* see ip_irq_hist */
+	uint64_t dom_since_ns;	 /* see ip_irq_hist, 0: none dominates */
 	double rate_w; /* see ip_irq_hist */
 	bool have_rate_w;
 };

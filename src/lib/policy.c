@@ -367,8 +367,13 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 			e->prev_follow_ns = e->follow_made_ns;
 			e->last_follow_ns = e->asked_ns && e->asked_ns < now ? e->asked_ns : now;
 			e->follow_made_ns = now;
+			e->prev_dom_ns = e->last_dom_ns = 0;
 		} else if (mv->why.code == IP_R_IDLE_RETURN) {
 			e->prev_follow_ns = e->last_follow_ns = e->follow_made_ns = 0;
+			e->prev_dom_ns = e->last_dom_ns = 0;
+		} else if (mv->why.code == IP_R_DOMINANT_CPU) {
+			e->prev_dom_ns = e->last_dom_ns;
+			e->last_dom_ns = now;
 		}
 		e->placed = true;
 		e->placement = mv->to;
@@ -555,6 +560,8 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		h->irqs[j].have_rate_w = st->have_rate_w;
 		h->irqs[j].asked_ns = st->asked_ns;
 		h->irqs[j].asked_last_ns = st->asked_last_ns;
+		h->irqs[j].dom_cpu = st->dom_cpu;
+		h->irqs[j].dom_since_ns = st->dom_since_ns;
 	}
 	return 0;
 }
@@ -2550,6 +2557,39 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
 #define IP_DOMINANT_MIN_CYCLES 4
 
 /*
+ * The alternation guard inside a domain. A submitter thread that the
+ * scheduler moves between two CPUs of a domain at random (one fio job on
+ * the mid pair 4-5, a new CPU each second) makes one of them reach
+ * IP_DOMINANT_SHARE of the window every 20 to 40 s by chance, and the
+ * vector followed each: 115 moves an hour, for no gain the next run of
+ * the dice did not take back. So, as for moves into another domain
+ * (alternating()), a vector whose last two moves to a dominant CPU came
+ * within return_window of each other moves to one a third time only
+ * once that CPU has dominated return_window without a break. Records in
+ * the plan's state which CPU dominates and since when; true: held.
+ */
+static bool dominance_held(struct ctx *c, const struct ip_irq_hist *e, const struct cand *cd)
+{
+	struct ip_vec_state *st;
+	double win = return_window(c);
+
+	if (cd->state < 0)
+		return false;
+	st = &c->p->states[cd->state];
+	st->dom_cpu = cd->dom_cpu;
+	st->dom_since_ns = 0;
+	if (cd->dom_cpu < 0)
+		return false;
+	st->dom_since_ns = e && e->dom_since_ns && e->dom_cpu == cd->dom_cpu && e->dom_since_ns <= c->now
+				   ? e->dom_since_ns
+				   : c->now;
+	if (!e || !e->prev_dom_ns || e->last_dom_ns < e->prev_dom_ns ||
+	    (e->last_dom_ns - e->prev_dom_ns) / NS_PER_S >= win)
+		return false;
+	return (c->now - st->dom_since_ns) / NS_PER_S < win;
+}
+
+/*
  * A vector already in its submitters' domain, handled off the CPU of the
  * submitter that dominates the domain, moves to that CPU (issue 14, "which
  * CPU of the domain": under threadirqs the completion then runs where the
@@ -2567,6 +2607,8 @@ static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 	char devs[64];
 	struct ip_why *w;
 
+	if (dominance_held(c, c->hist[qi], cd))
+		return;
 	if (cd->kind != CAND_KEEP || cd->why.code != IP_R_ALREADY_PLACED || !cd->single ||
 	    cd->managed || cd->pinned || cd->banned || cd->td < 0 || cpu < 0 || cd->state < 0 ||
 	    c->p->states[cd->state].n < MIN(IP_DOMINANT_MIN_CYCLES, c->cfg->window))
