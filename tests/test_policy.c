@@ -1490,6 +1490,56 @@ static void test_idle_return(void **state)
 static struct tb *three_domains(void);
 
 /*
+ * A job that bursts from big CPU 6 for 40 s every 80 s (3000 I/O a second,
+ * 20 between: a checkpoint, a log flush), for an hour of 1 s cycles. The
+ * vector went back to the efficiency domain 30 s into each pause
+ * (idle_grace) and after the burst 10 s later: 90 moves an hour. Now each
+ * return undone within return_window doubles idle_grace: 3 moves, every
+ * burst still followed at once (or never left), and once the trickle
+ * lasts the vector still leaves the big core, after 60 s.
+ */
+static void test_periodic_bursts(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), t;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (t = 0; t < 3600; t++) {
+		double r = (t / 40) % 2 ? 20 : 3000;
+
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 6, r);
+		tb_rate(tb, qi, cpuset_first(&tb->irqs[qi].info->effective), r);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		if ((t / 40) % 2 == 0 && t % 40 >= 1)
+			assert_true(cpuset_first(&tb->irqs[qi].info->effective) >= 6);
+	}
+	assert_true(tb->moves_total <= 4);
+	/* then the trickle (since cycle 3560) lasts: held while the doubled
+	 * grace runs, and back to the efficiency domain once it has run */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 6, 20);
+	tb_rate(tb, qi, cpuset_first(&tb->irqs[qi].info->effective), 20);
+	for (; t < 3620; t++) {
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_contains(REASON(find_kept(&p, 45)), "after idle_grace 60 s (doubled once: they came back within return_window of the last return)");
+	step(tb, &cfg, &h, (1000 + t) * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_contains(REASON(&p.moves[0]), "idle for 60.0 s (idle_grace 60 s, doubled once), back to efficiency domain 0-3");
+	assert_true(cpuset_first(&p.moves[0].to) <= 3);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * A workload alternating between big CPU 6 and mid CPU 4 every 2 s, at
  * interval 1 s with dwell 2 s (as the VM scenarios run): on snapshots the
  * vector followed every switch the dwell allowed (the issue measured
@@ -2063,9 +2113,11 @@ static void test_trickle_spikes(void **state)
 	/* a real burst after trickle: followed in its first cycle */
 	assert_int_equal(phone_spike_moves(150, 5000, 1000, 1000, &on_big), 1);
 	/* silence, and 5000 for a cycle each minute: followed in that cycle
-	 * (the last of the run, too), back after idle_grace: up, down, up,
-	 * down, up */
-	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 5);
+	 * (the last of the run, too), back after idle_grace: up, down, up;
+	 * that return was undone 30 s after it, within return_window, so the
+	 * grace doubles to 60 s and the next pause (59 s) stays: it was up,
+	 * down, up, down, up, two moves a minute (test_periodic_bursts) */
+	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 3);
 }
 
 static struct tb *three_domains(void)
@@ -3834,6 +3886,7 @@ int main(void)
 		cmocka_unit_test(test_min_rate_energy),
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
+		cmocka_unit_test(test_periodic_bursts),
 		cmocka_unit_test(test_alternating_guard),
 		cmocka_unit_test(test_return_ripple),
 		cmocka_unit_test(test_pause_keeps_alternation),

@@ -259,7 +259,7 @@ struct ip_why {
 	double ios, ios_before; /* I/Os per second, with and without irqpilot_cq */
 	double wait_ms;	       /* a stall's wait */
 	int hold_s;
-	int count;	       /* max_moves, rq_affinity */
+	int count;	       /* max_moves, rq_affinity, idle_grace doublings */
 	int prio;
 	int cpu;	       /* housekeeping CPU, stalled CPU */
 	unsigned hwq;
@@ -342,6 +342,12 @@ struct ip_irq_hist {
 	uint64_t prev_dom_ns, last_dom_ns;
 	int dom_cpu;
 	uint64_t dom_since_ns;
+	/* When the last return to the efficiency domain after idle_grace was
+	 * made (0 = none), and how many of them in a row a move after the
+	 * submitters undid within return_window: each doubles idle_grace
+	 * (idle_placement()). */
+	uint64_t idle_return_ns;
+	int idle_undone;
 	/* The vector's interrupt rate over the window, for min_rate; none
 	 * after a cycle without submissions. */
 	double rate_w;
@@ -434,6 +440,7 @@ struct ip_move {
 	bool failed;	    /* set by apply: not done, do not record it */
 	int domain;	    /* index of the target domain in the topology, -1 */
 	bool follows;	    /* after its submitters, into another domain */
+	double return_window_s; /* the policy's, when it was decided */
 	struct ip_why why;
 };
 

@@ -46,6 +46,9 @@
  * starts with it.
  */
 #define IP_WINDOW_DEFAULT 8
+/* idle_grace doubles at most this many times (30 s: 4 minutes) for a
+ * vector whose returns to the efficiency domain were undone in a row. */
+#define IP_IDLE_UNDONE_MAX 3
 
 /* Copies a name (a device, an action list) into a fixed field, cut to
  * fit; returns the length copied. */
@@ -348,6 +351,18 @@ static int window_store(struct ip_irq_hist *e, const struct ip_vec_state *st)
 	return 0;
 }
 
+/* A follow within return_window of an idle return undid it (the
+ * return_window that decided it comes with the move). */
+static void commit_idle_undone(struct ip_irq_hist *e, const struct ip_move *mv, uint64_t now)
+{
+	if (e->idle_return_ns && now >= e->idle_return_ns &&
+	    (now - e->idle_return_ns) / NS_PER_S < mv->return_window_s)
+		e->idle_undone = e->idle_undone < IP_IDLE_UNDONE_MAX ? e->idle_undone + 1 : IP_IDLE_UNDONE_MAX;
+	else
+		e->idle_undone = 0;
+	e->idle_return_ns = 0;
+}
+
 static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
 	for (int i = 0; i < p->nr_moves; i++) {
@@ -368,9 +383,11 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 			e->last_follow_ns = e->asked_ns && e->asked_ns < now ? e->asked_ns : now;
 			e->follow_made_ns = now;
 			e->prev_dom_ns = e->last_dom_ns = 0;
+			commit_idle_undone(e, mv, now);
 		} else if (mv->why.code == IP_R_IDLE_RETURN) {
 			e->prev_follow_ns = e->last_follow_ns = e->follow_made_ns = 0;
 			e->prev_dom_ns = e->last_dom_ns = 0;
+			e->idle_return_ns = now;
 		} else if (mv->why.code == IP_R_DOMINANT_CPU) {
 			e->prev_dom_ns = e->last_dom_ns;
 			e->last_dom_ns = now;
@@ -1858,6 +1875,22 @@ static bool above_min_capacity(const struct ctx *c)
 	return any && cur >= 0 && c->t->domains[cur].capacity > mincap;
 }
 
+/*
+ * idle_grace, doubled for each return to the efficiency domain in a row
+ * that the submitters undid within return_window. A job that bursts from
+ * a big CPU for 40 s every 80 s (a checkpoint, a log flush; trickle or
+ * nothing between) had its vector sent back to the efficiency domain 30 s
+ * into each pause and after the burst again 10 s later: 90 moves an hour,
+ * 116 for 31 s phases, for pauses that ended before the return paid. The
+ * burst is still followed at once; only the return waits longer.
+ */
+static double idle_grace(const struct ctx *c, const struct ip_irq_hist *e)
+{
+	int n = e && return_window(c) > 0 ? e->idle_undone : 0;
+
+	return c->cfg->idle_grace_s * (double)(1u << (n < IP_IDLE_UNDONE_MAX ? n : IP_IDLE_UNDONE_MAX));
+}
+
 /* Submitters idle: back to the efficiency domain after the grace time. */
 static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 			   const struct ip_irq_hist *e)
@@ -1892,10 +1925,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 		vector_why(c, qi, devs, cd, IP_R_IDLE_EFFICIENT);
 		return;
 	}
-	if (idle_for < cfg->idle_grace_s) {
+	if (idle_for < idle_grace(c, e)) {
 		w = vector_why(c, qi, devs, cd, IP_R_IDLE_GRACE);
 		w->since_s = idle_for;
-		w->limit_s = cfg->idle_grace_s;
+		w->limit_s = idle_grace(c, e);
+		w->count = e && return_window(c) > 0 ? e->idle_undone : 0;
 		return;
 	}
 	cpuset_zero(&pool);
@@ -1921,7 +1955,8 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	cd->busiest = -1;
 	w = vector_why(c, qi, devs, cd, IP_R_IDLE_RETURN);
 	w->since_s = idle_for;
-	w->limit_s = cfg->idle_grace_s;
+	w->limit_s = idle_grace(c, e);
+	w->count = e && return_window(c) > 0 ? e->idle_undone : 0;
 	w->domain = t->domains[TD].cpus;
 	w->cls = t->domains[TD].cls;
 }
@@ -2773,6 +2808,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv->ioapic = is_ioapic(q);
 	mv->domain = cpu_domain(c, cpuset_first(&to));
 	mv->follows = cd->follows;
+	mv->return_window_s = return_window(c);
 	mv->why = cd->why;
 	/* made: the guard's count starts again from this move */
 	if (cd->state >= 0) {
