@@ -2090,6 +2090,52 @@ static int phone_spike_moves(double lo, double hi, int period, int cycles, int *
 }
 
 /*
+ * A submitter on CPU 7 and the vector with it; 3 s later CPU 7 goes
+ * offline: the kernel breaks the vector's affinity to all online CPUs
+ * (0-6) and it fires on CPU 0, while the submitter runs on CPU 6. The
+ * dwell (10 s) held the vector on little CPU 0 until 10 s after our move,
+ * 7 cycles; the placement it held is gone, so the next cycle moves it.
+ */
+static void test_dwell_offline(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45);
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 7, 5000);
+	for (int t = 0; t < 3; t++)
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	assert_set(&tb->irqs[qi].info->effective, "7");
+	tb->cpus[7].online = false;
+	cpuset_clear(&tb->cur.topo.online, 7);
+	tb->irqs[qi].info->affinity = L("0-6");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 0);
+	tb_rate(tb, qi, 0, 3000);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 6, 5000);
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "6");
+	/* and the dwell holds the new placement as any other */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 4, 5000);
+	for (int t = 4; t < 12; t++) {
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * Trickle from a big CPU (150 I/O/s, min_rate 200) with a one-cycle rise to
  * 210 every 40 s. Trickle counts as idle, so each rise came as a burst
  * after a pause and took the vector up at once, and idle_grace brought it
@@ -3897,6 +3943,7 @@ int main(void)
 		cmocka_unit_test(test_trickle_is_idle),
 		cmocka_unit_test(test_trickle_spikes),
 		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_dwell_offline),
 		cmocka_unit_test(test_return_needs_double_threshold),
 		cmocka_unit_test(test_max_moves),
 		cmocka_unit_test(test_pin_rule),

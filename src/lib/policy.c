@@ -3693,11 +3693,21 @@ static void note_gone_pins(struct ctx *c)
 	}
 }
 
-/* Kept for the dwell: the vector moved less than dwell_s ago. */
+/*
+ * Kept for the dwell: the vector moved less than dwell_s ago. Not when
+ * every CPU we placed it on has gone offline since: the kernel moved it
+ * itself (irq_migrate_all_off_this_cpu(), kernel/irq/cpuhotplug.c, breaks
+ * an affinity with no online CPU left to all online CPUs, the vector to
+ * CPU 0), and the placement the dwell holds is gone. A submitter on CPU 7
+ * that went offline 3 s after the vector followed it, moving to CPU 6,
+ * had its completions on little CPU 0 for the rest of the dwell: 7 cycles
+ * (dwell 10 s) instead of the next one.
+ */
 static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
 {
 	const struct ip_irq_hist *e = c->hist[cd->idx];
-	bool in_dwell = cd->dwell_applies && e && moved_within(c, e->last_move_ns, c->cfg->dwell_s);
+	bool in_dwell = cd->dwell_applies && e && moved_within(c, e->last_move_ns, c->cfg->dwell_s) &&
+			!(e->placed && !cpuset_intersects(&e->placement, &c->t->online));
 	struct ip_why why;
 
 	if (!in_dwell)
