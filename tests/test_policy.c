@@ -1490,6 +1490,56 @@ static void test_idle_return(void **state)
 static struct tb *three_domains(void);
 
 /*
+ * A job that bursts from big CPU 6 for 40 s every 80 s (3000 I/O a second,
+ * 20 between: a checkpoint, a log flush), for an hour of 1 s cycles. The
+ * vector went back to the efficiency domain 30 s into each pause
+ * (idle_grace) and after the burst 10 s later: 90 moves an hour. Now each
+ * return undone within return_window doubles idle_grace: 3 moves, every
+ * burst still followed at once (or never left), and once the trickle
+ * lasts the vector still leaves the big core, after 60 s.
+ */
+static void test_periodic_bursts(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45), t;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (t = 0; t < 3600; t++) {
+		double r = (t / 40) % 2 ? 20 : 3000;
+
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 6, r);
+		tb_rate(tb, qi, cpuset_first(&tb->irqs[qi].info->effective), r);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		if ((t / 40) % 2 == 0 && t % 40 >= 1)
+			assert_true(cpuset_first(&tb->irqs[qi].info->effective) >= 6);
+	}
+	assert_true(tb->moves_total <= 4);
+	/* then the trickle (since cycle 3560) lasts: held while the doubled
+	 * grace runs, and back to the efficiency domain once it has run */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 6, 20);
+	tb_rate(tb, qi, cpuset_first(&tb->irqs[qi].info->effective), 20);
+	for (; t < 3620; t++) {
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	assert_contains(REASON(find_kept(&p, 45)), "after idle_grace 60 s (doubled once: they came back within return_window of the last return)");
+	step(tb, &cfg, &h, (1000 + t) * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_contains(REASON(&p.moves[0]), "idle for 60.0 s (idle_grace 60 s, doubled once), back to efficiency domain 0-3");
+	assert_true(cpuset_first(&p.moves[0].to) <= 3);
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * A workload alternating between big CPU 6 and mid CPU 4 every 2 s, at
  * interval 1 s with dwell 2 s (as the VM scenarios run): on snapshots the
  * vector followed every switch the dwell allowed (the issue measured
@@ -2040,6 +2090,52 @@ static int phone_spike_moves(double lo, double hi, int period, int cycles, int *
 }
 
 /*
+ * A submitter on CPU 7 and the vector with it; 3 s later CPU 7 goes
+ * offline: the kernel breaks the vector's affinity to all online CPUs
+ * (0-6) and it fires on CPU 0, while the submitter runs on CPU 6. The
+ * dwell (10 s) held the vector on little CPU 0 until 10 s after our move,
+ * 7 cycles; the placement it held is gone, so the next cycle moves it.
+ */
+static void test_dwell_offline(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	int qi = tb_irq_index(tb, 45);
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 7, 5000);
+	for (int t = 0; t < 3; t++)
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	assert_set(&tb->irqs[qi].info->effective, "7");
+	tb->cpus[7].online = false;
+	cpuset_clear(&tb->cur.topo.online, 7);
+	tb->irqs[qi].info->affinity = L("0-6");
+	cpuset_zero(&tb->irqs[qi].info->effective);
+	cpuset_set(&tb->irqs[qi].info->effective, 0);
+	tb_rate(tb, qi, 0, 3000);
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 6, 5000);
+	step(tb, &cfg, &h, 1003 * S, &p);
+	assert_int_equal(p.nr_moves, 1);
+	assert_set(&p.moves[0].to, "6");
+	/* and the dwell holds the new placement as any other */
+	tb_clear_submits(tb, 0);
+	tb_submit(tb, 0, 4, 5000);
+	for (int t = 4; t < 12; t++) {
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+		assert_int_equal(p.nr_moves, 0);
+	}
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * Trickle from a big CPU (150 I/O/s, min_rate 200) with a one-cycle rise to
  * 210 every 40 s. Trickle counts as idle, so each rise came as a burst
  * after a pause and took the vector up at once, and idle_grace brought it
@@ -2063,9 +2159,11 @@ static void test_trickle_spikes(void **state)
 	/* a real burst after trickle: followed in its first cycle */
 	assert_int_equal(phone_spike_moves(150, 5000, 1000, 1000, &on_big), 1);
 	/* silence, and 5000 for a cycle each minute: followed in that cycle
-	 * (the last of the run, too), back after idle_grace: up, down, up,
-	 * down, up */
-	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 5);
+	 * (the last of the run, too), back after idle_grace: up, down, up;
+	 * that return was undone 30 s after it, within return_window, so the
+	 * grace doubles to 60 s and the next pause (59 s) stays: it was up,
+	 * down, up, down, up, two moves a minute (test_periodic_bursts) */
+	assert_int_equal(phone_spike_moves(0, 5000, 60, 180, &on_big), 3);
 }
 
 static struct tb *three_domains(void)
@@ -3744,20 +3842,69 @@ static int alternating_moves(int window, int phase, int cycles)
 }
 
 /*
+ * One submitter thread that the scheduler moves between the mid pair 4-5
+ * at random, a new CPU each cycle (a deterministic coin, 1 s cycles,
+ * an hour): one CPU reaches IP_DOMINANT_SHARE of the window every 20 to
+ * 40 s by chance, and the vector followed each, 115 moves an hour (71
+ * with the thread over all 8 CPUs). Now the guard holds a third move to
+ * a dominant CPU that comes within return_window of the last two until
+ * the CPU has dominated return_window without a break: 4 moves.
+ */
+static void test_dominant_random_migration(void **state)
+{
+	struct tb *tb = phone(3000);
+	struct ip_policy_config cfg;
+	struct ip_history h;
+	struct ip_plan p = {0};
+	uint32_t coin = 2;
+
+	(void)state;
+	ip_policy_config_init(&cfg);
+	ip_history_init(&h);
+	for (int t = 0; t < 3600; t++) {
+		coin = coin * 1103515245 + 12345;
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, t < 10 ? 6 : 4 + (int)((coin >> 16) & 1), 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	/* 0 -> 6, 6 -> the mid domain, then at most two inside it */
+	assert_true(tb->moves_total <= 5);
+	/* a submitter that then stays on CPU 4 is still followed */
+	for (int t = 3600; t < 3700; t++) {
+		tb_clear_submits(tb, 0);
+		tb_submit(tb, 0, 4, 5000);
+		step(tb, &cfg, &h, (1000 + t) * S, &p);
+	}
+	assert_set(&tb->irqs[tb_irq_index(tb, 45)].info->effective, "4");
+	ip_plan_free(&p);
+	ip_history_free(&h);
+	free(tb);
+}
+
+/*
  * The dominant submitter alternating inside the window moves nothing within
- * the domain; judged on single samples (window 1) it would chase every
- * switch. A switch that lasts (phases of 20 cycles) is followed, once each.
+ * the domain; judged on single samples (window 1) it chased every switch
+ * (29 moves in 60 cycles), and switches slower than the window were each
+ * followed: phases of 8 cycles made 74 moves in 600 (444 an hour), of 20
+ * cycles 9 in 200. After two moves to a dominant CPU within return_window
+ * a third waits until that CPU has dominated return_window without a
+ * break: 2 in each; a switch that lasts longer (phases of 90 cycles) is
+ * followed, once each.
  */
 static void test_dominant_alternating(void **state)
 {
 	(void)state;
-	/* snapshots: a move at (nearly) every switch the dwell allows */
-	assert_true(alternating_moves(1, 2, 60) >= 10);
+	/* snapshots: the first two switches, then the guard */
+	assert_int_equal(alternating_moves(1, 2, 60), 2);
 	/* the window: shares of 0.56 (phase 1), 0.62 (2), 0.68 (3), 0.73 (4) at most */
 	for (int phase = 1; phase <= 4; phase++)
 		assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, phase, 60), 0);
-	/* 3 switches in 80 cycles: 3 moves */
-	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 20, 80), 3);
+	/* phases of 1 to 5 windows: two moves, then held */
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 8, 600), 2);
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 20, 200), 2);
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 40, 400), 2);
+	/* 4 switches that each last past return_window (60 s): 4 moves */
+	assert_int_equal(alternating_moves(IP_WINDOW_DEFAULT_TEST, 90, 400), 4);
 }
 
 int main(void)
@@ -3785,6 +3932,7 @@ int main(void)
 		cmocka_unit_test(test_min_rate_energy),
 		cmocka_unit_test(test_idle_return),
 		cmocka_unit_test(test_window_alternating),
+		cmocka_unit_test(test_periodic_bursts),
 		cmocka_unit_test(test_alternating_guard),
 		cmocka_unit_test(test_return_ripple),
 		cmocka_unit_test(test_pause_keeps_alternation),
@@ -3795,6 +3943,7 @@ int main(void)
 		cmocka_unit_test(test_trickle_is_idle),
 		cmocka_unit_test(test_trickle_spikes),
 		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_dwell_offline),
 		cmocka_unit_test(test_return_needs_double_threshold),
 		cmocka_unit_test(test_max_moves),
 		cmocka_unit_test(test_pin_rule),
@@ -3826,6 +3975,7 @@ int main(void)
 		cmocka_unit_test(test_dominant_balanced),
 		cmocka_unit_test(test_dominant_unusable),
 		cmocka_unit_test(test_dominant_alternating),
+		cmocka_unit_test(test_dominant_random_migration),
 		cmocka_unit_test(test_dominant_room),
 	};
 

@@ -259,7 +259,7 @@ struct ip_why {
 	double ios, ios_before; /* I/Os per second, with and without irqpilot_cq */
 	double wait_ms;	       /* a stall's wait */
 	int hold_s;
-	int count;	       /* max_moves, rq_affinity */
+	int count;	       /* max_moves, rq_affinity, idle_grace doublings */
 	int prio;
 	int cpu;	       /* housekeeping CPU, stalled CPU */
 	unsigned hwq;
@@ -334,6 +334,20 @@ struct ip_irq_hist {
 	uint64_t asked_ns, asked_last_ns;
 	/* When the last follow was made (prev_follow_ns of the next one). */
 	uint64_t follow_made_ns;
+	/* The last two moves to a dominant submitter's CPU inside the domain
+	 * (IP_R_DOMINANT_CPU), 0 = none, forgotten by a move into another
+	 * domain; and the CPU that dominates the domain's submissions over
+	 * the window and since when without a break, 0 = none
+	 * (dominant_rehome()). */
+	uint64_t prev_dom_ns, last_dom_ns;
+	int dom_cpu;
+	uint64_t dom_since_ns;
+	/* When the last return to the efficiency domain after idle_grace was
+	 * made (0 = none), and how many of them in a row a move after the
+	 * submitters undid within return_window: each doubles idle_grace
+	 * (idle_placement()). */
+	uint64_t idle_return_ns;
+	int idle_undone;
 	/* The vector's interrupt rate over the window, for min_rate; none
 	 * after a cycle without submissions. */
 	double rate_w;
@@ -426,6 +440,7 @@ struct ip_move {
 	bool failed;	    /* set by apply: not done, do not record it */
 	int domain;	    /* index of the target domain in the topology, -1 */
 	bool follows;	    /* after its submitters, into another domain */
+	double return_window_s; /* the policy's, when it was decided */
 	struct ip_why why;
 };
 
@@ -498,6 +513,8 @@ struct ip_vec_state {
 	double *win;
 	uint64_t want_since_ns; /* the alternation guard's, 0: none (ip_irq_hist) */
 	uint64_t asked_ns, asked_last_ns; /* see ip_irq_hist */
+	int dom_cpu;		 /* see ip_irq_hist */
+	uint64_t dom_since_ns;	 /* see ip_irq_hist, 0: none dominates */
 	double rate_w; /* see ip_irq_hist */
 	bool have_rate_w;
 };

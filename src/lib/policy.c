@@ -46,6 +46,9 @@
  * starts with it.
  */
 #define IP_WINDOW_DEFAULT 8
+/* idle_grace doubles at most this many times (30 s: 4 minutes) for a
+ * vector whose returns to the efficiency domain were undone in a row. */
+#define IP_IDLE_UNDONE_MAX 3
 
 /* Copies a name (a device, an action list) into a fixed field, cut to
  * fit; returns the length copied. */
@@ -348,6 +351,18 @@ static int window_store(struct ip_irq_hist *e, const struct ip_vec_state *st)
 	return 0;
 }
 
+/* A follow within return_window of an idle return undid it (the
+ * return_window that decided it comes with the move). */
+static void commit_idle_undone(struct ip_irq_hist *e, const struct ip_move *mv, uint64_t now)
+{
+	if (e->idle_return_ns && now >= e->idle_return_ns &&
+	    (now - e->idle_return_ns) / NS_PER_S < mv->return_window_s)
+		e->idle_undone = e->idle_undone < IP_IDLE_UNDONE_MAX ? e->idle_undone + 1 : IP_IDLE_UNDONE_MAX;
+	else
+		e->idle_undone = 0;
+	e->idle_return_ns = 0;
+}
+
 static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t now)
 {
 	for (int i = 0; i < p->nr_moves; i++) {
@@ -367,8 +382,15 @@ static int commit_moves(struct ip_history *h, const struct ip_plan *p, uint64_t 
 			e->prev_follow_ns = e->follow_made_ns;
 			e->last_follow_ns = e->asked_ns && e->asked_ns < now ? e->asked_ns : now;
 			e->follow_made_ns = now;
+			e->prev_dom_ns = e->last_dom_ns = 0;
+			commit_idle_undone(e, mv, now);
 		} else if (mv->why.code == IP_R_IDLE_RETURN) {
 			e->prev_follow_ns = e->last_follow_ns = e->follow_made_ns = 0;
+			e->prev_dom_ns = e->last_dom_ns = 0;
+			e->idle_return_ns = now;
+		} else if (mv->why.code == IP_R_DOMINANT_CPU) {
+			e->prev_dom_ns = e->last_dom_ns;
+			e->last_dom_ns = now;
 		}
 		e->placed = true;
 		e->placement = mv->to;
@@ -555,6 +577,8 @@ static int commit_states(struct ip_history *h, const struct ip_plan *p, uint64_t
 		h->irqs[j].have_rate_w = st->have_rate_w;
 		h->irqs[j].asked_ns = st->asked_ns;
 		h->irqs[j].asked_last_ns = st->asked_last_ns;
+		h->irqs[j].dom_cpu = st->dom_cpu;
+		h->irqs[j].dom_since_ns = st->dom_since_ns;
 	}
 	return 0;
 }
@@ -1851,6 +1875,22 @@ static bool above_min_capacity(const struct ctx *c)
 	return any && cur >= 0 && c->t->domains[cur].capacity > mincap;
 }
 
+/*
+ * idle_grace, doubled for each return to the efficiency domain in a row
+ * that the submitters undid within return_window. A job that bursts from
+ * a big CPU for 40 s every 80 s (a checkpoint, a log flush; trickle or
+ * nothing between) had its vector sent back to the efficiency domain 30 s
+ * into each pause and after the burst again 10 s later: 90 moves an hour,
+ * 116 for 31 s phases, for pauses that ended before the return paid. The
+ * burst is still followed at once; only the return waits longer.
+ */
+static double idle_grace(const struct ctx *c, const struct ip_irq_hist *e)
+{
+	int n = e && return_window(c) > 0 ? e->idle_undone : 0;
+
+	return c->cfg->idle_grace_s * (double)(1u << (n < IP_IDLE_UNDONE_MAX ? n : IP_IDLE_UNDONE_MAX));
+}
+
 /* Submitters idle: back to the efficiency domain after the grace time. */
 static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand *cd,
 			   const struct ip_irq_hist *e)
@@ -1885,10 +1925,11 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 		vector_why(c, qi, devs, cd, IP_R_IDLE_EFFICIENT);
 		return;
 	}
-	if (idle_for < cfg->idle_grace_s) {
+	if (idle_for < idle_grace(c, e)) {
 		w = vector_why(c, qi, devs, cd, IP_R_IDLE_GRACE);
 		w->since_s = idle_for;
-		w->limit_s = cfg->idle_grace_s;
+		w->limit_s = idle_grace(c, e);
+		w->count = e && return_window(c) > 0 ? e->idle_undone : 0;
 		return;
 	}
 	cpuset_zero(&pool);
@@ -1914,7 +1955,8 @@ static void idle_placement(struct ctx *c, int qi, const char *devs, struct cand 
 	cd->busiest = -1;
 	w = vector_why(c, qi, devs, cd, IP_R_IDLE_RETURN);
 	w->since_s = idle_for;
-	w->limit_s = cfg->idle_grace_s;
+	w->limit_s = idle_grace(c, e);
+	w->count = e && return_window(c) > 0 ? e->idle_undone : 0;
 	w->domain = t->domains[TD].cpus;
 	w->cls = t->domains[TD].cls;
 }
@@ -2550,6 +2592,39 @@ static void numa_rehome(struct ctx *c, int qi, struct cand *cd)
 #define IP_DOMINANT_MIN_CYCLES 4
 
 /*
+ * The alternation guard inside a domain. A submitter thread that the
+ * scheduler moves between two CPUs of a domain at random (one fio job on
+ * the mid pair 4-5, a new CPU each second) makes one of them reach
+ * IP_DOMINANT_SHARE of the window every 20 to 40 s by chance, and the
+ * vector followed each: 115 moves an hour, for no gain the next run of
+ * the dice did not take back. So, as for moves into another domain
+ * (alternating()), a vector whose last two moves to a dominant CPU came
+ * within return_window of each other moves to one a third time only
+ * once that CPU has dominated return_window without a break. Records in
+ * the plan's state which CPU dominates and since when; true: held.
+ */
+static bool dominance_held(struct ctx *c, const struct ip_irq_hist *e, const struct cand *cd)
+{
+	struct ip_vec_state *st;
+	double win = return_window(c);
+
+	if (cd->state < 0)
+		return false;
+	st = &c->p->states[cd->state];
+	st->dom_cpu = cd->dom_cpu;
+	st->dom_since_ns = 0;
+	if (cd->dom_cpu < 0)
+		return false;
+	st->dom_since_ns = e && e->dom_since_ns && e->dom_cpu == cd->dom_cpu && e->dom_since_ns <= c->now
+				   ? e->dom_since_ns
+				   : c->now;
+	if (!e || !e->prev_dom_ns || e->last_dom_ns < e->prev_dom_ns ||
+	    (e->last_dom_ns - e->prev_dom_ns) / NS_PER_S >= win)
+		return false;
+	return (c->now - st->dom_since_ns) / NS_PER_S < win;
+}
+
+/*
  * A vector already in its submitters' domain, handled off the CPU of the
  * submitter that dominates the domain, moves to that CPU (issue 14, "which
  * CPU of the domain": under threadirqs the completion then runs where the
@@ -2567,6 +2642,8 @@ static void dominant_rehome(struct ctx *c, int qi, struct cand *cd)
 	char devs[64];
 	struct ip_why *w;
 
+	if (dominance_held(c, c->hist[qi], cd))
+		return;
 	if (cd->kind != CAND_KEEP || cd->why.code != IP_R_ALREADY_PLACED || !cd->single ||
 	    cd->managed || cd->pinned || cd->banned || cd->td < 0 || cpu < 0 || cd->state < 0 ||
 	    c->p->states[cd->state].n < MIN(IP_DOMINANT_MIN_CYCLES, c->cfg->window))
@@ -2731,6 +2808,7 @@ static void emit_move(struct ctx *c, struct cand *cd)
 	mv->ioapic = is_ioapic(q);
 	mv->domain = cpu_domain(c, cpuset_first(&to));
 	mv->follows = cd->follows;
+	mv->return_window_s = return_window(c);
 	mv->why = cd->why;
 	/* made: the guard's count starts again from this move */
 	if (cd->state >= 0) {
@@ -3615,11 +3693,21 @@ static void note_gone_pins(struct ctx *c)
 	}
 }
 
-/* Kept for the dwell: the vector moved less than dwell_s ago. */
+/*
+ * Kept for the dwell: the vector moved less than dwell_s ago. Not when
+ * every CPU we placed it on has gone offline since: the kernel moved it
+ * itself (irq_migrate_all_off_this_cpu(), kernel/irq/cpuhotplug.c, breaks
+ * an affinity with no online CPU left to all online CPUs, the vector to
+ * CPU 0), and the placement the dwell holds is gone. A submitter on CPU 7
+ * that went offline 3 s after the vector followed it, moving to CPU 6,
+ * had its completions on little CPU 0 for the rest of the dwell: 7 cycles
+ * (dwell 10 s) instead of the next one.
+ */
 static bool dwell_keeps(struct ctx *c, const struct cand *cd, const struct ip_irq *q)
 {
 	const struct ip_irq_hist *e = c->hist[cd->idx];
-	bool in_dwell = cd->dwell_applies && e && moved_within(c, e->last_move_ns, c->cfg->dwell_s);
+	bool in_dwell = cd->dwell_applies && e && moved_within(c, e->last_move_ns, c->cfg->dwell_s) &&
+			!(e->placed && !cpuset_intersects(&e->placement, &c->t->online));
 	struct ip_why why;
 
 	if (!in_dwell)

@@ -718,6 +718,14 @@ static size_t line_clean(char *s, size_t len, bool cut)
 	return o;
 }
 
+/* "once", "twice", "3 times" (idle_grace doublings, at most a few). */
+static const char *times_str(int n)
+{
+	static const char *const words[] = { "0 times", "once", "twice", "3 times", "4 times" };
+
+	return n >= 0 && n < (int)ARRAY_SIZE(words) ? words[n] : "many times";
+}
+
 static void put(struct line *l, const char *fmt, ...) _printf_(2, 3);
 static void put(struct line *l, const char *fmt, ...)
 {
@@ -950,6 +958,9 @@ static bool why_stays_text(struct line *l, const struct ip_why *w, enum ip_reaso
 	case IP_R_IDLE_GRACE:
 		put(l, "submitters of %s idle for %.1f s, back to the efficiency domain after idle_grace %.0f s",
 		    devices_str(d, w), w->since_s, w->limit_s);
+		if (w->count > 0)
+			put(l, " (doubled %s: they came back within return_window of %s)", times_str(w->count),
+			    w->count > 1 ? "each of the last returns" : "the last return");
 		break;
 	case IP_R_DWELL:
 		put(l, "in dwell (moved %.1f s ago, dwell %.0f s)", w->since_s, w->limit_s);
@@ -998,8 +1009,11 @@ static bool why_moves_text(struct line *l, const struct ip_why *w, enum ip_reaso
 		    tier_str(w->tier), share_str(p2, w->handled));
 		break;
 	case IP_R_IDLE_RETURN:
-		put(l, "submitters of %s idle for %.1f s (idle_grace %.0f s), back to efficiency domain %s",
-		    devices_str(d, w), w->since_s, w->limit_s, set_str(b1, &w->domain));
+		put(l, "submitters of %s idle for %.1f s (idle_grace %.0f s", devices_str(d, w), w->since_s,
+		    w->limit_s);
+		if (w->count > 0)
+			put(l, ", doubled %s", times_str(w->count));
+		put(l, "), back to efficiency domain %s", set_str(b1, &w->domain));
 		break;
 	case IP_R_NUMA_NODE:
 		put(l, "%s of %s submissions on %s domain %s, which spans %d NUMA nodes; handled on %s, off the device's node %d",
