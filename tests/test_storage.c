@@ -920,6 +920,80 @@ static char *copy_without_of_node(const char *fixture, const char *dev)
 }
 
 /*
+ * A Xen HVM guest's xen-blkfront disks hang off xenbus devices (bus "xen",
+ * sys/devices/vbd-51712, driver "vbd"), and every ring's event channel IRQ
+ * is "blkif" (xen-blkfront.c setup_blkring). They were dropped as "not
+ * backed by hardware". With two vbds the four "blkif" lines cannot be told
+ * apart (the event channels are only in xenstore): kept, unsteerable, and
+ * the note says why. With one vbd its rings' IRQs are its own, allocated
+ * ring by ring.
+ */
+static void test_xen_blkfront(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "xen-hvm-blkfront", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	for (int i = 0; i < 2; i++) {
+		b = must_dev(&sc, i ? "xvdb" : "xvda");
+		assert_string_equal(b->driver, "vbd");
+		assert_string_equal(b->bus_id, i ? "vbd-51728" : "vbd-51712");
+		assert_int_equal(b->nr_queues, 2);
+		assert_int_equal(b->nr_vectors, 0);
+		assert_true(ip_blockdev_unsteerable(b));
+		assert_non_null(strstr(b->route_note, "4 IRQs are named \"blkif\""));
+		assert_non_null(strstr(b->route_note, "xenstore"));
+	}
+	scan_free(&sc);
+
+	copy_tree(FIXTURES "xen-hvm-blkfront", t);
+	unlink_in(t, "sys/block/xvdb");
+	unlink_in(t, "sys/bus/xen/drivers/vbd/vbd-51728");
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       \n"
+	    " 32:        812          0  xen-dyn-lateeoi    -event     xenbus\n"
+	    " 33:      90122          0  xen-dyn-lateeoi    -event     blkif\n"
+	    " 34:      88730          0  xen-dyn-lateeoi    -event     blkif\n");
+	scan_tree(&sc, t, true);
+	assert_int_equal(sc.s.nr_devs, 1);
+	b = must_dev(&sc, "xvda");
+	assert_int_equal(b->route, IP_ROUTE_HEURISTIC);
+	assert_int_equal(b->nr_vectors, 2);
+	assert_int_equal(b->vectors[0].irq, 33);
+	assert_int_equal(b->vectors[1].irq, 34);
+	assert_int_equal(b->queues[0].vector, 0);
+	assert_int_equal(b->queues[1].vector, 1);
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
+ * Hyper-V storvsc disks hang off VMBus devices (bus "vmbus"), whose
+ * channels interrupt through the hypervisor callback vector ("HYP"), not
+ * an IRQ of their own. They were dropped silently; now they are kept,
+ * unsteerable, with a note naming the channel CPU files.
+ */
+static void test_hyperv_storvsc(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "hyperv-storvsc", true);
+	assert_int_equal(sc.s.nr_devs, 2);
+	b = must_dev(&sc, "sda");
+	assert_string_equal(b->driver, "hv_storvsc");
+	assert_string_equal(b->bus_id, "f8b3781a-1e82-4818-a1c3-63d806ec15bb");
+	assert_int_equal(b->nr_queues, 4);
+	assert_int_equal(b->nr_vectors, 0);
+	assert_true(ip_blockdev_unsteerable(b));
+	assert_non_null(strstr(b->route_note, "VMBus"));
+	assert_non_null(strstr(b->route_note, "channels/"));
+	scan_free(&sc);
+}
+
+/*
  * NVMe native multipath: the head nvme0n1 has no mq/ and no IRQ; the two
  * hidden path disks carry the queues and their own controller's vectors,
  * and each is told its head, whose submissions and diskstats are theirs.
@@ -1826,6 +1900,8 @@ int main(void)
 		cmocka_unit_test(test_virtio_mmio_riscv64),
 		cmocka_unit_test(test_mpi3mr_36_hdds),
 		cmocka_unit_test(test_high_iops_and_poll_queues),
+		cmocka_unit_test(test_xen_blkfront),
+		cmocka_unit_test(test_hyperv_storvsc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -323,8 +323,22 @@ struct busdev {
 	char virtio[32];        /* "virtio1" when a virtio device sits between */
 	char virtio_driver[32]; /* "virtio_blk" */
 	char usb_root[16];      /* "usb2" when the disk is on a USB root hub */
+	char pvbus[8];          /* "xen", "vmbus": a hypervisor's bus, see vectors_paravirt() */
 	enum ip_bus bus;
 };
+
+/*
+ * The buses of a hypervisor's paravirtual disks, whose device is the
+ * disk's host though it is neither PCI nor platform: Xen's xenbus
+ * frontends (drivers/xen/xenbus/xenbus_probe_frontend.c, bus "xen") and
+ * Hyper-V's VMBus (drivers/hv/vmbus_drv.c hv_bus, "vmbus"). Walked past
+ * like the SCSI and USB nodes, they reached sys/devices and the disk was
+ * dropped without a word, as if no hardware were behind it.
+ */
+static bool paravirt_bus(const char *bus)
+{
+	return strcmp(bus, "xen") == 0 || strcmp(bus, "vmbus") == 0;
+}
 
 static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, struct ip_diag *d)
 {
@@ -357,6 +371,8 @@ static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, st
 			} else if (strcmp(bus, "platform") == 0 || strcmp(bus, "amba") == 0) {
 				b->bus = strcmp(drv, "virtio-mmio") == 0 ? IP_BUS_VIRTIO_MMIO
 									 : IP_BUS_PLATFORM;
+			} else if (paravirt_bus(bus)) {
+				copy_str(b->pvbus, sizeof(b->pvbus), bus); /* IP_BUS_OTHER */
 			} else {
 				/*
 				 * sd, nvme-core and scsi/ata nodes have drivers too
@@ -829,6 +845,58 @@ static int vectors_by_heuristic(struct ip_root *r, struct ip_blockdev *bd, const
 	return dwmci_by_name(bd, sc);
 }
 
+/*
+ * Route 5 for a hypervisor's disks (paravirt_bus()):
+ * - Xen: drivers/block/xen-blkfront.c setup_blkring binds each ring's
+ *   event channel as bind_evtchn_to_irqhandler_lateeoi(..., "blkif",
+ *   rinfo), so every ring of every vbd is "blkif" (chip
+ *   "xen-dyn-lateeoi", drivers/xen/events/events_base.c, whose
+ *   set_affinity_irq rebinds the channel: these IRQs can be moved). Which
+ *   vbd a channel is is only in xenstore (device/vbd/<id>/[queue-N/]
+ *   event-channel), which is not read here. With one vbd bound to the
+ *   driver every "blkif" IRQ is its own; its rings are set up one after
+ *   the other (talk_to_blkback), each IRQ the lowest free, so the numbers
+ *   rise with the ring, and hctx i is ring i (blkif_queue_rq). With more,
+ *   none is taken and route_note says why.
+ * - Hyper-V: VMBus channels have no IRQ; the host signals the hypervisor
+ *   callback vector ("HYP" in /proc/interrupts on x86, one per-CPU
+ *   interrupt on arm64) and vmbus_drv.c runs the channel's callback on
+ *   its target CPU, which channels/<relid>/cpu sets (writable since 5.8).
+ *   Nothing here can be steered as an IRQ: route_note says so.
+ */
+static int vectors_paravirt(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			    const struct scan *sc)
+{
+	struct match_ctx m = { .cand = { "blkif" }, .ncand = 1 };
+	_cleanup_free_ char *drv = NULL;
+	int found = 0, bound = 0, ret;
+
+	bd->routes_tried |= 1u << IP_ROUTE_HEURISTIC;
+	if (strcmp(b->pvbus, "vmbus") == 0) {
+		snprintf(bd->route_note, sizeof(bd->route_note),
+			 "Hyper-V VMBus channels have no IRQ of their own (HYP vector); "
+			 "their CPUs are %s's channels/N/cpu", bd->bus_id);
+		return 0;
+	}
+	if (strcmp(b->driver, "vbd") != 0)
+		return 0;
+	for (int i = 0; i < sc->nr_names; i++)
+		found += any_action(sc->names[i].actions, action_matches, &m);
+	drv = ip_asprintf("sys/bus/xen/drivers/%s", b->driver);
+	if (!drv)
+		return -ENOMEM;
+	ret = count_with(r, drv, "driver", NULL, &bound);
+	if (ret < 0)
+		return ret;
+	if (bound <= 1)
+		return add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
+	if (found)
+		snprintf(bd->route_note, sizeof(bd->route_note),
+			 "%d IRQs are named \"blkif\" for %d vbd devices: which are %s's only xenstore says",
+			 found, bound, bd->bus_id);
+	return 0;
+}
+
 /* ---- devicetree (route 2) --------------------------------------------- */
 
 #define DT_BASE "sys/firmware/devicetree/base"
@@ -1296,6 +1364,8 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 			return add_vector_from(bd, (unsigned)irq, IP_ROUTE_INTX, -1);
 		return 0;
 	}
+	if (b->pvbus[0])
+		return vectors_paravirt(sc->r, bd, b, sc);
 
 	/* With platform MSI the devicetree still lists the host's wired
 	 * interrupt (Qualcomm UFS: the "ufshcd" SPI next to the ESI vectors). */
