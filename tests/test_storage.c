@@ -994,6 +994,66 @@ static void test_hyperv_storvsc(void **state)
 }
 
 /*
+ * NVMe behind Intel VMD (a laptop in RST mode): the NVMe's vectors are
+ * "VMD-MSI" lines that cannot be moved (vmd.c: no irq_set_affinity,
+ * MSI_FLAG_NO_AFFINITY); each is delivered on the vmd0 vector whose Linux
+ * IRQ is its hwirq (vmd_msi_init). Their managed masks were reported as
+ * the kernel's correct spread, while every completion came on vmd0's
+ * vectors. Each I/O vector is now its carrier: the admin vector's carrier
+ * also carries queue 7's (vmd_next_irq ran out of VMD vectors), so it is
+ * queue 7's, and an I/O vector whose carrier also carries another I/O
+ * vector cannot be moved apart from it and is dropped, with a note.
+ */
+static void test_vmd_nvme(void **state)
+{
+	char *t = mktree();
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "vmd-laptop-nvme", true);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->nr_queues, 8);
+	assert_int_equal(b->nr_vectors, 8);
+	for (int q = 0; q < 7; q++) {
+		assert_int_equal(b->vectors[b->queues[q].vector].irq, 127 + q);
+		assert_false(b->vectors[b->queues[q].vector].admin);
+	}
+	assert_int_equal(b->vectors[b->queues[7].vector].irq, 126);
+	assert_non_null(strstr(b->route_note, "VMD-MSI"));
+	assert_non_null(strstr(b->route_note, "vmd0"));
+	scan_free(&sc);
+
+	/* q2 and q3 on one VMD vector: neither can be moved alone */
+	copy_tree(FIXTURES "vmd-laptop-nvme", t);
+	for (int irq = 138; irq <= 142; irq++) {
+		char rel[160];
+
+		snprintf(rel, sizeof(rel), "sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/"
+			 "10000:e1:00.0/msi_irqs/%d", irq);
+		unlink_in(t, rel);
+	}
+	put(t, "proc/interrupts",
+	    "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n"
+	    "126:         30          0          0          0          0          0          0          0  IR-PCI-MSI 229378-edge      vmd0\n"
+	    "127:       9500          0          0          0          0          0          0          0  IR-PCI-MSI 229379-edge      vmd0\n"
+	    "128:      20500          0          0          0          0          0          0          0  IR-PCI-MSI 229380-edge      vmd0\n"
+	    "134:         30          0          0          0          0          0          0          0   VMD-MSI 126  nvme0q0\n"
+	    "135:       9500          0          0          0          0          0          0          0   VMD-MSI 127  nvme0q1\n"
+	    "136:      10000          0          0          0          0          0          0          0   VMD-MSI 128  nvme0q2\n"
+	    "137:      10500          0          0          0          0          0          0          0   VMD-MSI 128  nvme0q3\n");
+	scan_tree(&sc, t, true);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->vectors[b->queues[0].vector].irq, 127);
+	assert_int_equal(b->queues[1].vector, -1);
+	assert_int_equal(b->queues[2].vector, -1);
+	for (int i = 0; i < b->nr_vectors; i++)
+		assert_true(b->vectors[i].irq < 134);
+	assert_non_null(strstr(b->route_note, "2 ride one"));
+	scan_free(&sc);
+	rmtree(t);
+}
+
+/*
  * NVMe native multipath: the head nvme0n1 has no mq/ and no IRQ; the two
  * hidden path disks carry the queues and their own controller's vectors,
  * and each is told its head, whose submissions and diskstats are theirs.
@@ -1902,6 +1962,7 @@ int main(void)
 		cmocka_unit_test(test_high_iops_and_poll_queues),
 		cmocka_unit_test(test_xen_blkfront),
 		cmocka_unit_test(test_hyperv_storvsc),
+		cmocka_unit_test(test_vmd_nvme),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1900,6 +1900,134 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 	link_queues(bd, io);
 }
 
+/* ---- Intel VMD ------------------------------------------------------- */
+
+static const struct hwline *hw_of(const struct scan *sc, unsigned irq)
+{
+	int lo = 0, hi = sc->nr_hw - 1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (sc->hw[mid].irq == irq)
+			return sc->hw[mid].twice ? NULL : &sc->hw[mid];
+		if (sc->hw[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+/* The "vmd%d" name drivers/pci/controller/vmd.c gives each of its own
+ * vectors (vmd->name, requested for every MSI-X entry), or NULL. */
+static const char *vmd_name(const struct scan *sc, unsigned long irq)
+{
+	for (int i = 0; i < sc->nr_names; i++) {
+		const char *a = sc->names[i].actions;
+
+		if (sc->names[i].irq == irq && a && strncmp(a, "vmd", 3) == 0 && digits_to_end(a + 3) >= 0)
+			return a;
+	}
+	return NULL;
+}
+
+enum vmd_fate { VMD_NOT, VMD_CARRIER, VMD_SIBLING, VMD_STUCK };
+
+/*
+ * What becomes of vector @i, a "VMD-MSI" line or not. Its hwirq is the
+ * Linux IRQ of the VMD vector it rides (vmd_msi_init), the carrier, as
+ * is that of every other line the carrier delivers, so /proc/interrupts
+ * shows who shares it. The carrier can stand for this vector when every
+ * line it carries is this device's and at most one of them is an I/O
+ * vector: that one's (or the first's, when all are admin) is the carrier
+ * (VMD_CARRIER), the others are dropped (VMD_SIBLING). Otherwise moving it
+ * would move another queue's or device's completions too (VMD_STUCK).
+ */
+static enum vmd_fate vmd_fate(const struct scan *sc, const struct ip_blockdev *bd, int i,
+			      unsigned long *carrier, const char **name)
+{
+	const struct hwline *h = hw_of(sc, bd->vectors[i].irq);
+	int io = 0, pick = -1;
+
+	if (!h || strcmp(h->chip, "VMD-MSI") != 0)
+		return VMD_NOT;
+	if (ip_parse_hwirq(h->hwirq, carrier) < 0 || !(*name = vmd_name(sc, *carrier)))
+		return VMD_STUCK;
+	for (int k = 0; k < sc->nr_hw; k++) {
+		int j = 0;
+
+		if (strcmp(sc->hw[k].chip, "VMD-MSI") != 0 || strcmp(sc->hw[k].hwirq, h->hwirq) != 0)
+			continue;
+		while (j < bd->nr_vectors && bd->vectors[j].irq != sc->hw[k].irq)
+			j++;
+		if (j == bd->nr_vectors)
+			return VMD_STUCK; /* another device's */
+		if (!bd->vectors[j].admin) {
+			io++;
+			pick = j;
+		} else if (pick < 0 || (bd->vectors[pick].admin && j < pick)) {
+			pick = j;
+		}
+	}
+	if (io > 1)
+		return VMD_STUCK;
+	return pick == i ? VMD_CARRIER : VMD_SIBLING;
+}
+
+/*
+ * NVMe behind Intel VMD with MSI remapping (every client part,
+ * VMD_FEATS_CLIENT cannot bypass it): the device's vectors are in VMD's
+ * "VMD-MSI" domain, whose chip has no irq_set_affinity
+ * (MSI_FLAG_NO_AFFINITY: "PCI MSIs cannot be steered separately"), so
+ * their managed masks say nothing of where completions land. VMD's own
+ * MSI-X vectors ("vmd0", not managed) do, so each vector is replaced by
+ * its carrier, or dropped when it cannot be moved apart (vmd_fate()).
+ * VMD's domains start at 0x10000 (vmd_find_free_domain), which is how its
+ * children are told without reading /proc/interrupts for every disk.
+ */
+static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd, struct ip_diag *d)
+{
+	const char *colon = strchr(bd->bus_id, ':'), *name = NULL;
+	int moved = 0, stuck = 0, n = 0, io = 0, ret;
+	size_t used;
+
+	if (bd->bus != IP_BUS_PCI || !colon || colon - bd->bus_id < 5 || !bd->nr_vectors)
+		return 0;
+	ret = load_hw(sc, d);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		unsigned long carrier = 0;
+		enum vmd_fate f = vmd_fate(sc, bd, i, &carrier, &name);
+
+		moved += f == VMD_CARRIER;
+		stuck += f == VMD_STUCK;
+		if (f == VMD_CARRIER)
+			bd->vectors[i].irq = (unsigned)carrier;
+		/* a sibling's or stuck vector's queue keeps none */
+		bd->vectors[i].queue = f == VMD_NOT || f == VMD_CARRIER ? bd->vectors[i].queue : -2;
+	}
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		if (bd->vectors[i].queue == -2)
+			continue;
+		io += !bd->vectors[i].admin;
+		bd->vectors[n++] = bd->vectors[i];
+	}
+	bd->nr_vectors = n;
+	link_queues(bd, io);
+	if (!moved && !stuck)
+		return 0;
+	used = strlen(bd->route_note);
+	used += (size_t)snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+				 "%s%d VMD-MSI vectors are moved as the %s vectors that carry them",
+				 used ? "; " : "", moved, name ? name : "VMD");
+	if (stuck && used < sizeof(bd->route_note))
+		snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+			 "; %d ride one with another and cannot be moved", stuck);
+	return 0;
+}
+
 static void blockdev_free(struct ip_blockdev *bd)
 {
 	free(bd->syspath);
@@ -2016,6 +2144,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	mmc_host_vector(bd, sc);
 	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
+	ret = vmd_carriers(sc, bd, d);
+	if (ret < 0)
+		return ret;
 	return ip_blockdev_link_serves(bd);
 }
 
