@@ -1054,6 +1054,34 @@ static void test_vmd_nvme(void **state)
 }
 
 /*
+ * Raspberry Pi 4: emmc2 is found through the devicetree (GIC-400 SPI 126,
+ * hwirq 158). The NVMe's MSIs are "BRCM STB PCIe MSI" lines that
+ * pcie-brcmstb.c demultiplexes from one chained interrupt and whose
+ * affinity it refuses (brcm_msi_set_affinity: -EINVAL): they were taken as
+ * one managed vector per queue. Now none is kept, and the note says why.
+ */
+static void test_rpi4_brcmstb(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "rpi4-nvme", true);
+	b = must_dev(&sc, "mmcblk0");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 36);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->nr_queues, 4);
+	assert_int_equal(b->nr_vectors, 0);
+	assert_true(ip_blockdev_unsteerable(b));
+	for (int q = 0; q < 4; q++)
+		assert_int_equal(b->queues[q].vector, -1);
+	assert_non_null(strstr(b->route_note, "5 BRCM STB PCIe MSI vectors"));
+	assert_non_null(strstr(b->route_note, "chained"));
+	scan_free(&sc);
+}
+
+/*
  * NVMe native multipath: the head nvme0n1 has no mq/ and no IRQ; the two
  * hidden path disks carry the queues and their own controller's vectors,
  * and each is told its head, whose submissions and diskstats are theirs.
@@ -1963,6 +1991,7 @@ int main(void)
 		cmocka_unit_test(test_xen_blkfront),
 		cmocka_unit_test(test_hyperv_storvsc),
 		cmocka_unit_test(test_vmd_nvme),
+		cmocka_unit_test(test_rpi4_brcmstb),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

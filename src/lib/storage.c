@@ -1975,6 +1975,65 @@ static enum vmd_fate vmd_fate(const struct scan *sc, const struct ip_blockdev *b
 	return pick == i ? VMD_CARRIER : VMD_SIBLING;
 }
 
+/* Drops the vectors marked with queue -2 and links the queues again. */
+static void drop_marked(struct ip_blockdev *bd)
+{
+	int n = 0, io = 0;
+
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		if (bd->vectors[i].queue == -2)
+			continue;
+		io += !bd->vectors[i].admin;
+		bd->vectors[n++] = bd->vectors[i];
+	}
+	bd->nr_vectors = n;
+	link_queues(bd, io);
+}
+
+/*
+ * PCI MSI controllers that demultiplex every MSI from one chained
+ * interrupt and refuse to move one: pcie-brcmstb.c (Raspberry Pi 4 and
+ * CM4, BCM7xxx set-top boxes), whose brcm_pcie_msi_isr is a chained
+ * handler on the controller's "msi" SPI and whose brcm_msi_set_affinity
+ * returns -EINVAL (the Raspberry Pi kernel's moves the chained SPI
+ * instead, so every vector with it). No vector of such a device can be
+ * moved on its own, so none is kept: the disk is unsteerable and
+ * route_note says why.
+ */
+static int chained_msi(struct scan *sc, struct ip_blockdev *bd)
+{
+	static const char *const chips[] = { "BRCM STB PCIe MSI" };
+	struct ip_diag dd = { "" };
+	const char *chip = NULL;
+	int n = 0, ret;
+	size_t used;
+
+	if (bd->bus != IP_BUS_PCI || !bd->nr_vectors)
+		return 0;
+	ret = load_hw(sc, &dd);
+	if (ret < 0) /* no chips known: nothing to tell */
+		return ret == -ENOMEM ? ret : 0;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		const struct hwline *h = hw_of(sc, bd->vectors[i].irq);
+
+		for (size_t k = 0; h && k < ARRAY_SIZE(chips); k++) {
+			if (strcmp(h->chip, chips[k]) != 0)
+				continue;
+			chip = chips[k];
+			bd->vectors[i].queue = -2;
+			n++;
+		}
+	}
+	if (!n)
+		return 0;
+	drop_marked(bd);
+	used = strlen(bd->route_note);
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+		 "%s%d %s vectors are demultiplexed from one chained interrupt, which moves none alone",
+		 used ? "; " : "", n, chip);
+	return 0;
+}
+
 /*
  * NVMe behind Intel VMD with MSI remapping (every client part,
  * VMD_FEATS_CLIENT cannot bypass it): the device's vectors are in VMD's
@@ -1986,17 +2045,18 @@ static enum vmd_fate vmd_fate(const struct scan *sc, const struct ip_blockdev *b
  * VMD's domains start at 0x10000 (vmd_find_free_domain), which is how its
  * children are told without reading /proc/interrupts for every disk.
  */
-static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd, struct ip_diag *d)
+static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd)
 {
 	const char *colon = strchr(bd->bus_id, ':'), *name = NULL;
-	int moved = 0, stuck = 0, n = 0, io = 0, ret;
+	struct ip_diag dd = { "" };
+	int moved = 0, stuck = 0, ret;
 	size_t used;
 
 	if (bd->bus != IP_BUS_PCI || !colon || colon - bd->bus_id < 5 || !bd->nr_vectors)
 		return 0;
-	ret = load_hw(sc, d);
+	ret = load_hw(sc, &dd);
 	if (ret < 0)
-		return ret;
+		return ret == -ENOMEM ? ret : 0;
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		unsigned long carrier = 0;
 		enum vmd_fate f = vmd_fate(sc, bd, i, &carrier, &name);
@@ -2008,14 +2068,7 @@ static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd, struct ip_diag 
 		/* a sibling's or stuck vector's queue keeps none */
 		bd->vectors[i].queue = f == VMD_NOT || f == VMD_CARRIER ? bd->vectors[i].queue : -2;
 	}
-	for (int i = 0; i < bd->nr_vectors; i++) {
-		if (bd->vectors[i].queue == -2)
-			continue;
-		io += !bd->vectors[i].admin;
-		bd->vectors[n++] = bd->vectors[i];
-	}
-	bd->nr_vectors = n;
-	link_queues(bd, io);
+	drop_marked(bd);
 	if (!moved && !stuck)
 		return 0;
 	used = strlen(bd->route_note);
@@ -2144,7 +2197,9 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	mmc_host_vector(bd, sc);
 	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
-	ret = vmd_carriers(sc, bd, d);
+	ret = chained_msi(sc, bd);
+	if (ret == 0)
+		ret = vmd_carriers(sc, bd);
 	if (ret < 0)
 		return ret;
 	return ip_blockdev_link_serves(bd);
