@@ -1082,6 +1082,28 @@ static void test_rpi4_brcmstb(void **state)
 }
 
 /*
+ * M1 under Asahi: nvme-apple is a platform NVMe (no msi_irqs) whose one
+ * interrupt serves the admin and the single I/O queue; the devicetree
+ * finds it through the AIC (AIC_IRQ 590: hwirq 66126). Held before this
+ * fixture; it covers the AIC end to end and an NVMe on the platform bus.
+ */
+static void test_m1_apple_nvme(void **state)
+{
+	struct scan sc;
+	const struct ip_blockdev *b;
+
+	scan_tree(&sc, FIXTURES "m1-apple-nvme", true);
+	b = must_dev(&sc, "nvme0n1");
+	assert_int_equal(b->bus, IP_BUS_PLATFORM);
+	assert_string_equal(b->driver, "nvme-apple");
+	assert_int_equal(b->route, IP_ROUTE_DT);
+	assert_int_equal(b->nr_vectors, 1);
+	assert_int_equal(b->vectors[0].irq, 31);
+	assert_int_equal(b->queues[0].vector, 0);
+	scan_free(&sc);
+}
+
+/*
  * NVMe native multipath: the head nvme0n1 has no mq/ and no IRQ; the two
  * hidden path disks carry the queues and their own controller's vectors,
  * and each is told its head, whose submissions and diskstats are theirs.
@@ -1992,6 +2014,7 @@ int main(void)
 		cmocka_unit_test(test_hyperv_storvsc),
 		cmocka_unit_test(test_vmd_nvme),
 		cmocka_unit_test(test_rpi4_brcmstb),
+		cmocka_unit_test(test_m1_apple_nvme),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
