@@ -1991,22 +1991,32 @@ static void drop_marked(struct ip_blockdev *bd)
 }
 
 /*
- * PCI MSI controllers that demultiplex every MSI from one chained
- * interrupt and refuse to move one: pcie-brcmstb.c (Raspberry Pi 4 and
- * CM4, BCM7xxx set-top boxes), whose brcm_pcie_msi_isr is a chained
- * handler on the controller's "msi" SPI and whose brcm_msi_set_affinity
- * returns -EINVAL (the Raspberry Pi kernel's moves the chained SPI
- * instead, so every vector with it). No vector of such a device can be
- * moved on its own, so none is kept: the disk is unsteerable and
- * route_note says why.
+ * PCI MSI chips none of whose vectors can be moved on its own, by the
+ * start of the chip's name, and why:
+ * - pcie-brcmstb.c (Raspberry Pi 4 and CM4, BCM7xxx set-top boxes),
+ *   "BRCM STB PCIe MSI": brcm_pcie_msi_isr is a chained handler on the
+ *   controller's "msi" SPI and brcm_msi_set_affinity returns -EINVAL (the
+ *   Raspberry Pi kernel's moves the chained SPI instead, so every vector
+ *   with it);
+ * - Intel VMD from 6.17 (vmd.c msi_create_parent_irq_domain, prefix
+ *   "VMD-"): the per-device chip, "VMD-PCI-MSIX-<bdf>", has no affinity
+ *   (VMD_MSI_FLAGS_REQUIRED holds MSI_FLAG_NO_AFFINITY), and its hwirq is
+ *   the MSI-X index, so unlike "VMD-MSI" (vmd_carriers()) the line no
+ *   longer names the vmd vector that carries it.
+ * Such vectors are dropped, so the disk is unsteerable and route_note
+ * says why.
  */
-static int chained_msi(struct scan *sc, struct ip_blockdev *bd)
+static int stuck_msi(struct scan *sc, struct ip_blockdev *bd)
 {
-	static const char *const chips[] = { "BRCM STB PCIe MSI" };
+	static const struct {
+		const char *prefix, *why;
+	} chips[] = {
+		{ "BRCM STB PCIe MSI", "are demultiplexed from one chained interrupt, which moves none alone" },
+		{ "VMD-PCI-MSI", "cannot be moved, and no line shows which vmd vector carries them" },
+	};
 	struct ip_diag dd = { "" };
-	const char *chip = NULL;
+	size_t used, k = 0;
 	int n = 0, ret;
-	size_t used;
 
 	if (bd->bus != IP_BUS_PCI || !bd->nr_vectors)
 		return 0;
@@ -2016,10 +2026,10 @@ static int chained_msi(struct scan *sc, struct ip_blockdev *bd)
 	for (int i = 0; i < bd->nr_vectors; i++) {
 		const struct hwline *h = hw_of(sc, bd->vectors[i].irq);
 
-		for (size_t k = 0; h && k < ARRAY_SIZE(chips); k++) {
-			if (strcmp(h->chip, chips[k]) != 0)
+		for (size_t c = 0; h && c < ARRAY_SIZE(chips); c++) {
+			if (strncmp(h->chip, chips[c].prefix, strlen(chips[c].prefix)) != 0)
 				continue;
-			chip = chips[k];
+			k = c;
 			bd->vectors[i].queue = -2;
 			n++;
 		}
@@ -2028,9 +2038,8 @@ static int chained_msi(struct scan *sc, struct ip_blockdev *bd)
 		return 0;
 	drop_marked(bd);
 	used = strlen(bd->route_note);
-	snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
-		 "%s%d %s vectors are demultiplexed from one chained interrupt, which moves none alone",
-		 used ? "; " : "", n, chip);
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used, "%s%d %s vectors %s",
+		 used ? "; " : "", n, chips[k].prefix, chips[k].why);
 	return 0;
 }
 
@@ -2197,7 +2206,7 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	mmc_host_vector(bd, sc);
 	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
-	ret = chained_msi(sc, bd);
+	ret = stuck_msi(sc, bd);
 	if (ret == 0)
 		ret = vmd_carriers(sc, bd);
 	if (ret < 0)
