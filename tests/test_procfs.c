@@ -364,6 +364,36 @@ static void test_interrupts_negative_hwirq_5_10(void **state)
 }
 
 /*
+ * A Xen guest's event channel IRQs have no irq_domain, so
+ * show_interrupts() (kernel/irq/proc.c) prints a blank hwirq and then
+ * x86's "-%-8s" flow name (drivers/xen/events/events_base.c: "event",
+ * "virq", "ipi"). The flow name is no part of the action.
+ */
+static void test_interrupts_xen_event_channels(void **state)
+{
+	static const char text[] =
+		"           CPU0       CPU1       \n"
+		" 24:      51021          0  xen-percpu    -virq      timer0\n"
+		" 25:      20112          0  xen-percpu    -ipi       resched0\n"
+		" 33:      90122          0  xen-dyn-lateeoi    -event     blkif\n"
+		" 37:      40221          0  xen-dyn-lateeoi    -event     eth0-q0-tx\n"
+		" 40:          0          0   xen-pirq    -pirq      \n";
+	struct buf b = { strdup(text), sizeof(text) - 1 };
+	struct irq_log log;
+	struct ip_diag d;
+
+	(void)state;
+	assert_non_null(b.p);
+	assert_int_equal(parse_irqs(b, &log, &d), 0);
+	assert_irq(find_irq(&log, 24), "xen-percpu", "-virq", "", "timer0");
+	assert_irq(find_irq(&log, 25), "xen-percpu", "-ipi", "", "resched0");
+	assert_irq(find_irq(&log, 33), "xen-dyn-lateeoi", "-event", "", "blkif");
+	assert_irq(find_irq(&log, 37), "xen-dyn-lateeoi", "-event", "", "eth0-q0-tx");
+	assert_irq(find_irq(&log, 40), "xen-pirq", "-pirq", "", "");
+	assert_true(find_irq(&log, 40)->unnamed_action);
+}
+
+/*
  * arm64's IPI lines with prec 3 (fewer than 1,000 IRQs):
  * arch/arm64/kernel/smp.c arch_show_interrupts() prints "%*s%u:%s" with
  * prec - 1, "IPI", i and "" (the blank only from prec 4), then "%10u "
@@ -1576,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_interrupts_riscv64_plic),
 		cmocka_unit_test(test_interrupts_multiword_chip_edges),
 		cmocka_unit_test(test_interrupts_negative_hwirq_5_10),
+		cmocka_unit_test(test_interrupts_xen_event_channels),
 		cmocka_unit_test(test_interrupts_arm64_ipi_glued_count),
 		cmocka_unit_test(test_interrupts_left_justified_chip),
 		cmocka_unit_test(test_interrupts_hotplug),

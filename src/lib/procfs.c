@@ -340,6 +340,22 @@ static inline bool hwirq_start(const char *s, const char *e)
 }
 
 /*
+ * x86's flow name with no hwirq before it. show_interrupts() prints the
+ * hwirq only for an IRQ with a domain, " %*s" of "" otherwise, and then
+ * "-%-8s" desc->name. Xen's event channel IRQs have no domain
+ * (drivers/xen/events/events_base.c allocates bare descriptors and names
+ * the flow "event", "virq", "ipi" or "pirq"), so an HVM or PV guest's
+ * lines read "xen-dyn-lateeoi    -event     blkif". The "-event" was taken
+ * for the action's start: every event channel's name became
+ * "-event     blkif", and no disk or NIC found its IRQ by name. It is kept
+ * in the hwirq field, as "33-edge" is.
+ */
+static inline bool flow_alone(const char *s, const char *e)
+{
+	return e - s > 1 && *s == '-' && s[1] >= 'a' && s[1] <= 'z'; /* flow names are lower case */
+}
+
+/*
  * The end of the chip column. show_interrupts() prints the chip's name
  * with " %8s", and some names hold spaces: "SiFive PLIC" (every device
  * interrupt of a RISC-V PLIC, drivers/irqchip/irq-sifive-plic.c), "RISC-V
@@ -416,7 +432,7 @@ static int parse_irq_tail(const char *p, const char *eol, int lineno, struct irq
 	chip_e = chip_end(s, e);
 	s = skip_blank(chip_e, e);
 	hw_s = hw_e = s;
-	if (hwirq_start(s, e)) {
+	if (hwirq_start(s, e) || flow_alone(s, e)) {
 		hw_e = skip_token(s, e);
 		s = skip_blank(hw_e, e);
 	}

@@ -323,8 +323,22 @@ struct busdev {
 	char virtio[32];        /* "virtio1" when a virtio device sits between */
 	char virtio_driver[32]; /* "virtio_blk" */
 	char usb_root[16];      /* "usb2" when the disk is on a USB root hub */
+	char pvbus[8];          /* "xen", "vmbus": a hypervisor's bus, see vectors_paravirt() */
 	enum ip_bus bus;
 };
+
+/*
+ * The buses of a hypervisor's paravirtual disks, whose device is the
+ * disk's host though it is neither PCI nor platform: Xen's xenbus
+ * frontends (drivers/xen/xenbus/xenbus_probe_frontend.c, bus "xen") and
+ * Hyper-V's VMBus (drivers/hv/vmbus_drv.c hv_bus, "vmbus"). Walked past
+ * like the SCSI and USB nodes, they reached sys/devices and the disk was
+ * dropped without a word, as if no hardware were behind it.
+ */
+static bool paravirt_bus(const char *bus)
+{
+	return strcmp(bus, "xen") == 0 || strcmp(bus, "vmbus") == 0;
+}
 
 static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, struct ip_diag *d)
 {
@@ -357,6 +371,8 @@ static int find_busdev(struct ip_root *r, const char *disk, struct busdev *b, st
 			} else if (strcmp(bus, "platform") == 0 || strcmp(bus, "amba") == 0) {
 				b->bus = strcmp(drv, "virtio-mmio") == 0 ? IP_BUS_VIRTIO_MMIO
 									 : IP_BUS_PLATFORM;
+			} else if (paravirt_bus(bus)) {
+				copy_str(b->pvbus, sizeof(b->pvbus), bus); /* IP_BUS_OTHER */
 			} else {
 				/*
 				 * sd, nvme-core and scsi/ata nodes have drivers too
@@ -829,6 +845,58 @@ static int vectors_by_heuristic(struct ip_root *r, struct ip_blockdev *bd, const
 	return dwmci_by_name(bd, sc);
 }
 
+/*
+ * Route 5 for a hypervisor's disks (paravirt_bus()):
+ * - Xen: drivers/block/xen-blkfront.c setup_blkring binds each ring's
+ *   event channel as bind_evtchn_to_irqhandler_lateeoi(..., "blkif",
+ *   rinfo), so every ring of every vbd is "blkif" (chip
+ *   "xen-dyn-lateeoi", drivers/xen/events/events_base.c, whose
+ *   set_affinity_irq rebinds the channel: these IRQs can be moved). Which
+ *   vbd a channel is is only in xenstore (device/vbd/<id>/[queue-N/]
+ *   event-channel), which is not read here. With one vbd bound to the
+ *   driver every "blkif" IRQ is its own; its rings are set up one after
+ *   the other (talk_to_blkback), each IRQ the lowest free, so the numbers
+ *   rise with the ring, and hctx i is ring i (blkif_queue_rq). With more,
+ *   none is taken and route_note says why.
+ * - Hyper-V: VMBus channels have no IRQ; the host signals the hypervisor
+ *   callback vector ("HYP" in /proc/interrupts on x86, one per-CPU
+ *   interrupt on arm64) and vmbus_drv.c runs the channel's callback on
+ *   its target CPU, which channels/<relid>/cpu sets (writable since 5.8).
+ *   Nothing here can be steered as an IRQ: route_note says so.
+ */
+static int vectors_paravirt(struct ip_root *r, struct ip_blockdev *bd, const struct busdev *b,
+			    const struct scan *sc)
+{
+	struct match_ctx m = { .cand = { "blkif" }, .ncand = 1 };
+	_cleanup_free_ char *drv = NULL;
+	int found = 0, bound = 0, ret;
+
+	bd->routes_tried |= 1u << IP_ROUTE_HEURISTIC;
+	if (strcmp(b->pvbus, "vmbus") == 0) {
+		snprintf(bd->route_note, sizeof(bd->route_note),
+			 "Hyper-V VMBus channels have no IRQ of their own (HYP vector); "
+			 "their CPUs are %s's channels/N/cpu", bd->bus_id);
+		return 0;
+	}
+	if (strcmp(b->driver, "vbd") != 0)
+		return 0;
+	for (int i = 0; i < sc->nr_names; i++)
+		found += any_action(sc->names[i].actions, action_matches, &m);
+	drv = ip_asprintf("sys/bus/xen/drivers/%s", b->driver);
+	if (!drv)
+		return -ENOMEM;
+	ret = count_with(r, drv, "driver", NULL, &bound);
+	if (ret < 0)
+		return ret;
+	if (bound <= 1)
+		return add_named(bd, sc, &m, IP_ROUTE_HEURISTIC);
+	if (found)
+		snprintf(bd->route_note, sizeof(bd->route_note),
+			 "%d IRQs are named \"blkif\" for %d vbd devices: which are %s's only xenstore says",
+			 found, bound, bd->bus_id);
+	return 0;
+}
+
 /* ---- devicetree (route 2) --------------------------------------------- */
 
 #define DT_BASE "sys/firmware/devicetree/base"
@@ -1296,6 +1364,8 @@ static int read_vectors(struct scan *sc, struct ip_blockdev *bd, const struct bu
 			return add_vector_from(bd, (unsigned)irq, IP_ROUTE_INTX, -1);
 		return 0;
 	}
+	if (b->pvbus[0])
+		return vectors_paravirt(sc->r, bd, b, sc);
 
 	/* With platform MSI the devicetree still lists the host's wired
 	 * interrupt (Qualcomm UFS: the "ufshcd" SPI next to the ESI vectors). */
@@ -1830,6 +1900,196 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 	link_queues(bd, io);
 }
 
+/* ---- Intel VMD ------------------------------------------------------- */
+
+static const struct hwline *hw_of(const struct scan *sc, unsigned irq)
+{
+	int lo = 0, hi = sc->nr_hw - 1;
+
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (sc->hw[mid].irq == irq)
+			return sc->hw[mid].twice ? NULL : &sc->hw[mid];
+		if (sc->hw[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+/* The "vmd%d" name drivers/pci/controller/vmd.c gives each of its own
+ * vectors (vmd->name, requested for every MSI-X entry), or NULL. */
+static const char *vmd_name(const struct scan *sc, unsigned long irq)
+{
+	for (int i = 0; i < sc->nr_names; i++) {
+		const char *a = sc->names[i].actions;
+
+		if (sc->names[i].irq == irq && a && strncmp(a, "vmd", 3) == 0 && digits_to_end(a + 3) >= 0)
+			return a;
+	}
+	return NULL;
+}
+
+enum vmd_fate { VMD_NOT, VMD_CARRIER, VMD_SIBLING, VMD_STUCK };
+
+/*
+ * What becomes of vector @i, a "VMD-MSI" line or not. Its hwirq is the
+ * Linux IRQ of the VMD vector it rides (vmd_msi_init), the carrier, as
+ * is that of every other line the carrier delivers, so /proc/interrupts
+ * shows who shares it. The carrier can stand for this vector when every
+ * line it carries is this device's and at most one of them is an I/O
+ * vector: that one's (or the first's, when all are admin) is the carrier
+ * (VMD_CARRIER), the others are dropped (VMD_SIBLING). Otherwise moving it
+ * would move another queue's or device's completions too (VMD_STUCK).
+ */
+static enum vmd_fate vmd_fate(const struct scan *sc, const struct ip_blockdev *bd, int i,
+			      unsigned long *carrier, const char **name)
+{
+	const struct hwline *h = hw_of(sc, bd->vectors[i].irq);
+	int io = 0, pick = -1;
+
+	if (!h || strcmp(h->chip, "VMD-MSI") != 0)
+		return VMD_NOT;
+	if (ip_parse_hwirq(h->hwirq, carrier) < 0 || !(*name = vmd_name(sc, *carrier)))
+		return VMD_STUCK;
+	for (int k = 0; k < sc->nr_hw; k++) {
+		int j = 0;
+
+		if (strcmp(sc->hw[k].chip, "VMD-MSI") != 0 || strcmp(sc->hw[k].hwirq, h->hwirq) != 0)
+			continue;
+		while (j < bd->nr_vectors && bd->vectors[j].irq != sc->hw[k].irq)
+			j++;
+		if (j == bd->nr_vectors)
+			return VMD_STUCK; /* another device's */
+		if (!bd->vectors[j].admin) {
+			io++;
+			pick = j;
+		} else if (pick < 0 || (bd->vectors[pick].admin && j < pick)) {
+			pick = j;
+		}
+	}
+	if (io > 1)
+		return VMD_STUCK;
+	return pick == i ? VMD_CARRIER : VMD_SIBLING;
+}
+
+/* Drops the vectors marked with queue -2 and links the queues again. */
+static void drop_marked(struct ip_blockdev *bd)
+{
+	int n = 0, io = 0;
+
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		if (bd->vectors[i].queue == -2)
+			continue;
+		io += !bd->vectors[i].admin;
+		bd->vectors[n++] = bd->vectors[i];
+	}
+	bd->nr_vectors = n;
+	link_queues(bd, io);
+}
+
+/*
+ * PCI MSI chips none of whose vectors can be moved on its own, by the
+ * start of the chip's name, and why:
+ * - pcie-brcmstb.c (Raspberry Pi 4 and CM4, BCM7xxx set-top boxes),
+ *   "BRCM STB PCIe MSI": brcm_pcie_msi_isr is a chained handler on the
+ *   controller's "msi" SPI and brcm_msi_set_affinity returns -EINVAL (the
+ *   Raspberry Pi kernel's moves the chained SPI instead, so every vector
+ *   with it);
+ * - Intel VMD from 6.17 (vmd.c msi_create_parent_irq_domain, prefix
+ *   "VMD-"): the per-device chip, "VMD-PCI-MSIX-<bdf>", has no affinity
+ *   (VMD_MSI_FLAGS_REQUIRED holds MSI_FLAG_NO_AFFINITY), and its hwirq is
+ *   the MSI-X index, so unlike "VMD-MSI" (vmd_carriers()) the line no
+ *   longer names the vmd vector that carries it.
+ * Such vectors are dropped, so the disk is unsteerable and route_note
+ * says why.
+ */
+static int stuck_msi(struct scan *sc, struct ip_blockdev *bd)
+{
+	static const struct {
+		const char *prefix, *why;
+	} chips[] = {
+		{ "BRCM STB PCIe MSI", "are demultiplexed from one chained interrupt, which moves none alone" },
+		{ "VMD-PCI-MSI", "cannot be moved, and no line shows which vmd vector carries them" },
+	};
+	struct ip_diag dd = { "" };
+	size_t used, k = 0;
+	int n = 0, ret;
+
+	if (bd->bus != IP_BUS_PCI || !bd->nr_vectors)
+		return 0;
+	ret = load_hw(sc, &dd);
+	if (ret < 0) /* no chips known: nothing to tell */
+		return ret == -ENOMEM ? ret : 0;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		const struct hwline *h = hw_of(sc, bd->vectors[i].irq);
+
+		for (size_t c = 0; h && c < ARRAY_SIZE(chips); c++) {
+			if (strncmp(h->chip, chips[c].prefix, strlen(chips[c].prefix)) != 0)
+				continue;
+			k = c;
+			bd->vectors[i].queue = -2;
+			n++;
+		}
+	}
+	if (!n)
+		return 0;
+	drop_marked(bd);
+	used = strlen(bd->route_note);
+	snprintf(bd->route_note + used, sizeof(bd->route_note) - used, "%s%d %s vectors %s",
+		 used ? "; " : "", n, chips[k].prefix, chips[k].why);
+	return 0;
+}
+
+/*
+ * NVMe behind Intel VMD with MSI remapping (every client part,
+ * VMD_FEATS_CLIENT cannot bypass it): the device's vectors are in VMD's
+ * "VMD-MSI" domain, whose chip has no irq_set_affinity
+ * (MSI_FLAG_NO_AFFINITY: "PCI MSIs cannot be steered separately"), so
+ * their managed masks say nothing of where completions land. VMD's own
+ * MSI-X vectors ("vmd0", not managed) do, so each vector is replaced by
+ * its carrier, or dropped when it cannot be moved apart (vmd_fate()).
+ * VMD's domains start at 0x10000 (vmd_find_free_domain), which is how its
+ * children are told without reading /proc/interrupts for every disk.
+ */
+static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd)
+{
+	const char *colon = strchr(bd->bus_id, ':'), *name = NULL;
+	struct ip_diag dd = { "" };
+	int moved = 0, stuck = 0, ret;
+	size_t used;
+
+	if (bd->bus != IP_BUS_PCI || !colon || colon - bd->bus_id < 5 || !bd->nr_vectors)
+		return 0;
+	ret = load_hw(sc, &dd);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : 0;
+	for (int i = 0; i < bd->nr_vectors; i++) {
+		unsigned long carrier = 0;
+		enum vmd_fate f = vmd_fate(sc, bd, i, &carrier, &name);
+
+		moved += f == VMD_CARRIER;
+		stuck += f == VMD_STUCK;
+		if (f == VMD_CARRIER)
+			bd->vectors[i].irq = (unsigned)carrier;
+		/* a sibling's or stuck vector's queue keeps none */
+		bd->vectors[i].queue = f == VMD_NOT || f == VMD_CARRIER ? bd->vectors[i].queue : -2;
+	}
+	drop_marked(bd);
+	if (!moved && !stuck)
+		return 0;
+	used = strlen(bd->route_note);
+	used += (size_t)snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+				 "%s%d VMD-MSI vectors are moved as the %s vectors that carry them",
+				 used ? "; " : "", moved, name ? name : "VMD");
+	if (stuck && used < sizeof(bd->route_note))
+		snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
+			 "; %d ride one with another and cannot be moved", stuck);
+	return 0;
+}
+
 static void blockdev_free(struct ip_blockdev *bd)
 {
 	free(bd->syspath);
@@ -1946,6 +2206,11 @@ static int read_blockdev(struct scan *sc, const char *dir, const char *name, str
 	mmc_host_vector(bd, sc);
 	usb_primary_vector(bd, &b);
 	map_vectors(r, bd, sc->names, sc->nr_names);
+	ret = stuck_msi(sc, bd);
+	if (ret == 0)
+		ret = vmd_carriers(sc, bd);
+	if (ret < 0)
+		return ret;
 	return ip_blockdev_link_serves(bd);
 }
 
