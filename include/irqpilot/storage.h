@@ -86,6 +86,10 @@ struct ip_blockdev {
 	enum ip_vec_route route;  /* the route that found the vectors, NONE if none did */
 	unsigned routes_tried;    /* 1 << IP_ROUTE_* of every route looked at */
 	char route_note[160];     /* why a route could not be read ("unknown interrupt controller X") */
+	/* the routes found why no interrupt of the device can be steered
+	 * (a Hyper-V channel, a chained MSI): route_note says it, and there
+	 * is no bug to report */
+	bool route_known;
 	/*
 	 * An NVMe multipath path disk (nvme0c1n1) carries the queues and its
 	 * controller's vectors, but the I/O is submitted to, and counted on,

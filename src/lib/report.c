@@ -81,10 +81,15 @@ const char *ip_report_discovery(const struct ip_blockdev *b, char *buf, size_t s
 		snprintf(buf, size, "vectors found by %s (tried %s)", ip_vec_route_name(b->route), tried);
 		return buf;
 	}
-	snprintf(buf, size,
-		 "%s (%s on %s): no IRQ vector found (tried %s%s%s), so its completions cannot be "
-		 "steered; please run 'irqpilotd --capture DIR' and attach DIR to a bug report",
-		 b->name, b->driver, b->bus_id, tried, b->route_note[0] ? "; " : "", b->route_note);
+	/* a reason the routes know of (a Hyper-V channel, a chained MSI) is no bug */
+	if (b->route_known && b->route_note[0])
+		snprintf(buf, size, "%s (%s on %s): its completions cannot be steered: %s (tried %s)", b->name,
+			 b->driver, b->bus_id, b->route_note, tried);
+	else
+		snprintf(buf, size,
+			 "%s (%s on %s): no IRQ vector found (tried %s%s%s), so its completions cannot be "
+			 "steered; please run 'irqpilotd --capture DIR' and attach DIR to a bug report",
+			 b->name, b->driver, b->bus_id, tried, b->route_note[0] ? "; " : "", b->route_note);
 	return buf;
 }
 

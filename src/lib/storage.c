@@ -876,6 +876,7 @@ static int vectors_paravirt(struct ip_root *r, struct ip_blockdev *bd, const str
 		snprintf(bd->route_note, sizeof(bd->route_note),
 			 "Hyper-V VMBus channels have no IRQ of their own (HYP vector); "
 			 "their CPUs are %s's channels/N/cpu", bd->bus_id);
+		bd->route_known = true;
 		return 0;
 	}
 	if (strcmp(b->driver, "vbd") != 0)
@@ -894,6 +895,7 @@ static int vectors_paravirt(struct ip_root *r, struct ip_blockdev *bd, const str
 		snprintf(bd->route_note, sizeof(bd->route_note),
 			 "%d IRQs are named \"blkif\" for %d vbd devices: which are %s's only xenstore says",
 			 found, bound, bd->bus_id);
+	bd->route_known = found > 0;
 	return 0;
 }
 
@@ -2040,6 +2042,7 @@ static int stuck_msi(struct scan *sc, struct ip_blockdev *bd)
 	used = strlen(bd->route_note);
 	snprintf(bd->route_note + used, sizeof(bd->route_note) - used, "%s%d %s vectors %s",
 		 used ? "; " : "", n, chips[k].prefix, chips[k].why);
+	bd->route_known = true;
 	return 0;
 }
 
@@ -2087,6 +2090,7 @@ static int vmd_carriers(struct scan *sc, struct ip_blockdev *bd)
 	if (stuck && used < sizeof(bd->route_note))
 		snprintf(bd->route_note + used, sizeof(bd->route_note) - used,
 			 "; %d ride one with another and cannot be moved", stuck);
+	bd->route_known = true;
 	return 0;
 }
 
