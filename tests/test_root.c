@@ -394,6 +394,38 @@ static void test_read_again_watched(void **state)
 	ip_root_free(r);
 }
 
+/*
+ * A file renamed over between its keeping and its watch: the watch is on
+ * an inode already without a name, whose IN_ATTRIB came before it, and
+ * no event comes again. The kept file was then read as it was for good
+ * (a closed-loop test under ASan saw a recorded submission count stand
+ * still and took the load for idle). Here the rename comes before the
+ * first notice, which watches the files kept so far; a watch begun on a
+ * file without a name is not trusted, and the name read.
+ */
+static void test_read_again_renamed_before_watch(void **state)
+{
+	struct ip_root *r;
+	char path[300], path2[300];
+
+	(void)state;
+	assert_int_equal(ip_root_open(tmpl, &r), 0);
+	put("irqpilot/submit", "sda 6 100\n");
+	expect_again(r, "irqpilot/submit", false, "sda 6 100\n");
+	put("irqpilot/submit.new", "sda 6 400\n");
+	snprintf(path, sizeof(path), "%s/irqpilot/submit.new", tmpl);
+	snprintf(path2, sizeof(path2), "%s/irqpilot/submit", tmpl);
+	assert_int_equal(rename(path, path2), 0);
+	ip_root_notice_replaced(r);
+	expect_again(r, "irqpilot/submit", false, "sda 6 400\n");
+	/* and watched from then on */
+	put("irqpilot/submit.new", "sda 6 900\n");
+	assert_int_equal(rename(path, path2), 0);
+	ip_root_notice_replaced(r);
+	expect_again(r, "irqpilot/submit", false, "sda 6 900\n");
+	ip_root_free(r);
+}
+
 /* @rel, missing, is made with @text: still missing until @forget, then
  * read as @value. */
 static void absent_until(struct ip_root *r, const char *rel, const char *text, long long value,
@@ -479,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_read_attr),
 		cmocka_unit_test(test_read_again),
 		cmocka_unit_test(test_read_again_watched),
+		cmocka_unit_test(test_read_again_renamed_before_watch),
 		cmocka_unit_test(test_read_optional),
 		cmocka_unit_test(test_join),
 	};

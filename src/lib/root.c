@@ -730,6 +730,7 @@ static void kept_drop(struct ip_root *r, int i)
  */
 static int watch_kept(struct ip_root *r, int fd)
 {
+	struct stat st;
 	char link[32];
 	int wd;
 
@@ -737,7 +738,18 @@ static int watch_kept(struct ip_root *r, int fd)
 		return -1;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	wd = inotify_add_watch(r->ino_fd, link, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
-	return wd >= 0 ? wd : -1;
+	if (wd < 0)
+		return -1;
+	/* Renamed over or removed before the watch began (between the read by
+	 * name and here, or since the last fstat() of a file kept before the
+	 * first notice): its IN_ATTRIB is past and none comes again, and the
+	 * old text would be read for good. Unwatched, the next read's fstat()
+	 * finds no name and reads the file by it. */
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
+		(void)inotify_rm_watch(r->ino_fd, wd);
+		return -1;
+	}
+	return wd;
 }
 
 /* Keeps @fd (just read whole by name) for @path at @i; quietly not when
