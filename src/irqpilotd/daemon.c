@@ -1214,10 +1214,17 @@ int ip_daemon_admin_group(const struct ip_config *c, const char *path, gid_t *gi
 	return 0;
 }
 
+/* The banned set a policy file's @conf makes with irqctl's bans and
+ * unbans, which outlive a reload. */
+static void banned_with_irqctl(const struct ip_daemon *d, const ip_cpuset *conf, ip_cpuset *out)
+{
+	cpuset_or(out, conf, &d->ban_add);
+	cpuset_andnot(out, out, &d->ban_del);
+}
+
 void ip_daemon_apply_bans(struct ip_daemon *d)
 {
-	cpuset_or(&d->cfg.policy.banned, &d->conf_banned, &d->ban_add);
-	cpuset_andnot(&d->cfg.policy.banned, &d->cfg.policy.banned, &d->ban_del);
+	banned_with_irqctl(d, &d->conf_banned, &d->cfg.policy.banned);
 }
 
 /*
@@ -1262,8 +1269,7 @@ static int check_banned(struct ip_daemon *d, const struct ip_config *next, struc
 
 	if (!st || !st->model.cur)
 		return 0;
-	cpuset_or(&banned, &next->policy.banned, &d->ban_add);
-	cpuset_andnot(&banned, &banned, &d->ban_del);
+	banned_with_irqctl(d, &next->policy.banned, &banned);
 	cpuset_andnot(&left, &st->model.cur->topo.online, &banned);
 	if (!cpuset_empty(&left))
 		return 0;
