@@ -1904,21 +1904,13 @@ static void map_vectors(struct ip_root *r, struct ip_blockdev *bd, const struct 
 
 /* ---- Intel VMD ------------------------------------------------------- */
 
+/* @irq's line, sorted by load_hw(); NULL for one shown on two lines. */
 static const struct hwline *hw_of(const struct scan *sc, unsigned irq)
 {
-	int lo = 0, hi = sc->nr_hw - 1;
+	bool found;
+	size_t i = IP_SORTED_POS(sc->hw, sc->nr_hw, irq, irq, &found);
 
-	while (lo <= hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (sc->hw[mid].irq == irq)
-			return sc->hw[mid].twice ? NULL : &sc->hw[mid];
-		if (sc->hw[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	return found && !sc->hw[i].twice ? &sc->hw[i] : NULL;
 }
 
 /* The "vmd%d" name drivers/pci/controller/vmd.c gives each of its own
